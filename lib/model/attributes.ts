@@ -1,0 +1,86 @@
+import type { AttrType } from '../where/ast.ts';
+
+/** The attributes a where query may name for one kind of entity, and the related entities it may reach into. */
+export interface EntityAttributes {
+  entity: string;
+  attributes: Record<string, AttrType>;
+  relations: Record<string, string>;
+}
+
+const common: Record<string, AttrType> = {
+  Slug: 'string',
+  DisplayName: 'string',
+  OrganizationID: 'uuid',
+  CreatedAt: 'time',
+  UpdatedAt: 'time',
+  Version: 'int',
+  Labels: 'map',
+  Annotations: 'map',
+};
+const inSpace: Record<string, AttrType> = { ...common, SpaceID: 'uuid', SpaceSlug: 'string' };
+
+/** Per-entity allow-lists: naming anything else in a where query is an error. */
+export const ENTITY_ATTRIBUTES: Record<string, EntityAttributes> = {
+  Space: {
+    entity: 'Space',
+    attributes: { ...common, SpaceID: 'uuid', ComponentID: 'uuid', ReleaseTargetID: 'uuid', UpstreamSpaceID: 'uuid' },
+    relations: { Component: 'Component', UpstreamSpace: 'Space' },
+  },
+  Component: {
+    entity: 'Component',
+    attributes: { ...common, ComponentID: 'uuid', AllowedChangeWorkflowIDs: 'array', ChangeWorkflowRequired: 'bool' },
+    relations: {},
+  },
+  Unit: {
+    entity: 'Unit',
+    attributes: {
+      ...inSpace,
+      UnitID: 'uuid',
+      ToolchainType: 'string',
+      TargetID: 'uuid',
+      HeadRevisionNum: 'int',
+      LastReleasedRevisionNum: 'int',
+      LastChangeDescription: 'string',
+      UpstreamUnitID: 'uuid',
+      UpstreamSpaceID: 'uuid',
+      UpstreamRevisionNum: 'int',
+      ChangeSetID: 'uuid',
+      DataHash: 'string',
+      DataSize: 'int',
+      ValidationErrors: 'map',
+      ProtectedPaths: 'array',
+      Conflicts: 'array',
+    },
+    relations: { Space: 'Space', UpstreamUnit: 'Unit', Target: 'Target' },
+  },
+  Revision: {
+    entity: 'Revision',
+    attributes: {
+      ...inSpace,
+      RevisionID: 'uuid',
+      RevisionNum: 'int',
+      UnitID: 'uuid',
+      Description: 'string',
+      Source: 'string',
+      UserID: 'uuid',
+      ChangeSetID: 'uuid',
+      DataHash: 'string',
+      Tags: 'map',
+      ChangeOrders: 'map',
+      Releases: 'map',
+      Attestations: 'map',
+    },
+    relations: {},
+  },
+  Tag: { entity: 'Tag', attributes: { ...inSpace, TagID: 'uuid', ChangeOrderID: 'uuid', ChangeSetID: 'uuid', ReleaseID: 'uuid' }, relations: {} },
+  ChangeSet: {
+    entity: 'ChangeSet',
+    attributes: { ...inSpace, ChangeSetID: 'uuid', Description: 'string', StartTagID: 'uuid', EndTagID: 'uuid', State: 'string' },
+    relations: {},
+  },
+  Filter: { entity: 'Filter', attributes: { ...inSpace, FilterID: 'uuid', From: 'string', Where: 'string' }, relations: {} },
+  Target: { entity: 'Target', attributes: { ...inSpace, TargetID: 'uuid', Facts: 'map' }, relations: {} },
+};
+
+/** The entity kinds a Filter's `From` may name. */
+export const FILTERABLE = Object.keys(ENTITY_ATTRIBUTES);
