@@ -1,0 +1,113 @@
+import { isDeepStrictEqual } from 'node:util';
+import { parse as parseOne } from 'yaml';
+import type { ToolchainType } from './documents.ts';
+import { parseYaml, resourceKey } from './documents.ts';
+import { formatPath, listKey, type Segment } from './paths.ts';
+
+/** How one path changed. */
+export const ChangeOp = {
+  /** The path did not exist before. */
+  Add: 'Add',
+  /** A scalar at the path changed. */
+  Update: 'Update',
+  /** A whole value (a list without keys, or a value of another type) was replaced. */
+  Replace: 'Replace',
+  /** The path no longer exists. */
+  Delete: 'Delete',
+} as const;
+export type ChangeOp = (typeof ChangeOp)[keyof typeof ChangeOp];
+
+/** One path-level change of a revision, as a Mutation records it. */
+export interface PathChange {
+  Resource: string;
+  Path: string;
+  Op: ChangeOp;
+  Value?: unknown;
+}
+
+/** The resources of unit data as plain JS, keyed as `Kind/name` (or '' for a single non-Kubernetes document). */
+export function resources(toolchain: ToolchainType, data: string): Map<string, unknown> {
+  const out = new Map<string, unknown>();
+  if (!data.trim()) return out;
+  switch (toolchain) {
+    case 'Kubernetes/YAML':
+      for (const d of parseYaml(data)) {
+        const js = d.toJS() as Record<string, unknown>;
+        out.set(resourceKey(js), js);
+      }
+      return out;
+    case 'AppConfig/YAML':
+    case 'ConfigHub/YAML':
+      out.set('', parseOne(data) as unknown);
+      return out;
+    case 'AppConfig/JSON':
+      out.set('', JSON.parse(data) as unknown);
+      return out;
+    case 'AppConfig/Env':
+    case 'AppConfig/Properties': {
+      const m: Record<string, string> = {};
+      for (const line of data.split('\n')) {
+        const t = line.trim();
+        if (!t || t.startsWith('#') || t.startsWith('!')) continue;
+        const at = t.search(/[=:]/);
+        m[t.slice(0, at).trim()] = t.slice(at + 1).trim();
+      }
+      out.set('', m);
+      return out;
+    }
+    case 'AppConfig/Text':
+      out.set('', data);
+      return out;
+  }
+}
+
+/** Path-level changes that turn `before` into `after`. */
+export function diffData(toolchain: ToolchainType, before: string, after: string): PathChange[] {
+  const a = resources(toolchain, before);
+  const b = resources(toolchain, after);
+  const out: PathChange[] = [];
+  for (const [key, value] of a) {
+    if (!b.has(key)) out.push({ Resource: key, Path: '', Op: ChangeOp.Delete });
+    else diffValue(key, [], value, b.get(key), out);
+  }
+  for (const [key, value] of b) if (!a.has(key)) out.push({ Resource: key, Path: '', Op: ChangeOp.Add, Value: value });
+  return out;
+}
+
+function isObj(v: unknown): v is Record<string, unknown> {
+  return !!v && typeof v === 'object' && !Array.isArray(v);
+}
+
+function diffValue(resource: string, path: Segment[], a: unknown, b: unknown, out: PathChange[]): void {
+  if (isDeepStrictEqual(a, b)) return;
+  const at = formatPath(path);
+  if (isObj(a) && isObj(b)) {
+    for (const k of Object.keys(a)) {
+      if (!(k in b)) out.push({ Resource: resource, Path: formatPath([...path, k]), Op: ChangeOp.Delete });
+      else diffValue(resource, [...path, k], a[k], b[k], out);
+    }
+    for (const k of Object.keys(b)) if (!(k in a)) out.push({ Resource: resource, Path: formatPath([...path, k]), Op: ChangeOp.Add, Value: b[k] });
+    return;
+  }
+  if (Array.isArray(a) && Array.isArray(b)) {
+    const key = listKey(a) ?? listKey(b);
+    if (key && (a.length === 0 || listKey(a) === key) && (b.length === 0 || listKey(b) === key)) {
+      const byKey = (items: unknown[]) => new Map(items.map((i) => [(i as Record<string, string | number>)[key]!, i]));
+      const am = byKey(a);
+      const bm = byKey(b);
+      for (const [k, v] of am) {
+        const seg = { key, value: k };
+        if (!bm.has(k)) out.push({ Resource: resource, Path: formatPath([...path, seg]), Op: ChangeOp.Delete });
+        else diffValue(resource, [...path, seg], v, bm.get(k), out);
+      }
+      for (const [k, v] of bm) if (!am.has(k)) out.push({ Resource: resource, Path: formatPath([...path, { key, value: k }]), Op: ChangeOp.Add, Value: v });
+      return;
+    }
+    out.push({ Resource: resource, Path: at, Op: ChangeOp.Replace, Value: b });
+    return;
+  }
+  if (a === undefined) out.push({ Resource: resource, Path: at, Op: ChangeOp.Add, Value: b });
+  else if (b === undefined) out.push({ Resource: resource, Path: at, Op: ChangeOp.Delete });
+  else if (isObj(a) || isObj(b) || Array.isArray(a) || Array.isArray(b)) out.push({ Resource: resource, Path: at, Op: ChangeOp.Replace, Value: b });
+  else out.push({ Resource: resource, Path: at, Op: ChangeOp.Update, Value: b });
+}
