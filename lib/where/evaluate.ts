@@ -3,8 +3,8 @@ import type { Literal, Operand, Query, Term } from './ast.ts';
 type Value = string | number | boolean | null | undefined | unknown[] | Record<string, unknown>;
 
 /** Whether one entity (as the API's JSON, with any related entities attached by name) matches a query. */
-export function matches(q: Query, item: Record<string, unknown>): boolean {
-  return q.terms.every((t) => termMatches(t, item));
+export function matches(q: Query, item: object): boolean {
+  return q.terms.every((t) => termMatches(t, item as Record<string, unknown>));
 }
 
 function read(o: Operand, item: Record<string, unknown>): Value[] {

@@ -1,0 +1,88 @@
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { z } from 'zod';
+import type { Caller } from '../model/entities.ts';
+import { BatonError, Invalid, NotFound, Unauthorized } from '../model/errors.ts';
+import type { Deps } from './deps.ts';
+import type { Route } from './route.ts';
+import { ROUTES } from './routes/index.ts';
+
+/** An HTTP API (payload 2.0) event whose Lambda authorizer put the Caller in its context. */
+export type ApiEvent = APIGatewayProxyEventV2 & { requestContext: { authorizer?: { lambda?: Caller } } };
+
+const BY_KEY = new Map(ROUTES.map((r) => [`${r.method} ${r.path}`, r]));
+
+/** Finds the route for a method and concrete path, as API Gateway would: its route key and path parameters. */
+export function matchRoute(method: string, path: string): { routeKey: string; params: Record<string, string> } | { allowed: string[] } | undefined {
+  const parts = path.split('/').filter(Boolean);
+  const allowed: string[] = [];
+  for (const r of ROUTES) {
+    const want = r.path.split('/').filter(Boolean);
+    if (want.length !== parts.length) continue;
+    const params: Record<string, string> = {};
+    const ok = want.every((w, i) => {
+      const p = parts[i]!;
+      if (w.startsWith('{')) {
+        params[w.slice(1, -1)] = decodeURIComponent(p);
+        return true;
+      }
+      return w === p;
+    });
+    if (!ok) continue;
+    if (r.method === method) return { routeKey: `${r.method} ${r.path}`, params };
+    allowed.push(r.method);
+  }
+  return allowed.length ? { allowed } : undefined;
+}
+
+/** Turns zod issues into one message naming each field. */
+export function describeIssues(where: string, error: z.ZodError): string {
+  const parts = error.issues.map((i) => {
+    if (i.code === 'unrecognized_keys') return i.keys.map((k) => `unknown field '${[...i.path, k].join('.')}'`).join('; ');
+    const field = i.path.join('.');
+    return field ? `${field}: ${i.message}` : i.message;
+  });
+  return `invalid ${where}: ${parts.join('; ')}`;
+}
+
+function reply(status: number, body: unknown, headers: Record<string, string> = {}): APIGatewayProxyStructuredResultV2 {
+  return { statusCode: status, headers: { 'content-type': 'application/json', ...headers }, body: body === undefined ? '' : JSON.stringify(body) };
+}
+
+/** Maps any error to `{Code, Message}`: domain errors keep their status and message, anything else is a 500 that hides internals. */
+export function errorReply(e: unknown): APIGatewayProxyStructuredResultV2 {
+  if (e instanceof BatonError) return reply(e.status, { Code: e.code, Message: e.message });
+  console.error(e);
+  return reply(500, { Code: 'Internal', Message: 'internal error; the server log has the details' });
+}
+
+function parseBody(route: Route, event: ApiEvent): unknown {
+  if (!event.body) return undefined;
+  const text = event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
+  if (!text.trim()) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new Invalid(`request body is not JSON: ${(e as Error).message}`);
+  }
+}
+
+/** The API's one entry: validate, call the operation, shape the reply. Used by the Lambda and the local server. */
+export async function handleApiEvent(deps: Deps, event: ApiEvent): Promise<APIGatewayProxyStructuredResultV2> {
+  try {
+    const route = BY_KEY.get(event.routeKey);
+    if (!route) throw new NotFound(`no route ${event.routeKey}`);
+    const caller = event.requestContext.authorizer?.lambda;
+    if (!caller) throw new Unauthorized('no caller: the authorizer did not run for this route');
+    const query = route.query.safeParse(event.queryStringParameters ?? {});
+    if (!query.success) throw new Invalid(describeIssues('query', query.error));
+    const raw = parseBody(route, event);
+    const body = route.body.safeParse(raw);
+    if (!body.success) throw new Invalid(raw !== undefined && route.body instanceof z.ZodUndefined ? 'this route takes no request body' : describeIssues('request body', body.error));
+    const out = await route.handle({ deps, caller, params: event.pathParameters as Record<string, string>, query: query.data, body: body.data });
+    const status = out.status ?? 200;
+    if (out.text !== undefined) return { statusCode: status, headers: { 'content-type': out.contentType ?? 'text/plain', ...out.headers }, body: out.text };
+    return reply(status, out.body, out.headers);
+  } catch (e) {
+    return errorReply(e);
+  }
+}

@@ -1,0 +1,67 @@
+import type { Caller, Component, Mark, Mutation, Organization, Revision, Space, Tag, Unit, User } from '../model/entities.ts';
+
+/** The kinds of Space-resident entity stored alike: an ID, a slug unique in the Space, a Version. */
+export type SpaceKind = 'Tag' | 'ChangeSet' | 'Filter' | 'Target';
+
+/** A write to place a mark: a Tag's mark on one revision of a Unit. */
+export interface MarkWrite {
+  TagID: string;
+  UnitID: string;
+  SpaceID: string;
+  RevisionNum: number;
+  /** Replace a mark already there (`--move`); otherwise an existing mark on another revision is a conflict. */
+  Move?: boolean;
+}
+
+/** A new revision of a Unit, with the unit's new state, written as one transaction guarded by the unit's Version. */
+export interface RevisionWrite {
+  unit: Unit;
+  expectedVersion: number;
+  revision: Revision & { Data: string };
+  mutation: Mutation;
+  marks?: MarkWrite[];
+}
+
+/** Persistence as the API needs it; lib/store implements it over one DynamoDB table. */
+export interface Store {
+  createOrganization(org: Organization, admin: User, tokenHash: string): Promise<void>;
+  createToken(caller: Caller, tokenHash: string): Promise<void>;
+  tokenOwner(tokenHash: string): Promise<Caller | undefined>;
+  firstOrganization(): Promise<Organization | undefined>;
+
+  /** The ID a slug names in its scope (`ORG#<id>` or `SPACE#<id>`), if any. */
+  resolveSlug(scope: string, kind: string, slug: string): Promise<string | undefined>;
+
+  createSpace(space: Space): Promise<void>;
+  getSpace(orgId: string, spaceId: string): Promise<Space | undefined>;
+  listSpaces(orgId: string): Promise<Space[]>;
+  updateSpace(space: Space, expectedVersion: number, oldSlug: string): Promise<void>;
+  deleteSpace(space: Space): Promise<void>;
+
+  createComponent(component: Component): Promise<void>;
+  getComponent(orgId: string, id: string): Promise<Component | undefined>;
+  listComponents(orgId: string): Promise<Component[]>;
+
+  createUnit(write: Omit<RevisionWrite, 'expectedVersion'>): Promise<void>;
+  getUnit(spaceId: string, unitId: string): Promise<Unit | undefined>;
+  listUnits(spaceId: string): Promise<Unit[]>;
+  writeRevision(write: RevisionWrite): Promise<void>;
+  updateUnit(unit: Unit, expectedVersion: number, oldSlug: string): Promise<void>;
+  deleteUnit(unit: Unit): Promise<void>;
+  getRevision(unitId: string, num: number): Promise<(Revision & { Data: string }) | undefined>;
+  listRevisions(unitId: string): Promise<Revision[]>;
+  listMutations(unitId: string): Promise<Mutation[]>;
+
+  createInSpace<T extends { SpaceID: string; Slug: string }>(kind: SpaceKind, item: T, also?: { marks?: MarkWrite[] }): Promise<void>;
+  getInSpace<T>(kind: SpaceKind, spaceId: string, id: string): Promise<T | undefined>;
+  listInSpace<T>(kind: SpaceKind, spaceId: string): Promise<T[]>;
+  updateInSpace<T extends { SpaceID: string; Slug: string }>(kind: SpaceKind, item: T, expectedVersion: number, oldSlug: string): Promise<void>;
+  deleteInSpace<T extends { SpaceID: string; Slug: string }>(kind: SpaceKind, item: T): Promise<void>;
+
+  /** Closes a ChangeSet: its new state, its new Tags and their marks, and each Unit it locked unlocked, in one transaction. */
+  closeChangeSet(changeSet: { SpaceID: string; ChangeSetID: string; Version: number }, next: Record<string, unknown>, tags: Tag[], marks: MarkWrite[], unlock: Unit[]): Promise<void>;
+
+  putMark(mark: MarkWrite): Promise<void>;
+  marksOfTag(tagId: string): Promise<Mark[]>;
+  marksOfUnit(unitId: string): Promise<Mark[]>;
+}

@@ -1,0 +1,47 @@
+import type { Caller, Space, Unit } from '../model/entities.ts';
+import { NotFound } from '../model/errors.ts';
+import type { Deps } from './deps.ts';
+import type { SpaceKind } from './ports.ts';
+
+const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+
+/** Finds a Space of the caller's organization by ID or slug; another organization's Space is simply not found. */
+export async function findSpace(deps: Deps, caller: Caller, ref: string): Promise<Space> {
+  const org = caller.OrganizationID;
+  const id = UUID.test(ref) ? ref.toLowerCase() : await deps.store.resolveSlug(`ORG#${org}`, 'space', ref);
+  const space = id ? await deps.store.getSpace(org, id) : undefined;
+  if (!space) throw new NotFound(`space '${ref}' not found`);
+  return space;
+}
+
+/** Finds a Unit of a Space by ID or slug. */
+export async function findUnit(deps: Deps, space: Space, ref: string): Promise<Unit> {
+  const id = UUID.test(ref) ? ref.toLowerCase() : await deps.store.resolveSlug(`SPACE#${space.SpaceID}`, 'unit', ref);
+  const unit = id ? await deps.store.getUnit(space.SpaceID, id) : undefined;
+  if (!unit) throw new NotFound(`unit '${ref}' not found in space '${space.Slug}'`);
+  return withSpace(unit, space);
+}
+
+/** Finds a Tag, ChangeSet, Filter or Target by ID or slug; `space/slug` names one in another Space. */
+export async function findInSpace<T>(deps: Deps, caller: Caller, space: Space, kind: SpaceKind, ref: string): Promise<{ item: T; space: Space }> {
+  let home = space;
+  let name = ref;
+  const slash = ref.indexOf('/');
+  if (slash > 0) {
+    home = await findSpace(deps, caller, ref.slice(0, slash));
+    name = ref.slice(slash + 1);
+  }
+  const id = UUID.test(name) ? name.toLowerCase() : await deps.store.resolveSlug(`SPACE#${home.SpaceID}`, kind.toLowerCase(), name);
+  const item = id ? await deps.store.getInSpace<T>(kind, home.SpaceID, id) : undefined;
+  if (!item) throw new NotFound(`${kindName(kind)} '${ref}' not found${slash > 0 ? '' : ` in space '${home.Slug}'`}`);
+  return { item: withSpace(item as T & object, home) as T, space: home };
+}
+
+function kindName(kind: SpaceKind): string {
+  return { Tag: 'tag', ChangeSet: 'changeset', Filter: 'filter', Target: 'target' }[kind];
+}
+
+/** Adds `SpaceSlug`, which is read, not stored, so a Space rename never leaves it stale. */
+export function withSpace<T extends object>(item: T, space: Space): T & { SpaceSlug: string } {
+  return { ...item, SpaceSlug: space.Slug };
+}

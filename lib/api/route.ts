@@ -1,0 +1,53 @@
+import type { z } from 'zod';
+import type { Caller } from '../model/entities.ts';
+import type { Deps } from './deps.ts';
+
+/** What an operation answers: JSON, or text (unit data) with its content type. */
+export interface Reply {
+  status?: number;
+  body?: unknown;
+  text?: string;
+  contentType?: string;
+  headers?: Record<string, string>;
+}
+
+/** The request an operation sees, already validated. */
+export interface RouteRequest<Q, B> {
+  deps: Deps;
+  caller: Caller;
+  params: Record<string, string>;
+  query: Q;
+  body: B;
+}
+
+/** One route: method, path (API Gateway syntax), the request schemas, and the operation. */
+export interface Route<Q = any, B = any> {
+  method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+  path: string;
+  /** A short name, used for the Lambda's route key and logs. */
+  name: string;
+  query: z.ZodType<Q>;
+  body: z.ZodType<B>;
+  handle(req: RouteRequest<Q, B>): Promise<Reply>;
+}
+
+/** Declares a route with its types inferred from its schemas. */
+export function route<Q, B>(r: Route<Q, B>): Route<Q, B> {
+  return r;
+}
+
+/** Applies a JSON merge-patch to a string map: null removes a key. */
+export function patchMap(have: Record<string, string>, patch: Record<string, string | null> | undefined): Record<string, string> {
+  if (!patch) return have;
+  const out = { ...have };
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === null) delete out[k];
+    else out[k] = v;
+  }
+  return out;
+}
+
+/** A list reply: the items, and the next page's token as a header. */
+export function listReply<T>(p: { items: T[]; continueToken?: string }): Reply {
+  return { body: p.items, headers: p.continueToken ? { 'x-continue': p.continueToken } : undefined };
+}

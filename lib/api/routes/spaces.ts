@@ -1,0 +1,187 @@
+import type { Caller, Component, Space } from '../../model/entities.ts';
+import { Conflict, Invalid, NotFound } from '../../model/errors.ts';
+import type { Deps } from '../deps.ts';
+import { listQueries, page } from '../lists.ts';
+import { findSpace } from '../resolve.ts';
+import { listReply, patchMap, route } from '../route.ts';
+import { CreateComponent, CreateSpace, DeleteQuery, ListQuery, NoBody, NoQuery, UpdateSpace } from '../schemas.ts';
+
+const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+
+/** Finds a Component by ID or slug. */
+export async function findComponent(deps: Deps, caller: Caller, ref: string): Promise<Component> {
+  const id = UUID.test(ref) ? ref.toLowerCase() : await deps.store.resolveSlug(`ORG#${caller.OrganizationID}`, 'component', ref);
+  const c = id ? await deps.store.getComponent(caller.OrganizationID, id) : undefined;
+  if (!c) throw new NotFound(`component '${ref}' not found`);
+  return c;
+}
+
+/** A Space's release Target, named `space/target` (the Target lives in some Space of the organization). */
+async function releaseTargetId(deps: Deps, caller: Caller, ref: string | null | undefined): Promise<string | undefined> {
+  if (!ref) return undefined;
+  const slash = ref.indexOf('/');
+  if (slash <= 0) throw new Invalid(`ReleaseTargetID '${ref}' must name a target as <space>/<target>`);
+  const home = await findSpace(deps, caller, ref.slice(0, slash));
+  const name = ref.slice(slash + 1);
+  const id = UUID.test(name) ? name.toLowerCase() : await deps.store.resolveSlug(`SPACE#${home.SpaceID}`, 'target', name);
+  if (!id || !(await deps.store.getInSpace('Target', home.SpaceID, id))) throw new NotFound(`target '${ref}' not found`);
+  return id;
+}
+
+async function loadSpaceRelations(deps: Deps, caller: Caller, spaces: Space[], relations: Set<string>): Promise<Space[]> {
+  const components = relations.has('Component') ? new Map((await deps.store.listComponents(caller.OrganizationID)).map((c) => [c.ComponentID, c])) : undefined;
+  const byId = new Map(spaces.map((s) => [s.SpaceID, s]));
+  return spaces.map((s) => ({
+    ...s,
+    ...(components && s.ComponentID ? { Component: components.get(s.ComponentID) } : {}),
+    ...(relations.has('UpstreamSpace') && s.UpstreamSpaceID ? { UpstreamSpace: byId.get(s.UpstreamSpaceID) } : {}),
+  }));
+}
+
+export const spaceRoutes = [
+  route({
+    method: 'GET',
+    path: '/space',
+    name: 'ListSpaces',
+    query: ListQuery,
+    body: NoBody,
+    async handle({ deps, caller, query }) {
+      const queries = await listQueries(deps, caller, 'Space', query);
+      const all = await deps.store.listSpaces(caller.OrganizationID);
+      return listReply(await page(all, queries, query, (items, rel) => loadSpaceRelations(deps, caller, items, rel)));
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/space',
+    name: 'CreateSpace',
+    query: NoQuery,
+    body: CreateSpace,
+    async handle({ deps, caller, body }) {
+      const now = deps.now().toISOString();
+      const space: Space = {
+        OrganizationID: caller.OrganizationID,
+        SpaceID: deps.newId(),
+        Slug: body.Slug,
+        DisplayName: body.DisplayName ?? body.Slug,
+        Labels: body.Labels ?? {},
+        Annotations: body.Annotations ?? {},
+        ComponentID: body.ComponentID ? (await findComponent(deps, caller, body.ComponentID)).ComponentID : undefined,
+        ReleaseTargetID: await releaseTargetId(deps, caller, body.ReleaseTargetID),
+        UpstreamSpaceID: body.UpstreamSpaceID ? (await findSpace(deps, caller, body.UpstreamSpaceID)).SpaceID : undefined,
+        CreatedAt: now,
+        UpdatedAt: now,
+        Version: 1,
+      };
+      await deps.store.createSpace(space);
+      return { status: 201, body: space };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/space/{space_id}',
+    name: 'GetSpace',
+    query: NoQuery,
+    body: NoBody,
+    async handle({ deps, caller, params }) {
+      return { body: await findSpace(deps, caller, params.space_id!) };
+    },
+  }),
+  route({
+    method: 'PATCH',
+    path: '/space/{space_id}',
+    name: 'UpdateSpace',
+    query: NoQuery,
+    body: UpdateSpace,
+    async handle({ deps, caller, params, body }) {
+      const space = await findSpace(deps, caller, params.space_id!);
+      if (body.Version !== space.Version) throw new Conflict(`space '${space.Slug}' is at Version ${space.Version}, not ${body.Version}; read it again and retry`);
+      const next: Space = {
+        ...space,
+        Slug: body.Slug ?? space.Slug,
+        DisplayName: body.DisplayName ?? space.DisplayName,
+        Labels: patchMap(space.Labels, body.Labels),
+        Annotations: patchMap(space.Annotations, body.Annotations),
+        ComponentID: body.ComponentID === undefined ? space.ComponentID : body.ComponentID ? (await findComponent(deps, caller, body.ComponentID)).ComponentID : undefined,
+        ReleaseTargetID: body.ReleaseTargetID === undefined ? space.ReleaseTargetID : await releaseTargetId(deps, caller, body.ReleaseTargetID),
+        UpdatedAt: deps.now().toISOString(),
+        Version: space.Version + 1,
+      };
+      await deps.store.updateSpace(next, space.Version, space.Slug);
+      return { body: next };
+    },
+  }),
+  route({
+    method: 'DELETE',
+    path: '/space/{space_id}',
+    name: 'DeleteSpace',
+    query: DeleteQuery,
+    body: NoBody,
+    async handle({ deps, caller, params, query }) {
+      const space = await findSpace(deps, caller, params.space_id!);
+      const [units, tags, changeSets, filters, targets] = await Promise.all([
+        deps.store.listUnits(space.SpaceID),
+        deps.store.listInSpace<{ SpaceID: string; Slug: string }>('Tag', space.SpaceID),
+        deps.store.listInSpace<{ SpaceID: string; Slug: string }>('ChangeSet', space.SpaceID),
+        deps.store.listInSpace<{ SpaceID: string; Slug: string }>('Filter', space.SpaceID),
+        deps.store.listInSpace<{ SpaceID: string; Slug: string }>('Target', space.SpaceID),
+      ]);
+      const held = units.length + tags.length + changeSets.length + filters.length + targets.length;
+      if (held && query.recursive !== 'true') {
+        throw new Conflict(`space '${space.Slug}' is not empty (${units.length} units, ${tags.length} tags, ${changeSets.length} changesets, ${filters.length} filters, ${targets.length} targets); delete them first or use --recursive`);
+      }
+      for (const u of units) await deps.store.deleteUnit(u);
+      for (const [kind, items] of [['Tag', tags], ['ChangeSet', changeSets], ['Filter', filters], ['Target', targets]] as const) {
+        for (const i of items) await deps.store.deleteInSpace(kind, i);
+      }
+      await deps.store.deleteSpace(space);
+      return { status: 204 };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/component',
+    name: 'ListComponents',
+    query: ListQuery,
+    body: NoBody,
+    async handle({ deps, caller, query }) {
+      const queries = await listQueries(deps, caller, 'Component', query);
+      return listReply(await page(await deps.store.listComponents(caller.OrganizationID), queries, query));
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/component',
+    name: 'CreateComponent',
+    query: NoQuery,
+    body: CreateComponent,
+    async handle({ deps, caller, body }) {
+      const now = deps.now().toISOString();
+      const c: Component = {
+        OrganizationID: caller.OrganizationID,
+        ComponentID: deps.newId(),
+        Slug: body.Slug,
+        DisplayName: body.DisplayName ?? body.Slug,
+        Labels: body.Labels ?? {},
+        Annotations: body.Annotations ?? {},
+        AllowedChangeWorkflowIDs: [],
+        ChangeWorkflowRequired: false,
+        CreatedAt: now,
+        UpdatedAt: now,
+        Version: 1,
+      };
+      await deps.store.createComponent(c);
+      return { status: 201, body: c };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/component/{component_id}',
+    name: 'GetComponent',
+    query: NoQuery,
+    body: NoBody,
+    async handle({ deps, caller, params }) {
+      return { body: await findComponent(deps, caller, params.component_id!) };
+    },
+  }),
+];

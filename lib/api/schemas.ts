@@ -1,0 +1,103 @@
+import { z } from 'zod';
+
+/** Zod schemas shared by the routes, the CLI and the tests: one per request shape. */
+export const SLUG_PATTERN = /^[A-Za-z0-9]([-_A-Za-z0-9]*[A-Za-z0-9])?$/;
+export const Slug = z.string().max(128, 'must be at most 128 characters').regex(SLUG_PATTERN, 'must be letters, digits, - and _, starting and ending with a letter or digit');
+const LabelKey = z.string().min(1).max(128).regex(/^[A-Za-z0-9]([-_./A-Za-z0-9]*[A-Za-z0-9])?$/, 'must be a label key (letters, digits, - _ . /)');
+/** Labels as written: a null value removes the key (merge-patch). */
+export const LabelPatch = z.record(LabelKey, z.string().max(255).nullable());
+export const Labels = z.record(LabelKey, z.string().max(255));
+export const Annotations = z.record(z.string().min(1).max(253), z.string().max(65536));
+export const AnnotationPatch = z.record(z.string().min(1).max(253), z.string().max(65536).nullable());
+export const Uuid = z.uuid();
+export const Version = z.number().int().nonnegative();
+export const Ref = z.string().min(1).max(300);
+
+const commonCreate = {
+  Slug,
+  DisplayName: z.string().max(256).optional(),
+  Labels: Labels.optional(),
+  Annotations: Annotations.optional(),
+};
+const commonUpdate = {
+  Version,
+  Slug: Slug.optional(),
+  DisplayName: z.string().max(256).optional(),
+  Labels: LabelPatch.optional(),
+  Annotations: AnnotationPatch.optional(),
+};
+
+export const CreateSpace = z.strictObject({
+  ...commonCreate,
+  ComponentID: Ref.optional(),
+  ReleaseTargetID: Ref.optional(),
+  UpstreamSpaceID: Ref.optional(),
+});
+export const UpdateSpace = z.strictObject({
+  ...commonUpdate,
+  ComponentID: Ref.nullable().optional(),
+  ReleaseTargetID: Ref.nullable().optional(),
+});
+
+export const CreateComponent = z.strictObject({ ...commonCreate });
+
+export const ToolchainType = z.enum(['Kubernetes/YAML', 'AppConfig/YAML', 'AppConfig/Properties', 'AppConfig/JSON', 'AppConfig/Env', 'AppConfig/Text', 'ConfigHub/YAML']);
+/** Unit data travels as text; the cap keeps a request well inside what a Lambda accepts. */
+const Data = z.string().max(6 * 1024 * 1024);
+
+export const CreateUnit = z.strictObject({
+  ...commonCreate,
+  ToolchainType: ToolchainType.default('Kubernetes/YAML'),
+  Data,
+  TargetID: Ref.optional(),
+  LastChangeDescription: z.string().max(4096).optional(),
+  ChangeSetID: Ref.optional(),
+});
+export const UpdateUnit = z.strictObject({
+  ...commonUpdate,
+  Data: Data.optional(),
+  TargetID: Ref.nullable().optional(),
+  LastChangeDescription: z.string().max(4096).optional(),
+  ChangeSetID: Ref.optional(),
+});
+
+export const InvokeFunction = z.strictObject({
+  FunctionName: z.string().min(1).max(100),
+  Arguments: z.array(z.string().max(4096)).max(20).default([]),
+  Where: z.string().max(4096).optional(),
+  UnitIDs: z.array(Ref).max(1000).optional(),
+  ChangeDescription: z.string().max(4096).optional(),
+  Protect: z.boolean().optional(),
+  ChangeSetID: Ref.optional(),
+  DryRun: z.boolean().optional(),
+});
+
+/** A revision named as a number, `HeadRevisionNum`, `LastReleasedRevisionNum`, `Tag:<tag>` or `Before:Tag:<tag>`. */
+export const RevisionRef = z.union([z.number().int().positive(), z.string().min(1).max(300)]);
+
+export const MarkUnit = z.strictObject({ Tag: Ref, Revision: RevisionRef.default('HeadRevisionNum'), Move: z.boolean().optional() });
+
+export const CreateTag = z.strictObject({ ...commonCreate });
+export const UpdateTag = z.strictObject({ ...commonUpdate });
+
+export const CreateChangeSet = z.strictObject({ ...commonCreate, Description: z.string().max(4096).optional() });
+export const UpdateChangeSet = z.strictObject({ ...commonUpdate, Description: z.string().max(4096).optional(), State: z.enum(['Open', 'Closed']).optional() });
+
+export const CreateFilter = z.strictObject({ ...commonCreate, From: z.string().min(1), Where: z.string().min(1).max(4096) });
+export const UpdateFilter = z.strictObject({ ...commonUpdate, Where: z.string().min(1).max(4096).optional() });
+
+export const Facts = z.record(z.string().min(1).max(128), z.string().max(4096));
+export const CreateTarget = z.strictObject({ ...commonCreate, Facts: Facts.optional() });
+export const UpdateTarget = z.strictObject({ ...commonUpdate, Facts: z.record(z.string().min(1).max(128), z.string().max(4096).nullable()).optional() });
+
+export const ListQuery = z.strictObject({
+  where: z.string().max(4096).optional(),
+  filter: Ref.optional(),
+  limit: z.coerce.number().int().min(1).max(1000).optional(),
+  continue: z.string().max(512).optional(),
+});
+export const DataQuery = z.strictObject({ revision: z.string().max(300).optional() });
+export const DiffQuery = z.strictObject({ from: z.coerce.number().int().nonnegative(), to: z.coerce.number().int().positive().optional() });
+export const DeleteQuery = z.strictObject({ recursive: z.enum(['true', 'false']).optional() });
+export const NoQuery = z.strictObject({});
+export const NoBody = z.undefined();

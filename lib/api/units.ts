@@ -1,0 +1,217 @@
+import type { z } from 'zod';
+import { diffData } from '../config/diff.ts';
+import { validateData, type ToolchainType } from '../config/documents.ts';
+import { compress, dataHash, decompress } from '../config/hash.ts';
+import type { Caller, ChangeSet, Mark, Mutation, ProtectedPath, Revision, Space, Tag, Target, Unit } from '../model/entities.ts';
+import { Conflict, Invalid, NotFound, TooLarge } from '../model/errors.ts';
+import type { Deps } from './deps.ts';
+import type { RevisionWrite } from './ports.ts';
+import { findInSpace, withSpace } from './resolve.ts';
+import type { CreateUnit } from './schemas.ts';
+
+/** Compressed data larger than this cannot share a DynamoDB item (400 KB) with its revision's fields. */
+export const MAX_STORED_DATA = 350_000;
+
+/** How a write came about, for the revision and its mutation. */
+export interface WriteMeta {
+  source: string;
+  description?: string;
+  functionInvocation?: { FunctionName: string; Arguments: string[] };
+  protect?: ProtectedPath[];
+  changeSetRef?: string;
+}
+
+function storable(data: string): string {
+  const stored = compress(data);
+  if (stored.length > MAX_STORED_DATA) {
+    throw new TooLarge(`unit data compresses to ${stored.length} bytes, more than the ${MAX_STORED_DATA} a revision can hold`);
+  }
+  return stored;
+}
+
+async function openChangeSet(deps: Deps, caller: Caller, space: Space, ref: string): Promise<ChangeSet> {
+  const { item, space: home } = await findInSpace<ChangeSet>(deps, caller, space, 'ChangeSet', ref);
+  if (home.SpaceID !== space.SpaceID) throw new Invalid(`changeset '${ref}' is in space '${home.Slug}'; a ChangeSet covers the units of its own Space`);
+  if (item.State !== 'Open') throw new Conflict(`changeset '${item.Slug}' is closed; open a new one`);
+  return item;
+}
+
+/** Resolves a Target reference for a Unit of `space`. */
+export async function targetId(deps: Deps, caller: Caller, space: Space, ref: string | null | undefined): Promise<string | undefined> {
+  if (!ref) return undefined;
+  return (await findInSpace<Target>(deps, caller, space, 'Target', ref)).item.TargetID;
+}
+
+/** Creates a Unit and its first revision. */
+export async function createUnit(deps: Deps, caller: Caller, space: Space, body: z.output<typeof CreateUnit>): Promise<Unit> {
+  validateData(body.ToolchainType as ToolchainType, body.Data);
+  const stored = storable(body.Data);
+  const now = deps.now().toISOString();
+  const cs = body.ChangeSetID ? await openChangeSet(deps, caller, space, body.ChangeSetID) : undefined;
+  const unit: Unit = {
+    OrganizationID: caller.OrganizationID,
+    SpaceID: space.SpaceID,
+    UnitID: deps.newId(),
+    Slug: body.Slug,
+    DisplayName: body.DisplayName ?? body.Slug,
+    Labels: body.Labels ?? {},
+    Annotations: body.Annotations ?? {},
+    ToolchainType: body.ToolchainType,
+    TargetID: await targetId(deps, caller, space, body.TargetID),
+    HeadRevisionNum: 1,
+    LastReleasedRevisionNum: 0,
+    LastChangeDescription: body.LastChangeDescription ?? '',
+    UpstreamRevisionNum: 0,
+    ChangeSetID: cs?.ChangeSetID,
+    ChangeSetStartRevisionNum: cs ? 0 : undefined,
+    Conflicts: [],
+    ProtectedPaths: [],
+    DataHash: dataHash(body.Data),
+    DataSize: Buffer.byteLength(body.Data),
+    ValidationErrors: {},
+    CreatedAt: now,
+    UpdatedAt: now,
+    Version: 1,
+  };
+  const { revision, mutation } = revisionOf(deps, caller, unit, body.Data, stored, '', { source: 'Create', description: body.LastChangeDescription });
+  await deps.store.createUnit({ unit, revision, mutation });
+  return withSpace(unit, space);
+}
+
+function revisionOf(deps: Deps, caller: Caller, unit: Unit, data: string, stored: string, before: string, meta: WriteMeta) {
+  const now = unit.UpdatedAt;
+  const protectedSet = new Set(unit.ProtectedPaths.map((p) => `${p.Resource} ${p.Path}`));
+  const revision: Revision & { Data: string } = {
+    OrganizationID: unit.OrganizationID,
+    SpaceID: unit.SpaceID,
+    UnitID: unit.UnitID,
+    RevisionID: deps.newId(),
+    RevisionNum: unit.HeadRevisionNum,
+    Description: meta.description ?? '',
+    Source: meta.source,
+    UserID: caller.UserID,
+    ChangeSetID: unit.ChangeSetID,
+    DataHash: unit.DataHash,
+    DataSize: unit.DataSize,
+    Data: stored,
+    CreatedAt: now,
+  };
+  const mutation: Mutation = {
+    OrganizationID: unit.OrganizationID,
+    SpaceID: unit.SpaceID,
+    UnitID: unit.UnitID,
+    MutationID: deps.newId(),
+    RevisionNum: unit.HeadRevisionNum,
+    Source: meta.source,
+    FunctionInvocation: meta.functionInvocation,
+    Changes: diffData(unit.ToolchainType as ToolchainType, before, data).map((c) => ({ ...c, ...(protectedSet.has(`${c.Resource} ${c.Path}`) ? { Protected: true } : {}) })),
+    CreatedAt: now,
+  };
+  return { revision, mutation };
+}
+
+/** The data of a Unit at one revision. */
+export async function dataAt(deps: Deps, unit: Unit, num: number): Promise<string> {
+  if (num === 0) return '';
+  const rev = await deps.store.getRevision(unit.UnitID, num);
+  if (!rev) throw new NotFound(`unit '${unit.Slug}' has no revision ${num} (head is ${unit.HeadRevisionNum})`);
+  return decompress(rev.Data);
+}
+
+/**
+ * Writes new data as the Unit's next revision, guarded by the Version read; data equal to the head makes no
+ * revision. Returns the unit as written and whether a revision was made.
+ */
+export async function writeData(deps: Deps, caller: Caller, space: Space, unit: Unit, data: string, meta: WriteMeta, extra: Partial<Unit> = {}): Promise<{ unit: Unit; revision?: number }> {
+  validateData(unit.ToolchainType as ToolchainType, data);
+  const cs = meta.changeSetRef ? await openChangeSet(deps, caller, space, meta.changeSetRef) : undefined;
+  if (unit.ChangeSetID && unit.ChangeSetID !== cs?.ChangeSetID) {
+    const locker = await deps.store.getInSpace<ChangeSet>('ChangeSet', space.SpaceID, unit.ChangeSetID);
+    throw new Conflict(`unit '${unit.Slug}' is locked by open changeset '${locker?.Slug ?? unit.ChangeSetID}'; write under it (--changeset ${locker?.Slug ?? unit.ChangeSetID}) or close it first`);
+  }
+  const protect = mergeProtected(unit.ProtectedPaths, meta.protect ?? []);
+  const hash = dataHash(data);
+  const now = deps.now().toISOString();
+  const base = { ...unit, ...extra };
+  delete (base as Partial<Unit>).SpaceSlug;
+  if (hash === unit.DataHash) {
+    const protectChanged = protect.length !== unit.ProtectedPaths.length;
+    const extraChanged = Object.keys(extra).length > 0;
+    if (!protectChanged && !extraChanged) return { unit };
+    const next: Unit = { ...base, ProtectedPaths: protect, UpdatedAt: now, Version: unit.Version + 1 };
+    await deps.store.updateUnit(next, unit.Version, unit.Slug);
+    return { unit: withSpace(next, space) };
+  }
+  const stored = storable(data);
+  const before = await dataAt(deps, unit, unit.HeadRevisionNum);
+  const next: Unit = {
+    ...base,
+    HeadRevisionNum: unit.HeadRevisionNum + 1,
+    LastChangeDescription: meta.description ?? '',
+    ProtectedPaths: protect,
+    DataHash: hash,
+    DataSize: Buffer.byteLength(data),
+    ...(cs && !unit.ChangeSetID ? { ChangeSetID: cs.ChangeSetID, ChangeSetStartRevisionNum: unit.HeadRevisionNum } : {}),
+    UpdatedAt: now,
+    Version: unit.Version + 1,
+  };
+  const { revision, mutation } = revisionOf(deps, caller, next, data, stored, before, meta);
+  const write: RevisionWrite = { unit: next, expectedVersion: unit.Version, revision, mutation };
+  await deps.store.writeRevision(write);
+  return { unit: withSpace(next, space), revision: next.HeadRevisionNum };
+}
+
+function mergeProtected(have: ProtectedPath[], add: ProtectedPath[]): ProtectedPath[] {
+  const out = [...have];
+  const seen = new Set(have.map((p) => `${p.Resource} ${p.Path}`));
+  for (const p of add) {
+    const k = `${p.Resource} ${p.Path}`;
+    if (!seen.has(k)) {
+      seen.add(k);
+      out.push(p);
+    }
+  }
+  return out;
+}
+
+/**
+ * Resolves a revision reference for one Unit: a number, `HeadRevisionNum`, `LastReleasedRevisionNum`,
+ * `Tag:<tag>`, `ChangeSet:<cs>` (its end) and `Before:` either (the revision before what it marks).
+ */
+export async function revisionNum(deps: Deps, caller: Caller, space: Space, unit: Unit, ref: string | number): Promise<number> {
+  if (typeof ref === 'number' || /^\d+$/.test(ref)) {
+    const n = Number(ref);
+    if (n < 1 || n > unit.HeadRevisionNum) throw new NotFound(`unit '${unit.Slug}' has no revision ${n} (head is ${unit.HeadRevisionNum})`);
+    return n;
+  }
+  if (ref === 'HeadRevisionNum') return unit.HeadRevisionNum;
+  if (ref === 'LastReleasedRevisionNum') {
+    if (!unit.LastReleasedRevisionNum) throw new NotFound(`unit '${unit.Slug}' has never been released`);
+    return unit.LastReleasedRevisionNum;
+  }
+  const before = ref.startsWith('Before:');
+  const rest = before ? ref.slice('Before:'.length) : ref;
+  let mark: Mark | undefined;
+  let what: string;
+  if (rest.startsWith('Tag:')) {
+    const { item: tag } = await findInSpace<Tag>(deps, caller, space, 'Tag', rest.slice(4));
+    mark = (await deps.store.marksOfUnit(unit.UnitID)).find((m) => m.TagID === tag.TagID);
+    what = `tag '${tag.Slug}'`;
+  } else if (rest.startsWith('ChangeSet:')) {
+    const { item: cs } = await findInSpace<ChangeSet>(deps, caller, space, 'ChangeSet', rest.slice(10));
+    const tagId = before ? cs.StartTagID : cs.EndTagID;
+    if (!tagId) throw new Conflict(`changeset '${cs.Slug}' is still open; close it before naming its revisions`);
+    mark = (await deps.store.marksOfUnit(unit.UnitID)).find((m) => m.TagID === tagId);
+    if (mark) return before && mark.RevisionNum === 0 ? missing(unit, `the start of changeset '${cs.Slug}'`) : mark.RevisionNum;
+    what = `changeset '${cs.Slug}'`;
+  } else {
+    throw new Invalid(`revision '${ref}' must be a number, HeadRevisionNum, LastReleasedRevisionNum, Tag:<tag>, ChangeSet:<changeset>, or Before: one of the last two`);
+  }
+  if (!mark) throw new NotFound(`${what} does not mark a revision of unit '${unit.Slug}'`);
+  if (before) return mark.RevisionNum > 1 ? mark.RevisionNum - 1 : missing(unit, `before ${what}`);
+  return mark.RevisionNum;
+}
+
+function missing(unit: Unit, what: string): never {
+  throw new NotFound(`unit '${unit.Slug}' has no revision ${what}`);
+}

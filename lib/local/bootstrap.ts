@@ -1,0 +1,16 @@
+import type { Deps } from '../api/deps.ts';
+import { tokenHash } from '../api/deps.ts';
+import type { Caller } from '../model/entities.ts';
+
+/** Creates an organization with one admin user and returns the admin's bearer token (shown once; only its hash is kept). */
+export async function createOrganization(deps: Deps, slug: string, adminSlug = 'admin'): Promise<{ caller: Caller; token: string }> {
+  const now = deps.now().toISOString();
+  const caller = { OrganizationID: deps.newId(), UserID: deps.newId() };
+  const token = deps.newToken();
+  await deps.store.createOrganization(
+    { OrganizationID: caller.OrganizationID, Slug: slug, CreatedAt: now },
+    { OrganizationID: caller.OrganizationID, UserID: caller.UserID, Slug: adminSlug, Admin: true, CreatedAt: now },
+    tokenHash(token),
+  );
+  return { caller, token };
+}

@@ -1,0 +1,72 @@
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { authorizeRequest } from '../api/auth.ts';
+import type { Deps } from '../api/deps.ts';
+import { errorReply, handleApiEvent, matchRoute, type ApiEvent } from '../api/handler.ts';
+import { NotFound, Unauthorized } from '../model/errors.ts';
+
+/** A running local API. */
+export interface LocalServer {
+  url: string;
+  server: Server;
+  close(): Promise<void>;
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of req) chunks.push(c as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/**
+ * Serves the HTTP API on one machine: each request becomes the API Gateway (payload 2.0) event the
+ * Lambda would get, after the same authorizer code, and goes to the same handler.
+ */
+export async function startServer(deps: Deps, opts: { port?: number; host?: string } = {}): Promise<LocalServer> {
+  const server = createServer(async (req, res) => {
+    let result;
+    try {
+      const url = new URL(req.url ?? '/', 'http://local');
+      const method = (req.method ?? 'GET').toUpperCase();
+      const match = matchRoute(method, url.pathname);
+      if (!match) throw new NotFound(`no route ${method} ${url.pathname}`);
+      if ('allowed' in match) {
+        result = { statusCode: 405, headers: { 'content-type': 'application/json', allow: match.allowed.join(', ') }, body: JSON.stringify({ Code: 'MethodNotAllowed', Message: `${method} is not allowed on ${url.pathname}; allowed: ${match.allowed.join(', ')}` }) };
+      } else {
+        const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(',') : v]));
+        const auth = await authorizeRequest(deps.store, headers);
+        if (!auth.isAuthorized) throw new Unauthorized(auth.error ?? 'unauthorized');
+        const query: Record<string, string> = {};
+        url.searchParams.forEach((v, k) => (query[k] = k in query ? `${query[k]},${v}` : v));
+        const body = await readBody(req);
+        const event = {
+          version: '2.0',
+          routeKey: match.routeKey,
+          rawPath: url.pathname,
+          rawQueryString: url.search.slice(1),
+          headers: headers as Record<string, string>,
+          queryStringParameters: Object.keys(query).length ? query : undefined,
+          pathParameters: match.params,
+          body: body || undefined,
+          isBase64Encoded: false,
+          requestContext: { authorizer: { lambda: auth.context }, http: { method, path: url.pathname } },
+        } as unknown as ApiEvent;
+        result = await handleApiEvent(deps, event);
+      }
+    } catch (e) {
+      result = errorReply(e);
+    }
+    res.writeHead(result.statusCode ?? 200, result.headers as Record<string, string>);
+    res.end(result.body ?? '');
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => resolve());
+  });
+  const addr = server.address() as AddressInfo;
+  return {
+    url: `http://${opts.host ?? '127.0.0.1'}:${addr.port}`,
+    server,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}

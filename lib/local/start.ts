@@ -1,0 +1,64 @@
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { systemDeps } from '../api/deps.ts';
+import { DynamoStore } from '../store/dynamo-store.ts';
+import { dynamoClient, ensureTable } from '../store/table.ts';
+import { createOrganization } from './bootstrap.ts';
+import { startDynamoLocal, type DynamoLocal } from './dynamo.ts';
+import { startServer } from './server.ts';
+
+/** Where `npm start` leaves the server URL and first token for `cub`. */
+export function contextPath(): string {
+  return process.env.CUB_CONTEXT ?? join(homedir(), '.config', 'baton', 'context.json');
+}
+
+/** `npm start`: DynamoDB Local (data under .data/), the table, a first admin on first start, and the API. */
+async function main(): Promise<void> {
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+  const dataDir = resolve(process.env.BATON_DATA_DIR ?? '.data');
+  const table = process.env.TABLE_NAME ?? 'baton';
+  const port = Number(process.env.PORT ?? 4000);
+  let dynamo: DynamoLocal | undefined;
+  let endpoint = process.env.AWS_ENDPOINT_URL;
+  if (!endpoint) {
+    mkdirSync(dataDir, { recursive: true });
+    dynamo = await startDynamoLocal({ port: Number(process.env.DYNAMODB_PORT ?? 8000), dbPath: dataDir });
+    endpoint = dynamo.endpoint;
+    console.log(`DynamoDB Local on ${endpoint} (pid ${dynamo.pid}), data in ${dataDir}`);
+  }
+  const client = dynamoClient(endpoint);
+  await ensureTable(client, table);
+  const deps = systemDeps(new DynamoStore(client, table));
+  const server = await startServer(deps, { port, host: process.env.HOST ?? '127.0.0.1' });
+  const ctxFile = contextPath();
+  const existing = await deps.store.firstOrganization();
+  if (!existing) {
+    const { token } = await createOrganization(deps, 'default');
+    mkdirSync(dirname(ctxFile), { recursive: true });
+    writeFileSync(ctxFile, JSON.stringify({ server: server.url, token }, null, 2) + '\n', { mode: 0o600 });
+    console.log(`Created organization 'default' with user 'admin'. Admin token (shown once; also saved to ${ctxFile}):\n\n  ${token}\n`);
+  } else {
+    let saved: { token?: string } = {};
+    try {
+      saved = JSON.parse(readFileSync(ctxFile, 'utf8')) as { token?: string };
+    } catch {
+      /* no context file: the token was shown at first start */
+    }
+    writeFileSync(ctxFile, JSON.stringify({ ...saved, server: server.url }, null, 2) + '\n', { mode: 0o600 });
+    console.log(`Organization '${existing.Slug}' already set up; cub reads its token from ${ctxFile}.`);
+  }
+  console.log(`Baton API listening on ${server.url} — try: npx cub space list`);
+  const stop = async () => {
+    await server.close();
+    await dynamo?.stop();
+    process.exit(0);
+  };
+  process.once('SIGINT', () => void stop());
+  process.once('SIGTERM', () => void stop());
+}
+
+main().catch((e: unknown) => {
+  console.error(e instanceof Error ? e.message : e);
+  process.exit(1);
+});

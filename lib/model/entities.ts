@@ -1,0 +1,154 @@
+/** The entities as the API speaks them (PascalCase JSON). */
+
+export type StringMap = Record<string, string>;
+
+/** Fields every entity carries. */
+export interface Common {
+  OrganizationID: string;
+  Slug: string;
+  DisplayName?: string;
+  Labels: StringMap;
+  Annotations: StringMap;
+  CreatedAt: string;
+  UpdatedAt: string;
+  Version: number;
+}
+
+export interface Organization {
+  OrganizationID: string;
+  Slug: string;
+  CreatedAt: string;
+}
+
+export interface User {
+  OrganizationID: string;
+  UserID: string;
+  Slug: string;
+  Admin?: boolean;
+  CreatedAt: string;
+}
+
+/** Who is calling: resolved from the bearer token by the authorizer. */
+export interface Caller {
+  OrganizationID: string;
+  UserID: string;
+}
+
+export interface Space extends Common {
+  SpaceID: string;
+  ComponentID?: string;
+  ReleaseTargetID?: string;
+  UpstreamSpaceID?: string;
+}
+
+export interface Component extends Common {
+  ComponentID: string;
+  AllowedChangeWorkflowIDs?: string[];
+  ChangeWorkflowRequired?: boolean;
+}
+
+export interface InSpace extends Common {
+  SpaceID: string;
+  SpaceSlug?: string;
+}
+
+/** A path a downstream decided for itself; merges leave it alone. */
+export interface ProtectedPath {
+  Resource: string;
+  Path: string;
+}
+
+export interface Unit extends InSpace {
+  UnitID: string;
+  ToolchainType: string;
+  TargetID?: string;
+  HeadRevisionNum: number;
+  LastReleasedRevisionNum: number;
+  LastChangeDescription?: string;
+  UpstreamUnitID?: string;
+  UpstreamSpaceID?: string;
+  UpstreamRevisionNum: number;
+  ChangeSetID?: string;
+  /** The head before the first write under the open ChangeSet: where its start Tag goes. */
+  ChangeSetStartRevisionNum?: number;
+  Conflicts: unknown[];
+  ProtectedPaths: ProtectedPath[];
+  DataHash: string;
+  DataSize: number;
+  ValidationErrors: StringMap;
+}
+
+export interface Revision {
+  OrganizationID: string;
+  SpaceID: string;
+  UnitID: string;
+  RevisionID: string;
+  RevisionNum: number;
+  Description?: string;
+  Source: string;
+  UserID: string;
+  ChangeSetID?: string;
+  DataHash: string;
+  DataSize: number;
+  CreatedAt: string;
+  /** Tag ID → "" for each Tag marking this revision (filled when read). */
+  Tags?: StringMap;
+}
+
+export interface Mutation {
+  OrganizationID: string;
+  SpaceID: string;
+  UnitID: string;
+  MutationID: string;
+  RevisionNum: number;
+  Source: string;
+  FunctionInvocation?: { FunctionName: string; Arguments: string[] };
+  MergeSourceID?: string;
+  MergeBaseRevisionNum?: number;
+  MergeEndRevisionNum?: number;
+  RestoredRevisionNum?: number;
+  Changes: { Resource: string; Path: string; Op: string; Value?: unknown; Protected?: boolean }[];
+  CreatedAt: string;
+}
+
+export interface Tag extends InSpace {
+  TagID: string;
+  ChangeOrderID?: string;
+  ChangeSetID?: string;
+  ReleaseID?: string;
+}
+
+export interface Mark {
+  TagID: string;
+  UnitID: string;
+  SpaceID: string;
+  RevisionNum: number;
+  UpdatedAt: string;
+}
+
+/** ChangeSet states. */
+export const ChangeSetState = {
+  /** Writes may be made under it; its Units are locked to it. */
+  Open: 'Open',
+  /** Finished: its start and end Tags mark the change. */
+  Closed: 'Closed',
+} as const;
+
+export interface ChangeSet extends InSpace {
+  ChangeSetID: string;
+  Description?: string;
+  StartTagID?: string;
+  EndTagID?: string;
+  State: (typeof ChangeSetState)[keyof typeof ChangeSetState];
+}
+
+export interface Filter extends InSpace {
+  FilterID: string;
+  From: string;
+  Where: string;
+}
+
+export interface Target extends InSpace {
+  TargetID: string;
+  Facts: StringMap;
+}

@@ -1,0 +1,311 @@
+import type { Caller, Component, Mark, Mutation, Organization, Revision, Space, Tag, Unit, User } from '../model/entities.ts';
+import { Conflict } from '../model/errors.ts';
+import type { MarkWrite, RevisionWrite, SpaceKind, Store } from '../api/ports.ts';
+import { makeService, type BatonService } from './entities.ts';
+
+type AnyEntity = any;
+
+const ID_FIELD: Record<SpaceKind | 'Space' | 'Component' | 'Unit', string> = {
+  Space: 'SpaceID',
+  Component: 'ComponentID',
+  Unit: 'UnitID',
+  Tag: 'TagID',
+  ChangeSet: 'ChangeSetID',
+  Filter: 'FilterID',
+  Target: 'TargetID',
+};
+
+/** Why a conditional write in a transaction failed, said once per item kind. */
+const REASONS = {
+  slugTaken: (kind: string, slug: string) => `a ${kind} with slug '${slug}' already exists`,
+  stale: (kind: string) => `the ${kind} was changed by someone else since it was read (its Version no longer matches); read it again and retry`,
+  revisionTaken: 'another write made that revision first; read the unit again and retry',
+  marked: 'the Tag already marks another revision of that Unit; use --move to move it',
+};
+
+/** The Store over one DynamoDB table, through ElectroDB. Key design: see lib/store/README.md. */
+export class DynamoStore implements Store {
+  private readonly svc: BatonService;
+  private readonly e: Record<string, AnyEntity>;
+
+  constructor(client: unknown, table: string) {
+    this.svc = makeService(client, table);
+    this.e = this.svc.entities as Record<string, AnyEntity>;
+  }
+
+  /** Runs a write transaction; a cancelled one becomes a Conflict naming the first item whose condition failed. */
+  private async transact(build: (e: Record<string, AnyEntity>) => unknown[], reasons: string[]): Promise<void> {
+    const ops = build(this.e);
+    if (ops.length > 100) throw new Conflict(`this write touches ${ops.length} items, more than one transaction can hold (100)`);
+    const result = await (this.svc.transaction.write as AnyEntity)(() => ops).go();
+    if (result.canceled) {
+      const i = (result.data as { rejected?: boolean; code?: string }[]).findIndex((d) => d.rejected || (d.code && d.code !== 'None'));
+      throw new Conflict(reasons[i] ?? reasons[reasons.length - 1] ?? 'the write conflicted with another; retry');
+    }
+  }
+
+  private static clean<T extends object>(item: T): T {
+    return Object.fromEntries(Object.entries(item).filter(([, v]) => v !== undefined)) as T;
+  }
+
+  /** A patch that sets every defined field, removes optional ones now absent, and requires the Version read. */
+  private patch(entity: AnyEntity, keys: Record<string, unknown>, next: Record<string, unknown>, expectedVersion: number): unknown {
+    const attrs = entity.schema.attributes as Record<string, { required?: boolean }>;
+    const set: Record<string, unknown> = {};
+    const remove: string[] = [];
+    for (const [name, def] of Object.entries(attrs)) {
+      if (name in keys) continue;
+      const v = next[name];
+      if (v !== undefined) set[name] = v;
+      else if (!def.required && name !== 'Data') remove.push(name);
+    }
+    let op = entity.patch(keys).set(set);
+    if (remove.length) op = op.remove(remove);
+    return op.where((a: AnyEntity, o: AnyEntity) => o.eq(a.Version, expectedVersion)).commit();
+  }
+
+  private claim(scope: string, kind: string, slug: string, id: string): unknown {
+    return this.e.SlugClaim.create({ Scope: scope, Kind: kind, Slug: slug, ID: id }).commit();
+  }
+  private unclaim(scope: string, kind: string, slug: string): unknown {
+    return this.e.SlugClaim.delete({ Scope: scope, Kind: kind, Slug: slug }).commit();
+  }
+
+  private markOp(m: MarkWrite, now: string): unknown {
+    const item = { TagID: m.TagID, UnitID: m.UnitID, SpaceID: m.SpaceID, RevisionNum: m.RevisionNum, UpdatedAt: now };
+    return m.Move ? this.e.Mark.put(item).commit() : this.e.Mark.create(item).commit();
+  }
+
+  async createOrganization(org: Organization, admin: User, tokenHash: string): Promise<void> {
+    await this.transact(
+      (e) => [
+        e.Organization.create(org).commit(),
+        e.User.create(admin).commit(),
+        e.ApiToken.create({ TokenHash: tokenHash, OrganizationID: org.OrganizationID, UserID: admin.UserID, CreatedAt: org.CreatedAt }).commit(),
+        this.claim('GLOBAL', 'organization', org.Slug, org.OrganizationID),
+      ],
+      ['organization exists', 'user exists', 'token exists', REASONS.slugTaken('organization', org.Slug)],
+    );
+  }
+
+  async createToken(caller: Caller, tokenHash: string): Promise<void> {
+    await this.e.ApiToken.create({ TokenHash: tokenHash, ...caller, CreatedAt: new Date().toISOString() }).go();
+  }
+
+  async tokenOwner(tokenHash: string): Promise<Caller | undefined> {
+    const { data } = await this.e.ApiToken.get({ TokenHash: tokenHash }).go();
+    return data ? { OrganizationID: data.OrganizationID, UserID: data.UserID } : undefined;
+  }
+
+  async firstOrganization(): Promise<Organization | undefined> {
+    const { data } = await this.e.SlugClaim.query.primary({ Scope: 'GLOBAL' }).go({ limit: 1 });
+    const claim = data[0];
+    if (!claim) return undefined;
+    const org = await this.e.Organization.get({ OrganizationID: claim.ID }).go();
+    return org.data ?? undefined;
+  }
+
+  async resolveSlug(scope: string, kind: string, slug: string): Promise<string | undefined> {
+    const { data } = await this.e.SlugClaim.get({ Scope: scope, Kind: kind, Slug: slug }).go();
+    return data?.ID;
+  }
+
+  // Spaces and Components live under their organization.
+
+  async createSpace(space: Space): Promise<void> {
+    await this.transact(
+      (e) => [this.claim(`ORG#${space.OrganizationID}`, 'space', space.Slug, space.SpaceID), e.Space.create(DynamoStore.clean(space)).commit()],
+      [REASONS.slugTaken('Space', space.Slug), 'space exists'],
+    );
+  }
+  async getSpace(orgId: string, spaceId: string): Promise<Space | undefined> {
+    return (await this.e.Space.get({ OrganizationID: orgId, SpaceID: spaceId }).go()).data ?? undefined;
+  }
+  async listSpaces(orgId: string): Promise<Space[]> {
+    return (await this.e.Space.query.primary({ OrganizationID: orgId }).go({ pages: 'all' })).data;
+  }
+  async updateSpace(space: Space, expectedVersion: number, oldSlug: string): Promise<void> {
+    const scope = `ORG#${space.OrganizationID}`;
+    const rename = oldSlug !== space.Slug;
+    await this.transact(
+      (e) => [
+        this.patch(e.Space, { OrganizationID: space.OrganizationID, SpaceID: space.SpaceID }, space as never, expectedVersion),
+        ...(rename ? [this.claim(scope, 'space', space.Slug, space.SpaceID), this.unclaim(scope, 'space', oldSlug)] : []),
+      ],
+      [REASONS.stale('Space'), REASONS.slugTaken('Space', space.Slug), 'slug claim missing'],
+    );
+  }
+  async deleteSpace(space: Space): Promise<void> {
+    await this.transact(
+      (e) => [
+        e.Space.delete({ OrganizationID: space.OrganizationID, SpaceID: space.SpaceID })
+          .where((a: AnyEntity, o: AnyEntity) => o.eq(a.Version, space.Version))
+          .commit(),
+        this.unclaim(`ORG#${space.OrganizationID}`, 'space', space.Slug),
+      ],
+      [REASONS.stale('Space'), 'slug claim missing'],
+    );
+  }
+
+  async createComponent(c: Component): Promise<void> {
+    await this.transact(
+      (e) => [this.claim(`ORG#${c.OrganizationID}`, 'component', c.Slug, c.ComponentID), e.Component.create(DynamoStore.clean(c)).commit()],
+      [REASONS.slugTaken('Component', c.Slug), 'component exists'],
+    );
+  }
+  async getComponent(orgId: string, id: string): Promise<Component | undefined> {
+    return (await this.e.Component.get({ OrganizationID: orgId, ComponentID: id }).go()).data ?? undefined;
+  }
+  async listComponents(orgId: string): Promise<Component[]> {
+    return (await this.e.Component.query.primary({ OrganizationID: orgId }).go({ pages: 'all' })).data;
+  }
+
+  // Units and their revisions.
+
+  async createUnit(w: Omit<RevisionWrite, 'expectedVersion'>): Promise<void> {
+    const now = w.unit.CreatedAt;
+    await this.transact(
+      (e) => [
+        this.claim(`SPACE#${w.unit.SpaceID}`, 'unit', w.unit.Slug, w.unit.UnitID),
+        e.Unit.create(DynamoStore.clean(w.unit)).commit(),
+        e.Revision.create(DynamoStore.clean(w.revision)).commit(),
+        e.Mutation.create(DynamoStore.clean(w.mutation)).commit(),
+        ...(w.marks ?? []).map((m) => this.markOp(m, now)),
+      ],
+      [REASONS.slugTaken('Unit', w.unit.Slug), 'unit exists', REASONS.revisionTaken, REASONS.revisionTaken, REASONS.marked],
+    );
+  }
+  async getUnit(spaceId: string, unitId: string): Promise<Unit | undefined> {
+    return (await this.e.Unit.get({ SpaceID: spaceId, UnitID: unitId }).go()).data ?? undefined;
+  }
+  async listUnits(spaceId: string): Promise<Unit[]> {
+    return (await this.e.Unit.query.primary({ SpaceID: spaceId }).go({ pages: 'all' })).data;
+  }
+  async writeRevision(w: RevisionWrite): Promise<void> {
+    const now = w.unit.UpdatedAt;
+    await this.transact(
+      (e) => [
+        this.patch(e.Unit, { SpaceID: w.unit.SpaceID, UnitID: w.unit.UnitID }, w.unit as never, w.expectedVersion),
+        e.Revision.create(DynamoStore.clean(w.revision)).commit(),
+        e.Mutation.create(DynamoStore.clean(w.mutation)).commit(),
+        ...(w.marks ?? []).map((m) => this.markOp(m, now)),
+      ],
+      [REASONS.stale('Unit'), REASONS.revisionTaken, REASONS.revisionTaken, REASONS.marked],
+    );
+  }
+  async updateUnit(unit: Unit, expectedVersion: number, oldSlug: string): Promise<void> {
+    const scope = `SPACE#${unit.SpaceID}`;
+    const rename = oldSlug !== unit.Slug;
+    await this.transact(
+      (e) => [
+        this.patch(e.Unit, { SpaceID: unit.SpaceID, UnitID: unit.UnitID }, unit as never, expectedVersion),
+        ...(rename ? [this.claim(scope, 'unit', unit.Slug, unit.UnitID), this.unclaim(scope, 'unit', oldSlug)] : []),
+      ],
+      [REASONS.stale('Unit'), REASONS.slugTaken('Unit', unit.Slug), 'slug claim missing'],
+    );
+  }
+  async deleteUnit(unit: Unit): Promise<void> {
+    await this.transact(
+      (e) => [
+        e.Unit.delete({ SpaceID: unit.SpaceID, UnitID: unit.UnitID })
+          .where((a: AnyEntity, o: AnyEntity) => o.eq(a.Version, unit.Version))
+          .commit(),
+        this.unclaim(`SPACE#${unit.SpaceID}`, 'unit', unit.Slug),
+      ],
+      [REASONS.stale('Unit'), 'slug claim missing'],
+    );
+    // Revisions, mutations and marks are history: removed after the unit, in batches; nothing reads them without the unit.
+    const [revs, muts, marks] = await Promise.all([
+      this.e.Revision.query.primary({ UnitID: unit.UnitID }).go({ pages: 'all', attributes: ['UnitID', 'RevisionNum'] }),
+      this.e.Mutation.query.primary({ UnitID: unit.UnitID }).go({ pages: 'all', attributes: ['UnitID', 'RevisionNum'] }),
+      this.marksOfUnit(unit.UnitID),
+    ]);
+    if (revs.data.length) await this.e.Revision.delete(revs.data).go();
+    if (muts.data.length) await this.e.Mutation.delete(muts.data).go();
+    if (marks.length) await this.e.Mark.delete(marks.map((m) => ({ TagID: m.TagID, UnitID: m.UnitID }))).go();
+  }
+  async getRevision(unitId: string, num: number): Promise<(Revision & { Data: string }) | undefined> {
+    return (await this.e.Revision.get({ UnitID: unitId, RevisionNum: num }).go()).data ?? undefined;
+  }
+  async listRevisions(unitId: string): Promise<Revision[]> {
+    const attributes = ['OrganizationID', 'SpaceID', 'UnitID', 'RevisionID', 'RevisionNum', 'Description', 'Source', 'UserID', 'ChangeSetID', 'DataHash', 'DataSize', 'CreatedAt'];
+    return (await this.e.Revision.query.primary({ UnitID: unitId }).go({ pages: 'all', attributes })).data;
+  }
+  async listMutations(unitId: string): Promise<Mutation[]> {
+    return (await this.e.Mutation.query.primary({ UnitID: unitId }).go({ pages: 'all' })).data;
+  }
+
+  // Tags, ChangeSets, Filters, Targets: Space-resident, one shape.
+
+  async createInSpace<T extends { SpaceID: string; Slug: string }>(kind: SpaceKind, item: T, also?: { marks?: MarkWrite[] }): Promise<void> {
+    const id = String((item as Record<string, unknown>)[ID_FIELD[kind]]);
+    await this.transact(
+      (e) => [
+        this.claim(`SPACE#${item.SpaceID}`, kind.toLowerCase(), item.Slug, id),
+        e[kind].create(DynamoStore.clean(item)).commit(),
+        ...(also?.marks ?? []).map((m) => this.markOp(m, new Date().toISOString())),
+      ],
+      [REASONS.slugTaken(kind, item.Slug), `${kind} exists`, REASONS.marked],
+    );
+  }
+  async getInSpace<T>(kind: SpaceKind, spaceId: string, id: string): Promise<T | undefined> {
+    return ((await this.e[kind].get({ SpaceID: spaceId, [ID_FIELD[kind]]: id }).go()).data ?? undefined) as T | undefined;
+  }
+  async listInSpace<T>(kind: SpaceKind, spaceId: string): Promise<T[]> {
+    return (await this.e[kind].query.primary({ SpaceID: spaceId }).go({ pages: 'all' })).data as T[];
+  }
+  async updateInSpace<T extends { SpaceID: string; Slug: string }>(kind: SpaceKind, item: T, expectedVersion: number, oldSlug: string): Promise<void> {
+    const idField = ID_FIELD[kind];
+    const id = String((item as Record<string, unknown>)[idField]);
+    const scope = `SPACE#${item.SpaceID}`;
+    const rename = oldSlug !== item.Slug;
+    await this.transact(
+      (e) => [
+        this.patch(e[kind], { SpaceID: item.SpaceID, [idField]: id }, item as never, expectedVersion),
+        ...(rename ? [this.claim(scope, kind.toLowerCase(), item.Slug, id), this.unclaim(scope, kind.toLowerCase(), oldSlug)] : []),
+      ],
+      [REASONS.stale(kind), REASONS.slugTaken(kind, item.Slug), 'slug claim missing'],
+    );
+  }
+  async deleteInSpace<T extends { SpaceID: string; Slug: string }>(kind: SpaceKind, item: T): Promise<void> {
+    const idField = ID_FIELD[kind];
+    const rec = item as unknown as Record<string, unknown>;
+    await this.transact(
+      (e) => [
+        e[kind]
+          .delete({ SpaceID: item.SpaceID, [idField]: rec[idField] })
+          .where((a: AnyEntity, o: AnyEntity) => o.eq(a.Version, rec.Version))
+          .commit(),
+        this.unclaim(`SPACE#${item.SpaceID}`, kind.toLowerCase(), item.Slug),
+      ],
+      [REASONS.stale(kind), 'slug claim missing'],
+    );
+    if (kind === 'Tag') {
+      const marks = await this.marksOfTag(String(rec.TagID));
+      if (marks.length) await this.e.Mark.delete(marks.map((m) => ({ TagID: m.TagID, UnitID: m.UnitID }))).go();
+    }
+  }
+
+  async closeChangeSet(cs: { SpaceID: string; ChangeSetID: string; Version: number }, next: Record<string, unknown>, tags: Tag[], marks: MarkWrite[], unlock: Unit[]): Promise<void> {
+    const now = String(next.UpdatedAt);
+    await this.transact(
+      (e) => [
+        this.patch(e.ChangeSet, { SpaceID: cs.SpaceID, ChangeSetID: cs.ChangeSetID }, next, cs.Version),
+        ...tags.flatMap((t) => [this.claim(`SPACE#${t.SpaceID}`, 'tag', t.Slug, t.TagID), e.Tag.create(DynamoStore.clean(t)).commit()]),
+        ...marks.map((m) => this.markOp(m, now)),
+        ...unlock.map((u) => this.patch(e.Unit, { SpaceID: u.SpaceID, UnitID: u.UnitID }, { ...u, ChangeSetID: undefined, ChangeSetStartRevisionNum: undefined, Version: u.Version + 1 } as never, u.Version)),
+      ],
+      [REASONS.stale('ChangeSet'), ...tags.flatMap((t) => [REASONS.slugTaken('Tag', t.Slug), 'tag exists']), ...marks.map(() => REASONS.marked), ...unlock.map(() => REASONS.stale('Unit'))],
+    );
+  }
+
+  async putMark(m: MarkWrite): Promise<void> {
+    await this.transact(() => [this.markOp(m, new Date().toISOString())], [REASONS.marked]);
+  }
+  async marksOfTag(tagId: string): Promise<Mark[]> {
+    return (await this.e.Mark.query.primary({ TagID: tagId }).go({ pages: 'all' })).data;
+  }
+  async marksOfUnit(unitId: string): Promise<Mark[]> {
+    return (await this.e.Mark.query.byUnit({ UnitID: unitId }).go({ pages: 'all' })).data;
+  }
+}

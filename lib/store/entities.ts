@@ -1,0 +1,166 @@
+import { Entity, Service } from 'electrodb';
+
+/**
+ * The ElectroDB model of Baton's one table. Attribute names are the API's PascalCase field names,
+ * so an item read is already the entity the API returns (minus ElectroDB's own key fields).
+ */
+const service = 'baton';
+const str = { type: 'string' } as const;
+const reqStr = { type: 'string', required: true } as const;
+const num = { type: 'number' } as const;
+const any = { type: 'any' } as const;
+const key = (composite: string[], field: string) => ({ field, composite, casing: 'none' as const });
+
+const common = {
+  OrganizationID: reqStr,
+  Slug: reqStr,
+  DisplayName: str,
+  Labels: any,
+  Annotations: any,
+  CreatedAt: reqStr,
+  UpdatedAt: reqStr,
+  Version: { type: 'number', required: true },
+} as const;
+
+const primary = (pk: string[], sk: string[]) => ({ pk: key(pk, 'pk'), sk: key(sk, 'sk') });
+
+export const Organization = new Entity({
+  model: { entity: 'organization', version: '1', service },
+  attributes: { OrganizationID: reqStr, Slug: reqStr, CreatedAt: reqStr },
+  indexes: { primary: primary(['OrganizationID'], []) },
+});
+
+export const User = new Entity({
+  model: { entity: 'user', version: '1', service },
+  attributes: { OrganizationID: reqStr, UserID: reqStr, Slug: reqStr, Admin: { type: 'boolean' }, CreatedAt: reqStr },
+  indexes: { primary: primary(['OrganizationID'], ['UserID']) },
+});
+
+/** A user's API token, stored only as the sha256 of the secret: the authorizer's one GetItem. */
+export const ApiToken = new Entity({
+  model: { entity: 'token', version: '1', service },
+  attributes: { TokenHash: reqStr, OrganizationID: reqStr, UserID: reqStr, CreatedAt: reqStr },
+  indexes: { primary: primary(['TokenHash'], []) },
+});
+
+/** Reserves a slug within its scope (an organization or a Space); written in the create transaction. */
+export const SlugClaim = new Entity({
+  model: { entity: 'slug', version: '1', service },
+  attributes: { Scope: reqStr, Kind: reqStr, Slug: reqStr, ID: reqStr },
+  indexes: { primary: primary(['Scope'], ['Kind', 'Slug']) },
+});
+
+export const Space = new Entity({
+  model: { entity: 'space', version: '1', service },
+  attributes: { ...common, SpaceID: reqStr, ComponentID: str, ReleaseTargetID: str, UpstreamSpaceID: str },
+  indexes: { primary: primary(['OrganizationID'], ['SpaceID']) },
+});
+
+export const Component = new Entity({
+  model: { entity: 'component', version: '1', service },
+  attributes: { ...common, ComponentID: reqStr, AllowedChangeWorkflowIDs: any, ChangeWorkflowRequired: { type: 'boolean' } },
+  indexes: { primary: primary(['OrganizationID'], ['ComponentID']) },
+});
+
+const inSpace = { ...common, SpaceID: reqStr } as const;
+
+export const Unit = new Entity({
+  model: { entity: 'unit', version: '1', service },
+  attributes: {
+    ...inSpace,
+    UnitID: reqStr,
+    ToolchainType: reqStr,
+    TargetID: str,
+    HeadRevisionNum: num,
+    LastReleasedRevisionNum: num,
+    LastChangeDescription: str,
+    UpstreamUnitID: str,
+    UpstreamSpaceID: str,
+    UpstreamRevisionNum: num,
+    ChangeSetID: str,
+    ChangeSetStartRevisionNum: num,
+    Conflicts: any,
+    ProtectedPaths: any,
+    DataHash: str,
+    DataSize: num,
+    ValidationErrors: any,
+  },
+  indexes: { primary: primary(['SpaceID'], ['UnitID']) },
+});
+
+const revisionNum = { type: 'number', required: true, padding: { length: 10, char: '0' } } as const;
+
+/** An immutable revision with its compressed data; the sort key is the zero-padded number, so ranges are one query. */
+export const Revision = new Entity({
+  model: { entity: 'revision', version: '1', service },
+  attributes: {
+    OrganizationID: reqStr,
+    SpaceID: reqStr,
+    UnitID: reqStr,
+    RevisionID: reqStr,
+    RevisionNum: revisionNum,
+    Description: str,
+    Source: str,
+    UserID: str,
+    ChangeSetID: str,
+    DataHash: str,
+    DataSize: num,
+    Data: reqStr,
+    CreatedAt: reqStr,
+  },
+  indexes: { primary: primary(['UnitID'], ['RevisionNum']) },
+});
+
+/** What one revision changed and why: path-level changes plus the operation's parameters. */
+export const Mutation = new Entity({
+  model: { entity: 'mutation', version: '1', service },
+  attributes: {
+    OrganizationID: reqStr,
+    SpaceID: reqStr,
+    UnitID: reqStr,
+    MutationID: reqStr,
+    RevisionNum: revisionNum,
+    Source: str,
+    FunctionInvocation: any,
+    InvocationID: str,
+    LinkID: str,
+    MergeSourceID: str,
+    MergeBaseRevisionNum: num,
+    MergeEndRevisionNum: num,
+    RestoredRevisionNum: num,
+    Changes: any,
+    CreatedAt: reqStr,
+  },
+  indexes: { primary: primary(['UnitID'], ['RevisionNum']) },
+});
+
+const spaceEntity = (entity: string, idField: string, extra: Record<string, unknown>) =>
+  new Entity({
+    model: { entity, version: '1', service },
+    attributes: { ...inSpace, [idField]: reqStr, ...extra } as typeof inSpace & Record<string, typeof str>,
+    indexes: { primary: primary(['SpaceID'], [idField]) },
+  });
+
+export const Tag = spaceEntity('tag', 'TagID', { ChangeOrderID: str, ChangeSetID: str, ReleaseID: str });
+export const ChangeSet = spaceEntity('changeset', 'ChangeSetID', { Description: str, StartTagID: str, EndTagID: str, State: str });
+export const Filter = spaceEntity('filter', 'FilterID', { From: str, Where: str });
+export const Target = spaceEntity('target', 'TargetID', { Facts: any });
+
+/** A Tag's mark on one Unit: at most one revision per (Tag, Unit). The GSI serves "the Tags of a Unit". */
+export const Mark = new Entity({
+  model: { entity: 'mark', version: '1', service },
+  attributes: { TagID: reqStr, UnitID: reqStr, SpaceID: reqStr, RevisionNum: { type: 'number', required: true }, UpdatedAt: reqStr },
+  indexes: {
+    primary: primary(['TagID'], ['UnitID']),
+    byUnit: { index: 'gsi1', pk: key(['UnitID'], 'gsi1pk'), sk: key(['TagID'], 'gsi1sk') },
+  },
+});
+
+/** Builds the Service over one table with one client. */
+export function makeService(client: unknown, table: string) {
+  return new Service(
+    { Organization, User, ApiToken, SlugClaim, Space, Component, Unit, Revision, Mutation, Tag, ChangeSet, Filter, Target, Mark },
+    { client: client as never, table },
+  );
+}
+export type BatonService = ReturnType<typeof makeService>;

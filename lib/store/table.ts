@@ -1,0 +1,48 @@
+import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ResourceNotFoundException } from '@aws-sdk/client-dynamodb';
+
+/** The table's key schema, shared by local set-up and the CDK stack so the two cannot drift. */
+export const TABLE_KEYS = {
+  partitionKey: 'pk',
+  sortKey: 'sk',
+  indexes: [{ name: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' }],
+} as const;
+
+/** A DynamoDB client that honours AWS_ENDPOINT_URL (DynamoDB Local, LocalStack). */
+export function dynamoClient(endpoint = process.env.AWS_ENDPOINT_URL): DynamoDBClient {
+  const local = !!endpoint;
+  return new DynamoDBClient({
+    endpoint,
+    region: process.env.AWS_REGION ?? 'us-east-1',
+    ...(local && !process.env.AWS_ACCESS_KEY_ID ? { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
+  });
+}
+
+/** Creates the table if it does not exist (local runtime and tests; on AWS the CDK stack owns it). */
+export async function ensureTable(client: DynamoDBClient, table: string): Promise<void> {
+  try {
+    await client.send(new DescribeTableCommand({ TableName: table }));
+    return;
+  } catch (e) {
+    if (!(e instanceof ResourceNotFoundException) && (e as Error).name !== 'ResourceNotFoundException') throw e;
+  }
+  const attrs = [TABLE_KEYS.partitionKey, TABLE_KEYS.sortKey, ...TABLE_KEYS.indexes.flatMap((i) => [i.partitionKey, i.sortKey])];
+  await client.send(
+    new CreateTableCommand({
+      TableName: table,
+      BillingMode: 'PAY_PER_REQUEST',
+      AttributeDefinitions: attrs.map((a) => ({ AttributeName: a, AttributeType: 'S' })),
+      KeySchema: [
+        { AttributeName: TABLE_KEYS.partitionKey, KeyType: 'HASH' },
+        { AttributeName: TABLE_KEYS.sortKey, KeyType: 'RANGE' },
+      ],
+      GlobalSecondaryIndexes: TABLE_KEYS.indexes.map((i) => ({
+        IndexName: i.name,
+        KeySchema: [
+          { AttributeName: i.partitionKey, KeyType: 'HASH' },
+          { AttributeName: i.sortKey, KeyType: 'RANGE' },
+        ],
+        Projection: { ProjectionType: 'ALL' },
+      })),
+    }),
+  );
+}
