@@ -1,0 +1,331 @@
+import { readFileSync } from 'node:fs';
+import { bool, flag, flags, need, pairs, parseArgs, UsageError, type Args } from './args.ts';
+import { ApiError, Client, connection, seg } from './client.ts';
+import { print, table, type Column } from './output.ts';
+
+type Command = (a: Args, c: Client) => Promise<void>;
+
+const labelsCol: Column = ['Labels', (r) => r.Labels];
+const COLUMNS: Record<string, Column[]> = {
+  space: [['Name', (r) => r.Slug], labelsCol, ['Version', (r) => r.Version], ['ID', (r) => r.SpaceID]],
+  component: [['Name', (r) => r.Slug], ['ID', (r) => r.ComponentID]],
+  unit: [
+    ['Name', (r) => r.Slug],
+    ['Space', (r) => r.SpaceSlug],
+    ['Head', (r) => r.HeadRevisionNum],
+    ['Upstream', (r) => (r.UpstreamUnitID ? r.UpstreamRevisionNum : '')],
+    ['Released', (r) => r.LastReleasedRevisionNum],
+    ['Toolchain', (r) => r.ToolchainType],
+    ['Change', (r) => r.LastChangeDescription],
+  ],
+  revision: [['Num', (r) => r.RevisionNum], ['Source', (r) => r.Source], ['Description', (r) => r.Description], ['Created', (r) => r.CreatedAt], ['Hash', (r) => String(r.DataHash).slice(0, 12)]],
+  tag: [['Name', (r) => r.Slug], ['Space', (r) => r.SpaceSlug], ['ID', (r) => r.TagID]],
+  changeset: [['Name', (r) => r.Slug], ['State', (r) => r.State], ['Description', (r) => r.Description], ['ID', (r) => r.ChangeSetID]],
+  filter: [['Name', (r) => r.Slug], ['From', (r) => r.From], ['Where', (r) => r.Where]],
+  target: [['Name', (r) => r.Slug], ['Space', (r) => r.SpaceSlug], ['Facts', (r) => r.Facts], ['ID', (r) => r.TargetID]],
+  change: [['Resource', (r) => r.Resource], ['Path', (r) => r.Path], ['Op', (r) => r.Op], ['Value', (r) => (r.Value === undefined ? '' : JSON.stringify(r.Value))]],
+};
+
+const out = (a: Args) => flag(a, 'output');
+
+/** `slug` in `--space`, or `space/slug` anywhere. */
+function locate(a: Args, ref: string | undefined, what: string, usage: string): { space: string; slug: string } {
+  if (!ref) throw new UsageError(`name the ${what}: ${usage}`);
+  const slash = ref.indexOf('/');
+  if (slash > 0) return { space: ref.slice(0, slash), slug: ref.slice(slash + 1) };
+  return { space: need(a, 'space', usage), slug: ref };
+}
+
+function readInput(path: string): string {
+  try {
+    return readFileSync(path === '-' ? 0 : path, 'utf8');
+  } catch (e) {
+    throw new UsageError(`cannot read ${path === '-' ? 'standard input' : path}: ${(e as Error).message}`);
+  }
+}
+
+function labelsPatch(a: Args): { Labels?: Record<string, string | null>; Annotations?: Record<string, string | null> } {
+  const labels: Record<string, string | null> = pairs(a, 'label');
+  for (const k of flags(a, 'remove-label')) labels[k] = null;
+  const annotations: Record<string, string | null> = pairs(a, 'annotation');
+  for (const k of flags(a, 'remove-annotation')) annotations[k] = null;
+  return { ...(Object.keys(labels).length ? { Labels: labels } : {}), ...(Object.keys(annotations).length ? { Annotations: annotations } : {}) };
+}
+
+async function list(c: Client, a: Args, path: string, kind: string): Promise<void> {
+  const r = await c.get(path, { where: flag(a, 'where'), filter: flag(a, 'filter'), limit: flag(a, 'limit'), continue: flag(a, 'continue') });
+  print(r.body, out(a), COLUMNS[kind]);
+  const next = r.headers.get('x-continue');
+  if (next && (out(a) ?? 'table') === 'table') process.stderr.write(`more: --continue ${next}\n`);
+}
+
+/** The simple Space-resident kinds: create/get/list/delete alike. */
+function spaceKind(kind: 'tag' | 'changeset' | 'filter' | 'target', segment: string): Record<string, Command> {
+  const usage = `cub ${kind} get --space <space> <${kind}>`;
+  return {
+    list: (a, c) => list(c, a, `/space/${seg(need(a, 'space', `cub ${kind} list --space <space>`))}/${segment}`, kind),
+    get: async (a, c) => {
+      const { space, slug } = locate(a, a.positional[0], kind, usage);
+      print((await c.get(`/space/${seg(space)}/${segment}/${seg(slug)}`)).body, out(a), COLUMNS[kind]);
+    },
+    delete: async (a, c) => {
+      const { space, slug } = locate(a, a.positional[0], kind, `cub ${kind} delete --space <space> <${kind}>`);
+      await c.delete(`/space/${seg(space)}/${segment}/${seg(slug)}`);
+      process.stdout.write(`Deleted ${kind} ${slug}\n`);
+    },
+  };
+}
+
+const COMMANDS: Record<string, Record<string, Command>> = {
+  space: {
+    create: async (a, c) => {
+      const slug = a.positional[0];
+      if (!slug) throw new UsageError('cub space create <slug> [--label k=v] [--annotation k=v]');
+      const body = { Slug: slug, DisplayName: flag(a, 'display-name'), Labels: pairs(a, 'label'), Annotations: pairs(a, 'annotation'), ReleaseTargetID: flag(a, 'release-target'), ComponentID: flag(a, 'component') };
+      print((await c.post('/space', body)).body, out(a), COLUMNS.space);
+    },
+    get: async (a, c) => {
+      const slug = a.positional[0] ?? flag(a, 'space');
+      if (!slug) throw new UsageError('cub space get <slug>');
+      print((await c.get(`/space/${seg(slug)}`)).body, out(a), COLUMNS.space);
+    },
+    list: (a, c) => list(c, a, '/space', 'space'),
+    update: async (a, c) => {
+      const slug = a.positional[0] ?? flag(a, 'space');
+      if (!slug) throw new UsageError('cub space update <slug> [--label k=v] [--annotation k=v] [--release-target space/target]');
+      const cur = (await c.get(`/space/${seg(slug)}`)).body;
+      const rt = flag(a, 'release-target') ?? flag(a, 'target');
+      const body = { Version: cur.Version, ...labelsPatch(a), ...(flag(a, 'display-name') ? { DisplayName: flag(a, 'display-name') } : {}), ...(flag(a, 'new-slug') ? { Slug: flag(a, 'new-slug') } : {}), ...(rt !== undefined ? { ReleaseTargetID: rt || null } : {}) };
+      print((await c.patch(`/space/${seg(slug)}`, body)).body, out(a), COLUMNS.space);
+    },
+    delete: async (a, c) => {
+      const slug = a.positional[0] ?? flag(a, 'space');
+      if (!slug) throw new UsageError('cub space delete <slug> [--recursive]');
+      await c.delete(`/space/${seg(slug)}`, { recursive: bool(a, 'recursive') || bool(a, 'recursive-force') ? 'true' : undefined });
+      process.stdout.write(`Deleted space ${slug}\n`);
+    },
+  },
+  component: {
+    list: (a, c) => list(c, a, '/component', 'component'),
+    create: async (a, c) => {
+      const slug = a.positional[0];
+      if (!slug) throw new UsageError('cub component create <slug>');
+      print((await c.post('/component', { Slug: slug, Labels: pairs(a, 'label') })).body, out(a), COLUMNS.component);
+    },
+    get: async (a, c) => print((await c.get(`/component/${seg(a.positional[0] ?? '')}`)).body, out(a), COLUMNS.component),
+  },
+  unit: {
+    create: async (a, c) => {
+      const usage = 'cub unit create --space <space> <slug> <file|->';
+      const { space, slug } = locate(a, a.positional[0], 'unit', usage);
+      const file = a.positional[1];
+      if (!file) throw new UsageError(`give the unit's data as a file or - for standard input: ${usage}`);
+      const body = {
+        Slug: slug,
+        Data: readInput(file),
+        ToolchainType: flag(a, 'toolchain'),
+        Labels: pairs(a, 'label'),
+        Annotations: pairs(a, 'annotation'),
+        LastChangeDescription: flag(a, 'change-desc'),
+        ChangeSetID: flag(a, 'changeset'),
+        TargetID: flag(a, 'target'),
+      };
+      print((await c.post(`/space/${seg(space)}/unit`, body)).body, out(a), COLUMNS.unit);
+    },
+    get: async (a, c) => {
+      const { space, slug } = locate(a, a.positional[0] ?? flag(a, 'unit'), 'unit', 'cub unit get --space <space> <unit>');
+      const unit = (await c.get(`/space/${seg(space)}/unit/${seg(slug)}`)).body;
+      print(unit, out(a) ?? 'yaml');
+    },
+    list: (a, c) => list(c, a, `/space/${seg(need(a, 'space', 'cub unit list --space <space> [--where W]'))}/unit`, 'unit'),
+    data: async (a, c) => {
+      const { space, slug } = locate(a, a.positional[0] ?? flag(a, 'unit'), 'unit', 'cub unit data --space <space> <unit> [--revision N]');
+      process.stdout.write((await c.get(`/space/${seg(space)}/unit/${seg(slug)}/data`, { revision: flag(a, 'revision') })).text);
+    },
+    update: async (a, c) => {
+      const usage = 'cub unit update --space <space> <unit> [<file|->] [--label k=v] [--change-desc D] [--changeset CS]';
+      const { space, slug } = locate(a, a.positional[0] ?? flag(a, 'unit'), 'unit', usage);
+      const path = `/space/${seg(space)}/unit/${seg(slug)}`;
+      const cur = (await c.get(path)).body;
+      const file = a.positional[1];
+      const body = {
+        Version: cur.Version,
+        ...labelsPatch(a),
+        ...(file ? { Data: readInput(file) } : {}),
+        ...(flag(a, 'change-desc') !== undefined ? { LastChangeDescription: flag(a, 'change-desc') } : {}),
+        ...(flag(a, 'changeset') ? { ChangeSetID: flag(a, 'changeset') } : {}),
+        ...(flag(a, 'target') !== undefined ? { TargetID: flag(a, 'target') || null } : {}),
+        ...(flag(a, 'new-slug') ? { Slug: flag(a, 'new-slug') } : {}),
+      };
+      print((await c.patch(path, body)).body, out(a), COLUMNS.unit);
+    },
+    delete: async (a, c) => {
+      const { space, slug } = locate(a, a.positional[0] ?? flag(a, 'unit'), 'unit', 'cub unit delete --space <space> <unit>');
+      await c.delete(`/space/${seg(space)}/unit/${seg(slug)}`);
+      process.stdout.write(`Deleted unit ${slug}\n`);
+    },
+    tag: async (a, c) => {
+      const usage = 'cub unit tag <tag> --space <space> --unit <unit> --revision <N> [--move]';
+      const tag = a.positional[0];
+      if (!tag) throw new UsageError(usage);
+      const { space, slug } = locate(a, flag(a, 'unit') ?? a.positional[1], 'unit', usage);
+      const rev = flag(a, 'revision') ?? 'HeadRevisionNum';
+      const r = await c.post(`/space/${seg(space)}/unit/${seg(slug)}/tag`, { Tag: tag, Revision: /^\d+$/.test(rev) ? Number(rev) : rev, Move: bool(a, 'move') });
+      if ((out(a) ?? 'table') === 'table') process.stdout.write(`Tag ${r.body.TagSlug} marks revision ${r.body.RevisionNum} of ${slug}\n`);
+      else print(r.body, out(a));
+    },
+    diff: async (a, c) => {
+      const { space, slug } = locate(a, a.positional[0] ?? flag(a, 'unit'), 'unit', 'cub unit diff --space <space> <unit> --from N [--to M]');
+      const r = await c.get(`/space/${seg(space)}/unit/${seg(slug)}/diff`, { from: flag(a, 'from') ?? '0', to: flag(a, 'to') });
+      print(out(a) && out(a) !== 'table' ? r.body : r.body.Changes, out(a), COLUMNS.change);
+    },
+  },
+  revision: {
+    list: async (a, c) => {
+      const { space, slug } = locate(a, a.positional[0] ?? flag(a, 'unit'), 'unit', 'cub revision list --space <space> <unit>');
+      print((await c.get(`/space/${seg(space)}/unit/${seg(slug)}/revision`, { where: flag(a, 'where'), limit: flag(a, 'limit') })).body, out(a), COLUMNS.revision);
+    },
+    get: async (a, c) => {
+      const { space, slug } = locate(a, a.positional[0] ?? flag(a, 'unit'), 'unit', 'cub revision get --space <space> <unit> <N>');
+      const n = a.positional[1] ?? flag(a, 'revision');
+      if (!n) throw new UsageError('cub revision get --space <space> <unit> <N>');
+      print((await c.get(`/space/${seg(space)}/unit/${seg(slug)}/revision/${seg(n)}`)).body, out(a) ?? 'yaml');
+    },
+  },
+  mutation: {
+    list: async (a, c) => {
+      const { space, slug } = locate(a, a.positional[0] ?? flag(a, 'unit'), 'unit', 'cub mutation list --space <space> <unit>');
+      const muts = (await c.get(`/space/${seg(space)}/unit/${seg(slug)}/mutation`)).body as any[];
+      if ((out(a) ?? 'table') !== 'table') return print(muts, out(a));
+      const rows = muts.flatMap((m) => m.Changes.map((ch: any) => ({ Num: m.RevisionNum, Source: m.Source, ...ch })));
+      print(rows, 'table', [['Num', (r) => r.Num], ['Source', (r) => r.Source], ...COLUMNS.change!]);
+    },
+  },
+  function: {
+    set: (a, c) => invoke(a, c, true),
+    get: (a, c) => invoke(a, c, false),
+    list: async () => {
+      const { functionNames } = await import('../lib/config/functions.ts');
+      process.stdout.write(functionNames().join('\n') + '\n');
+    },
+  },
+  changeset: {
+    ...spaceKind('changeset', 'change_set'),
+    create: async (a, c) => {
+      const { space, slug } = locate(a, a.positional[0], 'changeset', 'cub changeset create --space <space> <slug> [--description D]');
+      print((await c.post(`/space/${seg(space)}/change_set`, { Slug: slug, Description: flag(a, 'description') })).body, out(a), COLUMNS.changeset);
+    },
+    close: async (a, c) => {
+      const { space, slug } = locate(a, a.positional[0], 'changeset', 'cub changeset close --space <space> <changeset>');
+      const path = `/space/${seg(space)}/change_set/${seg(slug)}`;
+      const cur = (await c.get(path)).body;
+      print((await c.patch(path, { Version: cur.Version, State: 'Closed' })).body, out(a), COLUMNS.changeset);
+    },
+  },
+  tag: {
+    ...spaceKind('tag', 'tag'),
+    create: async (a, c) => {
+      const { space, slug } = locate(a, a.positional[0], 'tag', 'cub tag create --space <space> <slug>');
+      print((await c.post(`/space/${seg(space)}/tag`, { Slug: slug, Labels: pairs(a, 'label') })).body, out(a), COLUMNS.tag);
+    },
+  },
+  filter: {
+    ...spaceKind('filter', 'filter'),
+    create: async (a, c) => {
+      const usage = 'cub filter create --space <space> <slug> <Entity> --where-field <where>';
+      const { space, slug } = locate(a, a.positional[0], 'filter', usage);
+      const from = a.positional[1] ?? flag(a, 'from');
+      if (!from) throw new UsageError(`name the entity the filter selects: ${usage}`);
+      const where = flag(a, 'where-field') ?? flag(a, 'where') ?? '';
+      print((await c.post(`/space/${seg(space)}/filter`, { Slug: slug, From: from, Where: where })).body, out(a), COLUMNS.filter);
+    },
+  },
+  target: {
+    ...spaceKind('target', 'target'),
+    create: async (a, c) => {
+      const { space, slug } = locate(a, a.positional[0], 'target', 'cub target create --space <space> <slug> [--fact k=v]');
+      print((await c.post(`/space/${seg(space)}/target`, { Slug: slug, Facts: pairs(a, 'fact'), Labels: pairs(a, 'label') })).body, out(a), COLUMNS.target);
+    },
+  },
+};
+
+async function invoke(a: Args, c: Client, mutating: boolean): Promise<void> {
+  const verb = mutating ? 'set' : 'get';
+  const usage = `cub function ${verb} --space <space> [--unit U] [--where W]${mutating ? ' [--change-desc D] [--protect]' : ''} [--] <function> <args…>`;
+  const words = a.rest ?? a.positional;
+  const [name, ...args] = a.rest ? [...a.positional, ...a.rest] : words;
+  if (!name) throw new UsageError(`name a function: ${usage}`);
+  const space = need(a, 'space', usage);
+  const units = flags(a, 'unit').flatMap((u) => u.split(','));
+  const r = await c.post(`/space/${seg(space)}/function/invoke`, {
+    FunctionName: name,
+    Arguments: args,
+    ...(units.length ? { UnitIDs: units } : {}),
+    Where: flag(a, 'where'),
+    ChangeDescription: flag(a, 'change-desc'),
+    Protect: bool(a, 'protect') || undefined,
+    ChangeSetID: flag(a, 'changeset'),
+    DryRun: bool(a, 'dry-run') || undefined,
+  });
+  const results = r.body.Results as any[];
+  const format = out(a);
+  if (format === 'json' || format === 'yaml') return print(r.body, format);
+  if (format === 'mutations') {
+    for (const res of results) {
+      process.stdout.write(`${res.UnitSlug}:\n`);
+      process.stdout.write(table(res.Changes ?? [], COLUMNS.change!).replace(/^/gm, '  '));
+    }
+    return;
+  }
+  if (!mutating) {
+    const rows = results.flatMap((res) => (Array.isArray(res.Output) ? res.Output.map((o: any) => ({ Unit: res.UnitSlug, ...o })) : [{ Unit: res.UnitSlug, Output: res.Output }]));
+    if (name === 'get-placeholders' && rows.length === 0) {
+      process.stdout.write('No placeholders left\n');
+      return;
+    }
+    print(rows, 'table', Array.isArray(results[0]?.Output) ? [['Unit', (x) => x.Unit], ['Resource', (x) => x.Resource], ['Path', (x) => x.Path]] : [['Unit', (x) => x.Unit], ['Output', (x) => JSON.stringify(x.Output)]]);
+    return;
+  }
+  print(results, 'table', [['Unit', (x) => x.UnitSlug], ['Changed', (x) => x.Changed], ['Revision', (x) => x.RevisionNum ?? ''], ['Error', (x) => x.Error?.Message ?? '']]);
+  if (r.status === 207) process.exitCode = 1;
+}
+
+const HELP = `cub — the Baton command line
+
+  cub <entity> <verb> [args] [flags]
+
+entities and verbs:
+${Object.entries(COMMANDS)
+  .map(([e, verbs]) => `  ${e.padEnd(10)} ${Object.keys(verbs).join(', ')}`)
+  .join('\n')}
+
+flags everywhere: --server URL, --token T (or CUB_SERVER, CUB_TOKEN, or the context file npm start writes),
+                  -o table|json|yaml
+`;
+
+export async function main(argv: string[]): Promise<number> {
+  try {
+    const [entity, verb, ...rest] = argv;
+    if (!entity || entity === 'help' || entity === '--help' || entity === '-h') {
+      process.stdout.write(HELP);
+      return 0;
+    }
+    const verbs = COMMANDS[entity];
+    if (!verbs) throw new UsageError(`unknown command '${entity}'; one of ${Object.keys(COMMANDS).join(', ')}`);
+    const cmd = verb ? verbs[verb] : undefined;
+    if (!cmd) throw new UsageError(`cub ${entity} takes one of: ${Object.keys(verbs).join(', ')}`);
+    const a = parseArgs(rest);
+    await cmd(a, new Client(connection(a)));
+    return typeof process.exitCode === 'number' ? process.exitCode : 0;
+  } catch (e) {
+    if (e instanceof ApiError) {
+      process.stderr.write(`Failed: ${e.status ? `HTTP ${e.status}: ` : ''}${e.message}\n`);
+      return 1;
+    }
+    if (e instanceof UsageError) {
+      process.stderr.write(`Usage: ${e.message}\n`);
+      return 2;
+    }
+    throw e;
+  }
+}
