@@ -39,7 +39,9 @@ export function describeIssues(where: string, error: z.ZodError): string {
   const parts = error.issues.map((i) => {
     if (i.code === 'unrecognized_keys') return i.keys.map((k) => `unknown field '${[...i.path, k].join('.')}'`).join('; ');
     const field = i.path.join('.');
-    return field ? `${field}: ${i.message}` : i.message;
+    // A bad map key reports its own reason one level down.
+    const message = i.code === 'invalid_key' ? (i.issues[0]?.message ?? i.message) : i.message;
+    return field ? `${field}: ${message}` : message;
   });
   return `invalid ${where}: ${parts.join('; ')}`;
 }
