@@ -80,7 +80,9 @@ export async function createUnit(deps: Deps, caller: Caller, space: Space, body:
 
 function revisionOf(deps: Deps, caller: Caller, unit: Unit, data: string, stored: string, before: string, meta: WriteMeta) {
   const now = unit.UpdatedAt;
-  const protectedSet = new Set(unit.ProtectedPaths.map((p) => `${p.Resource} ${p.Path}`));
+  // A change is protected when it touches a protected path: the same path, one beneath it, or a subtree holding it.
+  const within = (a: string, b: string) => a === b || b === '' || a.startsWith(`${b}.`) || a.startsWith(`${b}[`);
+  const isProtected = (c: { Resource: string; Path: string }) => unit.ProtectedPaths.some((p) => p.Resource === c.Resource && (within(c.Path, p.Path) || within(p.Path, c.Path)));
   const revision: Revision & { Data: string } = {
     OrganizationID: unit.OrganizationID,
     SpaceID: unit.SpaceID,
@@ -104,7 +106,7 @@ function revisionOf(deps: Deps, caller: Caller, unit: Unit, data: string, stored
     RevisionNum: unit.HeadRevisionNum,
     Source: meta.source,
     FunctionInvocation: meta.functionInvocation,
-    Changes: diffData(unit.ToolchainType as ToolchainType, before, data).map((c) => ({ ...c, ...(protectedSet.has(`${c.Resource} ${c.Path}`) ? { Protected: true } : {}) })),
+    Changes: diffData(unit.ToolchainType as ToolchainType, before, data).map((c) => ({ ...c, ...(isProtected(c) ? { Protected: true } : {}) })),
     CreatedAt: now,
   };
   return { revision, mutation };
