@@ -8,5 +8,6 @@ export default defineConfig({
     hookTimeout: 60000,
     fileParallelism: true,
     maxWorkers: 2,
+    reporters: ['default', './test/support/summary-reporter.ts'],
   },
 });
