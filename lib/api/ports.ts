@@ -1,7 +1,7 @@
-import type { Caller, Component, Mark, Mutation, Organization, Revision, Space, Tag, Unit, User } from '../model/entities.ts';
+import type { Caller, Component, Link, Mark, Mutation, Organization, Revision, Space, Tag, Unit, User } from '../model/entities.ts';
 
 /** The kinds of Space-resident entity stored alike: an ID, a slug unique in the Space, a Version. */
-export type SpaceKind = 'Tag' | 'ChangeSet' | 'Filter' | 'Target';
+export type SpaceKind = 'Tag' | 'ChangeSet' | 'Filter' | 'Target' | 'Link';
 
 /** A write to place a mark: a Tag's mark on one revision of a Unit. */
 export interface MarkWrite {
@@ -21,6 +21,20 @@ export interface RevisionWrite {
   mutation: Mutation;
   marks?: MarkWrite[];
 }
+
+/** The kinds a transaction can write. */
+export type WriteKind = 'Space' | 'Component' | 'Unit' | 'Revision' | 'Mutation' | 'Mark' | SpaceKind;
+
+/**
+ * One item of a multi-item write. `create` also claims the item's slug (fails if taken, or if the item
+ * exists); `update` is guarded by `expectedVersion` and moves the slug claim on a rename; `delete` is
+ * guarded by the item's Version and releases its slug; `put` writes a Mark whatever was there.
+ */
+export type StoreOp =
+  | { op: 'create'; kind: WriteKind; item: object }
+  | { op: 'update'; kind: WriteKind; item: object; expectedVersion: number; oldSlug?: string }
+  | { op: 'delete'; kind: WriteKind; item: object }
+  | { op: 'put'; kind: 'Mark'; item: object };
 
 /** Persistence as the API needs it; lib/store implements it over one DynamoDB table. */
 export interface Store {
@@ -60,6 +74,10 @@ export interface Store {
 
   /** Closes a ChangeSet: its new state, its new Tags and their marks, and each Unit it locked unlocked, in one transaction. */
   closeChangeSet(changeSet: { SpaceID: string; ChangeSetID: string; Version: number }, next: Record<string, unknown>, tags: Tag[], marks: MarkWrite[], unlock: Unit[]): Promise<void>;
+
+  /** Writes every op or none, as one transaction (at most 100 items, slug claims included). */
+  transact(ops: StoreOp[]): Promise<void>;
+  linksInto(unitId: string): Promise<Link[]>;
 
   putMark(mark: MarkWrite): Promise<void>;
   marksOfTag(tagId: string): Promise<Mark[]>;

@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import { diffData } from '../config/diff.ts';
 import { validateData, type ToolchainType } from '../config/documents.ts';
 import { compress, dataHash, decompress } from '../config/hash.ts';
+import { touchesProtected } from '../config/merge.ts';
 import type { Caller, ChangeSet, Mark, Mutation, ProtectedPath, Revision, Space, Tag, Target, Unit } from '../model/entities.ts';
 import { Conflict, Invalid, NotFound, TooLarge } from '../model/errors.ts';
 import type { Deps } from './deps.ts';
@@ -80,9 +81,6 @@ export async function createUnit(deps: Deps, caller: Caller, space: Space, body:
 
 function revisionOf(deps: Deps, caller: Caller, unit: Unit, data: string, stored: string, before: string, meta: WriteMeta) {
   const now = unit.UpdatedAt;
-  // A change is protected when it touches a protected path: the same path, one beneath it, or a subtree holding it.
-  const within = (a: string, b: string) => a === b || b === '' || a.startsWith(`${b}.`) || a.startsWith(`${b}[`);
-  const isProtected = (c: { Resource: string; Path: string }) => unit.ProtectedPaths.some((p) => p.Resource === c.Resource && (within(c.Path, p.Path) || within(p.Path, c.Path)));
   const revision: Revision & { Data: string } = {
     OrganizationID: unit.OrganizationID,
     SpaceID: unit.SpaceID,
@@ -106,7 +104,7 @@ function revisionOf(deps: Deps, caller: Caller, unit: Unit, data: string, stored
     RevisionNum: unit.HeadRevisionNum,
     Source: meta.source,
     FunctionInvocation: meta.functionInvocation,
-    Changes: diffData(unit.ToolchainType as ToolchainType, before, data).map((c) => ({ ...c, ...(isProtected(c) ? { Protected: true } : {}) })),
+    Changes: diffData(unit.ToolchainType as ToolchainType, before, data).map((c) => ({ ...c, ...(touchesProtected(c, unit.ProtectedPaths) ? { Protected: true } : {}) })),
     CreatedAt: now,
   };
   return { revision, mutation };

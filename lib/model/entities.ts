@@ -58,6 +58,17 @@ export interface ProtectedPath {
   Path: string;
 }
 
+/** An upstream change a merge did not take because the downstream protected the path. */
+export interface MergeConflict {
+  Resource: string;
+  Path: string;
+  Op: string;
+  UpstreamValue?: unknown;
+  DownstreamValue?: unknown;
+  MergeSourceID: string;
+  UpstreamRevisionNum: number;
+}
+
 export interface Unit extends InSpace {
   UnitID: string;
   ToolchainType: string;
@@ -71,8 +82,10 @@ export interface Unit extends InSpace {
   ChangeSetID?: string;
   /** The head before the first write under the open ChangeSet: where its start Tag goes. */
   ChangeSetStartRevisionNum?: number;
-  Conflicts: unknown[];
+  Conflicts: MergeConflict[];
   ProtectedPaths: ProtectedPath[];
+  /** Gates that refuse deleting the Unit (and its Space) without --recursive-force: name → "". */
+  DeleteGates?: StringMap;
   DataHash: string;
   DataSize: number;
   ValidationErrors: StringMap;
@@ -151,4 +164,27 @@ export interface Filter extends InSpace {
 export interface Target extends InSpace {
   TargetID: string;
   Facts: StringMap;
+}
+
+/** How a Link carries changes. UpgradeUnit and MergeUnits merge; the others write values (later issues). */
+export const LinkUpdateTypes = ['UpgradeUnit', 'MergeUnits', 'TransformPaths', 'Insert', 'Upsert', 'NeedsProvides', 'None'] as const;
+export type LinkUpdateType = (typeof LinkUpdateTypes)[number];
+
+export interface Link extends InSpace {
+  LinkID: string;
+  /** The downstream Unit, in this Space. */
+  FromUnitID: string;
+  ToUnitID: string;
+  ToSpaceID: string;
+  UpdateType: LinkUpdateType;
+  AutoUpdate?: boolean;
+  Protect?: boolean;
+  Squash?: boolean;
+  /** The merge cursor: the upstream revision last merged, and the downstream revision it produced. */
+  UpstreamLastMergedRevisionNum: number;
+  DownstreamLastMergedRevisionNum: number;
+  UpstreamPaths?: { Name: string; Path: string; Resource?: { ResourceType: string; ResourceName: string } }[];
+  DownstreamSetters?: { Parameters: string[]; FunctionInvocation: { FunctionName: string; Arguments: { ParameterName: string; Value: string; Evaluator?: string }[] } }[];
+  /** Derived when read: the upstream has revisions past the cursor. */
+  Stale?: boolean;
 }

@@ -1,11 +1,12 @@
-import type { Caller, Component, Mark, Mutation, Organization, Revision, Space, Tag, Unit, User } from '../model/entities.ts';
+import type { Caller, Component, Link, Mark, Mutation, Organization, Revision, Space, Tag, Unit, User } from '../model/entities.ts';
 import { Conflict } from '../model/errors.ts';
-import type { MarkWrite, RevisionWrite, SpaceKind, Store } from '../api/ports.ts';
+import type { MarkWrite, RevisionWrite, SpaceKind, Store, StoreOp, WriteKind } from '../api/ports.ts';
 import { makeService, type BatonService } from './entities.ts';
 
 type AnyEntity = any;
 
 const ID_FIELD: Record<SpaceKind | 'Space' | 'Component' | 'Unit', string> = {
+  Link: 'LinkID',
   Space: 'SpaceID',
   Component: 'ComponentID',
   Unit: 'UnitID',
@@ -34,7 +35,7 @@ export class DynamoStore implements Store {
   }
 
   /** Runs a write transaction; a cancelled one becomes a Conflict naming the first item whose condition failed. */
-  private async transact(build: (e: Record<string, AnyEntity>) => unknown[], reasons: string[]): Promise<void> {
+  private async run(build: (e: Record<string, AnyEntity>) => unknown[], reasons: string[]): Promise<void> {
     const ops = build(this.e);
     if (ops.length > 100) throw new Conflict(`this write touches ${ops.length} items, more than one transaction can hold (100)`);
     const result = await (this.svc.transaction.write as AnyEntity)(() => ops).go();
@@ -77,7 +78,7 @@ export class DynamoStore implements Store {
   }
 
   async createOrganization(org: Organization, admin: User, tokenHash: string): Promise<void> {
-    await this.transact(
+    await this.run(
       (e) => [
         e.Organization.create(org).commit(),
         e.User.create(admin).commit(),
@@ -113,7 +114,7 @@ export class DynamoStore implements Store {
   // Spaces and Components live under their organization.
 
   async createSpace(space: Space): Promise<void> {
-    await this.transact(
+    await this.run(
       (e) => [this.claim(`ORG#${space.OrganizationID}`, 'space', space.Slug, space.SpaceID), e.Space.create(DynamoStore.clean(space)).commit()],
       [REASONS.slugTaken('Space', space.Slug), 'space exists'],
     );
@@ -127,7 +128,7 @@ export class DynamoStore implements Store {
   async updateSpace(space: Space, expectedVersion: number, oldSlug: string): Promise<void> {
     const scope = `ORG#${space.OrganizationID}`;
     const rename = oldSlug !== space.Slug;
-    await this.transact(
+    await this.run(
       (e) => [
         this.patch(e.Space, { OrganizationID: space.OrganizationID, SpaceID: space.SpaceID }, space as never, expectedVersion),
         ...(rename ? [this.claim(scope, 'space', space.Slug, space.SpaceID), this.unclaim(scope, 'space', oldSlug)] : []),
@@ -136,7 +137,7 @@ export class DynamoStore implements Store {
     );
   }
   async deleteSpace(space: Space): Promise<void> {
-    await this.transact(
+    await this.run(
       (e) => [
         e.Space.delete({ OrganizationID: space.OrganizationID, SpaceID: space.SpaceID })
           .where((a: AnyEntity, o: AnyEntity) => o.eq(a.Version, space.Version))
@@ -148,7 +149,7 @@ export class DynamoStore implements Store {
   }
 
   async createComponent(c: Component): Promise<void> {
-    await this.transact(
+    await this.run(
       (e) => [this.claim(`ORG#${c.OrganizationID}`, 'component', c.Slug, c.ComponentID), e.Component.create(DynamoStore.clean(c)).commit()],
       [REASONS.slugTaken('Component', c.Slug), 'component exists'],
     );
@@ -164,7 +165,7 @@ export class DynamoStore implements Store {
 
   async createUnit(w: Omit<RevisionWrite, 'expectedVersion'>): Promise<void> {
     const now = w.unit.CreatedAt;
-    await this.transact(
+    await this.run(
       (e) => [
         this.claim(`SPACE#${w.unit.SpaceID}`, 'unit', w.unit.Slug, w.unit.UnitID),
         e.Unit.create(DynamoStore.clean(w.unit)).commit(),
@@ -183,7 +184,7 @@ export class DynamoStore implements Store {
   }
   async writeRevision(w: RevisionWrite): Promise<void> {
     const now = w.unit.UpdatedAt;
-    await this.transact(
+    await this.run(
       (e) => [
         this.patch(e.Unit, { SpaceID: w.unit.SpaceID, UnitID: w.unit.UnitID }, w.unit as never, w.expectedVersion),
         e.Revision.create(DynamoStore.clean(w.revision)).commit(),
@@ -196,7 +197,7 @@ export class DynamoStore implements Store {
   async updateUnit(unit: Unit, expectedVersion: number, oldSlug: string): Promise<void> {
     const scope = `SPACE#${unit.SpaceID}`;
     const rename = oldSlug !== unit.Slug;
-    await this.transact(
+    await this.run(
       (e) => [
         this.patch(e.Unit, { SpaceID: unit.SpaceID, UnitID: unit.UnitID }, unit as never, expectedVersion),
         ...(rename ? [this.claim(scope, 'unit', unit.Slug, unit.UnitID), this.unclaim(scope, 'unit', oldSlug)] : []),
@@ -205,7 +206,7 @@ export class DynamoStore implements Store {
     );
   }
   async deleteUnit(unit: Unit): Promise<void> {
-    await this.transact(
+    await this.run(
       (e) => [
         e.Unit.delete({ SpaceID: unit.SpaceID, UnitID: unit.UnitID })
           .where((a: AnyEntity, o: AnyEntity) => o.eq(a.Version, unit.Version))
@@ -239,7 +240,7 @@ export class DynamoStore implements Store {
 
   async createInSpace<T extends { SpaceID: string; Slug: string }>(kind: SpaceKind, item: T, also?: { marks?: MarkWrite[] }): Promise<void> {
     const id = String((item as Record<string, unknown>)[ID_FIELD[kind]]);
-    await this.transact(
+    await this.run(
       (e) => [
         this.claim(`SPACE#${item.SpaceID}`, kind.toLowerCase(), item.Slug, id),
         e[kind].create(DynamoStore.clean(item)).commit(),
@@ -259,7 +260,7 @@ export class DynamoStore implements Store {
     const id = String((item as Record<string, unknown>)[idField]);
     const scope = `SPACE#${item.SpaceID}`;
     const rename = oldSlug !== item.Slug;
-    await this.transact(
+    await this.run(
       (e) => [
         this.patch(e[kind], { SpaceID: item.SpaceID, [idField]: id }, item as never, expectedVersion),
         ...(rename ? [this.claim(scope, kind.toLowerCase(), item.Slug, id), this.unclaim(scope, kind.toLowerCase(), oldSlug)] : []),
@@ -270,7 +271,7 @@ export class DynamoStore implements Store {
   async deleteInSpace<T extends { SpaceID: string; Slug: string }>(kind: SpaceKind, item: T): Promise<void> {
     const idField = ID_FIELD[kind];
     const rec = item as unknown as Record<string, unknown>;
-    await this.transact(
+    await this.run(
       (e) => [
         e[kind]
           .delete({ SpaceID: item.SpaceID, [idField]: rec[idField] })
@@ -288,7 +289,7 @@ export class DynamoStore implements Store {
 
   async closeChangeSet(cs: { SpaceID: string; ChangeSetID: string; Version: number }, next: Record<string, unknown>, tags: Tag[], marks: MarkWrite[], unlock: Unit[]): Promise<void> {
     const now = String(next.UpdatedAt);
-    await this.transact(
+    await this.run(
       (e) => [
         this.patch(e.ChangeSet, { SpaceID: cs.SpaceID, ChangeSetID: cs.ChangeSetID }, next, cs.Version),
         ...tags.flatMap((t) => [this.claim(`SPACE#${t.SpaceID}`, 'tag', t.Slug, t.TagID), e.Tag.create(DynamoStore.clean(t)).commit()]),
@@ -299,8 +300,80 @@ export class DynamoStore implements Store {
     );
   }
 
+  /** The key attributes of an item of a kind. */
+  private static keyOf(kind: WriteKind, item: Record<string, unknown>): Record<string, unknown> {
+    switch (kind) {
+      case 'Space':
+      case 'Component':
+        return { OrganizationID: item.OrganizationID, [ID_FIELD[kind]]: item[ID_FIELD[kind]] };
+      case 'Revision':
+      case 'Mutation':
+        return { UnitID: item.UnitID, RevisionNum: item.RevisionNum };
+      case 'Mark':
+        return { TagID: item.TagID, UnitID: item.UnitID };
+      default:
+        return { SpaceID: item.SpaceID, [ID_FIELD[kind]]: item[ID_FIELD[kind]] };
+    }
+  }
+
+  /** Where a kind's slugs are unique, or undefined for kinds without slugs. */
+  private static slugScope(kind: WriteKind, item: Record<string, unknown>): string | undefined {
+    if (kind === 'Space' || kind === 'Component') return `ORG#${String(item.OrganizationID)}`;
+    if (kind === 'Revision' || kind === 'Mutation' || kind === 'Mark') return undefined;
+    return `SPACE#${String(item.SpaceID)}`;
+  }
+
+  async transact(ops: StoreOp[]): Promise<void> {
+    const reasons: string[] = [];
+    await this.run(
+      (e) =>
+        ops.flatMap((o) => {
+          const item = o.item as Record<string, unknown>;
+          const entity = e[o.kind];
+          const scope = DynamoStore.slugScope(o.kind, item);
+          const slugKind = o.kind.toLowerCase();
+          const slug = String(item.Slug ?? '');
+          const out: unknown[] = [];
+          const add = (op: unknown, reason: string) => {
+            out.push(op);
+            reasons.push(reason);
+          };
+          switch (o.op) {
+            case 'create':
+              if (scope) add(this.claim(scope, slugKind, slug, String(item[ID_FIELD[o.kind as SpaceKind]])), REASONS.slugTaken(o.kind, slug));
+              add(entity.create(DynamoStore.clean(item)).commit(), o.kind === 'Revision' || o.kind === 'Mutation' ? REASONS.revisionTaken : o.kind === 'Mark' ? REASONS.marked : `the ${o.kind} already exists`);
+              break;
+            case 'update': {
+              add(this.patch(entity, DynamoStore.keyOf(o.kind, item), item, o.expectedVersion), REASONS.stale(o.kind));
+              if (scope && o.oldSlug !== undefined && o.oldSlug !== slug) {
+                add(this.claim(scope, slugKind, slug, String(item[ID_FIELD[o.kind as SpaceKind]])), REASONS.slugTaken(o.kind, slug));
+                add(this.unclaim(scope, slugKind, o.oldSlug), 'slug claim missing');
+              }
+              break;
+            }
+            case 'delete': {
+              let del = entity.delete(DynamoStore.keyOf(o.kind, item));
+              if (typeof item.Version === 'number') del = del.where((a: AnyEntity, op: AnyEntity) => op.eq(a.Version, item.Version));
+              add(del.commit(), REASONS.stale(o.kind));
+              if (scope) add(this.unclaim(scope, slugKind, slug), 'slug claim missing');
+              break;
+            }
+            case 'put':
+              add(entity.put(DynamoStore.clean(item)).commit(), 'mark');
+              break;
+          }
+          return out;
+        }),
+      reasons,
+    );
+  }
+
+  async linksInto(unitId: string): Promise<Link[]> {
+    return (await this.e.Link.query.byUpstream({ ToUnitID: unitId }).go({ pages: 'all' })).data;
+  }
+
   async putMark(m: MarkWrite): Promise<void> {
-    await this.transact(() => [this.markOp(m, new Date().toISOString())], [REASONS.marked]);
+    await this.run(() => [this.markOp(m, new Date().toISOString())], [REASONS.marked]);
   }
   async marksOfTag(tagId: string): Promise<Mark[]> {
     return (await this.e.Mark.query.primary({ TagID: tagId }).go({ pages: 'all' })).data;

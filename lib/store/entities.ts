@@ -81,6 +81,7 @@ export const Unit = new Entity({
     ChangeSetStartRevisionNum: num,
     Conflicts: any,
     ProtectedPaths: any,
+    DeleteGates: any,
     DataHash: str,
     DataSize: num,
     ValidationErrors: any,
@@ -146,6 +147,30 @@ export const ChangeSet = spaceEntity('changeset', 'ChangeSetID', { Description: 
 export const Filter = spaceEntity('filter', 'FilterID', { From: str, Where: str });
 export const Target = spaceEntity('target', 'TargetID', { Facts: any });
 
+/** A Link lives in its downstream Space; the GSI serves "the Links pointing at a Unit" (merge cursors, fan-out). */
+export const Link = new Entity({
+  model: { entity: 'link', version: '1', service },
+  attributes: {
+    ...inSpace,
+    LinkID: reqStr,
+    FromUnitID: reqStr,
+    ToUnitID: reqStr,
+    ToSpaceID: reqStr,
+    UpdateType: reqStr,
+    AutoUpdate: { type: 'boolean' },
+    Protect: { type: 'boolean' },
+    Squash: { type: 'boolean' },
+    UpstreamLastMergedRevisionNum: num,
+    DownstreamLastMergedRevisionNum: num,
+    UpstreamPaths: any,
+    DownstreamSetters: any,
+  },
+  indexes: {
+    primary: primary(['SpaceID'], ['LinkID']),
+    byUpstream: { index: 'gsi1', pk: key(['ToUnitID'], 'gsi1pk'), sk: key(['LinkID'], 'gsi1sk') },
+  },
+});
+
 /** A Tag's mark on one Unit: at most one revision per (Tag, Unit). The GSI serves "the Tags of a Unit". */
 export const Mark = new Entity({
   model: { entity: 'mark', version: '1', service },
@@ -159,7 +184,7 @@ export const Mark = new Entity({
 /** Builds the Service over one table with one client. */
 export function makeService(client: unknown, table: string) {
   return new Service(
-    { Organization, User, ApiToken, SlugClaim, Space, Component, Unit, Revision, Mutation, Tag, ChangeSet, Filter, Target, Mark },
+    { Organization, User, ApiToken, SlugClaim, Space, Component, Unit, Revision, Mutation, Tag, ChangeSet, Filter, Target, Mark, Link },
     { client: client as never, table },
   );
 }
