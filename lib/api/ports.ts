@@ -56,7 +56,6 @@ export interface Store {
   getComponent(orgId: string, id: string): Promise<Component | undefined>;
   listComponents(orgId: string): Promise<Component[]>;
 
-  createUnit(write: Omit<RevisionWrite, 'expectedVersion'>): Promise<void>;
   getUnit(spaceId: string, unitId: string): Promise<Unit | undefined>;
   listUnits(spaceId: string): Promise<Unit[]>;
   writeRevision(write: RevisionWrite): Promise<void>;

@@ -6,7 +6,7 @@ import { touchesProtected } from '../config/merge.ts';
 import type { Caller, ChangeSet, Mark, Mutation, ProtectedPath, Revision, Space, Tag, Target, Unit } from '../model/entities.ts';
 import { Conflict, Invalid, NotFound, TooLarge } from '../model/errors.ts';
 import type { Deps } from './deps.ts';
-import type { RevisionWrite } from './ports.ts';
+import type { RevisionWrite, StoreOp } from './ports.ts';
 import { findInSpace, withSpace } from './resolve.ts';
 import type { CreateUnit } from './schemas.ts';
 
@@ -20,6 +20,9 @@ export interface WriteMeta {
   functionInvocation?: { FunctionName: string; Arguments: string[] };
   protect?: ProtectedPath[];
   changeSetRef?: string;
+  /** For merges: where the change came from. */
+  merge?: { MergeSourceID: string; MergeBaseRevisionNum: number; MergeEndRevisionNum: number; LinkID?: string };
+  restoredRevisionNum?: number;
 }
 
 function storable(data: string): string {
@@ -43,39 +46,76 @@ export async function targetId(deps: Deps, caller: Caller, space: Space, ref: st
   return (await findInSpace<Target>(deps, caller, space, 'Target', ref)).item.TargetID;
 }
 
-/** Creates a Unit and its first revision. */
-export async function createUnit(deps: Deps, caller: Caller, space: Space, body: z.output<typeof CreateUnit>): Promise<Unit> {
-  validateData(body.ToolchainType as ToolchainType, body.Data);
-  const stored = storable(body.Data);
+/** The fields a new Unit may be given. */
+export interface NewUnit {
+  Slug: string;
+  ToolchainType: string;
+  DisplayName?: string;
+  Labels?: Record<string, string>;
+  Annotations?: Record<string, string>;
+  TargetID?: string;
+  UpstreamUnitID?: string;
+  UpstreamSpaceID?: string;
+  UpstreamRevisionNum?: number;
+  ChangeSetID?: string;
+  DeleteGates?: Record<string, string>;
+}
+
+/** A new Unit at revision 1, and the store ops that create it with that revision (no write yet). */
+export function newUnit(deps: Deps, caller: Caller, space: Space, fields: NewUnit, data: string, meta: WriteMeta): { unit: Unit; ops: StoreOp[] } {
+  validateData(fields.ToolchainType as ToolchainType, data);
+  const stored = storable(data);
   const now = deps.now().toISOString();
-  const cs = body.ChangeSetID ? await openChangeSet(deps, caller, space, body.ChangeSetID) : undefined;
   const unit: Unit = {
     OrganizationID: caller.OrganizationID,
     SpaceID: space.SpaceID,
     UnitID: deps.newId(),
-    Slug: body.Slug,
-    DisplayName: body.DisplayName ?? body.Slug,
-    Labels: body.Labels ?? {},
-    Annotations: body.Annotations ?? {},
-    ToolchainType: body.ToolchainType,
-    TargetID: await targetId(deps, caller, space, body.TargetID),
+    Slug: fields.Slug,
+    DisplayName: fields.DisplayName ?? fields.Slug,
+    Labels: fields.Labels ?? {},
+    Annotations: fields.Annotations ?? {},
+    ToolchainType: fields.ToolchainType,
+    TargetID: fields.TargetID,
     HeadRevisionNum: 1,
     LastReleasedRevisionNum: 0,
-    LastChangeDescription: body.LastChangeDescription ?? '',
-    UpstreamRevisionNum: 0,
-    ChangeSetID: cs?.ChangeSetID,
-    ChangeSetStartRevisionNum: cs ? 0 : undefined,
+    LastChangeDescription: meta.description ?? '',
+    UpstreamUnitID: fields.UpstreamUnitID,
+    UpstreamSpaceID: fields.UpstreamSpaceID,
+    UpstreamRevisionNum: fields.UpstreamRevisionNum ?? 0,
+    ChangeSetID: fields.ChangeSetID,
+    ChangeSetStartRevisionNum: fields.ChangeSetID ? 0 : undefined,
     Conflicts: [],
     ProtectedPaths: [],
-    DataHash: dataHash(body.Data),
-    DataSize: Buffer.byteLength(body.Data),
+    DeleteGates: fields.DeleteGates,
+    DataHash: dataHash(data),
+    DataSize: Buffer.byteLength(data),
     ValidationErrors: {},
     CreatedAt: now,
     UpdatedAt: now,
     Version: 1,
   };
-  const { revision, mutation } = revisionOf(deps, caller, unit, body.Data, stored, '', { source: 'Create', description: body.LastChangeDescription });
-  await deps.store.createUnit({ unit, revision, mutation });
+  const { revision, mutation } = revisionOf(deps, caller, unit, data, stored, '', meta);
+  return {
+    unit,
+    ops: [
+      { op: 'create', kind: 'Revision', item: revision },
+      { op: 'create', kind: 'Mutation', item: mutation },
+    ],
+  };
+}
+
+/** Creates a Unit and its first revision. */
+export async function createUnit(deps: Deps, caller: Caller, space: Space, body: z.output<typeof CreateUnit>): Promise<Unit> {
+  const cs = body.ChangeSetID ? await openChangeSet(deps, caller, space, body.ChangeSetID) : undefined;
+  const { unit, ops } = newUnit(
+    deps,
+    caller,
+    space,
+    { ...body, TargetID: await targetId(deps, caller, space, body.TargetID), ChangeSetID: cs?.ChangeSetID },
+    body.Data,
+    { source: 'Create', description: body.LastChangeDescription },
+  );
+  await deps.store.transact([{ op: 'create', kind: 'Unit', item: unit }, ...ops]);
   return withSpace(unit, space);
 }
 
@@ -104,10 +144,29 @@ function revisionOf(deps: Deps, caller: Caller, unit: Unit, data: string, stored
     RevisionNum: unit.HeadRevisionNum,
     Source: meta.source,
     FunctionInvocation: meta.functionInvocation,
+    ...(meta.merge ?? {}),
+    RestoredRevisionNum: meta.restoredRevisionNum,
     Changes: diffData(unit.ToolchainType as ToolchainType, before, data).map((c) => ({ ...c, ...(touchesProtected(c, unit.ProtectedPaths) ? { Protected: true } : {}) })),
     CreatedAt: now,
   };
   return { revision, mutation };
+}
+
+/**
+ * The Unit one revision further on, with the store ops that write that revision and its mutation
+ * (the caller adds the Unit's own guarded update, so several revisions can land in one transaction).
+ */
+export function advance(deps: Deps, caller: Caller, unit: Unit, before: string, data: string, meta: WriteMeta): { unit: Unit; ops: StoreOp[] } {
+  const next: Unit = {
+    ...unit,
+    HeadRevisionNum: unit.HeadRevisionNum + 1,
+    LastChangeDescription: meta.description ?? '',
+    DataHash: dataHash(data),
+    DataSize: Buffer.byteLength(data),
+    UpdatedAt: deps.now().toISOString(),
+  };
+  const { revision, mutation } = revisionOf(deps, caller, next, data, storable(data), before, meta);
+  return { unit: next, ops: [{ op: 'create', kind: 'Revision', item: revision }, { op: 'create', kind: 'Mutation', item: mutation }] };
 }
 
 /** The data of a Unit at one revision. */

@@ -163,19 +163,6 @@ export class DynamoStore implements Store {
 
   // Units and their revisions.
 
-  async createUnit(w: Omit<RevisionWrite, 'expectedVersion'>): Promise<void> {
-    const now = w.unit.CreatedAt;
-    await this.run(
-      (e) => [
-        this.claim(`SPACE#${w.unit.SpaceID}`, 'unit', w.unit.Slug, w.unit.UnitID),
-        e.Unit.create(DynamoStore.clean(w.unit)).commit(),
-        e.Revision.create(DynamoStore.clean(w.revision)).commit(),
-        e.Mutation.create(DynamoStore.clean(w.mutation)).commit(),
-        ...(w.marks ?? []).map((m) => this.markOp(m, now)),
-      ],
-      [REASONS.slugTaken('Unit', w.unit.Slug), 'unit exists', REASONS.revisionTaken, REASONS.revisionTaken, REASONS.marked],
-    );
-  }
   async getUnit(spaceId: string, unitId: string): Promise<Unit | undefined> {
     return (await this.e.Unit.get({ SpaceID: spaceId, UnitID: unitId }).go()).data ?? undefined;
   }
