@@ -45,3 +45,10 @@ function kindName(kind: SpaceKind): string {
 export function withSpace<T extends object>(item: T, space: Space): T & { SpaceSlug: string } {
   return { ...item, SpaceSlug: space.Slug };
 }
+
+/** Finds a Unit named `unit` (in `space`) or `space/unit`. */
+export async function findUnitRef(deps: Deps, caller: Caller, space: Space, ref: string): Promise<{ space: Space; unit: Unit }> {
+  const slash = ref.indexOf('/');
+  const home = slash > 0 ? await findSpace(deps, caller, ref.slice(0, slash)) : space;
+  return { space: home, unit: await findUnit(deps, home, slash > 0 ? ref.slice(slash + 1) : ref) };
+}

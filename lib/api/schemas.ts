@@ -98,6 +98,73 @@ export const ListQuery = z.strictObject({
 });
 export const DataQuery = z.strictObject({ revision: z.string().max(300).optional() });
 export const DiffQuery = z.strictObject({ from: z.coerce.number().int().nonnegative(), to: z.coerce.number().int().positive().optional() });
-export const DeleteQuery = z.strictObject({ recursive: z.enum(['true', 'false']).optional() });
 export const NoQuery = z.strictObject({});
 export const NoBody = z.undefined();
+
+export const CreateVariant = z.strictObject({
+  Name: Slug,
+  UpstreamSpaceID: Ref,
+  Slug: Slug.optional(),
+  ReleaseTargetID: Ref.optional(),
+  Namespace: z.string().min(1).max(63).regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a Kubernetes namespace name').optional(),
+  Stage: z.string().min(1).max(63).optional(),
+  Environment: z.string().min(1).max(63).optional(),
+  Region: z.string().min(1).max(63).optional(),
+  SpaceLabels: Labels.optional(),
+  UnitDeleteGates: z.array(Slug).max(10).optional(),
+});
+/** One step, one transaction: the Component, the Space and every Unit must fit in 100 items. */
+export const MAX_UPLOAD_UNITS = 24;
+export const UploadVariant = z.strictObject({
+  Component: Slug,
+  Variant: Slug,
+  Units: z
+    .array(z.strictObject({ Slug, Data: z.string().max(6 * 1024 * 1024), ToolchainType: ToolchainType.default('Kubernetes/YAML') }))
+    .min(1)
+    .max(MAX_UPLOAD_UNITS, `at most ${MAX_UPLOAD_UNITS} units can be uploaded in one step`),
+  Stage: z.string().min(1).max(63).optional(),
+  Environment: z.string().min(1).max(63).optional(),
+  Region: z.string().min(1).max(63).optional(),
+  SpaceLabels: Labels.optional(),
+});
+export const Promote = z.strictObject({ Space: Ref, DryRun: z.boolean().optional(), Squash: z.boolean().optional() });
+export const UpgradeUnit = z.strictObject({
+  MergeSourceID: Ref.optional(),
+  MergeBaseRevisionNum: z.number().int().nonnegative().optional(),
+  MergeEndRevisionNum: z.number().int().positive().optional(),
+  Squash: z.boolean().optional(),
+  DryRun: z.boolean().optional(),
+});
+export const RestoreUnit = z.strictObject({ Revision: RevisionRef, ChangeDescription: z.string().max(4096).optional() });
+export const RevertUnit = z.strictObject({ Range: z.string().regex(/^\d+((-|\.\.)\d+)?$/, "must be 'N' or 'A-B' (revision numbers)"), ChangeDescription: z.string().max(4096).optional() });
+export const ResolveConflicts = z.strictObject({ Action: z.enum(['Apply', 'Dismiss']), DryRun: z.boolean().optional() });
+export const CreateLink = z.strictObject({
+  Slug: Slug.optional(),
+  DisplayName: z.string().max(256).optional(),
+  Labels: Labels.optional(),
+  Annotations: Annotations.optional(),
+  FromUnitID: Ref,
+  ToUnitID: Ref,
+  ToSpaceID: Ref.optional(),
+  UpdateType: z.enum(['UpgradeUnit', 'MergeUnits', 'TransformPaths', 'Insert', 'Upsert', 'NeedsProvides', 'None']).default('MergeUnits'),
+  AutoUpdate: z.boolean().optional(),
+  Protect: z.boolean().optional(),
+  Squash: z.boolean().optional(),
+  UpstreamPaths: z
+    .array(z.strictObject({ Name: z.string().min(1).max(128), Path: z.string().min(1).max(1024), Resource: z.strictObject({ ResourceType: z.string().min(1), ResourceName: z.string().min(1) }).optional() }))
+    .max(50)
+    .optional(),
+  DownstreamSetters: z
+    .array(
+      z.strictObject({
+        Parameters: z.array(z.string().min(1)).max(20),
+        FunctionInvocation: z.strictObject({
+          FunctionName: z.string().min(1),
+          Arguments: z.array(z.strictObject({ ParameterName: z.string().min(1), Value: z.string(), Evaluator: z.enum(['template', '']).optional() })).max(20),
+        }),
+      }),
+    )
+    .max(20)
+    .optional(),
+});
+export const DeleteWithGates = z.strictObject({ recursive: z.enum(['true', 'false']).optional(), force: z.enum(['true', 'false']).optional() });

@@ -50,6 +50,7 @@ export const ENTITY_ATTRIBUTES: Record<string, EntityAttributes> = {
       ValidationErrors: 'map',
       ProtectedPaths: 'array',
       Conflicts: 'array',
+      DeleteGates: 'map',
     },
     relations: { Space: 'Space', UpstreamUnit: 'Unit', Target: 'Target' },
   },
@@ -79,6 +80,22 @@ export const ENTITY_ATTRIBUTES: Record<string, EntityAttributes> = {
     relations: {},
   },
   Filter: { entity: 'Filter', attributes: { ...inSpace, FilterID: 'uuid', From: 'string', Where: 'string' }, relations: {} },
+  Link: {
+    entity: 'Link',
+    attributes: {
+      ...inSpace,
+      LinkID: 'uuid',
+      FromUnitID: 'uuid',
+      ToUnitID: 'uuid',
+      ToSpaceID: 'uuid',
+      UpdateType: 'string',
+      AutoUpdate: 'bool',
+      Stale: 'bool',
+      UpstreamLastMergedRevisionNum: 'int',
+      DownstreamLastMergedRevisionNum: 'int',
+    },
+    relations: {},
+  },
   Target: { entity: 'Target', attributes: { ...inSpace, TargetID: 'uuid', Facts: 'map' }, relations: {} },
 };
 

@@ -2,6 +2,7 @@ import type { Route } from '../route.ts';
 import { spaceEntityRoutes } from './space-entities.ts';
 import { spaceRoutes } from './spaces.ts';
 import { unitRoutes } from './units.ts';
+import { variantRoutes } from './variants.ts';
 
 /** The route table: the one list the Lambda handler, the local server and the CDK stack all read. */
-export const ROUTES: Route[] = [...spaceRoutes, ...unitRoutes, ...spaceEntityRoutes];
+export const ROUTES: Route[] = [...spaceRoutes, ...unitRoutes, ...spaceEntityRoutes, ...variantRoutes];

@@ -4,7 +4,8 @@ import type { Deps } from '../deps.ts';
 import { listQueries, page } from '../lists.ts';
 import { findSpace } from '../resolve.ts';
 import { listReply, patchMap, route } from '../route.ts';
-import { CreateComponent, CreateSpace, DeleteQuery, ListQuery, NoBody, NoQuery, UpdateSpace } from '../schemas.ts';
+import { CreateComponent, CreateSpace, DeleteWithGates, ListQuery, NoBody, NoQuery, UpdateSpace } from '../schemas.ts';
+import { deleteSpace } from '../deletion.ts';
 
 const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 
@@ -17,7 +18,7 @@ export async function findComponent(deps: Deps, caller: Caller, ref: string): Pr
 }
 
 /** A Space's release Target, named `space/target` (the Target lives in some Space of the organization). */
-async function releaseTargetId(deps: Deps, caller: Caller, ref: string | null | undefined): Promise<string | undefined> {
+export async function releaseTargetId(deps: Deps, caller: Caller, ref: string | null | undefined): Promise<string | undefined> {
   if (!ref) return undefined;
   const slash = ref.indexOf('/');
   if (slash <= 0) throw new Invalid(`ReleaseTargetID '${ref}' must name a target as <space>/<target>`);
@@ -115,27 +116,12 @@ export const spaceRoutes = [
     method: 'DELETE',
     path: '/space/{space_id}',
     name: 'DeleteSpace',
-    query: DeleteQuery,
+    query: DeleteWithGates,
     body: NoBody,
     async handle({ deps, caller, params, query }) {
       const space = await findSpace(deps, caller, params.space_id!);
-      const [units, tags, changeSets, filters, targets] = await Promise.all([
-        deps.store.listUnits(space.SpaceID),
-        deps.store.listInSpace<{ SpaceID: string; Slug: string }>('Tag', space.SpaceID),
-        deps.store.listInSpace<{ SpaceID: string; Slug: string }>('ChangeSet', space.SpaceID),
-        deps.store.listInSpace<{ SpaceID: string; Slug: string }>('Filter', space.SpaceID),
-        deps.store.listInSpace<{ SpaceID: string; Slug: string }>('Target', space.SpaceID),
-      ]);
-      const held = units.length + tags.length + changeSets.length + filters.length + targets.length;
-      if (held && query.recursive !== 'true') {
-        throw new Conflict(`space '${space.Slug}' is not empty (${units.length} units, ${tags.length} tags, ${changeSets.length} changesets, ${filters.length} filters, ${targets.length} targets); delete them first or use --recursive`);
-      }
-      for (const u of units) await deps.store.deleteUnit(u);
-      for (const [kind, items] of [['Tag', tags], ['ChangeSet', changeSets], ['Filter', filters], ['Target', targets]] as const) {
-        for (const i of items) await deps.store.deleteInSpace(kind, i);
-      }
-      await deps.store.deleteSpace(space);
-      return { status: 204 };
+      const report = await deleteSpace(deps, space, { recursive: query.recursive === 'true', force: query.force === 'true' });
+      return { body: report };
     },
   }),
   route({

@@ -8,8 +8,9 @@ import type { Deps } from '../deps.ts';
 import { listQueries, page } from '../lists.ts';
 import { findInSpace, findSpace, findUnit, withSpace } from '../resolve.ts';
 import { listReply, patchMap, route } from '../route.ts';
-import { CreateUnit, DataQuery, DiffQuery, InvokeFunction, ListQuery, MarkUnit, NoBody, NoQuery, UpdateUnit } from '../schemas.ts';
+import { DeleteWithGates, CreateUnit, DataQuery, DiffQuery, InvokeFunction, ListQuery, MarkUnit, NoBody, NoQuery, UpdateUnit } from '../schemas.ts';
 import { createUnit, dataAt, revisionNum, targetId, writeData } from '../units.ts';
+import { deleteUnitCascade, gated, type DeleteReport } from '../deletion.ts';
 
 async function loadUnitRelations<U extends Unit>(deps: Deps, space: Space, units: U[], relations: Set<string>): Promise<U[]> {
   const upstream = new Map<string, Unit>();
@@ -98,13 +99,16 @@ export const unitRoutes = [
     method: 'DELETE',
     path: unitPath,
     name: 'DeleteUnit',
-    query: NoQuery,
+    query: DeleteWithGates,
     body: NoBody,
-    async handle({ deps, caller, params }) {
+    async handle({ deps, caller, params, query }) {
       const { unit } = await spaceAndUnit(deps, caller, params);
       if (unit.ChangeSetID) throw new Conflict(`unit '${unit.Slug}' is locked by an open changeset; close it first`);
-      await deps.store.deleteUnit(unit);
-      return { status: 204 };
+      const gates = gated([unit]);
+      if (gates.length && query.force !== 'true') throw new Conflict(`unit ${gates[0]} has a delete gate; use --force to delete past it`);
+      const report: DeleteReport = { DeletedUnits: [], RemovedLinks: [] };
+      await deleteUnitCascade(deps, unit, report);
+      return { body: report };
     },
   }),
   route({
