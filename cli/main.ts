@@ -1,4 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'yaml';
 import { bool, flag, flags, need, pairs, parseArgs, UsageError, type Args } from './args.ts';
 import { ApiError, Client, connection, seg } from './client.ts';
 import { print, table, type Column } from './output.ts';
@@ -23,6 +25,7 @@ const COLUMNS: Record<string, Column[]> = {
   changeset: [['Name', (r) => r.Slug], ['State', (r) => r.State], ['Description', (r) => r.Description], ['ID', (r) => r.ChangeSetID]],
   filter: [['Name', (r) => r.Slug], ['From', (r) => r.From], ['Where', (r) => r.Where]],
   target: [['Name', (r) => r.Slug], ['Space', (r) => r.SpaceSlug], ['Facts', (r) => r.Facts], ['ID', (r) => r.TargetID]],
+  link: [['Name', (r) => r.Slug], ['Type', (r) => r.UpdateType], ['From', (r) => r.FromUnitID], ['To', (r) => r.ToUnitID], ['Merged', (r) => `${r.UpstreamLastMergedRevisionNum}→${r.DownstreamLastMergedRevisionNum}`], ['Stale', (r) => r.Stale]],
   change: [['Resource', (r) => r.Resource], ['Path', (r) => r.Path], ['Op', (r) => r.Op], ['Value', (r) => (r.Value === undefined ? '' : JSON.stringify(r.Value))]],
 };
 
@@ -101,8 +104,9 @@ const COMMANDS: Record<string, Record<string, Command>> = {
     delete: async (a, c) => {
       const slug = a.positional[0] ?? flag(a, 'space');
       if (!slug) throw new UsageError('cub space delete <slug> [--recursive]');
-      await c.delete(`/space/${seg(slug)}`, { recursive: bool(a, 'recursive') || bool(a, 'recursive-force') ? 'true' : undefined });
-      process.stdout.write(`Deleted space ${slug}\n`);
+      const r = await c.delete(`/space/${seg(slug)}`, { recursive: bool(a, 'recursive') || bool(a, 'recursive-force') ? 'true' : undefined, force: bool(a, 'recursive-force') ? 'true' : undefined });
+      process.stdout.write(`Deleted space ${slug}${r.body?.DeletedUnits?.length ? ` with ${r.body.DeletedUnits.length} unit(s)` : ''}\n`);
+      for (const l of r.body?.RemovedLinks ?? []) process.stdout.write(`Removed link ${l.Slug} (space ${l.SpaceID}) that pointed into it\n`);
     },
   },
   component: {
@@ -137,15 +141,46 @@ const COMMANDS: Record<string, Record<string, Command>> = {
       const unit = (await c.get(`/space/${seg(space)}/unit/${seg(slug)}`)).body;
       print(unit, out(a) ?? 'yaml');
     },
-    list: (a, c) => list(c, a, `/space/${seg(need(a, 'space', 'cub unit list --space <space> [--where W]'))}/unit`, 'unit'),
+    list: async (a, c) => {
+      const space = need(a, 'space', 'cub unit list --space <space> [--where W]');
+      const r = await c.get(`/space/${seg(space)}/unit`, { where: flag(a, 'where'), filter: flag(a, 'filter'), limit: flag(a, 'limit'), continue: flag(a, 'continue') });
+      if ((out(a) ?? 'table') !== 'table') return print(r.body, out(a));
+      // Whether each unit is behind its upstream comes from its Links' Stale.
+      const links = (await c.get(`/space/${seg(space)}/link`)).body as any[];
+      const stale = new Set(links.filter((l) => l.Stale).map((l) => l.FromUnitID));
+      print(
+        r.body.map((u: any) => ({ ...u, Behind: stale.has(u.UnitID) })),
+        'table',
+        [...COLUMNS.unit!.slice(0, 4), ['Behind', (u) => (u.UpstreamUnitID ? (u.Behind ? 'yes' : 'no') : '')], ...COLUMNS.unit!.slice(4)],
+      );
+    },
     data: async (a, c) => {
       const { space, slug } = locate(a, a.positional[0] ?? flag(a, 'unit'), 'unit', 'cub unit data --space <space> <unit> [--revision N]');
       process.stdout.write((await c.get(`/space/${seg(space)}/unit/${seg(slug)}/data`, { revision: flag(a, 'revision') })).text);
     },
     update: async (a, c) => {
-      const usage = 'cub unit update --space <space> <unit> [<file|->] [--label k=v] [--change-desc D] [--changeset CS]';
+      const usage = 'cub unit update --space <space> <unit> [<file|->] [--label k=v] [--change-desc D] [--changeset CS] | --upgrade | --merge-source X [--merge-base N] [--merge-end M] | --restore <rev> | --revert <range>';
       const { space, slug } = locate(a, a.positional[0] ?? flag(a, 'unit'), 'unit', usage);
       const path = `/space/${seg(space)}/unit/${seg(slug)}`;
+      if (bool(a, 'upgrade') || flag(a, 'merge-source')) {
+        const num = (n: string) => (flag(a, n) === undefined ? undefined : Number(flag(a, n)));
+        const r = await c.post(`${path}/upgrade`, {
+          MergeSourceID: flag(a, 'merge-source'),
+          MergeBaseRevisionNum: num('merge-base'),
+          MergeEndRevisionNum: num('merge-end'),
+          Squash: bool(a, 'squash') || undefined,
+          DryRun: bool(a, 'dry-run') || undefined,
+        });
+        return printUnitResults([r.body], out(a));
+      }
+      if (flag(a, 'restore')) {
+        const rev = flag(a, 'restore')!;
+        const r = await c.post(`${path}/restore`, { Revision: /^\d+$/.test(rev) ? Number(rev) : rev, ChangeDescription: flag(a, 'change-desc') });
+        return print(r.body, out(a), COLUMNS.unit);
+      }
+      if (flag(a, 'revert')) {
+        return print((await c.post(`${path}/revert`, { Range: flag(a, 'revert'), ChangeDescription: flag(a, 'change-desc') })).body, out(a), COLUMNS.unit);
+      }
       const cur = (await c.get(path)).body;
       const file = a.positional[1];
       const body = {
@@ -159,9 +194,33 @@ const COMMANDS: Record<string, Record<string, Command>> = {
       };
       print((await c.patch(path, body)).body, out(a), COLUMNS.unit);
     },
+    conflicts: async (a, c) => {
+      const { space, slug } = locate(a, a.positional[0] ?? flag(a, 'unit'), 'unit', 'cub unit conflicts --space <space> <unit> [--apply [--dry-run] | --dismiss]');
+      const path = `/space/${seg(space)}/unit/${seg(slug)}`;
+      if (bool(a, 'apply') || bool(a, 'dismiss')) {
+        const r = await c.post(`${path}/conflicts`, { Action: bool(a, 'apply') ? 'Apply' : 'Dismiss', DryRun: bool(a, 'dry-run') || undefined });
+        if (out(a) === 'mutations' || (bool(a, 'dry-run') && (out(a) ?? 'table') === 'table')) return print(r.body.Changes, 'table', COLUMNS.change);
+        if (out(a) === 'json' || out(a) === 'yaml') return print(r.body, out(a));
+        process.stdout.write(bool(a, 'apply') ? `Applied ${r.body.Changes.length} upstream value(s) to ${slug}${r.body.RevisionNum ? ` as revision ${r.body.RevisionNum}` : ''}\n` : `Dismissed the conflicts of ${slug}; its data and protection are unchanged\n`);
+        return;
+      }
+      const unit = (await c.get(path)).body;
+      if ((out(a) ?? 'table') !== 'table') return print(unit.Conflicts, out(a));
+      if (!unit.Conflicts.length) {
+        process.stdout.write(`No conflicts in ${slug}\n`);
+        return;
+      }
+      print(unit.Conflicts, 'table', [
+        ['Resource', (r) => r.Resource],
+        ['Path', (r) => r.Path],
+        ['Upstream', (r) => JSON.stringify(r.UpstreamValue)],
+        ['Downstream', (r) => JSON.stringify(r.DownstreamValue)],
+        ['UpstreamRev', (r) => r.UpstreamRevisionNum],
+      ]);
+    },
     delete: async (a, c) => {
       const { space, slug } = locate(a, a.positional[0] ?? flag(a, 'unit'), 'unit', 'cub unit delete --space <space> <unit>');
-      await c.delete(`/space/${seg(space)}/unit/${seg(slug)}`);
+      await c.delete(`/space/${seg(space)}/unit/${seg(slug)}`, { force: bool(a, 'force') ? 'true' : undefined });
       process.stdout.write(`Deleted unit ${slug}\n`);
     },
     tag: async (a, c) => {
@@ -222,6 +281,84 @@ const COMMANDS: Record<string, Record<string, Command>> = {
       print((await c.patch(path, { Version: cur.Version, State: 'Closed' })).body, out(a), COLUMNS.changeset);
     },
   },
+  link: {
+    list: (a, c) => list(c, a, `/space/${seg(need(a, 'space', 'cub link list --space <space>'))}/link`, 'link'),
+    get: async (a, c) => {
+      const { space, slug } = locate(a, a.positional[0], 'link', 'cub link get --space <space> <link>');
+      print((await c.get(`/space/${seg(space)}/link/${seg(slug)}`)).body, out(a) ?? 'yaml');
+    },
+    delete: async (a, c) => {
+      const { space, slug } = locate(a, a.positional[0], 'link', 'cub link delete --space <space> <link>');
+      await c.delete(`/space/${seg(space)}/link/${seg(slug)}`);
+      process.stdout.write(`Deleted link ${slug}\n`);
+    },
+    create: async (a, c) => {
+      const usage = 'cub link create --space <space> <slug|-> <from-unit> <to-unit> [<to-space>] [--update-type T] [--from-stdin]';
+      const [slug, from, to, toSpace] = a.positional;
+      if (!slug || !from || !to) throw new UsageError(usage);
+      const space = need(a, 'space', usage);
+      const extra = bool(a, 'from-stdin') ? (parse(readInput('-')) ?? {}) : {};
+      const body = {
+        ...extra,
+        ...(slug !== '-' ? { Slug: slug } : {}),
+        FromUnitID: from,
+        ToUnitID: to,
+        ...(toSpace ? { ToSpaceID: toSpace } : {}),
+        UpdateType: flag(a, 'update-type') ?? extra.UpdateType ?? 'MergeUnits',
+        ...(flag(a, 'auto-update') ? { AutoUpdate: flag(a, 'auto-update') === 'true' } : {}),
+      };
+      print((await c.post(`/space/${seg(space)}/link`, body)).body, out(a), COLUMNS.link);
+    },
+  },
+  variant: {
+    upload: async (a, c) => {
+      const usage = 'cub variant upload --component <component> --variant <variant> [--granularity per-file] <dir>';
+      const dir = a.positional[0];
+      if (!dir) throw new UsageError(usage);
+      const granularity = flag(a, 'granularity') ?? 'per-file';
+      if (granularity !== 'per-file') throw new UsageError(`--granularity ${granularity} is not supported; per-file makes one unit per YAML file`);
+      let files: string[];
+      try {
+        files = readdirSync(dir).filter((f) => /\.ya?ml$/i.test(f)).sort();
+      } catch (e) {
+        throw new UsageError(`cannot read directory ${dir}: ${(e as Error).message}`);
+      }
+      if (!files.length) throw new UsageError(`${dir} has no .yaml or .yml files`);
+      const units = files.map((f) => ({ Slug: f.replace(/\.ya?ml$/i, '').replace(/[^-_A-Za-z0-9]+/g, '-').replace(/^[-_]+|[-_]+$/g, ''), Data: readInput(join(dir, f)) }));
+      const body = { Component: need(a, 'component', usage), Variant: need(a, 'variant', usage), Units: units, Stage: flag(a, 'stage'), Environment: flag(a, 'environment'), Region: flag(a, 'region'), SpaceLabels: pairs(a, 'space-label') };
+      const r = await c.post('/variant/upload', body);
+      if ((out(a) ?? 'table') !== 'table') return print(r.body, out(a));
+      process.stdout.write(`Created space ${r.body.Space.Slug} with ${r.body.Units.length} unit(s): ${r.body.Units.map((u: any) => u.Slug).join(', ')}\n`);
+    },
+    create: async (a, c) => {
+      const usage = 'cub variant create <name> <upstream-space> [--target space/target] [--namespace N] [--stage S] [--environment E] [--region R] [--space-label k=v] [--unit-delete-gate g]';
+      const [name, upstream] = a.positional;
+      if (!name || !upstream) throw new UsageError(usage);
+      const body = {
+        Name: name,
+        UpstreamSpaceID: upstream,
+        Slug: flag(a, 'space-slug'),
+        ReleaseTargetID: flag(a, 'target'),
+        Namespace: flag(a, 'namespace'),
+        Stage: flag(a, 'stage'),
+        Environment: flag(a, 'environment'),
+        Region: flag(a, 'region'),
+        SpaceLabels: pairs(a, 'space-label'),
+        UnitDeleteGates: flags(a, 'unit-delete-gate'),
+      };
+      const r = await c.post('/variant', body);
+      if ((out(a) ?? 'table') !== 'table') return print(r.body, out(a));
+      process.stdout.write(`Created space ${r.body.Space.Slug} from ${upstream}\n`);
+      printUnitResults(r.body.Units, 'table');
+    },
+    promote: async (a, c) => {
+      const space = a.positional[0];
+      if (!space) throw new UsageError('cub variant promote <space> [--dry-run] [-o mutations]');
+      const r = await c.post('/promote', { Space: space, DryRun: bool(a, 'dry-run') || undefined, Squash: bool(a, 'squash') || undefined });
+      printUnitResults(r.body.Units, out(a));
+      if (r.status === 207) process.exitCode = 1;
+    },
+  },
   tag: {
     ...spaceKind('tag', 'tag'),
     create: async (a, c) => {
@@ -248,6 +385,27 @@ const COMMANDS: Record<string, Record<string, Command>> = {
     },
   },
 };
+
+/** Per-unit results of an upgrade, clone or promotion: a table, the values that change (`-o mutations`), or JSON/YAML. */
+function printUnitResults(results: any[], format: string | undefined): void {
+  if (format === 'json' || format === 'yaml') return print(results, format);
+  if (format === 'mutations') {
+    for (const r of results) {
+      if (!r.Changes?.length && !r.Conflicts?.length) continue;
+      process.stdout.write(`${r.UnitSlug}:\n`);
+      if (r.Changes?.length) process.stdout.write(table(r.Changes, COLUMNS.change!).replace(/^/gm, '  '));
+      for (const k of r.Conflicts ?? []) process.stdout.write(`  conflict (protected, kept): ${k.Resource} ${k.Path} upstream=${JSON.stringify(k.UpstreamValue)} downstream=${JSON.stringify(k.DownstreamValue)}\n`);
+    }
+    return;
+  }
+  print(results, 'table', [
+    ['Unit', (x) => x.UnitSlug],
+    ['Action', (x) => x.Action],
+    ['Revisions', (x) => (x.RevisionNums ?? []).join(',')],
+    ['Conflicts', (x) => (x.Conflicts?.length ? x.Conflicts.length : '')],
+    ['Error', (x) => x.Error?.Message ?? ''],
+  ]);
+}
 
 async function invoke(a: Args, c: Client, mutating: boolean): Promise<void> {
   const verb = mutating ? 'set' : 'get';

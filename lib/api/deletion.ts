@@ -45,14 +45,14 @@ export async function deleteUnitCascade(deps: Deps, unit: Unit, report: DeleteRe
 export async function deleteSpace(deps: Deps, space: Space, opts: { recursive: boolean; force: boolean }): Promise<DeleteReport> {
   const kinds: SpaceKind[] = ['Tag', 'ChangeSet', 'Filter', 'Target', 'Link'];
   const [units, ...others] = await Promise.all([deps.store.listUnits(space.SpaceID), ...kinds.map((k) => deps.store.listInSpace<{ SpaceID: string; Slug: string }>(k, space.SpaceID))]);
+  const gates = gated(units);
+  if (gates.length && !opts.force) throw new Conflict(`space '${space.Slug}' has units with delete gates: ${gates.join(', ')}; use --recursive-force to delete past them`);
   const held = units.length + others.reduce((n, l) => n + l.length, 0);
   if (held && !opts.recursive && !opts.force) {
     throw new Conflict(
       `space '${space.Slug}' is not empty (${units.length} units, ${others.map((l, i) => `${l.length} ${kinds[i]!.toLowerCase()}s`).join(', ')}); delete them first or use --recursive`,
     );
   }
-  const gates = gated(units);
-  if (gates.length && !opts.force) throw new Conflict(`space '${space.Slug}' has units with delete gates: ${gates.join(', ')}; use --recursive-force to delete past them`);
   const report: DeleteReport = { DeletedUnits: [], RemovedLinks: [] };
   for (const u of units) await deleteUnitCascade(deps, u, report);
   for (const [i, items] of others.entries()) {
