@@ -130,7 +130,9 @@ describe('spaces', () => {
     const r = await env.api.del('/space/doomed');
     expect(r.status).toBe(409);
     expect(r.body.Message).toMatch(/not empty \(1 units/);
-    expect((await env.api.del('/space/doomed?recursive=true')).status).toBe(204);
+    const deleted = await env.api.del('/space/doomed?recursive=true');
+    expect(deleted.status).toBe(200);
+    expect(deleted.body).toEqual({ DeletedUnits: ['web'], RemovedLinks: [] });
     expect((await env.api.get('/space/doomed')).status).toBe(404);
     // The slugs are free again, for the space and for a unit in a new space of that name.
     expect((await env.api.post('/space', { Slug: 'doomed' })).status).toBe(201);

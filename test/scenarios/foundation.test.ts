@@ -111,7 +111,7 @@ describe('the foundation through cub', () => {
   it('deletes a space only when empty or with --recursive', async () => {
     const r = await cub(['space', 'delete', 'acme-base']);
     expect(r.stderr).toMatch(/not empty/);
-    expect(await ok(['space', 'delete', 'acme-base', '--recursive'])).toBe('Deleted space acme-base\n');
+    expect(await ok(['space', 'delete', 'acme-base', '--recursive'])).toBe('Deleted space acme-base with 2 unit(s)\n');
     expect((await cub(['space', 'get', 'acme-base'])).code).toBe(1);
   });
 });
