@@ -134,3 +134,25 @@ DownstreamSetters:
     expect((await ok('link', 'list', '--space', 'acme-dev')).trim().split('\n')).toHaveLength(1);
   });
 });
+
+describe('unit update forms through cub', () => {
+  it('--upgrade, --merge-source with a range, --restore and --revert', async () => {
+    await ok('space', 'create', 'up');
+    await cub(['unit', 'create', '--space', 'up', 'app', '-'], 'kind: Deployment\nmetadata:\n  name: app\nspec:\n  replicas: 1\n');
+    await ok('variant', 'create', 'down', 'up', '--space-slug', 'down');
+    await ok('function', 'set', '--space', 'up', '--unit', 'app', 'set-replicas', '2');
+    await ok('function', 'set', '--space', 'up', '--unit', 'app', 'set-replicas', '3');
+    expect(await ok('unit', 'update', '--space', 'down', '--unit', 'app', '--merge-source', 'up/app', '--merge-base', '1', '--merge-end', '2')).toMatch(/app\s+Upgrade\s+2/);
+    const replicas = async () => parseAllDocuments(await ok('unit', 'data', '--space', 'down', 'app'))[0]!.toJS().spec.replicas;
+    expect(await replicas()).toBe(2);
+    expect(await ok('unit', 'update', '--upgrade', '--space', 'down', '--unit', 'app')).toMatch(/app\s+Upgrade\s+3/);
+    expect(await replicas()).toBe(3);
+    await ok('unit', 'update', '--space', 'down', 'app', '--restore', '1');
+    expect(await replicas()).toBe(1);
+    await ok('unit', 'update', '--space', 'down', 'app', '--revert', '4');
+    expect(await replicas()).toBe(3);
+    const revs = await ok('revision', 'list', '--space', 'down', 'app');
+    expect(revs.split('\n')[1]).toMatch(/^5\s+Revert/);
+    expect(revs.split('\n')[2]).toMatch(/^4\s+Restore/);
+  });
+});
