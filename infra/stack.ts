@@ -6,6 +6,9 @@ import { HttpLambdaAuthorizer, HttpLambdaResponseType } from 'aws-cdk-lib/aws-ap
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import { AttributeType, BillingMode, ProjectionType, Table } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { EventBus, Rule } from 'aws-cdk-lib/aws-events';
+import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
+import { RULES } from '../lib/events/contracts.ts';
 import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { Construct } from 'constructs';
@@ -38,6 +41,8 @@ export class BatonStack extends Stack {
       });
     }
 
+    const bus = new EventBus(this, 'Bus', { eventBusName: 'baton' });
+
     const fn = (name: string, entry: string) =>
       new NodejsFunction(this, name, {
         entry: join(root, entry),
@@ -45,7 +50,7 @@ export class BatonStack extends Stack {
         architecture: Architecture.ARM_64,
         memorySize: 512,
         timeout: Duration.seconds(29),
-        environment: { TABLE_NAME: this.table.tableName, NODE_OPTIONS: '--enable-source-maps' },
+        environment: { TABLE_NAME: this.table.tableName, BUS_NAME: bus.eventBusName, NODE_OPTIONS: '--enable-source-maps' },
         bundling: {
           format: OutputFormat.ESM,
           target: 'node22',
@@ -58,14 +63,28 @@ export class BatonStack extends Stack {
 
     const apiFn = fn('ApiFunction', 'functions/api.ts');
     const authorizerFn = fn('AuthorizerFunction', 'functions/authorizer.ts');
+    const liveStatusFn = fn('LiveStatusFunction', 'functions/live-status.ts');
 
-    // Least privilege: the API reads and writes items and runs transactions; it never scans.
-    apiFn.addToRolePolicy(
-      new PolicyStatement({
-        actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:Query', 'dynamodb:BatchWriteItem', 'dynamodb:ConditionCheckItem'],
-        resources: [this.table.tableArn, `${this.table.tableArn}/index/*`],
-      }),
-    );
+    // Least privilege: the API and the consumer read and write items and run transactions; they never scan.
+    for (const f of [apiFn, liveStatusFn]) {
+      f.addToRolePolicy(
+        new PolicyStatement({
+          actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:Query', 'dynamodb:BatchWriteItem', 'dynamodb:ConditionCheckItem'],
+          resources: [this.table.tableArn, `${this.table.tableArn}/index/*`],
+        }),
+      );
+      f.addToRolePolicy(new PolicyStatement({ actions: ['events:PutEvents'], resources: [bus.eventBusArn] }));
+    }
+
+    // Deploy-tool events reach the live-status consumer by the rules lib/events declares; a failing
+    // event is retried a bounded number of times, never forever.
+    for (const r of RULES) {
+      new Rule(this, r.name, {
+        eventBus: bus,
+        eventPattern: { source: r.source, detailType: r.detailType },
+        targets: [new LambdaFunction(liveStatusFn, { retryAttempts: 2, maxEventAge: Duration.hours(1) })],
+      });
+    }
     // The authorizer makes one lookup: the token's hash.
     authorizerFn.addToRolePolicy(new PolicyStatement({ actions: ['dynamodb:GetItem'], resources: [this.table.tableArn] }));
 
@@ -81,5 +100,6 @@ export class BatonStack extends Stack {
     }
     new CfnOutput(this, 'ApiUrl', { value: this.api.apiEndpoint });
     new CfnOutput(this, 'TableName', { value: this.table.tableName });
+    new CfnOutput(this, 'BusName', { value: bus.eventBusName });
   }
 }

@@ -43,7 +43,7 @@ export async function deleteUnitCascade(deps: Deps, unit: Unit, report: DeleteRe
 
 /** Deletes a Space: refused while not empty unless recursive, and past delete gates only when forced. */
 export async function deleteSpace(deps: Deps, space: Space, opts: { recursive: boolean; force: boolean }): Promise<DeleteReport> {
-  const kinds: SpaceKind[] = ['Tag', 'ChangeSet', 'Filter', 'Target', 'Link'];
+  const kinds: SpaceKind[] = ['Tag', 'ChangeSet', 'Filter', 'Target', 'Link', 'Release'];
   const [units, ...others] = await Promise.all([deps.store.listUnits(space.SpaceID), ...kinds.map((k) => deps.store.listInSpace<{ SpaceID: string; Slug: string }>(k, space.SpaceID))]);
   const gates = gated(units);
   if (gates.length && !opts.force) throw new Conflict(`space '${space.Slug}' has units with delete gates: ${gates.join(', ')}; use --recursive-force to delete past them`);
@@ -60,7 +60,7 @@ export async function deleteSpace(deps: Deps, space: Space, opts: { recursive: b
       const kind = kinds[i]!;
       const id = (item as Record<string, unknown>)[`${kind}ID`] as string;
       const fresh = await deps.store.getInSpace<{ SpaceID: string; Slug: string }>(kind, space.SpaceID, id);
-      if (fresh) await deps.store.deleteInSpace(kind, fresh);
+      if (fresh) await deps.store.transact([{ op: 'delete', kind, item: fresh }]);
     }
   }
   await deps.store.deleteSpace(space);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { LiveStatusSchema } from '../events/contracts.ts';
 
 /** Zod schemas shared by the routes, the CLI and the tests: one per request shape. */
 export const SLUG_PATTERN = /^[A-Za-z0-9]([-_A-Za-z0-9]*[A-Za-z0-9])?$/;
@@ -168,3 +169,12 @@ export const CreateLink = z.strictObject({
     .optional(),
 });
 export const DeleteWithGates = z.strictObject({ recursive: z.enum(['true', 'false']).optional(), force: z.enum(['true', 'false']).optional() });
+
+export const PublishRelease = z.strictObject({ Revision: RevisionRef.optional(), DryRun: z.boolean().optional(), Description: z.string().max(4096).optional() });
+export const UpdateRelease = z.strictObject({
+  Version: Version.optional(),
+  LiveStatus: LiveStatusSchema.optional(),
+  Labels: LabelPatch.optional(),
+  Annotations: AnnotationPatch.optional(),
+});
+export const HookBody = z.unknown().refine((v) => v !== undefined && v !== null && typeof v === 'object', 'a JSON object body is required');

@@ -3,6 +3,7 @@ import { diffData } from '../config/diff.ts';
 import { validateData, type ToolchainType } from '../config/documents.ts';
 import { compress, dataHash, decompress } from '../config/hash.ts';
 import { touchesProtected } from '../config/merge.ts';
+import { validationErrors } from '../config/validate.ts';
 import type { Caller, ChangeSet, Mark, Mutation, ProtectedPath, Revision, Space, Tag, Target, Unit } from '../model/entities.ts';
 import { Conflict, Invalid, NotFound, TooLarge } from '../model/errors.ts';
 import type { Deps } from './deps.ts';
@@ -89,7 +90,7 @@ export function newUnit(deps: Deps, caller: Caller, space: Space, fields: NewUni
     DeleteGates: fields.DeleteGates,
     DataHash: dataHash(data),
     DataSize: Buffer.byteLength(data),
-    ValidationErrors: {},
+    ValidationErrors: validationErrors(fields.ToolchainType as ToolchainType, data),
     CreatedAt: now,
     UpdatedAt: now,
     Version: 1,
@@ -133,6 +134,7 @@ function revisionOf(deps: Deps, caller: Caller, unit: Unit, data: string, stored
     ChangeSetID: unit.ChangeSetID,
     DataHash: unit.DataHash,
     DataSize: unit.DataSize,
+    ValidationErrors: unit.ValidationErrors,
     Data: stored,
     CreatedAt: now,
   };
@@ -163,6 +165,7 @@ export function advance(deps: Deps, caller: Caller, unit: Unit, before: string, 
     LastChangeDescription: meta.description ?? '',
     DataHash: dataHash(data),
     DataSize: Buffer.byteLength(data),
+    ValidationErrors: validationErrors(unit.ToolchainType as ToolchainType, data),
     UpdatedAt: deps.now().toISOString(),
   };
   const { revision, mutation } = revisionOf(deps, caller, next, data, storable(data), before, meta);
@@ -210,6 +213,7 @@ export async function writeData(deps: Deps, caller: Caller, space: Space, unit: 
     ProtectedPaths: protect,
     DataHash: hash,
     DataSize: Buffer.byteLength(data),
+    ValidationErrors: validationErrors(unit.ToolchainType as ToolchainType, data),
     ...(cs && !unit.ChangeSetID ? { ChangeSetID: cs.ChangeSetID, ChangeSetStartRevisionNum: unit.HeadRevisionNum } : {}),
     UpdatedAt: now,
     Version: unit.Version + 1,

@@ -1,12 +1,12 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { systemDeps } from '../api/deps.ts';
 import { DynamoStore } from '../store/dynamo-store.ts';
 import { dynamoClient, ensureTable } from '../store/table.ts';
 import { createOrganization } from './bootstrap.ts';
 import { startDynamoLocal, type DynamoLocal } from './dynamo.ts';
 import { startServer } from './server.ts';
+import { localDeps } from './wiring.ts';
 
 /** Where `npm start` leaves the server URL and first token for `cub`. */
 export function contextPath(): string {
@@ -29,7 +29,7 @@ async function main(): Promise<void> {
   }
   const client = dynamoClient(endpoint);
   await ensureTable(client, table);
-  const deps = systemDeps(new DynamoStore(client, table));
+  const { deps } = localDeps(new DynamoStore(client, table));
   const server = await startServer(deps, { port, host: process.env.HOST ?? '127.0.0.1' });
   const ctxFile = contextPath();
   const existing = await deps.store.firstOrganization();

@@ -96,6 +96,11 @@ export const ENTITY_ATTRIBUTES: Record<string, EntityAttributes> = {
     },
     relations: {},
   },
+  Release: {
+    entity: 'Release',
+    attributes: { ...inSpace, ReleaseID: 'uuid', ReleaseNum: 'int', TargetID: 'uuid', TagID: 'uuid', ChangeOrderID: 'uuid', Published: 'bool', Digest: 'string', UnitCount: 'int', UserID: 'uuid', PublishedAt: 'time' },
+    relations: {},
+  },
   Target: { entity: 'Target', attributes: { ...inSpace, TargetID: 'uuid', Facts: 'map' }, relations: {} },
 };
 

@@ -104,6 +104,7 @@ export interface Revision {
   DataHash: string;
   DataSize: number;
   CreatedAt: string;
+  ValidationErrors?: StringMap;
   /** Tag ID → "" for each Tag marking this revision (filled when read). */
   Tags?: StringMap;
 }
@@ -164,6 +165,44 @@ export interface Filter extends InSpace {
 export interface Target extends InSpace {
   TargetID: string;
   Facts: StringMap;
+  /** The last ReleaseNum given out for this Target; Releases count up from it. */
+  LastReleaseNum?: number;
+}
+
+/** What a deploy tool last reported about one Release. */
+export interface ReleaseLiveStatus {
+  Sync?: 'Synced' | 'OutOfSync' | 'Unknown';
+  Health?: 'Healthy' | 'Progressing' | 'Degraded' | 'Suspended' | 'Missing' | 'Unknown';
+  Operation?: 'Running' | 'Succeeded' | 'Failed' | '';
+  Reporter?: string;
+  DataSource?: string;
+  Message?: string;
+  ObservedAt?: string;
+}
+
+/** One Unit's revision in a Release. */
+export interface BundledUnit {
+  UnitID: string;
+  Slug: string;
+  RevisionNum: number;
+  DataHash: string;
+}
+
+export interface Release extends InSpace {
+  ReleaseID: string;
+  ReleaseNum: number;
+  TargetID: string;
+  TagID: string;
+  ChangeOrderID?: string;
+  Published: boolean;
+  Digest: string;
+  UnitCount: number;
+  Units: BundledUnit[];
+  UserID: string;
+  Description?: string;
+  LiveStatus?: ReleaseLiveStatus;
+  PublishedAt: string;
+  WithdrawnAt?: string;
 }
 
 /** How a Link carries changes. UpgradeUnit and MergeUnits merge; the others write values (later issues). */

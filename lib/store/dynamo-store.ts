@@ -7,6 +7,7 @@ type AnyEntity = any;
 
 const ID_FIELD: Record<SpaceKind | 'Space' | 'Component' | 'Unit', string> = {
   Link: 'LinkID',
+  Release: 'ReleaseID',
   Space: 'SpaceID',
   Component: 'ComponentID',
   Unit: 'UnitID',
@@ -298,6 +299,8 @@ export class DynamoStore implements Store {
         return { UnitID: item.UnitID, RevisionNum: item.RevisionNum };
       case 'Mark':
         return { TagID: item.TagID, UnitID: item.UnitID };
+      case 'Counter':
+        return { Name: item.Name };
       default:
         return { SpaceID: item.SpaceID, [ID_FIELD[kind]]: item[ID_FIELD[kind]] };
     }
@@ -306,7 +309,7 @@ export class DynamoStore implements Store {
   /** Where a kind's slugs are unique, or undefined for kinds without slugs. */
   private static slugScope(kind: WriteKind, item: Record<string, unknown>): string | undefined {
     if (kind === 'Space' || kind === 'Component') return `ORG#${String(item.OrganizationID)}`;
-    if (kind === 'Revision' || kind === 'Mutation' || kind === 'Mark') return undefined;
+    if (kind === 'Revision' || kind === 'Mutation' || kind === 'Mark' || kind === 'Counter' || kind === 'Release') return undefined;
     return `SPACE#${String(item.SpaceID)}`;
   }
 
@@ -353,6 +356,11 @@ export class DynamoStore implements Store {
         }),
       reasons,
     );
+  }
+
+  async counter(name: string): Promise<{ Name: string; Value: number; Version: number }> {
+    const { data } = await this.e.Counter.get({ Name: name }).go();
+    return data ?? { Name: name, Value: 0, Version: 0 };
   }
 
   async linksInto(unitId: string): Promise<Link[]> {

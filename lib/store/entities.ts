@@ -106,6 +106,7 @@ export const Revision = new Entity({
     ChangeSetID: str,
     DataHash: str,
     DataSize: num,
+    ValidationErrors: any,
     Data: reqStr,
     CreatedAt: reqStr,
   },
@@ -145,7 +146,30 @@ const spaceEntity = (entity: string, idField: string, extra: Record<string, unkn
 export const Tag = spaceEntity('tag', 'TagID', { ChangeOrderID: str, ChangeSetID: str, ReleaseID: str });
 export const ChangeSet = spaceEntity('changeset', 'ChangeSetID', { Description: str, StartTagID: str, EndTagID: str, State: str });
 export const Filter = spaceEntity('filter', 'FilterID', { From: str, Where: str });
-export const Target = spaceEntity('target', 'TargetID', { Facts: any });
+export const Target = spaceEntity('target', 'TargetID', { Facts: any, LastReleaseNum: num as never });
+
+/** A published bundle of a Space's Units; content fields never change, LiveStatus and labels do. */
+export const Release = new Entity({
+  model: { entity: 'release', version: '1', service },
+  attributes: {
+    ...inSpace,
+    ReleaseID: reqStr,
+    ReleaseNum: { type: 'number', required: true },
+    TargetID: reqStr,
+    TagID: reqStr,
+    ChangeOrderID: str,
+    Published: { type: 'boolean' },
+    Digest: reqStr,
+    UnitCount: num,
+    Units: any,
+    UserID: str,
+    Description: str,
+    LiveStatus: any,
+    PublishedAt: str,
+    WithdrawnAt: str,
+  },
+  indexes: { primary: primary(['SpaceID'], ['ReleaseID']) },
+});
 
 /** A Link lives in its downstream Space; the GSI serves "the Links pointing at a Unit" (merge cursors, fan-out). */
 export const Link = new Entity({
@@ -171,6 +195,13 @@ export const Link = new Entity({
   },
 });
 
+/** A named counter (e.g. the last ReleaseNum of a Target), advanced under its Version in a transaction. */
+export const Counter = new Entity({
+  model: { entity: 'counter', version: '1', service },
+  attributes: { Name: reqStr, Value: { type: 'number', required: true }, Version: { type: 'number', required: true } },
+  indexes: { primary: primary(['Name'], []) },
+});
+
 /** A Tag's mark on one Unit: at most one revision per (Tag, Unit). The GSI serves "the Tags of a Unit". */
 export const Mark = new Entity({
   model: { entity: 'mark', version: '1', service },
@@ -184,7 +215,7 @@ export const Mark = new Entity({
 /** Builds the Service over one table with one client. */
 export function makeService(client: unknown, table: string) {
   return new Service(
-    { Organization, User, ApiToken, SlugClaim, Space, Component, Unit, Revision, Mutation, Tag, ChangeSet, Filter, Target, Mark, Link },
+    { Organization, User, ApiToken, SlugClaim, Space, Component, Unit, Revision, Mutation, Tag, ChangeSet, Filter, Target, Mark, Link, Release, Counter },
     { client: client as never, table },
   );
 }

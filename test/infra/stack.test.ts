@@ -32,11 +32,19 @@ describe('the synthesized stack', () => {
     });
   });
 
-  it('runs both functions on Node.js 22, bundled, with the table name', () => {
+  it('runs the API, authorizer and live-status functions on Node.js 22, bundled, with the table and bus names', () => {
     const fns = Object.values(template.findResources('AWS::Lambda::Function')) as any[];
-    const ours = fns.filter((f) => f.Properties.Environment?.Variables?.TABLE_NAME);
-    expect(ours).toHaveLength(2);
+    const ours = fns.filter((f) => f.Properties.Environment?.Variables?.TABLE_NAME && f.Properties.Environment?.Variables?.BUS_NAME);
+    expect(ours).toHaveLength(3);
     for (const f of ours) expect(f.Properties.Runtime).toBe('nodejs22.x');
+  });
+
+  it('routes Argo CD and Flux events from the bus to the consumer with bounded retries', () => {
+    template.resourceCountIs('AWS::Events::EventBus', 1);
+    template.hasResourceProperties('AWS::Events::Rule', {
+      EventPattern: { source: ['baton.hooks'], 'detail-type': ['Argo CD Notification', 'Flux Event'] },
+      Targets: [Match.objectLike({ RetryPolicy: { MaximumRetryAttempts: 2, MaximumEventAgeInSeconds: 3600 } })],
+    });
   });
 
   it('grants least privilege: no scans, no wildcards, and the authorizer only reads one item', () => {
@@ -45,6 +53,7 @@ describe('the synthesized stack', () => {
     const actions = statements.flatMap((s: any) => [s.Action].flat());
     expect(actions).not.toContain('dynamodb:Scan');
     expect(actions.some((a: string) => a.endsWith(':*') || a === '*')).toBe(false);
+    expect(actions).toContain('events:PutEvents');
     const authorizerPolicy = policies.find((p) => JSON.stringify(p.Properties.Roles).includes('Authorizer'));
     expect(authorizerPolicy.Properties.PolicyDocument.Statement).toEqual([expect.objectContaining({ Action: 'dynamodb:GetItem', Effect: 'Allow' })]);
   });

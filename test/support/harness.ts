@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
-import { systemDeps, type Deps } from '../../lib/api/deps.ts';
+import type { Deps } from '../../lib/api/deps.ts';
+import type { InProcessBus } from '../../lib/events/bus.ts';
+import { localDeps } from '../../lib/local/wiring.ts';
 import { createOrganization } from '../../lib/local/bootstrap.ts';
 import { startServer, type LocalServer } from '../../lib/local/server.ts';
 import type { Caller } from '../../lib/model/entities.ts';
@@ -47,6 +49,7 @@ export class Api {
 export interface Env {
   url: string;
   deps: Deps;
+  bus: InProcessBus;
   api: Api;
   other: Api;
   anonymous: Api;
@@ -60,13 +63,14 @@ export async function startEnv(): Promise<Env> {
   const table = `test-${randomUUID().slice(0, 8)}`;
   const client = dynamoClient(endpoint);
   await ensureTable(client, table);
-  const deps = systemDeps(new DynamoStore(client, table));
+  const { deps, bus } = localDeps(new DynamoStore(client, table));
   const server = await startServer(deps);
   const a = await createOrganization(deps, `org-${table}`);
   const b = await createOrganization(deps, `other-${table}`);
   return {
     url: server.url,
     deps,
+    bus,
     api: new Api(server.url, a.token, a.caller),
     other: new Api(server.url, b.token, b.caller),
     anonymous: new Api(server.url, undefined),

@@ -3,6 +3,7 @@ import { spaceEntityRoutes } from './space-entities.ts';
 import { spaceRoutes } from './spaces.ts';
 import { unitRoutes } from './units.ts';
 import { variantRoutes } from './variants.ts';
+import { releaseRoutes } from './releases.ts';
 
 /** The route table: the one list the Lambda handler, the local server and the CDK stack all read. */
-export const ROUTES: Route[] = [...spaceRoutes, ...unitRoutes, ...spaceEntityRoutes, ...variantRoutes];
+export const ROUTES: Route[] = [...spaceRoutes, ...unitRoutes, ...spaceEntityRoutes, ...variantRoutes, ...releaseRoutes];

@@ -1,0 +1,53 @@
+import type { Release, Space } from '../model/entities.ts';
+import { Conflict } from '../model/errors.ts';
+import { DetailType, HookDetail, type BatonEvent } from '../events/contracts.ts';
+import { mapArgoCd, mapFlux, type LiveStatusReport } from '../events/mapping.ts';
+import type { Deps } from './deps.ts';
+import { releasesOf, writeLiveStatus } from './releases.ts';
+
+/** What the consumer did with one event. */
+export type Outcome = { applied: true; ReleaseID: string } | { applied: false; reason: string };
+
+function drop(reason: string, event: BatonEvent): Outcome {
+  // Malformed and unmatched events are logged and dropped: retrying them cannot help.
+  console.warn(`dropped ${event.detailType}: ${reason}`);
+  return { applied: false, reason };
+}
+
+/**
+ * The live-status consumer: maps an Argo CD or Flux event to the LiveStatus of the Release it is about
+ * (by Space slug and Release number or digest). A report older than what the Release already has is
+ * dropped, and a report only ever touches its own Release, so news of an older Release never
+ * overwrites a newer one's status.
+ */
+export async function consumeDeployToolEvent(deps: Deps, event: BatonEvent): Promise<Outcome> {
+  const detail = HookDetail.safeParse(event.detail);
+  if (!detail.success) return drop('event detail is not a hook envelope', event);
+  const { OrganizationID, ReceivedAt, Payload } = detail.data;
+  const mapped = event.detailType === DetailType.ArgoCd ? mapArgoCd(Payload, ReceivedAt) : event.detailType === DetailType.Flux ? mapFlux(Payload, ReceivedAt) : { error: `no mapping for ${event.detailType}` };
+  if ('error' in mapped) return drop(mapped.error, event);
+  const spaceId = await deps.store.resolveSlug(`ORG#${OrganizationID}`, 'space', mapped.spaceSlug);
+  const space = spaceId ? await deps.store.getSpace(OrganizationID, spaceId) : undefined;
+  if (!space) return drop(`no space '${mapped.spaceSlug}'`, event);
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const release = await matchRelease(deps, space, mapped);
+    if (!release) return drop(`space '${space.Slug}' has no release ${mapped.releaseNum ?? mapped.digest ?? '(none named: set the baton.io/release annotation or metadata)'}`, event);
+    const have = release.LiveStatus?.ObservedAt;
+    if (have && mapped.status.ObservedAt && Date.parse(mapped.status.ObservedAt) < Date.parse(have)) return drop(`report from ${mapped.status.ObservedAt} is older than release ${release.ReleaseNum}'s (${have})`, event);
+    try {
+      await writeLiveStatus(deps, space, release, { LiveStatus: mapped.status });
+      return { applied: true, ReleaseID: release.ReleaseID };
+    } catch (e) {
+      if (!(e instanceof Conflict)) throw e;
+    }
+  }
+  return drop('release kept changing under the write', event);
+}
+
+async function matchRelease(deps: Deps, space: Space, r: LiveStatusReport): Promise<Release | undefined> {
+  if (r.releaseNum === undefined && !r.digest) return undefined;
+  const releases = await releasesOf(deps, space);
+  if (r.releaseNum !== undefined) return releases.find((x) => x.ReleaseNum === r.releaseNum);
+  // Several releases can share a digest (a re-release of the same content): the newest carries it now.
+  return releases.find((x) => x.Digest === r.digest);
+}

@@ -1,0 +1,104 @@
+import { z } from 'zod';
+
+/** Event contracts: one zod schema per event, shared by the routes that put them, the consumers and the CDK rules. */
+
+/** Where Baton's own events come from, and where the deploy-tool ingest routes put theirs. */
+export const SOURCE = 'baton' as const;
+export const HOOK_SOURCE = 'baton.hooks' as const;
+
+/** The event names (EventBridge detail-types). */
+export const DetailType = {
+  /** An Argo CD Notifications webhook body, as Argo CD sent it. */
+  ArgoCd: 'Argo CD Notification',
+  /** A Flux notification-controller generic-webhook body, as Flux sent it. */
+  Flux: 'Flux Event',
+  /** A Release was published. */
+  ReleasePublished: 'Release Published',
+  /** A Release's LiveStatus changed. */
+  ReleaseLiveStatusChanged: 'Release Live Status Changed',
+} as const;
+export type DetailType = (typeof DetailType)[keyof typeof DetailType];
+
+/** An event on the bus. */
+export interface BatonEvent {
+  source: string;
+  detailType: DetailType;
+  detail: Record<string, unknown>;
+}
+
+/** What an ingest route puts on the bus: the caller's organization and the tool's body, unchanged. */
+export const HookDetail = z.object({ OrganizationID: z.uuid(), ReceivedAt: z.string(), Payload: z.unknown() });
+
+export const LiveStatusSchema = z.strictObject({
+  Sync: z.enum(['Synced', 'OutOfSync', 'Unknown']).optional(),
+  Health: z.enum(['Healthy', 'Progressing', 'Degraded', 'Suspended', 'Missing', 'Unknown']).optional(),
+  Operation: z.enum(['Running', 'Succeeded', 'Failed', '']).optional(),
+  Reporter: z.string().max(256).optional(),
+  DataSource: z.string().max(256).optional(),
+  Message: z.string().max(4096).optional(),
+  ObservedAt: z.iso.datetime({ offset: true }).optional(),
+});
+
+export const ReleasePublishedDetail = z.object({
+  OrganizationID: z.uuid(),
+  SpaceID: z.uuid(),
+  SpaceSlug: z.string(),
+  ReleaseID: z.uuid(),
+  ReleaseNum: z.number().int(),
+  TargetID: z.uuid(),
+  Digest: z.string(),
+  UnitCount: z.number().int(),
+  ChangeOrderID: z.uuid().optional(),
+});
+
+export const ReleaseLiveStatusChangedDetail = z.object({
+  OrganizationID: z.uuid(),
+  SpaceID: z.uuid(),
+  SpaceSlug: z.string(),
+  ReleaseID: z.uuid(),
+  ReleaseNum: z.number().int(),
+  LiveStatus: LiveStatusSchema,
+  Previous: LiveStatusSchema.optional(),
+});
+
+/** Argo CD's Application as `{{toJson .app}}` renders it in a Notifications webhook template (bare, or under `app`). */
+export const ArgoApplication = z.looseObject({
+  metadata: z.looseObject({
+    name: z.string(),
+    namespace: z.string().optional(),
+    annotations: z.record(z.string(), z.string()).optional(),
+    labels: z.record(z.string(), z.string()).optional(),
+  }),
+  status: z
+    .looseObject({
+      sync: z.looseObject({ status: z.string().optional(), revision: z.string().optional() }).optional(),
+      health: z.looseObject({ status: z.string().optional(), message: z.string().optional() }).optional(),
+      operationState: z
+        .looseObject({ phase: z.string().optional(), message: z.string().optional(), finishedAt: z.string().optional(), startedAt: z.string().optional(), syncResult: z.looseObject({ revision: z.string().optional() }).optional() })
+        .optional(),
+      reconciledAt: z.string().optional(),
+    })
+    .optional(),
+});
+
+/** Flux notification-controller's event, as its generic webhook provider posts it. */
+export const FluxEvent = z.looseObject({
+  involvedObject: z.looseObject({ kind: z.string(), name: z.string(), namespace: z.string().optional() }),
+  severity: z.enum(['info', 'error', 'trace']),
+  timestamp: z.string(),
+  message: z.string(),
+  reason: z.string(),
+  metadata: z.record(z.string(), z.string()).optional(),
+  reportingController: z.string().optional(),
+});
+
+/** A rule: which events a consumer receives. The CDK stack and the in-process bus read the same list. */
+export interface Rule {
+  name: string;
+  source: string[];
+  detailType: DetailType[];
+}
+
+/** Deploy-tool events go to the live-status consumer. */
+export const LIVE_STATUS_RULE: Rule = { name: 'DeployToolLiveStatus', source: [HOOK_SOURCE], detailType: [DetailType.ArgoCd, DetailType.Flux] };
+export const RULES: Rule[] = [LIVE_STATUS_RULE];
