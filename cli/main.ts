@@ -26,6 +26,16 @@ const COLUMNS: Record<string, Column[]> = {
   filter: [['Name', (r) => r.Slug], ['From', (r) => r.From], ['Where', (r) => r.Where]],
   target: [['Name', (r) => r.Slug], ['Space', (r) => r.SpaceSlug], ['Facts', (r) => r.Facts], ['ID', (r) => r.TargetID]],
   link: [['Name', (r) => r.Slug], ['Type', (r) => r.UpdateType], ['From', (r) => r.FromUnitID], ['To', (r) => r.ToUnitID], ['Merged', (r) => `${r.UpstreamLastMergedRevisionNum}→${r.DownstreamLastMergedRevisionNum}`], ['Stale', (r) => r.Stale]],
+  release: [
+    ['Num', (r) => r.ReleaseNum],
+    ['Space', (r) => r.SpaceSlug],
+    ['Published', (r) => r.Published],
+    ['Units', (r) => r.UnitCount],
+    ['Sync', (r) => r.LiveStatus?.Sync ?? ''],
+    ['Health', (r) => r.LiveStatus?.Health ?? ''],
+    ['Operation', (r) => r.LiveStatus?.Operation ?? ''],
+    ['Digest', (r) => String(r.Digest).slice(0, 12)],
+  ],
   change: [['Resource', (r) => r.Resource], ['Path', (r) => r.Path], ['Op', (r) => r.Op], ['Value', (r) => (r.Value === undefined ? '' : JSON.stringify(r.Value))]],
 };
 
@@ -357,6 +367,48 @@ const COMMANDS: Record<string, Record<string, Command>> = {
       const r = await c.post('/promote', { Space: space, DryRun: bool(a, 'dry-run') || undefined, Squash: bool(a, 'squash') || undefined });
       printUnitResults(r.body.Units, out(a));
       if (r.status === 207) process.exitCode = 1;
+    },
+  },
+  release: {
+    publish: async (a, c) => {
+      const space = a.positional[0] ?? flag(a, 'space');
+      if (!space) throw new UsageError('cub release publish <space> [--revision R] [--dry-run] [--description D]');
+      const rev = flag(a, 'revision');
+      const r = await c.post(`/space/${seg(space)}/release`, { Revision: rev === undefined ? undefined : /^\d+$/.test(rev) ? Number(rev) : rev, DryRun: bool(a, 'dry-run') || undefined, Description: flag(a, 'description') });
+      if ((out(a) ?? 'table') !== 'table') return print(r.body, out(a));
+      if (r.body.Message) process.stdout.write(`${r.body.Message}\n`);
+      else if (r.body.DryRun) process.stdout.write(`Would publish ${r.body.UnitCount} unit(s) of ${space}, digest ${r.body.Digest}:\n`);
+      else process.stdout.write(`Published release ${r.body.Release.ReleaseNum} of ${space}: ${r.body.UnitCount} unit(s), digest ${r.body.Digest}\n`);
+      if (!r.body.Message) print(r.body.Units, 'table', [['Unit', (u) => u.Slug], ['Revision', (u) => u.RevisionNum]]);
+    },
+    list: (a, c) => list(c, a, `/space/${seg(need(a, 'space', 'cub release list --space <space>'))}/release`, 'release'),
+    get: async (a, c) => {
+      const { space, slug } = locate(a, a.positional[0] ?? flag(a, 'release'), 'release', 'cub release get --space <space> <release-num|id>');
+      print((await c.get(`/space/${seg(space)}/release/${seg(slug)}`)).body, out(a) ?? 'yaml');
+    },
+    data: async (a, c) => {
+      const { space, slug } = locate(a, a.positional[0] ?? flag(a, 'release'), 'release', 'cub release data --space <space> <release-num|id>');
+      process.stdout.write((await c.get(`/space/${seg(space)}/release/${seg(slug)}/data`)).text);
+    },
+    withdraw: async (a, c) => {
+      const { space, slug } = locate(a, a.positional[0] ?? flag(a, 'release'), 'release', 'cub release withdraw --space <space> <release-num|id>');
+      const r = await c.post(`/space/${seg(space)}/release/${seg(slug)}/withdraw`);
+      process.stdout.write(`Withdrew release ${r.body.ReleaseNum} of ${space}\n`);
+    },
+    report: async (a, c) => {
+      const usage = 'cub release report --space <space> [--release N] --sync Synced|OutOfSync|Unknown --health Healthy|Progressing|Degraded|Suspended|Missing|Unknown [--operation Running|Succeeded|Failed] [--message M]';
+      const space = need(a, 'space', usage);
+      let release = flag(a, 'release');
+      if (!release) {
+        const all = (await c.get(`/space/${seg(space)}/release`, { where: 'Published = true' })).body as any[];
+        if (!all.length) throw new UsageError(`space ${space} has no published release to report on`);
+        release = String(all[0].ReleaseNum);
+      }
+      const live: Record<string, string> = { Reporter: flag(a, 'reporter') ?? 'cub', DataSource: 'cub release report', ObservedAt: new Date().toISOString() };
+      for (const [f, k] of [['sync', 'Sync'], ['health', 'Health'], ['operation', 'Operation'], ['message', 'Message']] as const) if (flag(a, f) !== undefined) live[k] = flag(a, f)!;
+      if (!live.Sync && !live.Health && !live.Operation) throw new UsageError(usage);
+      const r = await c.patch(`/space/${seg(space)}/release/${seg(release)}`, { LiveStatus: live });
+      print(r.body, out(a), COLUMNS.release);
     },
   },
   tag: {

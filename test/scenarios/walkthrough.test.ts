@@ -45,6 +45,11 @@ describe('the get-started walkthrough through cub', () => {
     expect(unit).toMatchObject({ UpstreamUnitID: base.UnitID, UpstreamRevisionNum: 1 });
     expect(unit.TargetID).toBeTruthy();
     expect((await backend('cubbychat-dev')).metadata.namespace).toBe('cubbychat');
+    expect(await ok('release', 'publish', 'cubbychat-dev')).toMatch(/^Published release 1 of cubbychat-dev: 3 unit\(s\), digest [0-9a-f]{64}\n/);
+    expect(await ok('release', 'list', '--space', 'cubbychat-dev')).toMatch(/^NUM\s+SPACE\s+PUBLISHED.*\n1\s+cubbychat-dev\s+true\s+3/);
+    expect(await ok('release', 'publish', 'cubbychat-dev')).toBe("nothing changed since release 1 of space 'cubbychat-dev'; no new release\n");
+    const noTarget = await cub(['release', 'publish', 'cubbychat-base']);
+    expect(noTarget.stderr).toMatch(/HTTP 422: space 'cubbychat-base' has no release target/);
   });
 
   it('3. makes a change in the base, sees dev behind, previews and promotes it', async () => {
@@ -56,6 +61,15 @@ describe('the get-started walkthrough through cub', () => {
     expect(await ok('variant', 'promote', 'cubbychat-dev')).toMatch(/backend\s+Upgrade\s+3/);
     expect((await backend('cubbychat-dev')).spec.replicas).toBe(2);
     expect(await ok('unit', 'list', '--space', 'cubbychat-dev')).toMatch(/backend\s+cubbychat-dev\s+3\s+2\s+no/);
+    expect(await ok('release', 'publish', 'cubbychat-dev', '--dry-run')).toMatch(/^Would publish 3 unit\(s\)[^]*backend\s+3/);
+    expect(await ok('release', 'publish', 'cubbychat-dev')).toMatch(/^Published release 2 of cubbychat-dev/);
+    const bundle = await ok('release', 'data', '--space', 'cubbychat-dev', '2');
+    expect(bundle).toMatch(/replicas: 2/);
+    expect(await ok('release', 'report', '--space', 'cubbychat-dev', '--sync', 'Synced', '--health', 'Healthy', '--operation', 'Succeeded')).toMatch(/2\s+cubbychat-dev\s+true\s+3\s+Synced\s+Healthy\s+Succeeded/);
+    const bad = await cub(['release', 'report', '--space', 'cubbychat-dev', '--health', 'Great']);
+    expect(bad.stderr).toMatch(/HTTP 400: invalid request body: LiveStatus\.Health/);
+    expect(await ok('release', 'withdraw', '--space', 'cubbychat-dev', '1')).toBe('Withdrew release 1 of cubbychat-dev\n');
+    expect(JSON.parse(await ok('release', 'get', '--space', 'cubbychat-dev', '1', '-o', 'json')).Published).toBe(false);
   });
 
   it('4. a second deployment starts from the base as it stands, with no placeholders left', async () => {
