@@ -1,7 +1,7 @@
-import type { Caller, Component, Link, Mark, Mutation, Organization, Revision, Space, Tag, Unit, User } from '../model/entities.ts';
+import type { Caller, ChangeOrder, Component, Link, Mark, Progress, Mutation, Organization, Revision, Space, Tag, Unit, User } from '../model/entities.ts';
 
 /** The kinds of Space-resident entity stored alike: an ID, a slug unique in the Space, a Version. */
-export type SpaceKind = 'Tag' | 'ChangeSet' | 'Filter' | 'Target' | 'Link' | 'Release';
+export type SpaceKind = 'Tag' | 'ChangeSet' | 'Filter' | 'Target' | 'Link' | 'Release' | 'ChangeWorkflow' | 'ChangeOrder';
 
 /** A write to place a mark: a Tag's mark on one revision of a Unit. */
 export interface MarkWrite {
@@ -23,7 +23,7 @@ export interface RevisionWrite {
 }
 
 /** The kinds a transaction can write. */
-export type WriteKind = 'Space' | 'Component' | 'Unit' | 'Revision' | 'Mutation' | 'Mark' | 'Counter' | SpaceKind;
+export type WriteKind = 'Space' | 'Component' | 'Unit' | 'Revision' | 'Mutation' | 'Mark' | 'Counter' | 'Progress' | SpaceKind;
 
 /**
  * One item of a multi-item write. `create` also claims the item's slug (fails if taken, or if the item
@@ -77,6 +77,8 @@ export interface Store {
   /** Writes every op or none, as one transaction (at most 100 items, slug claims included). */
   transact(ops: StoreOp[]): Promise<void>;
   linksInto(unitId: string): Promise<Link[]>;
+  changeOrdersOf(orgId: string): Promise<ChangeOrder[]>;
+  progressOf(changeOrderId: string): Promise<Progress[]>;
   /** A counter's value and Version (0 and 0 when it was never written). */
   counter(name: string): Promise<{ Name: string; Value: number; Version: number }>;
 

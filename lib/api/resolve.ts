@@ -38,7 +38,7 @@ export async function findInSpace<T>(deps: Deps, caller: Caller, space: Space, k
 }
 
 function kindName(kind: SpaceKind): string {
-  return { Tag: 'tag', ChangeSet: 'changeset', Filter: 'filter', Target: 'target', Link: 'link', Release: 'release' }[kind];
+  return { Tag: 'tag', ChangeSet: 'changeset', Filter: 'filter', Target: 'target', Link: 'link', Release: 'release', ChangeWorkflow: 'changeworkflow', ChangeOrder: 'changeorder' }[kind];
 }
 
 /** Adds `SpaceSlug`, which is read, not stored, so a Space rename never leaves it stale. */

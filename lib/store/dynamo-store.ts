@@ -1,4 +1,4 @@
-import type { Caller, Component, Link, Mark, Mutation, Organization, Revision, Space, Tag, Unit, User } from '../model/entities.ts';
+import type { Caller, ChangeOrder, Component, Link, Mark, Progress, Mutation, Organization, Revision, Space, Tag, Unit, User } from '../model/entities.ts';
 import { Conflict } from '../model/errors.ts';
 import type { MarkWrite, RevisionWrite, SpaceKind, Store, StoreOp, WriteKind } from '../api/ports.ts';
 import { makeService, type BatonService } from './entities.ts';
@@ -8,6 +8,8 @@ type AnyEntity = any;
 const ID_FIELD: Record<SpaceKind | 'Space' | 'Component' | 'Unit', string> = {
   Link: 'LinkID',
   Release: 'ReleaseID',
+  ChangeWorkflow: 'ChangeWorkflowID',
+  ChangeOrder: 'ChangeOrderID',
   Space: 'SpaceID',
   Component: 'ComponentID',
   Unit: 'UnitID',
@@ -301,6 +303,8 @@ export class DynamoStore implements Store {
         return { TagID: item.TagID, UnitID: item.UnitID };
       case 'Counter':
         return { Name: item.Name };
+      case 'Progress':
+        return { ChangeOrderID: item.ChangeOrderID, SpaceID: item.SpaceID };
       default:
         return { SpaceID: item.SpaceID, [ID_FIELD[kind]]: item[ID_FIELD[kind]] };
     }
@@ -309,7 +313,7 @@ export class DynamoStore implements Store {
   /** Where a kind's slugs are unique, or undefined for kinds without slugs. */
   private static slugScope(kind: WriteKind, item: Record<string, unknown>): string | undefined {
     if (kind === 'Space' || kind === 'Component') return `ORG#${String(item.OrganizationID)}`;
-    if (kind === 'Revision' || kind === 'Mutation' || kind === 'Mark' || kind === 'Counter' || kind === 'Release') return undefined;
+    if (kind === 'Revision' || kind === 'Mutation' || kind === 'Mark' || kind === 'Counter' || kind === 'Release' || kind === 'Progress') return undefined;
     return `SPACE#${String(item.SpaceID)}`;
   }
 
@@ -361,6 +365,14 @@ export class DynamoStore implements Store {
   async counter(name: string): Promise<{ Name: string; Value: number; Version: number }> {
     const { data } = await this.e.Counter.get({ Name: name }).go();
     return data ?? { Name: name, Value: 0, Version: 0 };
+  }
+
+  async changeOrdersOf(orgId: string): Promise<ChangeOrder[]> {
+    return (await this.e.ChangeOrder.query.byOrg({ OrganizationID: orgId }).go({ pages: 'all' })).data;
+  }
+
+  async progressOf(changeOrderId: string): Promise<Progress[]> {
+    return (await this.e.Progress.query.primary({ ChangeOrderID: changeOrderId }).go({ pages: 'all' })).data;
   }
 
   async linksInto(unitId: string): Promise<Link[]> {

@@ -202,10 +202,49 @@ export const Counter = new Entity({
   indexes: { primary: primary(['Name'], []) },
 });
 
+export const ChangeWorkflow = spaceEntity('changeworkflow', 'ChangeWorkflowID', { Stages: any, Final: any, CustomPrerequisites: any, AttestationPrerequisites: any } as never);
+
+/** A ChangeOrder lives in its base Space; the GSI serves "the ChangeOrders of an organization". */
+export const ChangeOrder = new Entity({
+  model: { entity: 'changeorder', version: '1', service },
+  attributes: {
+    ...inSpace,
+    ChangeOrderID: reqStr,
+    Description: str,
+    UpdateType: str,
+    ChangeWorkflowID: str,
+    ChangeWorkflow: any,
+    InScopeSpaceIDs: any,
+    WhereSpace: str,
+    SpaceFilterID: str,
+    StartTagID: str,
+    EndTagID: str,
+    PublishTagID: str,
+    AbortedReason: str,
+    SkippedUnits: any,
+    PriorRevisions: str,
+    Stage: str,
+    Promotions: any,
+    PromotionFailures: any,
+    PromotionOverrides: any,
+  },
+  indexes: {
+    primary: primary(['SpaceID'], ['ChangeOrderID']),
+    byOrg: { index: 'gsi1', pk: key(['OrganizationID'], 'gsi1pk'), sk: key(['ChangeOrderID'], 'gsi1sk') },
+  },
+});
+
+/** (ChangeOrder, Space) progress: one query reads every Space's progress with a ChangeOrder. */
+export const Progress = new Entity({
+  model: { entity: 'progress', version: '1', service },
+  attributes: { ChangeOrderID: reqStr, SpaceID: reqStr, ResolvedAt: str, ReleaseID: str, ReleaseNum: num, ReleasedAt: str, Version: { type: 'number', required: true } },
+  indexes: { primary: primary(['ChangeOrderID'], ['SpaceID']) },
+});
+
 /** A Tag's mark on one Unit: at most one revision per (Tag, Unit). The GSI serves "the Tags of a Unit". */
 export const Mark = new Entity({
   model: { entity: 'mark', version: '1', service },
-  attributes: { TagID: reqStr, UnitID: reqStr, SpaceID: reqStr, RevisionNum: { type: 'number', required: true }, UpdatedAt: reqStr },
+  attributes: { TagID: reqStr, UnitID: reqStr, SpaceID: reqStr, RevisionNum: { type: 'number', required: true }, UpdatedAt: reqStr, ChangeOrderID: str, Role: str },
   indexes: {
     primary: primary(['TagID'], ['UnitID']),
     byUnit: { index: 'gsi1', pk: key(['UnitID'], 'gsi1pk'), sk: key(['TagID'], 'gsi1sk') },
@@ -215,7 +254,7 @@ export const Mark = new Entity({
 /** Builds the Service over one table with one client. */
 export function makeService(client: unknown, table: string) {
   return new Service(
-    { Organization, User, ApiToken, SlugClaim, Space, Component, Unit, Revision, Mutation, Tag, ChangeSet, Filter, Target, Mark, Link, Release, Counter },
+    { Organization, User, ApiToken, SlugClaim, Space, Component, Unit, Revision, Mutation, Tag, ChangeSet, Filter, Target, Mark, Link, Release, Counter, ChangeWorkflow, ChangeOrder, Progress },
     { client: client as never, table },
   );
 }

@@ -1,0 +1,87 @@
+import { BUILTIN_PREREQUISITES, type WorkflowDefinition } from '../model/entities.ts';
+import { Invalid } from '../model/errors.ts';
+import { parseWhere } from '../where/index.ts';
+import { compileCel } from '../gates/cel.ts';
+
+const BUILTINS = new Set<string>(Object.values(BUILTIN_PREREQUISITES));
+
+/**
+ * Checks a workflow when it is written: Stage names unique, every named prerequisite known (built-in,
+ * custom, attestation), each WhereSpace parses over Spaces, each `cel:` compiles, and
+ * ReleasePrerequisites name only attestation prerequisites.
+ */
+export function validateWorkflow(w: WorkflowDefinition): void {
+  if (!w.Stages.length) throw new Invalid('a workflow needs at least one Stage');
+  const names = new Set<string>();
+  for (const s of w.Stages) {
+    if (names.has(s.Name)) throw new Invalid(`Stage '${s.Name}' is named twice; Stage names must be unique`);
+    names.add(s.Name);
+  }
+  const custom = new Set<string>();
+  for (const c of w.CustomPrerequisites ?? []) {
+    if (BUILTINS.has(c.Name)) throw new Invalid(`custom prerequisite '${c.Name}' has the name of a built-in one`);
+    if (custom.has(c.Name)) throw new Invalid(`custom prerequisite '${c.Name}' is declared twice`);
+    custom.add(c.Name);
+    try {
+      compileCel(c.Expression);
+    } catch (e) {
+      throw new Invalid(`custom prerequisite '${c.Name}': the expression does not compile: ${(e as Error).message.split('\n')[0]}`);
+    }
+  }
+  const attestations = new Set<string>();
+  for (const a of w.AttestationPrerequisites ?? []) {
+    if (BUILTINS.has(a.Name) || custom.has(a.Name) || attestations.has(a.Name)) throw new Invalid(`attestation prerequisite '${a.Name}' clashes with another prerequisite's name`);
+    if (a.MaxAge !== undefined && !/^\d+[smhd]$/.test(a.MaxAge)) throw new Invalid(`attestation prerequisite '${a.Name}': MaxAge '${a.MaxAge}' must be a duration such as 72h`);
+    attestations.add(a.Name);
+  }
+  const known = (p: string) => BUILTINS.has(p) || custom.has(p) || attestations.has(p);
+  const check = (where: string, list: string[] | undefined) => {
+    for (const p of list ?? []) if (!known(p)) throw new Invalid(`${where} names prerequisite '${p}', which is neither built in (${[...BUILTINS].join(', ')}) nor declared`);
+  };
+  for (const s of w.Stages) {
+    try {
+      parseWhere(s.WhereSpace, 'Space');
+    } catch (e) {
+      throw new Invalid(`Stage '${s.Name}' WhereSpace: ${(e as Error).message}`);
+    }
+    check(`Stage '${s.Name}'`, s.Prerequisites);
+    check(`Stage '${s.Name}' ReleasePrerequisites`, s.ReleasePrerequisites);
+    for (const p of s.ReleasePrerequisites ?? []) if (!attestations.has(p)) throw new Invalid(`Stage '${s.Name}' ReleasePrerequisites may name only attestation prerequisites, not '${p}'`);
+  }
+  check('Final', w.Final?.Prerequisites);
+}
+
+type Doc = Record<string, unknown>;
+const up = (k: string) => k.charAt(0).toUpperCase() + k.slice(1);
+
+/** Field names as the document form writes them (camelCase) → the API's (PascalCase), recursively. */
+function pascal(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(pascal);
+  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v as Doc).map(([k, x]) => [up(k), pascal(x)]));
+  return v;
+}
+
+/**
+ * A workflow as a file gives it: the API's fields (what `get -o json` prints), or the document form
+ * `apiVersion: …/v1, kind: ChangeWorkflow, metadata: {name}, spec: {stages, final, …}`.
+ */
+export function workflowFromFile(doc: Doc): { slug?: string; definition: Doc } {
+  if (doc.kind === 'ChangeWorkflow' && doc.spec && typeof doc.spec === 'object') {
+    const meta = (doc.metadata ?? {}) as Doc;
+    return { slug: typeof meta.name === 'string' ? meta.name : undefined, definition: pascal(doc.spec) as Doc };
+  }
+  const { Stages, Final, CustomPrerequisites, AttestationPrerequisites } = doc;
+  const definition: Doc = { Stages };
+  if (Final !== undefined) definition.Final = Final;
+  if (CustomPrerequisites !== undefined) definition.CustomPrerequisites = CustomPrerequisites;
+  if (AttestationPrerequisites !== undefined) definition.AttestationPrerequisites = AttestationPrerequisites;
+  return { slug: typeof doc.Slug === 'string' ? doc.Slug : undefined, definition };
+}
+
+/** The flag form: each --stage selects `Labels.Stage = '<name>'`; prerequisites gate every Stage after the first, and Final. */
+export function workflowFromFlags(stages: string[], prerequisites: string[]): WorkflowDefinition {
+  return {
+    Stages: stages.map((name, i) => ({ Name: name, WhereSpace: `Labels.Stage = '${name.replace(/'/g, "''")}'`, ...(i > 0 && prerequisites.length ? { Prerequisites: prerequisites } : {}) })),
+    ...(prerequisites.length ? { Final: { Prerequisites: prerequisites } } : {}),
+  };
+}
