@@ -46,6 +46,32 @@ export interface MergeOptions {
   link?: Link;
   squash?: boolean;
   dryRun?: boolean;
+  /** Marks to write with the merge, placed by the heads before and after it. */
+  marks?: (headBefore: number, headAfter: number) => StoreOp[];
+  /** Reads an upstream revision (data and description); a promotion shares one cache across its Spaces. */
+  readUpstream?: UpstreamReader;
+  /** What the mutation says made the merge (default: the Link's type). */
+  mutationSource?: string;
+}
+
+/** Reads one revision of an upstream Unit. */
+export type UpstreamReader = (unit: Unit, num: number) => Promise<{ data: string; description?: string }>;
+
+/** Reads upstream revisions straight from the store. */
+export function storeReader(deps: Deps): UpstreamReader {
+  return async (unit, num) => (num === 0 ? { data: '' } : { data: await dataAt(deps, unit, num), description: (await deps.store.getRevision(unit.UnitID, num))?.Description });
+}
+
+/** Reads upstream revisions once per promotion, however many Spaces merge them. */
+export function cachedReader(deps: Deps): UpstreamReader {
+  const cache = new Map<string, Promise<{ data: string; description?: string }>>();
+  const read = storeReader(deps);
+  return (unit, num) => {
+    const key = `${unit.UnitID}#${num}`;
+    let v = cache.get(key);
+    if (!v) cache.set(key, (v = read(unit, num)));
+    return v;
+  };
 }
 
 /**
@@ -60,16 +86,15 @@ export async function mergeInto(deps: Deps, caller: Caller, space: Space, unit: 
   }
   if (unit.ToolchainType !== source.ToolchainType) throw new Invalid(`cannot merge ${source.ToolchainType} unit '${source.Slug}' into ${unit.ToolchainType} unit '${unit.Slug}'`);
   const result: UnitResult = { UnitID: unit.UnitID, UnitSlug: unit.Slug, SpaceID: space.SpaceID, Action: 'Unchanged', RevisionNums: [], Changes: [], Conflicts: [] };
-  if (end === base) return result;
-  const steps: [number, number][] = o.squash || o.link?.Squash ? [[base, end]] : Array.from({ length: end - base }, (_, i) => [base + i, base + i + 1]);
+  if (end === base && !o.marks) return result;
+  const steps: [number, number][] = end === base ? [] : o.squash || o.link?.Squash ? [[base, end]] : Array.from({ length: end - base }, (_, i) => [base + i, base + i + 1]);
   if (steps.length > MAX_REVISIONS_PER_MERGE) {
     throw new Invalid(`merging ${steps.length} revisions of '${source.Slug}' into '${unit.Slug}' is more than one write can hold (${MAX_REVISIONS_PER_MERGE}); use --squash`);
   }
-  const nums = Array.from({ length: end - base + 1 }, (_, i) => base + i);
-  const [upData, upRevs] = await Promise.all([
-    Promise.all(nums.map((n) => dataAt(deps, source, n))),
-    Promise.all(nums.slice(1).map((n) => deps.store.getRevision(source.UnitID, n))),
-  ]);
+  // Only the revisions a step starts or ends at are read: a squash reads two, a replay every one.
+  const read = o.readUpstream ?? storeReader(deps);
+  const needed = [...new Set(steps.flat())];
+  const revs = new Map(await Promise.all(needed.map(async (n) => [n, await read(source, n)] as const)));
   const start = await dataAt(deps, unit, unit.HeadRevisionNum);
   const tool = unit.ToolchainType as ToolchainType;
   let current = start;
@@ -78,13 +103,12 @@ export async function mergeInto(deps: Deps, caller: Caller, space: Space, unit: 
   const ops: StoreOp[] = [];
   const held: MergeConflict[] = [];
   for (const [a, b] of steps) {
-    const merged = mergeData(tool, upData[a - base]!, upData[b - base]!, current, unit.ProtectedPaths);
+    const merged = mergeData(tool, revs.get(a)!.data, revs.get(b)!.data, current, unit.ProtectedPaths);
     for (const h of merged.held) held.push({ ...h, MergeSourceID: source.UnitID, UpstreamRevisionNum: b });
     if (merged.data === current) continue;
-    const descriptions = upRevs.slice(a - base, b - base).map((r) => r?.Description).filter(Boolean);
     const step = advance(deps, caller, next, current, merged.data, {
-      source: o.link?.UpdateType ?? 'Merge',
-      description: descriptions.join('; ') || `merge ${source.Slug} ${a}..${b}`,
+      source: o.mutationSource ?? o.link?.UpdateType ?? 'Merge',
+      description: (b === a + 1 ? revs.get(b)!.description : undefined) || `merge ${source.Slug} ${a}..${b}`,
       merge: { MergeSourceID: source.UnitID, MergeBaseRevisionNum: a, MergeEndRevisionNum: b, LinkID: o.link?.LinkID },
     });
     next = step.unit;
@@ -103,6 +127,7 @@ export async function mergeInto(deps: Deps, caller: Caller, space: Space, unit: 
   result.Action = result.RevisionNums!.length || held.length ? 'Upgrade' : 'Unchanged';
   if (o.dryRun) return result;
   ops.unshift({ op: 'update', kind: 'Unit', item: next, expectedVersion: unit.Version });
+  if (o.marks) ops.push(...o.marks(unit.HeadRevisionNum, next.HeadRevisionNum));
   if (o.link && end > o.link.UpstreamLastMergedRevisionNum) {
     const link = { ...o.link, UpstreamLastMergedRevisionNum: end, DownstreamLastMergedRevisionNum: next.HeadRevisionNum, Version: o.link.Version + 1, UpdatedAt: next.UpdatedAt };
     delete link.Stale;
