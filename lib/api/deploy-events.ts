@@ -1,6 +1,7 @@
 import type { Release, Space } from '../model/entities.ts';
 import { Conflict } from '../model/errors.ts';
-import { DetailType, HookDetail, type BatonEvent } from '../events/contracts.ts';
+import { DetailType, HookDetail, ReleaseLiveStatusChangedDetail, type BatonEvent } from '../events/contracts.ts';
+import { reevaluateFor } from './changeorders.ts';
 import { mapArgoCd, mapFlux, type LiveStatusReport } from '../events/mapping.ts';
 import type { Deps } from './deps.ts';
 import { releasesOf, writeLiveStatus } from './releases.ts';
@@ -21,6 +22,12 @@ function drop(reason: string, event: BatonEvent): Outcome {
  * overwrites a newer one's status.
  */
 export async function consumeDeployToolEvent(deps: Deps, event: BatonEvent): Promise<Outcome> {
+  if (event.detailType === DetailType.ReleaseLiveStatusChanged) {
+    const d = ReleaseLiveStatusChangedDetail.safeParse(event.detail);
+    if (!d.success) return drop('malformed live status event', event);
+    await reevaluateFor(deps, { OrganizationID: d.data.OrganizationID, UserID: 'baton' }, d.data.SpaceID);
+    return { applied: true, ReleaseID: d.data.ReleaseID };
+  }
   const detail = HookDetail.safeParse(event.detail);
   if (!detail.success) return drop('event detail is not a hook envelope', event);
   const { OrganizationID, ReceivedAt, Payload } = detail.data;

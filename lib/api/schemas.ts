@@ -128,8 +128,9 @@ export const UploadVariant = z.strictObject({
   Region: z.string().min(1).max(63).optional(),
   SpaceLabels: Labels.optional(),
 });
-export const Promote = z.strictObject({ Space: Ref, DryRun: z.boolean().optional(), Squash: z.boolean().optional() });
 export const UpgradeUnit = z.strictObject({
+  ChangeOrderID: Ref.optional(),
+  PriorRevisions: z.enum(['Include', 'Skip', 'Error', 'All']).optional(),
   MergeSourceID: Ref.optional(),
   MergeBaseRevisionNum: z.number().int().nonnegative().optional(),
   MergeEndRevisionNum: z.number().int().positive().optional(),
@@ -178,3 +179,69 @@ export const UpdateRelease = z.strictObject({
   Annotations: AnnotationPatch.optional(),
 });
 export const HookBody = z.unknown().refine((v) => v !== undefined && v !== null && typeof v === 'object', 'a JSON object body is required');
+
+const StageDef = z.strictObject({
+  Name: z.string().min(1).max(63),
+  WhereSpace: z.string().min(1).max(4096),
+  Prerequisites: z.array(z.string().min(1).max(128)).max(20).optional(),
+  ReleasePrerequisites: z.array(z.string().min(1).max(128)).max(20).optional(),
+});
+export const WorkflowBody = {
+  Stages: z.array(StageDef).min(1).max(20),
+  Final: z.strictObject({ Prerequisites: z.array(z.string().min(1).max(128)).max(20).optional() }).optional(),
+  CustomPrerequisites: z.array(z.strictObject({ Name: z.string().min(1).max(128), Expression: z.string().min(1).max(4096), Description: z.string().max(1024).optional() })).max(20).optional(),
+  AttestationPrerequisites: z
+    .array(
+      z.strictObject({
+        Name: z.string().min(1).max(128),
+        Type: z.string().min(1).max(128).optional(),
+        Count: z.number().int().min(1).max(100).optional(),
+        FromUserIDs: z.array(z.uuid()).max(100).optional(),
+        FromGroupIDs: z.array(z.uuid()).max(100).optional(),
+        AllowAuthors: z.boolean().optional(),
+        IgnoreFail: z.boolean().optional(),
+        MaxAge: z.string().max(16).optional(),
+        Description: z.string().max(1024).optional(),
+      }),
+    )
+    .max(20)
+    .optional(),
+};
+export const CreateChangeWorkflow = z.strictObject({ ...commonCreate, ...WorkflowBody });
+export const UpdateChangeWorkflow = z.strictObject({ ...commonUpdate, ...WorkflowBody, Stages: WorkflowBody.Stages.optional() });
+export const CloneChangeWorkflow = z.strictObject({ Source: Ref, Slug: Slug.optional() });
+
+export const CreateChangeOrder = z.strictObject({
+  Slug,
+  Description: z.string().max(4096).optional(),
+  Labels: Labels.optional(),
+  ChangeWorkflowID: Ref.optional(),
+  UpdateType: z.enum(['UpgradeUnit', 'MergeUnits']).default('UpgradeUnit'),
+  InScopeSpaceIDs: z.array(Ref).max(1000).optional(),
+  ComponentID: Ref.optional(),
+  WhereSpace: z.string().max(4096).optional(),
+  SpaceFilterID: Ref.optional(),
+  EndTagID: Ref.optional(),
+  PriorRevisions: z.enum(['Include', 'Skip', 'Error', 'All']).default('Include'),
+  AllowExists: z.boolean().optional(),
+});
+export const UpdateChangeOrder = z.strictObject({
+  Version: Version.optional(),
+  Description: z.string().max(4096).optional(),
+  Labels: LabelPatch.optional(),
+  RefreshSpaces: z.boolean().optional(),
+  AbortedReason: z.string().min(1).max(1024).optional(),
+});
+/** `POST /promote`: a variant from its upstream (Space), or a ChangeOrder into a Stage or Spaces (ChangeOrderID). */
+export const Promote = z.strictObject({
+  Space: Ref.optional(),
+  Squash: z.boolean().optional(),
+  ChangeOrderID: Ref.optional(),
+  TargetStage: z.string().min(1).max(63).optional(),
+  Spaces: z.array(Ref).max(1000).optional(),
+  WhereSpace: z.string().max(4096).optional(),
+  DryRun: z.boolean().optional(),
+  PriorRevisions: z.enum(['Include', 'Skip', 'Error', 'All']).optional(),
+  Force: z.boolean().optional(),
+  ForceReason: z.string().min(1).max(1024).optional(),
+});

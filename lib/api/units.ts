@@ -4,11 +4,11 @@ import { validateData, type ToolchainType } from '../config/documents.ts';
 import { compress, dataHash, decompress } from '../config/hash.ts';
 import { touchesProtected } from '../config/merge.ts';
 import { validationErrors } from '../config/validate.ts';
-import type { Caller, ChangeSet, Mark, Mutation, ProtectedPath, Revision, Space, Tag, Target, Unit } from '../model/entities.ts';
+import type { Caller, ChangeOrder, ChangeSet, Mark, Mutation, ProtectedPath, Revision, Space, Tag, Target, Unit } from '../model/entities.ts';
 import { Conflict, Invalid, NotFound, TooLarge } from '../model/errors.ts';
 import type { Deps } from './deps.ts';
 import type { RevisionWrite, StoreOp } from './ports.ts';
-import { findInSpace, withSpace } from './resolve.ts';
+import { findInSpace, findSpace, withSpace } from './resolve.ts';
 import type { CreateUnit } from './schemas.ts';
 
 /** Compressed data larger than this cannot share a DynamoDB item (400 KB) with its revision's fields. */
@@ -267,8 +267,18 @@ export async function revisionNum(deps: Deps, caller: Caller, space: Space, unit
     mark = (await deps.store.marksOfUnit(unit.UnitID)).find((m) => m.TagID === tagId);
     if (mark) return before && mark.RevisionNum === 0 ? missing(unit, `the start of changeset '${cs.Slug}'`) : mark.RevisionNum;
     what = `changeset '${cs.Slug}'`;
+  } else if (rest.startsWith('ChangeOrder:')) {
+    const name = rest.slice('ChangeOrder:'.length);
+    const slash = name.indexOf('/');
+    const home = slash > 0 ? await findSpace(deps, caller, name.slice(0, slash)) : space;
+    const { item: co } = await findInSpace<ChangeOrder>(deps, caller, home, 'ChangeOrder', slash > 0 ? name.slice(slash + 1) : name);
+    // The release Tag names what a Release of the change bundles; Before: is the state the change started from.
+    const tagId = before ? co.StartTagID : co.PublishTagID;
+    mark = (await deps.store.marksOfUnit(unit.UnitID)).find((m) => m.TagID === tagId);
+    if (!mark) throw new NotFound(`unit '${unit.Slug}' has not taken change order '${co.Slug}'`);
+    return mark.RevisionNum;
   } else {
-    throw new Invalid(`revision '${ref}' must be a number, HeadRevisionNum, LastReleasedRevisionNum, Tag:<tag>, ChangeSet:<changeset>, or Before: one of the last two`);
+    throw new Invalid(`revision '${ref}' must be a number, HeadRevisionNum, LastReleasedRevisionNum, Tag:<tag>, ChangeSet:<changeset>, ChangeOrder:<space>/<change-order>, or Before: one of the last three`);
   }
   if (!mark) throw new NotFound(`${what} does not mark a revision of unit '${unit.Slug}'`);
   if (before) return mark.RevisionNum > 1 ? mark.RevisionNum - 1 : missing(unit, `before ${what}`);

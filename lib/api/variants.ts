@@ -14,7 +14,7 @@ export interface UnitResult {
   UnitID: string;
   UnitSlug: string;
   SpaceID: string;
-  Action: 'Upgrade' | 'Clone' | 'Unchanged' | 'Failed';
+  Action: 'Upgrade' | 'Clone' | 'Mark' | 'Unchanged' | 'Failed';
   /** The revisions written (or that would be). */
   RevisionNums?: number[];
   /** The values that changed (or would), from the unit's head before to after. */

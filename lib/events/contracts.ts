@@ -101,4 +101,6 @@ export interface Rule {
 
 /** Deploy-tool events go to the live-status consumer. */
 export const LIVE_STATUS_RULE: Rule = { name: 'DeployToolLiveStatus', source: [HOOK_SOURCE], detailType: [DetailType.ArgoCd, DetailType.Flux] };
-export const RULES: Rule[] = [LIVE_STATUS_RULE];
+/** Baton's own Release events go to the stage re-evaluation: live status can complete a rollout. */
+export const STAGE_RULE: Rule = { name: 'ChangeOrderStageReevaluation', source: [SOURCE], detailType: [DetailType.ReleaseLiveStatusChanged] };
+export const RULES: Rule[] = [LIVE_STATUS_RULE, STAGE_RULE];

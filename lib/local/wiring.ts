@@ -2,14 +2,16 @@ import { systemDeps, type Deps } from '../api/deps.ts';
 import { consumeDeployToolEvent } from '../api/deploy-events.ts';
 import type { Store } from '../api/ports.ts';
 import { InProcessBus } from '../events/bus.ts';
-import { LIVE_STATUS_RULE } from '../events/contracts.ts';
+import { RULES } from '../events/contracts.ts';
 
 /** One machine's wiring: the in-process bus delivers events to the same consumers, by the same rules, as EventBridge does on AWS. */
 export function localDeps(store: Store, overrides: Partial<Deps> = {}): { deps: Deps; bus: InProcessBus } {
   const bus = new InProcessBus();
   const deps: Deps = { ...systemDeps(store, bus), ...overrides };
-  bus.subscribe(LIVE_STATUS_RULE, async (e) => {
-    await consumeDeployToolEvent(deps, e);
-  });
+  for (const rule of RULES) {
+    bus.subscribe(rule, async (e) => {
+      await consumeDeployToolEvent(deps, e);
+    });
+  }
   return { deps, bus };
 }

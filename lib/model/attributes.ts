@@ -101,6 +101,27 @@ export const ENTITY_ATTRIBUTES: Record<string, EntityAttributes> = {
     attributes: { ...inSpace, ReleaseID: 'uuid', ReleaseNum: 'int', TargetID: 'uuid', TagID: 'uuid', ChangeOrderID: 'uuid', Published: 'bool', Digest: 'string', UnitCount: 'int', UserID: 'uuid', PublishedAt: 'time' },
     relations: {},
   },
+  ChangeWorkflow: { entity: 'ChangeWorkflow', attributes: { ...inSpace, ChangeWorkflowID: 'uuid' }, relations: {} },
+  ChangeOrder: {
+    entity: 'ChangeOrder',
+    attributes: {
+      ...inSpace,
+      ChangeOrderID: 'uuid',
+      Description: 'string',
+      UpdateType: 'string',
+      ChangeWorkflowID: 'uuid',
+      State: 'string',
+      Stage: 'string',
+      Completed: 'bool',
+      InScopeSpaceIDs: 'array',
+      ResolvedSpaceIDs: 'array',
+      ReleasedSpaceIDs: 'array',
+      WhereSpace: 'string',
+      AbortedReason: 'string',
+      PriorRevisions: 'string',
+    },
+    relations: {},
+  },
   Target: { entity: 'Target', attributes: { ...inSpace, TargetID: 'uuid', Facts: 'map' }, relations: {} },
 };
 

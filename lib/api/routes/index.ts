@@ -4,6 +4,7 @@ import { spaceRoutes } from './spaces.ts';
 import { unitRoutes } from './units.ts';
 import { variantRoutes } from './variants.ts';
 import { releaseRoutes } from './releases.ts';
+import { changeRoutes } from './changes.ts';
 
 /** The route table: the one list the Lambda handler, the local server and the CDK stack all read. */
-export const ROUTES: Route[] = [...spaceRoutes, ...unitRoutes, ...spaceEntityRoutes, ...variantRoutes, ...releaseRoutes];
+export const ROUTES: Route[] = [...spaceRoutes, ...unitRoutes, ...spaceEntityRoutes, ...variantRoutes, ...releaseRoutes, ...changeRoutes];

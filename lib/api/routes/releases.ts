@@ -1,5 +1,6 @@
 import type { Release } from '../../model/entities.ts';
-import { NotFound } from '../../model/errors.ts';
+import { NotFound, Unprocessable } from '../../model/errors.ts';
+import { findChangeOrder, recordRelease, releaseGateRefusal } from '../changeorders.ts';
 import { DetailType, HOOK_SOURCE } from '../../events/contracts.ts';
 import { listQueries, page } from '../lists.ts';
 import { findSpace } from '../resolve.ts';
@@ -33,8 +34,18 @@ export const releaseRoutes = [
     body: PublishRelease,
     async handle({ deps, caller, params, body }) {
       const space = await findSpace(deps, caller, params.space_id!);
-      const r = await publish(deps, caller, space, { revision: body.Revision, dryRun: body.DryRun, description: body.Description });
-      return { status: r.Release && !r.Message && !r.DryRun ? 201 : 200, body: r };
+      let changeOrderId: string | undefined;
+      if (typeof body.Revision === 'string' && body.Revision.startsWith('ChangeOrder:')) {
+        // A Release at the ChangeOrder's release Tag is one for the ChangeOrder: its Stage's release gates apply.
+        const { co } = await findChangeOrder(deps, caller, space, body.Revision.slice('ChangeOrder:'.length));
+        const refused = await releaseGateRefusal(deps, caller, co, space);
+        if (refused) throw new Unprocessable(refused);
+        changeOrderId = co.ChangeOrderID;
+      }
+      const r = await publish(deps, caller, space, { revision: body.Revision, dryRun: body.DryRun, description: body.Description, changeOrderId });
+      const made = r.Release && !r.Message && !r.DryRun;
+      if (made) await recordRelease(deps, caller, space, r.Release!);
+      return { status: made ? 201 : 200, body: r };
     },
   }),
   route({

@@ -1,7 +1,8 @@
 import { diffData } from '../../config/diff.ts';
 import { isReadOnly, bindArguments, runFunction } from '../../config/functions.ts';
 import type { ToolchainType } from '../../config/documents.ts';
-import type { Caller, Space, Tag, Unit } from '../../model/entities.ts';
+import type { Caller, Release, Space, Tag, Unit } from '../../model/entities.ts';
+import { findChangeOrder } from '../changeorders.ts';
 import { BatonError, Conflict, Invalid } from '../../model/errors.ts';
 import { matches, parseWhere } from '../../where/index.ts';
 import type { Deps } from '../deps.ts';
@@ -133,8 +134,17 @@ export const unitRoutes = [
       const { space, unit } = await spaceAndUnit(deps, caller, params);
       const [revisions, marks] = await Promise.all([deps.store.listRevisions(unit.UnitID), deps.store.marksOfUnit(unit.UnitID)]);
       const queries = query.where ? [parseWhere(query.where, 'Revision')] : [];
+      // A revision carries each ChangeOrder whose interval on this unit, (start, end], holds it.
+      const intervals = new Map<string, { start?: number; end?: number }>();
+      for (const m of marks) {
+        if (!m.ChangeOrderID || (m.Role !== 'start' && m.Role !== 'end')) continue;
+        const i = intervals.get(m.ChangeOrderID) ?? {};
+        i[m.Role] = m.RevisionNum;
+        intervals.set(m.ChangeOrderID, i);
+      }
+      const carried = (n: number) => Object.fromEntries([...intervals].filter(([, i]) => i.start !== undefined && i.end !== undefined && i.start < n && n <= i.end).map(([id]) => [id, '']));
       const out = revisions
-        .map((r) => ({ ...r, SpaceSlug: space.Slug, Tags: Object.fromEntries(marks.filter((m) => m.RevisionNum === r.RevisionNum).map((m) => [m.TagID, ''])) }))
+        .map((r) => ({ ...r, SpaceSlug: space.Slug, Tags: Object.fromEntries(marks.filter((m) => m.RevisionNum === r.RevisionNum).map((m) => [m.TagID, ''])), ChangeOrders: carried(r.RevisionNum) }))
         .filter((r) => queries.every((q) => matches(q, r)))
         .reverse();
       return { body: query.limit ? out.slice(0, query.limit) : out };
@@ -189,6 +199,7 @@ export const unitRoutes = [
     async handle({ deps, caller, params, body }) {
       const { space, unit } = await spaceAndUnit(deps, caller, params);
       const num = await revisionNum(deps, caller, space, unit, body.Revision);
+      if (body.Tag.startsWith('ChangeOrder:')) return { body: await adoptIntoRelease(deps, caller, space, unit, body.Tag.slice('ChangeOrder:'.length), num, !!body.Move) };
       const tag = await findOrCreateTag(deps, caller, space, body.Tag);
       if (tag.ChangeSetID) throw new Conflict(`tag '${tag.Slug}' belongs to a changeset; its marks are set by the changeset`);
       const existing = (await deps.store.marksOfUnit(unit.UnitID)).find((m) => m.TagID === tag.TagID);
@@ -264,4 +275,26 @@ async function findOrCreateTag(deps: Deps, caller: Caller, space: Space, ref: st
   const tag: Tag = { OrganizationID: caller.OrganizationID, SpaceID: space.SpaceID, TagID: deps.newId(), Slug: ref, DisplayName: ref, Labels: {}, Annotations: {}, CreatedAt: now, UpdatedAt: now, Version: 1 };
   await deps.store.createInSpace('Tag', tag);
   return tag;
+}
+
+/**
+ * Moves a ChangeOrder's release Tag on one Unit to adopt a later fix. It cannot move before where the
+ * change landed or what is released, nor onto a revision with validation errors, and once a Release
+ * in the Space was published at it, its marks there are fixed.
+ */
+async function adoptIntoRelease(deps: Deps, caller: Caller, space: Space, unit: Unit, ref: string, num: number, move: boolean) {
+  const { co } = await findChangeOrder(deps, caller, space, ref);
+  const marks = await deps.store.marksOfUnit(unit.UnitID);
+  const end = marks.find((m) => m.TagID === co.EndTagID);
+  const publish = marks.find((m) => m.TagID === co.PublishTagID);
+  if (!end || !publish) throw new Conflict(`unit '${unit.Slug}' has not taken change order '${co.Slug}'`);
+  if (!move && publish.RevisionNum !== num) throw new Conflict(`change order '${co.Slug}' already marks revision ${publish.RevisionNum} of unit '${unit.Slug}' for release; use --move to move it to ${num}`);
+  if (num < end.RevisionNum) throw new Conflict(`the release tag of '${co.Slug}' cannot move before where the change landed (revision ${end.RevisionNum})`);
+  if (num < unit.LastReleasedRevisionNum) throw new Conflict(`the release tag of '${co.Slug}' cannot move before what is released (revision ${unit.LastReleasedRevisionNum})`);
+  const rev = await deps.store.getRevision(unit.UnitID, num);
+  if (rev && Object.keys(rev.ValidationErrors ?? {}).length) throw new Conflict(`revision ${num} of unit '${unit.Slug}' has validation errors: ${Object.values(rev.ValidationErrors!).join('; ')}`);
+  const released = (await deps.store.listInSpace<Release>('Release', space.SpaceID)).find((r) => r.ChangeOrderID === co.ChangeOrderID && r.Published);
+  if (released) throw new Conflict(`release ${released.ReleaseNum} of space '${space.Slug}' was published at change order '${co.Slug}': its release tag there is fixed`);
+  if (publish.RevisionNum !== num) await deps.store.transact([{ op: 'put', kind: 'Mark', item: { ...publish, RevisionNum: num, UpdatedAt: deps.now().toISOString() } }]);
+  return { TagID: co.PublishTagID, TagSlug: `${co.Slug}-co-publish`, UnitID: unit.UnitID, SpaceID: space.SpaceID, RevisionNum: num };
 }

@@ -11,6 +11,7 @@ import { CreateLink, CreateVariant, ListQuery, NoBody, NoQuery, Promote, Resolve
 import { dataAt, newUnit, revisionNum, writeData } from '../units.ts';
 import { applyConflicts, bounded, cloneOps, copyLinksOps, isStale, mergeInto, upgradeUnit, type UnitResult } from '../variants.ts';
 import { releaseTargetId } from './spaces.ts';
+import { findChangeOrder, promoteChangeOrder, upgradeUnitWithChangeOrder } from '../changeorders.ts';
 
 /** Spaces cloned or promoted at once. */
 const CONCURRENCY = 8;
@@ -127,6 +128,24 @@ export const variantRoutes = [
     query: NoQuery,
     body: Promote,
     async handle({ deps, caller, body }) {
+      if (body.ChangeOrderID) {
+        if (body.Squash) throw new Invalid('Squash does not apply to a change order promotion: its range is replayed as the change made it');
+        const { co, base } = await findChangeOrder(deps, caller, undefined, body.ChangeOrderID);
+        const r = await promoteChangeOrder(deps, caller, co, base, {
+          targetStage: body.TargetStage,
+          spaces: [...(body.Spaces ?? []), ...(body.Space ? [body.Space] : [])],
+          whereSpace: body.WhereSpace,
+          dryRun: body.DryRun,
+          priorRevisions: body.PriorRevisions,
+          force: body.Force,
+          forceReason: body.ForceReason,
+        });
+        return { status: r.status, body: r.body };
+      }
+      if (!body.Space) throw new Invalid('name the Space to promote, or a ChangeOrderID');
+      for (const k of ['TargetStage', 'Spaces', 'WhereSpace', 'PriorRevisions', 'Force', 'ForceReason'] as const) {
+        if (body[k] !== undefined) throw new Invalid(`${k} applies only to a change order promotion`);
+      }
       const space = await findSpace(deps, caller, body.Space);
       if (!space.UpstreamSpaceID) throw new Invalid(`space '${space.Slug}' has no upstream space to promote from; it was not made by cub variant create`);
       const upstream = await deps.store.getSpace(caller.OrganizationID, space.UpstreamSpaceID);
@@ -183,6 +202,11 @@ export const variantRoutes = [
     body: UpgradeUnit,
     async handle({ deps, caller, params, body }) {
       const { space, unit } = await spaceAndUnit(deps, caller, params);
+      if (body.ChangeOrderID) {
+        const { co } = await findChangeOrder(deps, caller, space, body.ChangeOrderID);
+        const r = await upgradeUnitWithChangeOrder(deps, caller, co, space, unit, { dryRun: body.DryRun, priorRevisions: body.PriorRevisions });
+        return { body: r };
+      }
       if (!body.MergeSourceID) {
         if (body.MergeBaseRevisionNum !== undefined || body.MergeEndRevisionNum !== undefined) throw new Invalid('MergeBaseRevisionNum and MergeEndRevisionNum need MergeSourceID');
         return { body: await upgradeUnit(deps, caller, space, unit, { squash: body.Squash, dryRun: body.DryRun }) };
