@@ -128,7 +128,10 @@ export async function createChangeOrder(deps: Deps, caller: Caller, base: Space,
     const cursors = [...new Set(links.map((l) => l.UpstreamLastMergedRevisionNum))];
     if (cursors.length > 1) {
       throw new Conflict(
-        `unit '${u.Slug}': the links pointing at it disagree on where the change starts: ${links.map((l) => `${byId.get(l.SpaceID)?.Slug ?? l.SpaceID} has merged to revision ${l.UpstreamLastMergedRevisionNum}`).join(', ')}`,
+        `unit '${u.Slug}': the links pointing at it disagree on where the change starts: ${links
+          .map((l) => `${byId.get(l.SpaceID)?.Slug ?? l.SpaceID} has merged to revision ${l.UpstreamLastMergedRevisionNum}`)
+          .sort()
+          .join(', ')}`,
       );
     }
     const start = cursors[0] ?? (u.LastReleasedRevisionNum || u.HeadRevisionNum);

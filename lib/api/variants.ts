@@ -84,6 +84,10 @@ export async function mergeInto(deps: Deps, caller: Caller, space: Space, unit: 
   if (base < 0 || end < base || end > source.HeadRevisionNum) {
     throw new Invalid(`merge range ${base}..${end} is outside unit '${source.Slug}' (revisions 1..${source.HeadRevisionNum})`);
   }
+  if (unit.ChangeSetID) {
+    const cs = await deps.store.getInSpace<{ Slug: string }>('ChangeSet', unit.SpaceID, unit.ChangeSetID);
+    throw new Conflict(`unit '${unit.Slug}' is locked by open changeset '${cs?.Slug ?? unit.ChangeSetID}'; close it before merging into it`);
+  }
   if (unit.ToolchainType !== source.ToolchainType) throw new Invalid(`cannot merge ${source.ToolchainType} unit '${source.Slug}' into ${unit.ToolchainType} unit '${unit.Slug}'`);
   const result: UnitResult = { UnitID: unit.UnitID, UnitSlug: unit.Slug, SpaceID: space.SpaceID, Action: 'Unchanged', RevisionNums: [], Changes: [], Conflicts: [] };
   if (end === base && !o.marks) return result;

@@ -1,3 +1,5 @@
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { Entity, Service } from 'electrodb';
 
 /**
@@ -252,7 +254,9 @@ export const Mark = new Entity({
 });
 
 /** Builds the Service over one table with one client. */
-export function makeService(client: unknown, table: string) {
+export function makeService(raw: unknown, table: string) {
+  // Optional fields left undefined inside maps and lists are dropped, not refused.
+  const client = DynamoDBDocumentClient.from(raw as DynamoDBClient, { marshallOptions: { removeUndefinedValues: true } });
   return new Service(
     { Organization, User, ApiToken, SlugClaim, Space, Component, Unit, Revision, Mutation, Tag, ChangeSet, Filter, Target, Mark, Link, Release, Counter, ChangeWorkflow, ChangeOrder, Progress },
     { client: client as never, table },

@@ -1,0 +1,316 @@
+import { parseAllDocuments } from 'yaml';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startEnv, type Env } from '../support/harness.ts';
+
+let env: Env;
+const deployment = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: acme
+  namespace: confighubplaceholder
+spec:
+  replicas: 1
+  template:
+    spec:
+      containers:
+        - name: acme
+          image: ghcr.io/acme/acme:v451
+`;
+const configmap = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: acme-config\n  namespace: confighubplaceholder\ndata:\n  LOG: info\n';
+const workflow = {
+  Slug: 'acme-main-line',
+  Stages: [
+    { Name: 'dev', WhereSpace: "Labels.Stage = 'Development'" },
+    { Name: 'staging', WhereSpace: "Labels.Stage = 'Staging'", Prerequisites: ['Validated', 'Released'] },
+    { Name: 'prod', WhereSpace: "Labels.Stage = 'Production'", Prerequisites: ['Released', 'Healthy', 'not-frozen'] },
+  ],
+  Final: { Prerequisites: ['Released', 'Healthy'] },
+  CustomPrerequisites: [{ Name: 'not-frozen', Expression: "cel:!('code-freeze' in Space.Annotations) || Space.Annotations['code-freeze'] != 'true'", Description: 'the space is not under a code freeze' }],
+};
+const variants: [string, string][] = [
+  ['dev', 'Development'],
+  ['staging-euw1', 'Staging'],
+  ['staging-use1', 'Staging'],
+  ['prod-euw1', 'Production'],
+  ['prod-use1', 'Production'],
+  ['prod-apse1', 'Production'],
+];
+const ids: Record<string, string> = {};
+const image = async (space: string) => parseAllDocuments((await env.api.get(`/space/${space}/unit/deployment/data`)).text)[0]!.toJS().spec.template.spec.containers[0].image;
+const promote = (body: Record<string, unknown> = {}) => env.api.post('/promote', { ChangeOrderID: 'acme-base/release-v452', ...body });
+const co = async (slug = 'release-v452') => (await env.api.get(`/space/acme-base/change_order/${slug}`)).body;
+const publishCo = (space: string, slug = 'release-v452') => env.api.post(`/space/${space}/release`, { Revision: `ChangeOrder:acme-base/${slug}` });
+const report = async (space: string, health: string, extra: Record<string, unknown> = {}) => {
+  const rel = (await env.api.get(`/space/${space}/release`)).body[0];
+  return env.api.patch(`/space/${space}/release/${rel.ReleaseNum}`, { LiveStatus: { Sync: 'Synced', Health: health, Operation: 'Succeeded', ...extra } });
+};
+
+beforeAll(async () => {
+  env = await startEnv();
+  await env.api.post('/variant/upload', { Component: 'acme', Variant: 'base', Units: [{ Slug: 'deployment', Data: deployment }, { Slug: 'config', Data: configmap }] });
+  await env.api.post('/space', { Slug: 'infra' });
+  for (const [name, stage] of variants) {
+    await env.api.post('/space/infra/target', { Slug: `t-${name}` });
+    const r = await env.api.post('/variant', { Name: name, UpstreamSpaceID: 'acme-base', Stage: stage, Namespace: 'acme', ReleaseTargetID: `infra/t-${name}` });
+    expect(r.status).toBe(201);
+    ids[name] = r.body.Space.SpaceID;
+  }
+  await env.api.post('/space', { Slug: 'acme-workflows' });
+  expect((await env.api.post('/space/acme-workflows/change_workflow', workflow)).status).toBe(201);
+  await env.api.post('/space/acme-base/function/invoke', { FunctionName: 'set-image-reference-by-uri', Arguments: ['ghcr.io/acme/acme', ':v452'], UnitIDs: ['deployment'], ChangeDescription: 'Release v452: bump the image tag' });
+});
+afterAll(async () => env.close());
+
+describe('change workflows', () => {
+  it('refuses a workflow that would not work, when it is written', async () => {
+    const bad: [Record<string, unknown>, RegExp][] = [
+      [{ Slug: 'w1', Stages: [{ Name: 'a', WhereSpace: "Labels.Stage = 'A'" }, { Name: 'a', WhereSpace: "Labels.Stage = 'B'" }] }, /Stage 'a' is named twice/],
+      [{ Slug: 'w2', Stages: [{ Name: 'a', WhereSpace: "Labels.Stage = 'A'", Prerequisites: ['Approved'] }] }, /names prerequisite 'Approved', which is neither built in/],
+      [{ Slug: 'w3', Stages: [{ Name: 'a', WhereSpace: 'Stage = 1' }] }, /Stage 'a' WhereSpace: where: unknown attribute 'Stage' for Space/],
+      [{ Slug: 'w4', Stages: [{ Name: 'a', WhereSpace: "Slug = 'x'", Prerequisites: ['broken'] }], CustomPrerequisites: [{ Name: 'broken', Expression: 'cel:Space.Labels[' }] }, /custom prerequisite 'broken': the expression does not compile/],
+      [{ Slug: 'w5', Stages: [{ Name: 'a', WhereSpace: "Slug = 'x'", ReleasePrerequisites: ['Healthy'] }] }, /ReleasePrerequisites may name only attestation prerequisites, not 'Healthy'/],
+    ];
+    for (const [body, msg] of bad) {
+      const r = await env.api.post('/space/acme-workflows/change_workflow', body);
+      expect(r.status, JSON.stringify(body)).toBe(400);
+      expect(r.body.Message).toMatch(msg);
+    }
+    expect((await env.api.get('/space/acme-workflows/change_workflow')).body.map((w: any) => w.Slug)).toEqual(['acme-main-line']);
+  });
+
+  it('is cloned into another space, and edited in place with a Version', async () => {
+    await env.api.post('/space', { Slug: 'team-b' });
+    const c = await env.api.post('/space/team-b/change_workflow/clone', { Source: 'acme-workflows/acme-main-line' });
+    expect(c.status).toBe(201);
+    expect(c.body.Stages.map((s: any) => s.Name)).toEqual(['dev', 'staging', 'prod']);
+    const u = await env.api.patch('/space/team-b/change_workflow/acme-main-line', { Version: c.body.Version, Stages: [c.body.Stages[0]] });
+    expect(u.body.Stages).toHaveLength(1);
+  });
+});
+
+describe('a change order through dev, staging and prod', () => {
+  it('is created with its scope, intervals, tags and skipped units', async () => {
+    const r = await env.api.post('/space/acme-base/change_order', { Slug: 'release-v452', Description: 'Release v452: bump the image tag', ChangeWorkflowID: 'acme-workflows/acme-main-line' });
+    expect(r.status).toBe(201);
+    expect(r.body).toMatchObject({ State: 'New', UpdateType: 'UpgradeUnit', PriorRevisions: 'Include' });
+    expect([...r.body.InScopeSpaceIDs].sort()).toEqual(Object.values(ids).sort());
+    const config = (await env.api.get('/space/acme-base/unit/config')).body;
+    expect(r.body.SkippedUnits).toEqual({ [config.UnitID]: 'no change: the spaces that follow it have revision 1' });
+    const start = (await env.api.get('/space/acme-base/tag/release-v452-co-start')).body;
+    const end = (await env.api.get('/space/acme-base/tag/release-v452-co-end')).body;
+    expect(start.Marks.map((m: any) => m.RevisionNum).sort()).toEqual([1, 1]);
+    expect(end.Marks.map((m: any) => m.RevisionNum).sort()).toEqual([1, 2]);
+    expect((await env.api.get('/space/acme-base/tag/release-v452-co-publish')).status).toBe(200);
+    const dup = await env.api.post('/space/acme-base/change_order', { Slug: 'release-v452' });
+    expect(dup.status).toBe(409);
+    const again = await env.api.post('/space/acme-base/change_order', { Slug: 'release-v452', AllowExists: true });
+    expect(again.status).toBe(200);
+    expect(again.body.ChangeOrderID).toBe(r.body.ChangeOrderID);
+  });
+
+  it('promotes into the first stage, dev, which has no gates', async () => {
+    const r = await promote();
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ Stage: 'dev', Landed: 1, Total: 1 });
+    expect(r.body.Spaces[0].Units.find((u: any) => u.UnitSlug === 'deployment')).toMatchObject({ Action: 'Upgrade', RevisionNums: [3] });
+    expect(await image('acme-dev')).toBe('ghcr.io/acme/acme:v452');
+    expect(await image('acme-staging-euw1')).toBe('ghcr.io/acme/acme:v451');
+    const c = await co();
+    expect(c).toMatchObject({ State: 'InProgress', Stage: 'dev' });
+    expect(c.ResolvedSpaceIDs).toContain(ids.dev);
+    const revs = (await env.api.get('/space/acme-dev/unit/deployment/revision')).body;
+    expect(revs[0].ChangeOrders).toEqual({ [c.ChangeOrderID]: '' });
+    expect(revs[1].ChangeOrders).toEqual({});
+  });
+
+  it('holds staging until dev has released the change, naming the prerequisite and the space', async () => {
+    const r = await promote();
+    expect(r.status).toBe(409);
+    expect(r.body.Message).toBe("unable to promote to stage 'staging', Variant 'dev' has taken change order 'release-v452' but has not released it");
+    expect(r.body.Gates.filter((g: any) => !g.Satisfied)).toEqual([{ Prerequisite: 'Released', Satisfied: false, SpaceID: ids.dev, SpaceSlug: 'acme-dev', Message: "has taken change order 'release-v452' but has not released it" }]);
+    expect(await image('acme-staging-euw1')).toBe('ghcr.io/acme/acme:v451');
+    expect((await co()).PromotionFailures).toEqual([]);
+  });
+
+  it('opens staging once dev released it, and a later stage named early is refused naming each blocker', async () => {
+    const p = await publishCo('acme-dev');
+    expect(p.status).toBe(201);
+    expect(p.body.Release.ChangeOrderID).toBe((await co()).ChangeOrderID);
+    expect((await co()).ReleasedSpaceIDs).toContain(ids.dev);
+    const early = await promote({ TargetStage: 'prod' });
+    expect(early.status).toBe(409);
+    expect(early.body.Message).toMatch(/unable to promote to stage 'prod', Variant 'staging-euw1' has not taken change order 'release-v452'; unable to promote to stage 'prod', Variant 'staging-use1' has not taken/);
+    const r = await promote({ TargetStage: 'staging' });
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ Stage: 'staging', Landed: 2, Total: 2 });
+    expect(await image('acme-staging-use1')).toBe('ghcr.io/acme/acme:v452');
+    expect((await co()).Stage).toBe('staging');
+  });
+
+  it('holds prod on Released, Healthy and not-frozen, read at evaluation time', async () => {
+    let r = await promote();
+    expect(r.status).toBe(409);
+    expect(r.body.Message).toMatch(/Variant 'staging-euw1' has taken change order 'release-v452' but has not released it/);
+    await publishCo('acme-staging-euw1');
+    await publishCo('acme-staging-use1');
+    r = await promote();
+    expect(r.body.Message).toMatch(/Variant 'staging-euw1' release \d+ has not been reported on yet/);
+    await report('acme-staging-euw1', 'Healthy');
+    await report('acme-staging-use1', 'Degraded');
+    r = await promote();
+    expect(r.status).toBe(409);
+    expect(r.body.Message).toMatch(/^unable to promote to stage 'prod', Variant 'staging-use1' release \d+ is Synced, Degraded, operation Succeeded$/);
+    await report('acme-staging-use1', 'Healthy');
+    const euw1 = (await env.api.get('/space/acme-staging-euw1')).body;
+    await env.api.patch('/space/acme-staging-euw1', { Version: euw1.Version, Annotations: { 'code-freeze': 'true' } });
+    r = await promote();
+    expect(r.body.Message).toBe("unable to promote to stage 'prod', Variant 'staging-euw1': requires not-frozen (the space is not under a code freeze): the expression is false");
+    await env.api.patch('/space/acme-staging-euw1', { Version: euw1.Version + 1, Annotations: { 'code-freeze': null } });
+  });
+
+  it('lands a stage partway, records the failure, and a rerun repairs it', async () => {
+    // Lock prod-use1's deployment in an open changeset: its write fails, the other prod spaces land.
+    await env.api.post('/space/acme-prod-use1/change_set', { Slug: 'hotfix' });
+    await env.api.post('/space/acme-prod-use1/function/invoke', { FunctionName: 'set-replicas', Arguments: ['2'], UnitIDs: ['deployment'], ChangeSetID: 'hotfix' });
+    const r = await promote();
+    expect(r.status).toBe(207);
+    expect(r.body).toMatchObject({ Stage: 'prod', Landed: 2, Total: 3 });
+    expect(r.body.Spaces.find((s: any) => s.SpaceSlug === 'acme-prod-use1')).toMatchObject({ Action: 'Failed' });
+    const failures = (await co()).PromotionFailures;
+    expect(failures).toHaveLength(1);
+    expect(failures[0]).toMatchObject({ UserID: env.api.caller!.UserID, Stage: 'prod', Spaces: [{ SpaceSlug: 'acme-prod-use1', Action: 'Failed', Units: [{ UnitSlug: 'deployment', Error: expect.stringMatching(/locked by open changeset 'hotfix'/) }] }] });
+    expect(await image('acme-prod-euw1')).toBe('ghcr.io/acme/acme:v452');
+    expect((await co()).Stage).toBe('staging');
+    const cs = (await env.api.get('/space/acme-prod-use1/change_set/hotfix')).body;
+    await env.api.patch('/space/acme-prod-use1/change_set/hotfix', { Version: cs.Version, State: 'Closed' });
+    const again = await promote({ TargetStage: 'prod' });
+    expect(again.status).toBe(200);
+    expect(again.body.Spaces.map((s: any) => [s.SpaceSlug, s.Action]).sort()).toEqual([['acme-prod-apse1', 'Unchanged'], ['acme-prod-euw1', 'Unchanged'], ['acme-prod-use1', 'Promote']]);
+    const prodUse1 = parseAllDocuments((await env.api.get('/space/acme-prod-use1/unit/deployment/data')).text)[0]!.toJS();
+    expect([prodUse1.spec.replicas, prodUse1.spec.template.spec.containers[0].image]).toEqual([2, 'ghcr.io/acme/acme:v452']);
+    const c = await co();
+    expect(c).toMatchObject({ State: 'Resolved', Stage: 'prod', Completed: false });
+  });
+
+  it('reads Released and then Completed as releases and live status arrive', async () => {
+    for (const v of ['prod-euw1', 'prod-use1', 'prod-apse1']) expect((await publishCo(`acme-${v}`)).status).toBe(201);
+    let c = await co();
+    expect(c).toMatchObject({ State: 'Released', Stage: 'prod', Completed: false });
+    for (const v of ['prod-euw1', 'prod-use1', 'prod-apse1']) await report(`acme-${v}`, 'Healthy');
+    c = await co();
+    expect(c).toMatchObject({ State: 'Released', Stage: 'Completed', Completed: true });
+    expect((await promote()).body.Message).toBe("change order 'release-v452' has reached every stage");
+  });
+
+  it('answers the fleet queries', async () => {
+    await env.api.post('/space/acme-base/function/invoke', { FunctionName: 'set-replicas', Arguments: ['3'], UnitIDs: ['deployment'] });
+    await env.api.post('/space/acme-base/change_order', { Slug: 'release-v453', ChangeWorkflowID: 'acme-workflows/acme-main-line' });
+    await env.api.post('/promote', { ChangeOrderID: 'acme-base/release-v453' });
+    const q = async (where: string, space?: string) => (await env.api.get(`${space ? `/space/${space}` : ''}/change_order?where=${encodeURIComponent(where)}`)).body.map((c: any) => c.Slug).sort();
+    expect(await q("State = 'InProgress'")).toEqual(['release-v453']);
+    expect(await q(`ResolvedSpaceIDs ? '${ids['prod-apse1']}'`, 'acme-base')).toEqual(['release-v452']);
+    expect(await q('LEN(ResolvedSpaceIDs) > 1', 'acme-base')).toEqual(['release-v452', 'release-v453']);
+    expect(await q("Stage = 'prod'")).toEqual([]);
+    expect(await q("Stage = 'dev'")).toEqual(['release-v453']);
+    expect(await q("Stage = 'Completed'")).toEqual(['release-v452']);
+  });
+
+  it('--force promotes past failing gates, recording who, when, which stage, why, and the gates', async () => {
+    const noReason = await env.api.post('/promote', { ChangeOrderID: 'acme-base/release-v453', Force: true });
+    expect(noReason.status).toBe(400);
+    const r = await env.api.post('/promote', { ChangeOrderID: 'acme-base/release-v453', Force: true, ForceReason: 'incident 1234' });
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ Stage: 'staging', Forced: true });
+    const c = await co('release-v453');
+    expect(c.PromotionOverrides).toEqual([
+      expect.objectContaining({ Reason: 'incident 1234', Stage: 'staging', UserID: env.api.caller!.UserID, FailedGates: [expect.objectContaining({ Prerequisite: 'Released', SpaceSlug: 'acme-dev', Satisfied: false })] }),
+    ]);
+  });
+
+  it('re-releases the state before the change with Before:ChangeOrder, and adopts a fix by moving the release tag', async () => {
+    const before = await env.api.post('/space/acme-dev/release', { Revision: 'Before:ChangeOrder:acme-base/release-v452', DryRun: true });
+    expect(before.body.Units.find((u: any) => u.Slug === 'deployment').RevisionNum).toBe(2);
+    // release-v453 has not been released in staging-euw1: a fix there can be adopted into its release tag.
+    await env.api.post('/space/acme-staging-euw1/function/invoke', { FunctionName: 'set-env-var', Arguments: ['acme', 'FIX', '1'], UnitIDs: ['deployment'] });
+    const head = (await env.api.get('/space/acme-staging-euw1/unit/deployment')).body.HeadRevisionNum;
+    const moved = await env.api.post('/space/acme-staging-euw1/unit/deployment/tag', { Tag: 'ChangeOrder:acme-base/release-v453', Revision: 'HeadRevisionNum', Move: true });
+    expect(moved.status).toBe(200);
+    expect(moved.body.RevisionNum).toBe(head);
+    const fixed = await env.api.post('/space/acme-staging-euw1/release', { Revision: 'ChangeOrder:acme-base/release-v453', DryRun: true });
+    expect(fixed.body.Units.find((u: any) => u.Slug === 'deployment').RevisionNum).toBe(head);
+    // release-v452 was published in prod-euw1: its release tag there is fixed.
+    const frozen = await env.api.post('/space/acme-prod-euw1/unit/deployment/tag', { Tag: 'ChangeOrder:acme-base/release-v452', Revision: 'HeadRevisionNum', Move: true });
+    expect(frozen.status).toBe(409);
+  });
+});
+
+describe('scope and prior revisions', () => {
+  beforeAll(async () => {
+    await env.api.post('/space/acme-workflows/change_workflow', {
+      Slug: 'chain',
+      Stages: [
+        { Name: 'mid', WhereSpace: "Labels.Stage = 'Mid'" },
+        { Name: 'leaf', WhereSpace: "Labels.Stage = 'Leaf'" },
+      ],
+    });
+    await env.api.post('/space', { Slug: 'chain-base' });
+    await env.api.post('/space/chain-base/unit', { Slug: 'app', Data: 'kind: Deployment\nmetadata:\n  name: app\nspec:\n  replicas: 1\n' });
+    for (const [name, up, stage] of [['mid', 'chain-base', 'Mid'], ['leaf', 'chain-mid', 'Leaf']]) {
+      await env.api.post('/variant', { Name: name, UpstreamSpaceID: up, Slug: `chain-${name}`, Stage: stage });
+    }
+  });
+
+  it('refuses a selection that skips a space between the base and a selected space', async () => {
+    const r = await env.api.post('/space/chain-base/change_order', { Slug: 'skip', InScopeSpaceIDs: ['chain-leaf'] });
+    expect(r.status).toBe(400);
+    expect(r.body.Message).toMatch(/the selection skips space 'chain-mid', which lies between 'chain-base' and 'chain-leaf'/);
+    const sel = await env.api.post('/space/chain-base/change_order', { Slug: 'sel', WhereSpace: "Labels.Stage = 'Leaf'" });
+    expect(sel.status).toBe(400);
+  });
+
+  it('refuses an end inside an open changeset', async () => {
+    await env.api.post('/space/chain-base/change_set', { Slug: 'open-cs' });
+    await env.api.post('/space/chain-base/function/invoke', { FunctionName: 'set-replicas', Arguments: ['2'], UnitIDs: ['app'], ChangeSetID: 'open-cs' });
+    const r = await env.api.post('/space/chain-base/change_order', { Slug: 'too-soon' });
+    expect(r.status).toBe(409);
+    expect(r.body.Message).toMatch(/ends inside changeset 'open-cs', which is still open/);
+    const cs = (await env.api.get('/space/chain-base/change_set/open-cs')).body;
+    await env.api.patch('/space/chain-base/change_set/open-cs', { Version: cs.Version, State: 'Closed' });
+  });
+
+  it('takes revisions the space above wrote before the start: Include merges them, Skip leaves them, Error names them', async () => {
+    const made = await env.api.post('/space/chain-base/change_order', { Slug: 'c1', ChangeWorkflowID: 'acme-workflows/chain' });
+    expect(made.status).toBe(201);
+    // mid writes a change of its own before the change order reaches it.
+    await env.api.post('/space/chain-mid/function/invoke', { FunctionName: 'set-label', Arguments: ['mid-only', 'yes'], UnitIDs: ['app'], ChangeDescription: 'mid local label' });
+    expect((await env.api.post('/promote', { ChangeOrderID: 'chain-base/c1' })).status).toBe(200);
+    const err = await env.api.post('/promote', { ChangeOrderID: 'chain-base/c1', PriorRevisions: 'Error', DryRun: true });
+    expect(err.status).toBe(207);
+    expect(err.body.Spaces[0].Error).toMatch(/unit 'app' has revisions before the change order's start not yet merged through link 'app-upstream': revision 2 of 'app' \(mid local label\)/);
+    const skip = await env.api.post('/promote', { ChangeOrderID: 'chain-base/c1', PriorRevisions: 'Skip', DryRun: true });
+    expect(skip.body.Spaces[0].Units[0].Changes.map((c: any) => c.Path)).toEqual(['spec.replicas']);
+    const include = await env.api.post('/promote', { ChangeOrderID: 'chain-base/c1' });
+    expect(include.status).toBe(200);
+    const leaf = parseAllDocuments((await env.api.get('/space/chain-leaf/unit/app/data')).text)[0]!.toJS();
+    expect([leaf.spec.replicas, leaf.metadata.labels['mid-only']]).toEqual([2, 'yes']);
+  });
+
+  it('refuses a unit that merged past the start, listing what it took', async () => {
+    await env.api.post('/space/chain-base/function/invoke', { FunctionName: 'set-replicas', Arguments: ['4'], UnitIDs: ['app'] });
+    await env.api.post('/space/chain-base/change_order', { Slug: 'c2', ChangeWorkflowID: 'acme-workflows/chain' });
+    await env.api.post('/space/chain-base/function/invoke', { FunctionName: 'set-replicas', Arguments: ['5'], UnitIDs: ['app'] });
+    await env.api.post('/space/chain-mid/unit/app/upgrade', {});
+    const r = await env.api.post('/promote', { ChangeOrderID: 'chain-base/c2' });
+    expect(r.status).toBe(207);
+    expect(r.body.Spaces[0].Error).toMatch(/has already merged past the change order's start \(revision 2 of 'app'\): it took revisions 3\.\.4/);
+  });
+
+  it('refuses links that disagree on where the change starts, naming the unit and values', async () => {
+    // chain-mid has merged base revision 4; a new variant cloned after revision 5 starts there.
+    await env.api.post('/space/chain-base/function/invoke', { FunctionName: 'set-replicas', Arguments: ['6'], UnitIDs: ['app'] });
+    await env.api.post('/variant', { Name: 'other', UpstreamSpaceID: 'chain-base', Slug: 'chain-other', Stage: 'Mid' });
+    const r = await env.api.post('/space/chain-base/change_order', { Slug: 'c3', InScopeSpaceIDs: ['chain-mid', 'chain-other'] });
+    expect(r.status).toBe(409);
+    expect(r.body.Message).toBe("unit 'app': the links pointing at it disagree on where the change starts: chain-mid has merged to revision 4, chain-other has merged to revision 5");
+  });
+});
