@@ -1,5 +1,5 @@
 /** Flags that take no value. Every other `--flag` takes the next word (or `--flag=value`). */
-const BOOLEAN = new Set(['move', 'protect', 'recursive', 'recursive-force', 'dry-run', 'help', 'allow-exists', 'force', 'squash', 'quiet', 'upgrade', 'all', 'apply', 'dismiss', 'from-stdin']);
+const BOOLEAN = new Set(['move', 'protect', 'recursive', 'recursive-force', 'dry-run', 'help', 'allow-exists', 'force', 'squash', 'quiet', 'upgrade', 'all', 'apply', 'dismiss', 'from-stdin', 'refresh-spaces']);
 const SHORT: Record<string, string> = { o: 'output', h: 'help', q: 'quiet' };
 
 /** Parsed command line: positional words, flags (repeatable), and what followed `--`. */

@@ -360,8 +360,9 @@ export async function promoteSpace(deps: Deps, caller: Caller, ctx: PromoteConte
   const linkOf = new Map(links.filter((l) => l.UpdateType === followType).map((l) => [l.FromUnitID, l]));
   const units = unitsList.filter((u) => u.ToolchainType !== 'ConfigHub/YAML');
   if (units.length && units.every((u) => marks.end.has(u.UnitID))) {
-    res.Action = 'Unchanged';
+    // Every Unit took the change (a repair, or a run that stopped after its writes): record that the Space did.
     res.Units = units.map((u) => ({ UnitID: u.UnitID, UnitSlug: u.Slug, SpaceID: space.SpaceID, Action: 'Unchanged', Reason: 'AlreadyTaken' }));
+    if (!ctx.dryRun) await recordTaken(deps, co, space, now);
     return res;
   }
   const markOnly: StoreOp[] = [];
@@ -403,12 +404,17 @@ export async function promoteSpace(deps: Deps, caller: Caller, ctx: PromoteConte
   if (ctx.dryRun) return res;
   // 4. Mark every other Unit, then record that this Space took the change.
   for (let i = 0; i < markOnly.length; i += 90) await deps.store.transact(markOnly.slice(i, i + 90));
+  await recordTaken(deps, co, space, now);
+  return res;
+}
+
+/** Records that a Space took the ChangeOrder (once; a rerun finds it there). */
+async function recordTaken(deps: Deps, co: ChangeOrder, space: Space, now: string): Promise<void> {
   try {
     await deps.store.transact([{ op: 'create', kind: 'Progress', item: { ChangeOrderID: co.ChangeOrderID, SpaceID: space.SpaceID, ResolvedAt: now, Version: 1 } }]);
   } catch (e) {
     if (!(e instanceof Conflict)) throw e;
   }
-  return res;
 }
 
 /** One Unit's part of a promotion (also `cub unit update --upgrade --change-order`): merge the range with its marks, or say why not. */

@@ -183,6 +183,12 @@ describe('a change order through dev, staging and prod', () => {
     expect((await co()).Stage).toBe('staging');
     const cs = (await env.api.get('/space/acme-prod-use1/change_set/hotfix')).body;
     await env.api.patch('/space/acme-prod-use1/change_set/hotfix', { Version: cs.Version, State: 'Closed' });
+    // One unit repaired directly, ungated; the rerun takes the rest of the space.
+    const repaired = await env.api.post('/space/acme-prod-use1/unit/deployment/upgrade', { ChangeOrderID: 'acme-base/release-v452' });
+    expect(repaired.status).toBe(200);
+    expect(repaired.body).toMatchObject({ Action: 'Upgrade' });
+    expect(await image('acme-prod-use1')).toBe('ghcr.io/acme/acme:v452');
+    expect((await co()).ResolvedSpaceIDs).not.toContain(ids['prod-use1']);
     const again = await promote({ TargetStage: 'prod' });
     expect(again.status).toBe(200);
     expect(again.body.Spaces.map((s: any) => [s.SpaceSlug, s.Action]).sort()).toEqual([['acme-prod-apse1', 'Unchanged'], ['acme-prod-euw1', 'Unchanged'], ['acme-prod-use1', 'Promote']]);

@@ -178,7 +178,7 @@ export const changeRoutes = [
         if (co.AbortedReason) throw new Conflict(`change order '${co.Slug}' was aborted`);
         const q = parseWhere(co.WhereSpace, 'Space');
         const spaces = await orgSpaces(deps, caller, [q]);
-        scope = spaces.filter((s) => s.SpaceID !== space.SpaceID && matches(q, s)).map((s) => s.SpaceID);
+        scope = spaces.filter((s) => s.SpaceID !== space.SpaceID && matches(q, s)).sort((a, b) => (a.Slug < b.Slug ? -1 : 1)).map((s) => s.SpaceID);
         checkNoSkips(space, scope, new Map(spaces.map((s): [string, Space] => [s.SpaceID, s])), co.UpdateType);
       }
       const next: ChangeOrder = {
