@@ -95,7 +95,8 @@ export async function createChangeOrder(deps: Deps, caller: Caller, base: Space,
   }
   const spaces = await orgSpaces(deps, caller, queries);
   const byId = new Map(spaces.map((s) => [s.SpaceID, s]));
-  const reach = downstreamOf(base, spaces, linkSpaces);
+  // UpgradeUnit changes travel the clone lineage; MergeUnits changes only where MergeUnits Links reach.
+  const reach = updateType === 'UpgradeUnit' ? downstreamOf(base, spaces, linkSpaces) : linkSpaces;
   let scope: string[];
   if (body.InScopeSpaceIDs?.length) {
     scope = [];
@@ -344,6 +345,8 @@ interface PromoteContext {
   dryRun: boolean;
   read: UpstreamReader;
   upstreamUnits: Map<string, Unit>;
+  /** The Units of each upstream Space, listed once per promotion however many Spaces clone from it. */
+  upstreamLists?: Map<string, Promise<Unit[]>>;
 }
 
 /**
@@ -370,7 +373,11 @@ export async function promoteSpace(deps: Deps, caller: Caller, ctx: PromoteConte
   const work: { unit: Unit; link?: Link; fresh?: boolean }[] = units.map((u) => ({ unit: u, link: linkOf.get(u.UnitID) }));
   if (co.UpdateType === 'UpgradeUnit' && space.UpstreamSpaceID) {
     const have = new Set(units.map((u) => u.UpstreamUnitID));
-    const upstream = await deps.store.listUnits(space.UpstreamSpaceID);
+    ctx.upstreamLists ??= new Map();
+    let listing = ctx.upstreamLists.get(space.UpstreamSpaceID);
+    if (!listing) ctx.upstreamLists.set(space.UpstreamSpaceID, (listing = deps.store.listUnits(space.UpstreamSpaceID)));
+    const upstream = await listing;
+    for (const u of upstream) if (!ctx.upstreamUnits.has(u.UnitID)) ctx.upstreamUnits.set(u.UnitID, u);
     for (const up of upstream.filter((x) => !have.has(x.UnitID) && x.ToolchainType !== 'ConfigHub/YAML')) {
       const s = marks.start.get(up.UnitID);
       const e = marks.end.get(up.UnitID);

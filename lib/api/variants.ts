@@ -90,7 +90,13 @@ export async function mergeInto(deps: Deps, caller: Caller, space: Space, unit: 
   }
   if (unit.ToolchainType !== source.ToolchainType) throw new Invalid(`cannot merge ${source.ToolchainType} unit '${source.Slug}' into ${unit.ToolchainType} unit '${unit.Slug}'`);
   const result: UnitResult = { UnitID: unit.UnitID, UnitSlug: unit.Slug, SpaceID: space.SpaceID, Action: 'Unchanged', RevisionNums: [], Changes: [], Conflicts: [] };
-  if (end === base && !o.marks) return result;
+  if (end === base) {
+    // Nothing to replay: only the cursor (when it moves) and any marks are written.
+    const ops: StoreOp[] = o.marks ? o.marks(unit.HeadRevisionNum, unit.HeadRevisionNum) : [];
+    if (o.link && end > o.link.UpstreamLastMergedRevisionNum) ops.push({ op: 'update', kind: 'Link', item: cursorMoved(o.link, end, unit.HeadRevisionNum, deps.now().toISOString()), expectedVersion: o.link.Version });
+    if (ops.length && !o.dryRun) await deps.store.transact(ops);
+    return result;
+  }
   const steps: [number, number][] = end === base ? [] : o.squash || o.link?.Squash ? [[base, end]] : Array.from({ length: end - base }, (_, i) => [base + i, base + i + 1]);
   if (steps.length > MAX_REVISIONS_PER_MERGE) {
     throw new Invalid(`merging ${steps.length} revisions of '${source.Slug}' into '${unit.Slug}' is more than one write can hold (${MAX_REVISIONS_PER_MERGE}); use --squash`);
@@ -133,13 +139,18 @@ export async function mergeInto(deps: Deps, caller: Caller, space: Space, unit: 
   ops.unshift({ op: 'update', kind: 'Unit', item: next, expectedVersion: unit.Version });
   if (o.marks) ops.push(...o.marks(unit.HeadRevisionNum, next.HeadRevisionNum));
   if (o.link && end > o.link.UpstreamLastMergedRevisionNum) {
-    const link = { ...o.link, UpstreamLastMergedRevisionNum: end, DownstreamLastMergedRevisionNum: next.HeadRevisionNum, Version: o.link.Version + 1, UpdatedAt: next.UpdatedAt };
-    delete link.Stale;
-    delete link.SpaceSlug;
-    ops.push({ op: 'update', kind: 'Link', item: link, expectedVersion: o.link.Version });
+    ops.push({ op: 'update', kind: 'Link', item: cursorMoved(o.link, end, next.HeadRevisionNum, next.UpdatedAt), expectedVersion: o.link.Version });
   }
   await deps.store.transact(ops);
   return result;
+}
+
+/** A Link whose merge cursor moved to (upstream, downstream). */
+function cursorMoved(link: Link, upstream: number, downstream: number, now: string): Link {
+  const next = { ...link, UpstreamLastMergedRevisionNum: upstream, DownstreamLastMergedRevisionNum: downstream, Version: link.Version + 1, UpdatedAt: now };
+  delete next.Stale;
+  delete next.SpaceSlug;
+  return next;
 }
 
 function dedupeLast(held: MergeConflict[]): MergeConflict[] {

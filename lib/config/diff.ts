@@ -74,6 +74,13 @@ export function diffData(toolchain: ToolchainType, before: string, after: string
   return out;
 }
 
+/** Path-level changes between two values of one resource. */
+export function diffValues(resource: string, a: unknown, b: unknown): PathChange[] {
+  const out: PathChange[] = [];
+  diffValue(resource, [], a, b, out);
+  return out;
+}
+
 function isObj(v: unknown): v is Record<string, unknown> {
   return !!v && typeof v === 'object' && !Array.isArray(v);
 }

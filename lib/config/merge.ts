@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import { isMap, isSeq, type Document, type YAMLMap } from 'yaml';
-import { diffData, type PathChange } from './diff.ts';
+import { diffData, diffValues, type PathChange } from './diff.ts';
 import { parseYaml, resourceKey, stringifyYaml, type ToolchainType } from './documents.ts';
 import { parsePath, type Segment } from './paths.ts';
 
@@ -58,6 +58,11 @@ function applyToYaml(toolchain: ToolchainType, text: string, changes: PathChange
   const held: HeldChange[] = [];
   const removed = new Set<Document.Parsed>();
   const added: Document.Parsed[] = [];
+  // An upstream that adds a resource the downstream already has: take its values, keep what only the downstream has.
+  changes = changes.flatMap((c) => {
+    const existing = c.Path === '' && c.Op !== 'Delete' ? byKey.get(c.Resource) : undefined;
+    return existing ? diffValues(c.Resource, existing.toJS(), c.Value).filter((x) => x.Op !== 'Delete') : [c];
+  });
   for (const c of changes) {
     const doc = byKey.get(c.Resource);
     const current = doc ? readPath(doc, parsePath(c.Path)) : undefined;

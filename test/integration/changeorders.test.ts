@@ -320,3 +320,30 @@ describe('scope and prior revisions', () => {
     expect(r.body.Message).toBe("unit 'app': the links pointing at it disagree on where the change starts: chain-mid has merged to revision 4, chain-other has merged to revision 5");
   });
 });
+
+describe('a MergeUnits change order', () => {
+  it('follows MergeUnits Links into spaces that are not variants, skipping base units nothing merges from', async () => {
+    await env.api.post('/space', { Slug: 'shared-base' });
+    await env.api.post('/space/shared-base/unit', { Slug: 'defaults', Data: 'kind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 1\n' });
+    await env.api.post('/space/shared-base/unit', { Slug: 'unused', Data: 'kind: ConfigMap\nmetadata:\n  name: unused\n' });
+    for (const team of ['team-x', 'team-y']) {
+      await env.api.post('/space', { Slug: team });
+      await env.api.post(`/space/${team}/unit`, { Slug: 'web', Data: `kind: Deployment\nmetadata:\n  name: web\n  namespace: ${team}\nspec:\n  replicas: 1\n` });
+      await env.api.post(`/space/${team}/link`, { FromUnitID: 'web', ToUnitID: 'shared-base/defaults', UpdateType: 'MergeUnits' });
+      await env.api.post(`/space/${team}/unit/web/upgrade`, { MergeSourceID: 'shared-base/defaults', MergeBaseRevisionNum: 1, MergeEndRevisionNum: 1 });
+    }
+    await env.api.post('/space/shared-base/function/invoke', { FunctionName: 'set-replicas', Arguments: ['3'], UnitIDs: ['defaults'] });
+    const made = await env.api.post('/space/shared-base/change_order', { Slug: 'm1', UpdateType: 'MergeUnits' });
+    expect(made.status).toBe(201);
+    const unused = (await env.api.get('/space/shared-base/unit/unused')).body;
+    expect(made.body.SkippedUnits[unused.UnitID]).toBe('nothing follows it by a MergeUnits link');
+    expect(made.body.InScopeSpaceIDs).toHaveLength(2);
+    const r = await env.api.post('/promote', { ChangeOrderID: 'shared-base/m1', Spaces: ['team-x', 'team-y'] });
+    expect(r.status).toBe(200);
+    for (const team of ['team-x', 'team-y']) {
+      const d = parseAllDocuments((await env.api.get(`/space/${team}/unit/web/data`)).text)[0]!.toJS();
+      expect([d.spec.replicas, d.metadata.namespace]).toEqual([3, team]);
+    }
+    expect((await env.api.get('/space/shared-base/change_order/m1')).body.State).toBe('Resolved');
+  });
+});

@@ -127,6 +127,11 @@ describe('three-way merge by path', () => {
     else expect(r.held).toEqual([]);
   });
 
+  it('an upstream that adds a resource the downstream already has takes its values and keeps downstream-only fields', () => {
+    const r = mergeData('Kubernetes/YAML', '', 'kind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 3\n', 'kind: Deployment\nmetadata:\n  name: web\n  namespace: team\nspec:\n  replicas: 1\n', []);
+    expect(js(r.data)[0]).toEqual({ kind: 'Deployment', metadata: { name: 'web', namespace: 'team' }, spec: { replicas: 3 } });
+  });
+
   it('keeps comments and key order of the downstream', () => {
     const upstreamEnd = base.replace('replicas: 1 # demo size', 'replicas: 3 # demo size');
     const downstream = base.replace('namespace: confighubplaceholder', 'namespace: chat # filled by variant create');
