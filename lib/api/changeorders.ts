@@ -581,9 +581,11 @@ export async function promoteChangeOrder(deps: Deps, caller: Caller, co: ChangeO
     const earlier = stages.slice(0, stageIndex).flatMap((s) => s.spaces);
     const before = stageIndex === 0 ? [base] : stages[stageIndex - 1]!.spaces;
     const earlierOnly = earlier.filter((s) => !before.some((b) => b.SpaceID === s.SpaceID));
-    const states = await Promise.all([...earlierOnly, ...before].map((s) => gateState(deps, co, marks, progress, s)));
-    gates.push(...states.slice(0, earlierOnly.length).map((s) => evaluateGates([], view, [s])).flat());
     const prereqs = stages[stageIndex]!.prerequisites;
+    // "Taken" needs only progress; Releases, Units and revisions are read only for the prerequisites that use them.
+    const light = (s: Space): SpaceGateState => ({ space: s, taken: progress.has(s.SpaceID), published: [], carries: () => false, changed: [] });
+    const states = [...earlierOnly.map(light), ...(await Promise.all(before.map((s) => (prereqs.length ? gateState(deps, co, marks, progress, s) : light(s)))))];
+    gates.push(...states.slice(0, earlierOnly.length).map((s) => evaluateGates([], view, [s])).flat());
     const beforeStates = states.slice(earlierOnly.length);
     if (stageIndex === 0) gates.push(...beforeStates.flatMap((s) => prereqs.map((p) => evaluatePrerequisite(p, view, s))));
     else gates.push(...evaluateGates(prereqs, view, beforeStates));
