@@ -347,3 +347,39 @@ describe('a MergeUnits change order', () => {
     expect((await env.api.get('/space/shared-base/change_order/m1')).body.State).toBe('Resolved');
   });
 });
+
+describe('end tags and cloning', () => {
+  beforeAll(async () => {
+    await env.api.post('/space/acme-workflows/change_workflow', { Slug: 'one-hop', Stages: [{ Name: 'next', WhereSpace: "Labels.Stage = 'Next'" }] });
+    await env.api.post('/space', { Slug: 'et-base' });
+    await env.api.post('/space/et-base/unit', { Slug: 'app', Data: 'kind: Deployment\nmetadata:\n  name: app\nspec:\n  replicas: 1\n' });
+    await env.api.post('/variant', { Name: 'next', UpstreamSpaceID: 'et-base', Slug: 'et-next', Stage: 'Next' });
+  });
+
+  it('ends at the revision a closed changeset end tag marks, not the head', async () => {
+    const cs = (await env.api.post('/space/et-base/change_set', { Slug: 'release-v9' })).body;
+    await env.api.post('/space/et-base/function/invoke', { FunctionName: 'set-replicas', Arguments: ['2'], UnitIDs: ['app'], ChangeSetID: 'release-v9' });
+    await env.api.patch('/space/et-base/change_set/release-v9', { Version: cs.Version, State: 'Closed' });
+    await env.api.post('/space/et-base/function/invoke', { FunctionName: 'set-label', Arguments: ['after', 'yes'], UnitIDs: ['app'] });
+    const made = await env.api.post('/space/et-base/change_order', { Slug: 'release-v9', ChangeWorkflowID: 'acme-workflows/one-hop', EndTagID: 'et-base/release-v9-end' });
+    expect(made.status).toBe(201);
+    expect((await env.api.get('/space/et-base/tag/release-v9-co-end')).body.Marks[0].RevisionNum).toBe(2);
+    expect((await env.api.post('/promote', { ChangeOrderID: 'et-base/release-v9' })).status).toBe(200);
+    const d = parseAllDocuments((await env.api.get('/space/et-next/unit/app/data')).text)[0]!.toJS();
+    expect([d.spec.replicas, d.metadata.labels]).toEqual([2, undefined]);
+  });
+
+  it('with --prior-revisions All clones a unit the change does not change, which the space lacks', async () => {
+    await env.api.post('/space/et-base/unit', { Slug: 'extra', Data: 'kind: ConfigMap\nmetadata:\n  name: extra\n' });
+    const plain = await env.api.post('/space/et-base/change_order', { Slug: 'plain', ChangeWorkflowID: 'acme-workflows/one-hop' });
+    const extra = (await env.api.get('/space/et-base/unit/extra')).body;
+    expect(plain.body.SkippedUnits[extra.UnitID]).toBe('no change: nothing follows it; marked at revision 1');
+    const dry = await env.api.post('/promote', { ChangeOrderID: 'et-base/plain', DryRun: true });
+    expect(dry.body.Spaces[0].Units.find((u: any) => u.UnitSlug === 'extra')).toMatchObject({ Action: 'Unchanged', Reason: 'NotCovered' });
+    await env.api.post('/space/et-base/change_order', { Slug: 'all', ChangeWorkflowID: 'acme-workflows/one-hop', PriorRevisions: 'All' });
+    const r = await env.api.post('/promote', { ChangeOrderID: 'et-base/all' });
+    expect(r.status).toBe(200);
+    expect(r.body.Spaces[0].Units.find((u: any) => u.UnitSlug === 'extra')).toMatchObject({ Action: 'Clone' });
+    expect((await env.api.get('/space/et-next/unit/extra')).body.UpstreamUnitID).toBe(extra.UnitID);
+  });
+});
