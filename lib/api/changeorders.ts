@@ -3,6 +3,7 @@ import type { ChangeOrder, ChangeWorkflow, Caller, Filter, GateResult, Link, Mar
 import { BatonError, Conflict, Invalid, NotFound } from '../model/errors.ts';
 import { evaluateGates, evaluatePrerequisite, refusal, type GateChangeOrder, type SpaceGateState } from '../gates/prerequisites.ts';
 import { matches, parseWhere, relationsUsed, type Query } from '../where/index.ts';
+import { DetailType, SOURCE } from '../events/contracts.ts';
 import type { Deps } from './deps.ts';
 import type { StoreOp } from './ports.ts';
 import { findInSpace, findSpace, withSpace } from './resolve.ts';
@@ -308,6 +309,11 @@ export async function advanceStage(deps: Deps, caller: Caller, coRef: { SpaceID:
     if (!stage || index <= current) return;
     try {
       await deps.store.transact([{ op: 'update', kind: 'ChangeOrder', item: { ...co, Stage: stage, UpdatedAt: deps.now().toISOString(), Version: co.Version + 1 }, expectedVersion: co.Version }]);
+      const detail = { OrganizationID: co.OrganizationID, SpaceID: co.SpaceID, ChangeOrderID: co.ChangeOrderID, Slug: co.Slug, Stage: stage, PreviousStage: co.Stage };
+      await deps.bus.put([
+        { source: SOURCE, detailType: DetailType.ChangeOrderStageAdvanced, detail },
+        ...(stage === 'Completed' ? [{ source: SOURCE, detailType: DetailType.ChangeOrderCompleted, detail }] : []),
+      ]);
       return;
     } catch (e) {
       if (!(e instanceof Conflict)) throw e;
@@ -632,6 +638,11 @@ export async function promoteChangeOrder(deps: Deps, caller: Caller, co: ChangeO
         ]
       : c.PromotionFailures,
   }));
+  if (failures.length) {
+    await deps.bus.put([
+      { source: SOURCE, detailType: DetailType.PromotionFailed, detail: { OrganizationID: co.OrganizationID, ChangeOrderID: co.ChangeOrderID, Slug: co.Slug, Stage: stageName, SpaceIDs: failures.map((f) => f.SpaceID) } },
+    ]);
+  }
   await advanceStage(deps, caller, co);
   if (failures.length) result.Message = `${result.Landed} of ${result.Total} space(s) took change order '${co.Slug}'; ${failures.map((f) => `'${f.SpaceSlug}': ${f.Error}`).join('; ')}`;
   return { status: failures.length ? 207 : 200, body: result };

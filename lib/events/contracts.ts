@@ -16,6 +16,12 @@ export const DetailType = {
   ReleasePublished: 'Release Published',
   /** A Release's LiveStatus changed. */
   ReleaseLiveStatusChanged: 'Release Live Status Changed',
+  /** A ChangeOrder's recorded Stage moved forward. */
+  ChangeOrderStageAdvanced: 'ChangeOrder Stage Advanced',
+  /** A ChangeOrder's last Stage satisfied Final: the rollout is done. */
+  ChangeOrderCompleted: 'ChangeOrder Completed',
+  /** A promotion did not land everywhere it was meant to. */
+  PromotionFailed: 'Promotion Failed',
 } as const;
 export type DetailType = (typeof DetailType)[keyof typeof DetailType];
 

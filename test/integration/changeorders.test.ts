@@ -205,6 +205,10 @@ describe('a change order through dev, staging and prod', () => {
     for (const v of ['prod-euw1', 'prod-use1', 'prod-apse1']) await report(`acme-${v}`, 'Healthy');
     c = await co();
     expect(c).toMatchObject({ State: 'Released', Stage: 'Completed', Completed: true });
+    const mine = env.bus.log.filter((e) => e.detail.ChangeOrderID === c.ChangeOrderID);
+    expect(mine.filter((e) => e.detailType === 'ChangeOrder Stage Advanced').map((e) => e.detail.Stage)).toEqual(['dev', 'staging', 'prod', 'Completed']);
+    expect(mine.filter((e) => e.detailType === 'ChangeOrder Completed')).toHaveLength(1);
+    expect(mine.filter((e) => e.detailType === 'Promotion Failed').map((e) => e.detail.Stage)).toEqual(['prod']);
     expect((await promote()).body.Message).toBe("change order 'release-v452' has reached every stage");
   });
 
