@@ -52,3 +52,9 @@ export async function findUnitRef(deps: Deps, caller: Caller, space: Space, ref:
   const home = slash > 0 ? await findSpace(deps, caller, ref.slice(0, slash)) : space;
   return { space: home, unit: await findUnit(deps, home, slash > 0 ? ref.slice(slash + 1) : ref) };
 }
+
+/** The Space and Unit a `/space/{space_id}/unit/{unit_id}` route names. */
+export async function spaceAndUnit(deps: Deps, caller: Caller, params: Record<string, string>): Promise<{ space: Space; unit: Unit }> {
+  const space = await findSpace(deps, caller, params.space_id!);
+  return { space, unit: await findUnit(deps, space, params.unit_id!) };
+}

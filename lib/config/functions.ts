@@ -95,6 +95,24 @@ function named(docs: Document.Parsed[], name: string): ContainerRef[] {
   return found;
 }
 
+/** set-label and set-annotation: one key of a metadata map, on every resource. */
+function metadataEntry(field: 'labels' | 'annotations', description: string): FunctionDef {
+  return {
+    description,
+    params: [
+      { name: 'key', kind: 'string' },
+      { name: 'value', kind: 'string' },
+    ],
+    readOnly: false,
+    run(docs, args, written) {
+      for (const doc of docs) {
+        doc.setIn(['metadata', field, args.key], args.value);
+        written.push({ Resource: resourceKey(doc.toJS()), Path: formatPath(['metadata', field, String(args.key)]) });
+      }
+    },
+  };
+}
+
 const FUNCTIONS: Record<string, FunctionDef> = {
   'set-image-reference-by-uri': {
     description: 'set the tag or digest of every container whose image is from the repository',
@@ -149,34 +167,8 @@ const FUNCTIONS: Record<string, FunctionDef> = {
       }
     },
   },
-  'set-label': {
-    description: 'set a label on every resource',
-    params: [
-      { name: 'key', kind: 'string' },
-      { name: 'value', kind: 'string' },
-    ],
-    readOnly: false,
-    run(docs, args, written) {
-      for (const doc of docs) {
-        doc.setIn(['metadata', 'labels', args.key], args.value);
-        written.push({ Resource: resourceKey(doc.toJS()), Path: formatPath(['metadata', 'labels', String(args.key)]) });
-      }
-    },
-  },
-  'set-annotation': {
-    description: 'set an annotation on every resource',
-    params: [
-      { name: 'key', kind: 'string' },
-      { name: 'value', kind: 'string' },
-    ],
-    readOnly: false,
-    run(docs, args, written) {
-      for (const doc of docs) {
-        doc.setIn(['metadata', 'annotations', args.key], args.value);
-        written.push({ Resource: resourceKey(doc.toJS()), Path: formatPath(['metadata', 'annotations', String(args.key)]) });
-      }
-    },
-  },
+  'set-label': metadataEntry('labels', 'set a label on every resource'),
+  'set-annotation': metadataEntry('annotations', 'set an annotation on every resource'),
   'set-namespace': {
     description: 'set the namespace of every namespaced resource (and name the Namespace resource)',
     params: [{ name: 'namespace', kind: 'string' }],

@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cubAt, type CubResult } from '../support/cli.ts';
+import { cubAt, cubOk, type CubResult } from '../support/cli.ts';
 import { startEnv, type Env } from '../support/harness.ts';
 
 let env: Env;
@@ -14,12 +14,7 @@ beforeAll(async () => {
 });
 afterAll(async () => env.close());
 
-async function ok(args: string[], input?: string): Promise<string> {
-  const r = await cub(args, input);
-  expect(r.stderr, `cub ${args.join(' ')}`).toBe('');
-  expect(r.code, `cub ${args.join(' ')}`).toBe(0);
-  return r.stdout;
-}
+const ok = (args: string[], input?: string) => cubOk(cub)(args, input);
 
 describe('the foundation through cub', () => {
   it('creates, labels, annotates and finds spaces', async () => {

@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cubAt, type CubResult } from '../support/cli.ts';
+import { cubAt, cubOk, type CubResult } from '../support/cli.ts';
 import { startEnv, type Env } from '../support/harness.ts';
 
 let env: Env;
@@ -14,12 +14,7 @@ beforeAll(async () => {
 });
 afterAll(async () => env.close());
 
-async function ok(...args: string[]): Promise<string> {
-  const r = await cub(args);
-  expect(r.stderr, `cub ${args.join(' ')}`).toBe('');
-  expect(r.code, `cub ${args.join(' ')}`).toBe(0);
-  return r.stdout;
-}
+const ok = (...args: string[]) => cubOk(cub)(args);
 async function backend(space: string): Promise<any> {
   return parseAllDocuments(await ok('unit', 'data', '--space', space, 'backend'))[0]!.toJS();
 }

@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { expect } from 'vitest';
 
 const BIN = fileURLToPath(new URL('../../cli/bin.js', import.meta.url));
 
@@ -23,4 +24,14 @@ export function cubAt(server: string, token: string) {
       if (input !== undefined) child.stdin?.end(input);
       else child.stdin?.end();
     });
+}
+
+/** Runs `cub` and expects it to succeed quietly; returns what it printed. */
+export function cubOk(cub: (args: string[], input?: string) => Promise<CubResult>) {
+  return async (args: string[], input?: string): Promise<string> => {
+    const r = await cub(args, input);
+    expect(r.stderr, `cub ${args.join(' ')}`).toBe('');
+    expect(r.code, `cub ${args.join(' ')}`).toBe(0);
+    return r.stdout;
+  };
 }

@@ -7,7 +7,7 @@ import { BatonError, Conflict, Invalid } from '../../model/errors.ts';
 import { matches, parseWhere } from '../../where/index.ts';
 import type { Deps } from '../deps.ts';
 import { listQueries, page } from '../lists.ts';
-import { findInSpace, findSpace, findUnit, withSpace } from '../resolve.ts';
+import { findInSpace, findSpace, findUnit, spaceAndUnit, withSpace } from '../resolve.ts';
 import { listReply, patchMap, route } from '../route.ts';
 import { DeleteWithGates, CreateUnit, DataQuery, DiffQuery, InvokeFunction, ListQuery, MarkUnit, NoBody, NoQuery, UpdateUnit } from '../schemas.ts';
 import { createUnit, dataAt, revisionNum, targetId, writeData } from '../units.ts';
@@ -30,10 +30,6 @@ async function loadUnitRelations<U extends Unit>(deps: Deps, space: Space, units
 
 const unitPath = '/space/{space_id}/unit/{unit_id}';
 
-async function spaceAndUnit(deps: Deps, caller: Caller, params: Record<string, string>): Promise<{ space: Space; unit: Unit }> {
-  const space = await findSpace(deps, caller, params.space_id!);
-  return { space, unit: await findUnit(deps, space, params.unit_id!) };
-}
 
 export const unitRoutes = [
   route({

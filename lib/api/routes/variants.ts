@@ -5,7 +5,7 @@ import { BatonError, Conflict, Invalid, NotFound } from '../../model/errors.ts';
 import type { Deps } from '../deps.ts';
 import { listQueries, page } from '../lists.ts';
 import type { StoreOp } from '../ports.ts';
-import { findInSpace, findSpace, findUnit, findUnitRef, withSpace } from '../resolve.ts';
+import { findInSpace, findSpace, findUnit, findUnitRef, spaceAndUnit, withSpace } from '../resolve.ts';
 import { listReply, route } from '../route.ts';
 import { CreateLink, CreateVariant, ListQuery, NoBody, NoQuery, Promote, ResolveConflicts, RestoreUnit, RevertUnit, UpgradeUnit, UploadVariant } from '../schemas.ts';
 import { dataAt, newUnit, revisionNum, writeData } from '../units.ts';
@@ -20,10 +20,6 @@ const INHERITED = ['Component', 'Stage', 'Environment', 'Region'] as const;
 
 const unitPath = '/space/{space_id}/unit/{unit_id}';
 
-async function spaceAndUnit(deps: Deps, caller: Caller, params: Record<string, string>): Promise<{ space: Space; unit: Unit }> {
-  const space = await findSpace(deps, caller, params.space_id!);
-  return { space, unit: await findUnit(deps, space, params.unit_id!) };
-}
 
 function failed(unit: Unit, space: Space, e: unknown): UnitResult {
   if (!(e instanceof BatonError)) throw e;
