@@ -253,11 +253,12 @@ export function gateView(co: ChangeOrder): GateChangeOrder {
 }
 
 /** Derives State and the Space sets from progress; Completed from Final over the last Stage when asked. */
-export async function derive(deps: Deps, caller: Caller, co: ChangeOrder, opts: { completed?: boolean } = {}): Promise<ChangeOrder> {
+export async function derive(deps: Deps, caller: Caller, co: ChangeOrder, opts: { completed?: boolean; spaces?: Map<string, Space> } = {}): Promise<ChangeOrder> {
   const progress = await deps.store.progressOf(co.ChangeOrderID);
   const resolved = progress.filter((p) => p.ResolvedAt).map((p) => p.SpaceID);
   const released = progress.filter((p) => p.ReleaseID);
-  const spaces = new Map((await deps.store.listSpaces(caller.OrganizationID)).map((s) => [s.SpaceID, s]));
+  // A list derives many ChangeOrders from one reading of the organization's Spaces.
+  const spaces = opts.spaces ?? new Map((await deps.store.listSpaces(caller.OrganizationID)).map((s) => [s.SpaceID, s]));
   const inScope = co.InScopeSpaceIDs;
   const taken = inScope.filter((id) => resolved.includes(id));
   const needRelease = inScope.filter((id) => spaces.get(id)?.ReleaseTargetID);

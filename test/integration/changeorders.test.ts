@@ -387,3 +387,27 @@ describe('end tags and cloning', () => {
     expect((await env.api.get('/space/et-next/unit/extra')).body.UpstreamUnitID).toBe(extra.UnitID);
   });
 });
+
+describe('first-stage gates and --where-space', () => {
+  it("evaluates the first stage's prerequisites over the base, and promotes the spaces a where selects", async () => {
+    await env.api.post('/space/acme-workflows/change_workflow', {
+      Slug: 'gated-base',
+      Stages: [{ Name: 'next', WhereSpace: "Labels.Stage = 'Next'", Prerequisites: ['Validated'] }],
+    });
+    await env.api.post('/space', { Slug: 'gb-base' });
+    await env.api.post('/space/gb-base/unit', { Slug: 'app', Data: 'kind: Deployment\nmetadata:\n  name: app\n  namespace: confighubplaceholder\nspec:\n  replicas: 1\n' });
+    for (const n of ['a', 'b']) await env.api.post('/variant', { Name: n, UpstreamSpaceID: 'gb-base', Slug: `gb-${n}`, Stage: 'Next', Namespace: 'gb' });
+    await env.api.post('/space/gb-base/function/invoke', { FunctionName: 'set-replicas', Arguments: ['2'], UnitIDs: ['app'] });
+    await env.api.post('/space/gb-base/change_order', { Slug: 'g1', ChangeWorkflowID: 'acme-workflows/gated-base' });
+    const refused = await env.api.post('/promote', { ChangeOrderID: 'gb-base/g1' });
+    expect(refused.status).toBe(409);
+    expect(refused.body.Message).toMatch(/^unable to promote to stage 'next', Variant 'gb-base' has validation errors: app revision 2 \(placeholders left at Deployment\/app metadata\.namespace\)$/);
+    // Forced past the base's gate, into only the spaces the where selects.
+    const r = await env.api.post('/promote', { ChangeOrderID: 'gb-base/g1', WhereSpace: "Slug = 'gb-a'", Force: true, ForceReason: 'base placeholders are filled per variant' });
+    expect(r.status).toBe(200);
+    expect(r.body.Spaces.map((s: any) => s.SpaceSlug)).toEqual(['gb-a']);
+    const a = parseAllDocuments((await env.api.get('/space/gb-a/unit/app/data')).text)[0]!.toJS();
+    const b = parseAllDocuments((await env.api.get('/space/gb-b/unit/app/data')).text)[0]!.toJS();
+    expect([a.spec.replicas, b.spec.replicas]).toEqual([2, 1]);
+  });
+});

@@ -133,7 +133,8 @@ export const changeRoutes = [
     async handle({ deps, caller, params, query }) {
       const space = await findSpace(deps, caller, params.space_id!);
       const queries = await listQueries(deps, caller, 'ChangeOrder', query, space);
-      const cos = await Promise.all((await deps.store.listInSpace<ChangeOrder>('ChangeOrder', space.SpaceID)).map((c) => derive(deps, caller, withSpace(c, space))));
+      const spaces = new Map((await deps.store.listSpaces(caller.OrganizationID)).map((s): [string, Space] => [s.SpaceID, s]));
+      const cos = await Promise.all((await deps.store.listInSpace<ChangeOrder>('ChangeOrder', space.SpaceID)).map((c) => derive(deps, caller, withSpace(c, space), { spaces })));
       return listReply(await page(cos, queries, query));
     },
   }),
@@ -145,8 +146,8 @@ export const changeRoutes = [
     body: NoBody,
     async handle({ deps, caller, query }) {
       const queries = await listQueries(deps, caller, 'ChangeOrder', query);
-      const spaces = new Map((await deps.store.listSpaces(caller.OrganizationID)).map((s) => [s.SpaceID, s]));
-      const cos = await Promise.all((await deps.store.changeOrdersOf(caller.OrganizationID)).map((c) => derive(deps, caller, { ...c, SpaceSlug: spaces.get(c.SpaceID)?.Slug })));
+      const spaces = new Map((await deps.store.listSpaces(caller.OrganizationID)).map((s): [string, Space] => [s.SpaceID, s]));
+      const cos = await Promise.all((await deps.store.changeOrdersOf(caller.OrganizationID)).map((c) => derive(deps, caller, { ...c, SpaceSlug: spaces.get(c.SpaceID)?.Slug }, { spaces })));
       return listReply(await page(cos, queries, query));
     },
   }),
