@@ -29,16 +29,8 @@ export async function marksOf(deps: Deps, co: ChangeOrder): Promise<CoMarks> {
 
 /** A ChangeOrder named `slug` in `space`, or `space/slug`. */
 export async function findChangeOrder(deps: Deps, caller: Caller, space: Space | undefined, ref: string): Promise<{ co: ChangeOrder; base: Space }> {
-  let home = space;
-  let name = ref;
-  const slash = ref.indexOf('/');
-  if (slash > 0) {
-    home = await findSpace(deps, caller, ref.slice(0, slash));
-    name = ref.slice(slash + 1);
-  }
-  if (!home) throw new Invalid(`name the change order as <space>/<change-order>, not '${ref}'`);
-  const { item } = await findInSpace<ChangeOrder>(deps, caller, home, 'ChangeOrder', name);
-  return { co: item, base: home };
+  const { item, space: base } = await findInSpace<ChangeOrder>(deps, caller, space, 'ChangeOrder', ref);
+  return { co: item, base };
 }
 
 const markOp = (co: ChangeOrder, role: 'start' | 'end' | 'publish', unit: Unit, rev: number, now: string, move = false): StoreOp => {
@@ -88,9 +80,7 @@ export async function createChangeOrder(deps: Deps, caller: Caller, base: Space,
   const queries: Query[] = where ? [parseWhere(where, 'Space')] : [];
   let filter: Filter | undefined;
   if (body.SpaceFilterID) {
-    const slash = body.SpaceFilterID.indexOf('/');
-    const home = slash > 0 ? await findSpace(deps, caller, body.SpaceFilterID.slice(0, slash)) : base;
-    filter = (await findInSpace<Filter>(deps, caller, home, 'Filter', body.SpaceFilterID)).item;
+    filter = (await findInSpace<Filter>(deps, caller, base, 'Filter', body.SpaceFilterID)).item;
     if (filter.From !== 'Space') throw new Invalid(`filter '${body.SpaceFilterID}' selects ${filter.From}, not Space`);
     queries.push(parseWhere(filter.Where, 'Space'));
   }

@@ -2,7 +2,7 @@ import type { Caller, Filter, Space } from '../model/entities.ts';
 import { Invalid } from '../model/errors.ts';
 import { matches, parseWhere, relationsUsed, type Query } from '../where/index.ts';
 import type { Deps } from './deps.ts';
-import { findInSpace, findSpace } from './resolve.ts';
+import { findInSpace } from './resolve.ts';
 
 /** The list parameters every list route takes. */
 export interface ListParams {
@@ -26,13 +26,7 @@ export async function listQueries(deps: Deps, caller: Caller, entity: string, p:
   const queries: Query[] = [];
   if (p.where !== undefined) queries.push(parseWhere(p.where, entity));
   if (p.filter) {
-    let filterHome = home;
-    if (!filterHome) {
-      const slash = p.filter.indexOf('/');
-      if (slash <= 0) throw new Invalid(`filter '${p.filter}' must be named as <space>/<filter> here`);
-      filterHome = await findSpace(deps, caller, p.filter.slice(0, slash));
-    }
-    const { item } = await findInSpace<Filter>(deps, caller, filterHome, 'Filter', p.filter);
+    const { item } = await findInSpace<Filter>(deps, caller, home, 'Filter', p.filter);
     if (item.From !== entity) throw new Invalid(`filter '${p.filter}' selects ${item.From}, not ${entity}`);
     queries.push(parseWhere(item.Where, entity));
   }

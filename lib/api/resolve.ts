@@ -1,5 +1,5 @@
 import type { Caller, Space, Unit } from '../model/entities.ts';
-import { NotFound } from '../model/errors.ts';
+import { Invalid, NotFound } from '../model/errors.ts';
 import type { Deps } from './deps.ts';
 import type { SpaceKind } from './ports.ts';
 
@@ -22,8 +22,11 @@ export async function findUnit(deps: Deps, space: Space, ref: string): Promise<U
   return withSpace(unit, space);
 }
 
-/** Finds a Tag, ChangeSet, Filter or Target by ID or slug; `space/slug` names one in another Space. */
-export async function findInSpace<T>(deps: Deps, caller: Caller, space: Space, kind: SpaceKind, ref: string): Promise<{ item: T; space: Space }> {
+/**
+ * Finds a Space-resident entity by ID or slug; `space/slug` names one in another Space. Without a
+ * Space to default to, only the `space/slug` form can be resolved.
+ */
+export async function findInSpace<T>(deps: Deps, caller: Caller, space: Space | undefined, kind: SpaceKind, ref: string): Promise<{ item: T; space: Space }> {
   let home = space;
   let name = ref;
   const slash = ref.indexOf('/');
@@ -31,6 +34,7 @@ export async function findInSpace<T>(deps: Deps, caller: Caller, space: Space, k
     home = await findSpace(deps, caller, ref.slice(0, slash));
     name = ref.slice(slash + 1);
   }
+  if (!home) throw new Invalid(`name the ${kindName(kind)} as <space>/<${kindName(kind)}>, not '${ref}'`);
   const id = UUID.test(name) ? name.toLowerCase() : await deps.store.resolveSlug(`SPACE#${home.SpaceID}`, kind.toLowerCase(), name);
   const item = id ? await deps.store.getInSpace<T>(kind, home.SpaceID, id) : undefined;
   if (!item) throw new NotFound(`${kindName(kind)} '${ref}' not found${slash > 0 ? '' : ` in space '${home.Slug}'`}`);

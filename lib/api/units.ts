@@ -8,7 +8,7 @@ import type { Caller, ChangeOrder, ChangeSet, Mark, Mutation, ProtectedPath, Rev
 import { Conflict, Invalid, NotFound, TooLarge } from '../model/errors.ts';
 import type { Deps } from './deps.ts';
 import type { RevisionWrite, StoreOp } from './ports.ts';
-import { findInSpace, findSpace, withSpace } from './resolve.ts';
+import { findInSpace, withSpace } from './resolve.ts';
 import type { CreateUnit } from './schemas.ts';
 
 /** Compressed data larger than this cannot share a DynamoDB item (400 KB) with its revision's fields. */
@@ -268,10 +268,7 @@ export async function revisionNum(deps: Deps, caller: Caller, space: Space, unit
     if (mark) return before && mark.RevisionNum === 0 ? missing(unit, `the start of changeset '${cs.Slug}'`) : mark.RevisionNum;
     what = `changeset '${cs.Slug}'`;
   } else if (rest.startsWith('ChangeOrder:')) {
-    const name = rest.slice('ChangeOrder:'.length);
-    const slash = name.indexOf('/');
-    const home = slash > 0 ? await findSpace(deps, caller, name.slice(0, slash)) : space;
-    const { item: co } = await findInSpace<ChangeOrder>(deps, caller, home, 'ChangeOrder', slash > 0 ? name.slice(slash + 1) : name);
+    const { item: co } = await findInSpace<ChangeOrder>(deps, caller, space, 'ChangeOrder', rest.slice('ChangeOrder:'.length));
     // The release Tag names what a Release of the change bundles; Before: is the state the change started from.
     const tagId = before ? co.StartTagID : co.PublishTagID;
     mark = (await deps.store.marksOfUnit(unit.UnitID)).find((m) => m.TagID === tagId);
