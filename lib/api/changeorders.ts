@@ -513,6 +513,27 @@ export async function upgradeUnitWithChangeOrder(deps: Deps, caller: Caller, co:
   return result;
 }
 
+/** Orders target Spaces so each comes after the target Spaces its MergeUnits Links merge from (a cycle lands in one last wave). */
+async function mergeWaves(deps: Deps, targets: Space[]): Promise<Space[][]> {
+  const ids = new Set(targets.map((t) => t.SpaceID));
+  const after = new Map(
+    await Promise.all(
+      targets.map(async (t) => [t.SpaceID, new Set((await deps.store.listInSpace<Link>('Link', t.SpaceID)).filter((l) => l.UpdateType === 'MergeUnits' && ids.has(l.ToSpaceID) && l.ToSpaceID !== t.SpaceID).map((l) => l.ToSpaceID))] as const),
+    ),
+  );
+  const waves: Space[][] = [];
+  let left = targets;
+  const done = new Set<string>();
+  while (left.length) {
+    const ready = left.filter((t) => [...after.get(t.SpaceID)!].every((d) => done.has(d)));
+    const wave = ready.length ? ready : left;
+    waves.push(wave);
+    for (const t of wave) done.add(t.SpaceID);
+    left = left.filter((t) => !done.has(t.SpaceID));
+  }
+  return waves;
+}
+
 /** What one promotion did. */
 export interface PromoteResult {
   ChangeOrderID: string;
@@ -597,7 +618,7 @@ export async function promoteChangeOrder(deps: Deps, caller: Caller, co: ChangeO
   }
   result.Forced = failedGates.length > 0;
   const ctx: PromoteContext = { co, marks, prior: o.priorRevisions ?? co.PriorRevisions, dryRun: !!o.dryRun, read: cachedReader(deps), upstreamUnits: new Map() };
-  result.Spaces = await bounded(targets, PROMOTE_CONCURRENCY, async (space) => {
+  const promoteOne = async (space: Space): Promise<SpaceResult> => {
     if (progress.has(space.SpaceID)) return { SpaceID: space.SpaceID, SpaceSlug: space.Slug, Action: 'Unchanged', Units: [] } as SpaceResult;
     if (co.UpdateType === 'UpgradeUnit' && space.UpstreamSpaceID && space.UpstreamSpaceID !== base.SpaceID && !progress.has(space.UpstreamSpaceID)) {
       return { SpaceID: space.SpaceID, SpaceSlug: space.Slug, Action: 'Blocked', Error: `its upstream space has not taken change order '${co.Slug}'`, Units: [] } as SpaceResult;
@@ -608,7 +629,14 @@ export async function promoteChangeOrder(deps: Deps, caller: Caller, co: ChangeO
       if (!(e instanceof BatonError)) throw e;
       return { SpaceID: space.SpaceID, SpaceSlug: space.Slug, Action: 'Failed', Error: e.message, Units: [] } as SpaceResult;
     }
-  });
+  };
+  // Spaces of a wave are independent; MergeUnits waves put a Space after any target Space it merges from.
+  const waves = co.UpdateType === 'MergeUnits' ? await mergeWaves(deps, targets) : [targets];
+  for (const [i, wave] of waves.entries()) {
+    // A later wave merges from Units the earlier one just marked: read the marks again.
+    if (i > 0 && !o.dryRun) ctx.marks = await marksOf(deps, co);
+    result.Spaces.push(...(await bounded(wave, PROMOTE_CONCURRENCY, promoteOne)));
+  }
   result.Landed = result.Spaces.filter((s) => s.Action === 'Promote' || s.Action === 'Unchanged').length;
   const failures = result.Spaces.filter((s) => s.Action === 'Failed' || s.Action === 'Blocked');
   if (o.dryRun) return { status: failures.length ? 207 : 200, body: result };

@@ -411,3 +411,34 @@ describe('first-stage gates and --where-space', () => {
     expect([a.spec.replicas, b.spec.replicas]).toEqual([2, 1]);
   });
 });
+
+describe('MergeUnits ordering and abort', () => {
+  it('promotes a space after the selected space its MergeUnits links merge from', async () => {
+    await env.api.post('/space', { Slug: 'mu-base' });
+    await env.api.post('/space/mu-base/unit', { Slug: 'lib', Data: 'kind: ConfigMap\nmetadata:\n  name: lib\ndata:\n  v: "1"\n' });
+    for (const [space, from] of [['mu-x', 'mu-base/lib'], ['mu-y', 'mu-x/lib']] as const) {
+      await env.api.post('/space', { Slug: space });
+      await env.api.post(`/space/${space}/unit`, { Slug: 'lib', Data: 'kind: ConfigMap\nmetadata:\n  name: lib\ndata:\n  v: "1"\n' });
+      await env.api.post(`/space/${space}/link`, { FromUnitID: 'lib', ToUnitID: from, UpdateType: 'MergeUnits' });
+      await env.api.post(`/space/${space}/unit/lib/upgrade`, { MergeSourceID: from, MergeBaseRevisionNum: 1, MergeEndRevisionNum: 1 });
+    }
+    const u = (await env.api.get('/space/mu-base/unit/lib')).body;
+    await env.api.patch('/space/mu-base/unit/lib', { Version: u.Version, Data: 'kind: ConfigMap\nmetadata:\n  name: lib\ndata:\n  v: "2"\n' });
+    const made = await env.api.post('/space/mu-base/change_order', { Slug: 'mu', UpdateType: 'MergeUnits', InScopeSpaceIDs: ['mu-y', 'mu-x'] });
+    expect(made.status).toBe(201);
+    const r = await env.api.post('/promote', { ChangeOrderID: 'mu-base/mu', Spaces: ['mu-y', 'mu-x'] });
+    expect(r.status).toBe(200);
+    expect(r.body.Spaces.map((s: any) => s.SpaceSlug)).toEqual(['mu-x', 'mu-y']);
+    for (const s of ['mu-x', 'mu-y']) expect(parseAllDocuments((await env.api.get(`/space/${s}/unit/lib/data`)).text)[0]!.toJS().data.v).toBe('2');
+  });
+
+  it('refuses every promotion of an aborted change order', async () => {
+    await env.api.post('/space/chain-base/function/invoke', { FunctionName: 'set-replicas', Arguments: ['9'], UnitIDs: ['app'] });
+    await env.api.post('/space/chain-base/change_order', { Slug: 'doomed', InScopeSpaceIDs: ['chain-mid'] });
+    const aborted = await env.api.patch('/space/chain-base/change_order/doomed', { AbortedReason: 'superseded by v453' });
+    expect(aborted.body).toMatchObject({ State: 'Aborted', AbortedReason: 'superseded by v453' });
+    const r = await env.api.post('/promote', { ChangeOrderID: 'chain-base/doomed', Spaces: ['chain-mid'] });
+    expect(r.status).toBe(409);
+    expect(r.body.Message).toMatch(/was aborted \(superseded by v453\)/);
+  });
+});
