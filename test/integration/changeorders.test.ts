@@ -225,6 +225,14 @@ describe('a change order through dev, staging and prod', () => {
     expect(await q("Stage = 'Completed'")).toEqual(['release-v452']);
   });
 
+  it('--component selects the spaces of that component, other than the base', async () => {
+    await env.api.post('/space', { Slug: 'not-acme', Labels: { Stage: 'Staging' } });
+    const r = await env.api.post('/space/acme-base/change_order', { Slug: 'by-component', ComponentID: 'acme', WhereSpace: "Labels.Stage = 'Staging'" });
+    expect(r.status).toBe(201);
+    expect([...r.body.InScopeSpaceIDs].sort()).toEqual([ids['staging-euw1'], ids['staging-use1']].sort());
+    expect(r.body.WhereSpace).toMatch(/^Labels\.Stage = 'Staging' AND ComponentID = '[0-9a-f-]{36}'$/);
+  });
+
   it('--force promotes past failing gates, recording who, when, which stage, why, and the gates', async () => {
     const noReason = await env.api.post('/promote', { ChangeOrderID: 'acme-base/release-v453', Force: true });
     expect(noReason.status).toBe(400);

@@ -99,7 +99,8 @@ export const variantRoutes = [
       const targetId = await releaseTargetId(deps, caller, body.ReleaseTargetID);
       const space = newSpace(deps, caller, { Slug: slug, Labels: labels, ComponentID: upstream.ComponentID, UpstreamSpaceID: upstream.SpaceID, ReleaseTargetID: targetId });
       await deps.store.createSpace(space);
-      const [upUnits, upLinks] = await Promise.all([deps.store.listUnits(upstream.SpaceID), deps.store.listInSpace<Link>('Link', upstream.SpaceID)]);
+      const [listed, upLinks] = await Promise.all([deps.store.listUnits(upstream.SpaceID), deps.store.listInSpace<Link>('Link', upstream.SpaceID)]);
+      const upUnits = listed.sort((a, b) => (a.Slug < b.Slug ? -1 : 1));
       const gates = body.UnitDeleteGates?.length ? Object.fromEntries(body.UnitDeleteGates.map((g) => [g, ''])) : undefined;
       const clones = await Promise.all(upUnits.map((u) => cloneOps(deps, caller, space, u, { namespace: body.Namespace, targetId, deleteGates: gates })));
       const byUpstream = new Map(clones.map((c, i) => [upUnits[i]!.UnitID, c.unit]));
