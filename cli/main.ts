@@ -717,7 +717,7 @@ const HELP = `cub — the Baton command line
 
 entities and verbs:
 ${Object.entries(COMMANDS)
-  .map(([e, verbs]) => `  ${e.padEnd(10)} ${Object.keys(verbs).join(', ')}`)
+  .map(([e, verbs]) => `  ${e.padEnd(15)} ${Object.keys(verbs).join(', ')}`)
   .join('\n')}
 
 flags everywhere: --server URL, --token T (or CUB_SERVER, CUB_TOKEN, or the context file npm start writes),

@@ -94,6 +94,8 @@ describe('the change-orders spec through cub, verbatim where it can be', () => {
     expect(await image('acme-staging-euw1')).toBe('ghcr.io/acme/acme:v451');
     await ok(['variant', 'promote', '--change-order', 'acme-base/release-v452', '--target-stage', 'staging']);
     expect(await image('acme-staging-use1')).toBe('ghcr.io/acme/acme:v452');
+    // One Space by name: it took the change already, so it is passed over.
+    expect(await ok(['variant', 'promote', 'acme-staging-euw1', '--change-order', 'acme-base/release-v452'])).toMatch(/1 of 1 space\(s\)\n[^]*acme-staging-euw1\s+Unchanged/);
 
     const got = await ok(['changeorder', 'get', '--space', 'acme-base', 'release-v452']);
     expect(got).toMatch(/State\s+InProgress/);
