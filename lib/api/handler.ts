@@ -3,7 +3,6 @@ import { z } from 'zod';
 import type { Caller } from '../model/entities.ts';
 import { BatonError, Invalid, NotFound, Unauthorized } from '../model/errors.ts';
 import type { Deps } from './deps.ts';
-import type { Route } from './route.ts';
 import { ROUTES } from './routes/index.ts';
 
 /** An HTTP API (payload 2.0) event whose Lambda authorizer put the Caller in its context. */
@@ -57,7 +56,7 @@ export function errorReply(e: unknown): APIGatewayProxyStructuredResultV2 {
   return reply(500, { Code: 'Internal', Message: 'internal error; the server log has the details' });
 }
 
-function parseBody(route: Route, event: ApiEvent): unknown {
+function parseBody(event: ApiEvent): unknown {
   if (!event.body) return undefined;
   const text = event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
   if (!text.trim()) return undefined;
@@ -77,7 +76,7 @@ export async function handleApiEvent(deps: Deps, event: ApiEvent): Promise<APIGa
     if (!caller) throw new Unauthorized('no caller: the authorizer did not run for this route');
     const query = route.query.safeParse(event.queryStringParameters ?? {});
     if (!query.success) throw new Invalid(describeIssues('query', query.error));
-    const raw = parseBody(route, event);
+    const raw = parseBody(event);
     const body = route.body.safeParse(raw);
     if (!body.success) throw new Invalid(raw !== undefined && route.body instanceof z.ZodUndefined ? 'this route takes no request body' : describeIssues('request body', body.error));
     const out = await route.handle({ deps, caller, params: event.pathParameters as Record<string, string>, query: query.data, body: body.data });

@@ -70,6 +70,8 @@ describe('variants, links and upgrade', () => {
     expect(unit).toMatchObject({ UpstreamUnitID: baseUnit.UnitID, UpstreamSpaceID: base.SpaceID, UpstreamRevisionNum: 1, HeadRevisionNum: 2, TargetID: r.body.Space.ReleaseTargetID });
     expect((await doc('chat-dev', 'backend')).metadata.namespace).toBe('chat');
     expect((await doc('chat-dev', 'namespace')).metadata.name).toBe('chat');
+    const byTarget = await env.api.get(`/space/chat-dev/unit?where=${encodeURIComponent("Target.Slug = 'target'")}`);
+    expect(byTarget.body.map((u: any) => u.Slug)).toEqual(['backend', 'namespace']);
     const links = (await env.api.get('/space/chat-dev/link')).body;
     expect(links).toHaveLength(2);
     expect(links.find((l: any) => l.FromUnitID === unit.UnitID)).toMatchObject({ UpdateType: 'UpgradeUnit', ToUnitID: baseUnit.UnitID, UpstreamLastMergedRevisionNum: 1, DownstreamLastMergedRevisionNum: 1, Stale: false });

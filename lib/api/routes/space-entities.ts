@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { FILTERABLE } from '../../model/attributes.ts';
-import type { ChangeSet, Filter, InSpace, Mark, Space, Tag, Target, Unit } from '../../model/entities.ts';
+import type { ChangeSet, InSpace, Mark, Space, Tag, Unit } from '../../model/entities.ts';
 import { Conflict, Invalid } from '../../model/errors.ts';
 import { parseWhere } from '../../where/index.ts';
 import type { Deps } from '../deps.ts';
@@ -217,4 +217,3 @@ export const spaceEntityRoutes: Route[] = [
   }),
 ];
 
-export type { Filter, Target };

@@ -19,7 +19,10 @@ async function loadUnitRelations<U extends Unit>(deps: Deps, space: Space, units
     const spaceIds = new Set(units.map((u) => u.UpstreamSpaceID).filter((s): s is string => !!s));
     for (const id of spaceIds) for (const u of await deps.store.listUnits(id)) upstream.set(u.UnitID, u);
   }
-  const targets = relations.has('Target') ? new Map((await deps.store.listInSpace<{ TargetID: string }>('Target', space.SpaceID)).map((t) => [t.TargetID, t])) : undefined;
+  // A Unit's Target may live in any Space of the organization (variant create points at one in another).
+  const targets = relations.has('Target')
+    ? new Map((await Promise.all((await deps.store.listSpaces(space.OrganizationID)).map((s) => deps.store.listInSpace<{ TargetID: string }>('Target', s.SpaceID)))).flat().map((t) => [t.TargetID, t]))
+    : undefined;
   return units.map((u) => ({
     ...u,
     ...(relations.has('Space') ? { Space: space } : {}),
