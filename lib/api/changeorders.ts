@@ -7,6 +7,7 @@ import { DetailType, SOURCE } from '../events/contracts.ts';
 import type { Deps } from './deps.ts';
 import type { StoreOp } from './ports.ts';
 import { findInSpace, findSpace, withSpace } from './resolve.ts';
+import { newEntity } from './route.ts';
 import { releasesOf } from './releases.ts';
 import type { CreateChangeOrder } from './schemas.ts';
 import { bounded, cachedReader, cloneOps, mergeInto, type UnitResult, type UpstreamReader } from './variants.ts';
@@ -139,7 +140,7 @@ export async function createChangeOrder(deps: Deps, caller: Caller, base: Space,
   }
 
   const now = deps.now().toISOString();
-  const tag = (suffix: string): Tag => ({ OrganizationID: caller.OrganizationID, SpaceID: base.SpaceID, TagID: deps.newId(), Slug: `${body.Slug}-co-${suffix}`, Labels: {}, Annotations: {}, CreatedAt: now, UpdatedAt: now, Version: 1 });
+  const tag = (suffix: string): Tag => ({ ...newEntity(deps, caller.OrganizationID, { Slug: `${body.Slug}-co-${suffix}` }), SpaceID: base.SpaceID, TagID: deps.newId() });
   const [startTag, endTagOwn, publishTag] = [tag('start'), tag('end'), tag('publish')];
   const co: ChangeOrder = {
     OrganizationID: caller.OrganizationID,

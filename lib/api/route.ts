@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { Caller } from '../model/entities.ts';
+import type { Caller, Common } from '../model/entities.ts';
 import type { Deps } from './deps.ts';
 
 /** What an operation answers: JSON, or text (unit data) with its content type. */
@@ -50,4 +50,10 @@ export function patchMap(have: Record<string, string>, patch: Record<string, str
 /** A list reply: the items, and the next page's token as a header. */
 export function listReply<T>(p: { items: T[]; continueToken?: string }): Reply {
   return { body: p.items, headers: p.continueToken ? { 'x-continue': p.continueToken } : undefined };
+}
+
+/** The fields every new entity starts with: its organization, slug, display name, labels, times and Version 1. */
+export function newEntity(deps: Deps, orgId: string, f: { Slug: string; DisplayName?: string; Labels?: Record<string, string>; Annotations?: Record<string, string> }): Common {
+  const now = deps.now().toISOString();
+  return { OrganizationID: orgId, Slug: f.Slug, DisplayName: f.DisplayName ?? f.Slug, Labels: f.Labels ?? {}, Annotations: f.Annotations ?? {}, CreatedAt: now, UpdatedAt: now, Version: 1 };
 }

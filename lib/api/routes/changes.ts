@@ -5,7 +5,7 @@ import { matches, parseWhere } from '../../where/index.ts';
 import { advanceStage, checkNoSkips, createChangeOrder, derive, findChangeOrder, orgSpaces } from '../changeorders.ts';
 import { listQueries, page } from '../lists.ts';
 import { findInSpace, findSpace, withSpace } from '../resolve.ts';
-import { listReply, patchMap, route } from '../route.ts';
+import { listReply, newEntity, patchMap, route } from '../route.ts';
 import { CloneChangeWorkflow, CreateChangeOrder, CreateChangeWorkflow, ListQuery, NoBody, NoQuery, UpdateChangeOrder, UpdateChangeWorkflow } from '../schemas.ts';
 
 const wfPath = '/space/{space_id}/change_workflow';
@@ -37,8 +37,7 @@ export const changeRoutes = [
     async handle({ deps, caller, params, body }) {
       const space = await findSpace(deps, caller, params.space_id!);
       validateWorkflow(body);
-      const now = deps.now().toISOString();
-      const wf: ChangeWorkflow = { OrganizationID: caller.OrganizationID, SpaceID: space.SpaceID, ChangeWorkflowID: deps.newId(), Slug: body.Slug, DisplayName: body.DisplayName ?? body.Slug, Labels: body.Labels ?? {}, Annotations: body.Annotations ?? {}, ...definition(body), CreatedAt: now, UpdatedAt: now, Version: 1 };
+      const wf: ChangeWorkflow = { ...newEntity(deps, caller.OrganizationID, body), SpaceID: space.SpaceID, ChangeWorkflowID: deps.newId(), ...definition(body) };
       await deps.store.createInSpace('ChangeWorkflow', wf);
       return { status: 201, body: withSpace(wf, space) };
     },

@@ -7,7 +7,7 @@ import type { Deps } from '../deps.ts';
 import { listQueries, page } from '../lists.ts';
 import type { SpaceKind } from '../ports.ts';
 import { findInSpace, findSpace, withSpace } from '../resolve.ts';
-import { listReply, patchMap, route, type Route } from '../route.ts';
+import { listReply, newEntity, patchMap, route, type Route } from '../route.ts';
 import {
   CreateChangeSet,
   CreateFilter,
@@ -62,19 +62,11 @@ function crud(spec: KindSpec): Route[] {
       body: spec.create,
       async handle({ deps, caller, params, body }) {
         const space = await findSpace(deps, caller, params.space_id!);
-        const now = deps.now().toISOString();
         const item = {
-          OrganizationID: caller.OrganizationID,
+          ...newEntity(deps, caller.OrganizationID, body),
           SpaceID: space.SpaceID,
           [spec.idField]: deps.newId(),
-          Slug: body.Slug,
-          DisplayName: body.DisplayName ?? body.Slug,
-          Labels: body.Labels ?? {},
-          Annotations: body.Annotations ?? {},
           ...(await spec.fields(deps, space, body)),
-          CreatedAt: now,
-          UpdatedAt: now,
-          Version: 1,
         } as InSpace;
         await deps.store.createInSpace(spec.kind, item);
         return { status: 201, body: withSpace(item, space) };
@@ -147,20 +139,7 @@ async function lockedBy(deps: Deps, space: Space, changeSetId: string): Promise<
 /** Closing mints `<slug>-start` and `<slug>-end`, marks each unit it changed, and unlocks them, in one transaction. */
 async function closeChangeSet(deps: Deps, space: Space, cs: ChangeSet, next: Record<string, unknown>): Promise<void> {
   const units = await lockedBy(deps, space, cs.ChangeSetID);
-  const now = deps.now().toISOString();
-  const tag = (suffix: string): Tag => ({
-    OrganizationID: cs.OrganizationID,
-    SpaceID: space.SpaceID,
-    TagID: deps.newId(),
-    Slug: `${cs.Slug}-${suffix}`,
-    DisplayName: `${cs.Slug}-${suffix}`,
-    Labels: {},
-    Annotations: {},
-    ChangeSetID: cs.ChangeSetID,
-    CreatedAt: now,
-    UpdatedAt: now,
-    Version: 1,
-  });
+  const tag = (suffix: string): Tag => ({ ...newEntity(deps, cs.OrganizationID, { Slug: `${cs.Slug}-${suffix}` }), SpaceID: space.SpaceID, TagID: deps.newId(), ChangeSetID: cs.ChangeSetID });
   const start = tag('start');
   const end = tag('end');
   Object.assign(next, { StartTagID: start.TagID, EndTagID: end.TagID });

@@ -3,7 +3,7 @@ import { Conflict, Invalid, NotFound } from '../../model/errors.ts';
 import type { Deps } from '../deps.ts';
 import { listQueries, page } from '../lists.ts';
 import { findSpace } from '../resolve.ts';
-import { listReply, patchMap, route } from '../route.ts';
+import { listReply, newEntity, patchMap, route } from '../route.ts';
 import { CreateComponent, CreateSpace, DeleteWithGates, ListQuery, NoBody, NoQuery, UpdateSpace } from '../schemas.ts';
 import { deleteSpace } from '../deletion.ts';
 
@@ -59,20 +59,12 @@ export const spaceRoutes = [
     query: NoQuery,
     body: CreateSpace,
     async handle({ deps, caller, body }) {
-      const now = deps.now().toISOString();
       const space: Space = {
-        OrganizationID: caller.OrganizationID,
+        ...newEntity(deps, caller.OrganizationID, body),
         SpaceID: deps.newId(),
-        Slug: body.Slug,
-        DisplayName: body.DisplayName ?? body.Slug,
-        Labels: body.Labels ?? {},
-        Annotations: body.Annotations ?? {},
         ComponentID: body.ComponentID ? (await findComponent(deps, caller, body.ComponentID)).ComponentID : undefined,
         ReleaseTargetID: await releaseTargetId(deps, caller, body.ReleaseTargetID),
         UpstreamSpaceID: body.UpstreamSpaceID ? (await findSpace(deps, caller, body.UpstreamSpaceID)).SpaceID : undefined,
-        CreatedAt: now,
-        UpdatedAt: now,
-        Version: 1,
       };
       await deps.store.createSpace(space);
       return { status: 201, body: space };
@@ -142,20 +134,7 @@ export const spaceRoutes = [
     query: NoQuery,
     body: CreateComponent,
     async handle({ deps, caller, body }) {
-      const now = deps.now().toISOString();
-      const c: Component = {
-        OrganizationID: caller.OrganizationID,
-        ComponentID: deps.newId(),
-        Slug: body.Slug,
-        DisplayName: body.DisplayName ?? body.Slug,
-        Labels: body.Labels ?? {},
-        Annotations: body.Annotations ?? {},
-        AllowedChangeWorkflowIDs: [],
-        ChangeWorkflowRequired: false,
-        CreatedAt: now,
-        UpdatedAt: now,
-        Version: 1,
-      };
+      const c: Component = { ...newEntity(deps, caller.OrganizationID, body), ComponentID: deps.newId(), AllowedChangeWorkflowIDs: [], ChangeWorkflowRequired: false };
       await deps.store.createComponent(c);
       return { status: 201, body: c };
     },

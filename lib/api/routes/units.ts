@@ -8,7 +8,7 @@ import { matches, parseWhere } from '../../where/index.ts';
 import type { Deps } from '../deps.ts';
 import { listQueries, page } from '../lists.ts';
 import { findInSpace, findSpace, findUnit, spaceAndUnit, withSpace } from '../resolve.ts';
-import { listReply, patchMap, route } from '../route.ts';
+import { listReply, newEntity, patchMap, route } from '../route.ts';
 import { DeleteWithGates, CreateUnit, DataQuery, DiffQuery, InvokeFunction, ListQuery, MarkUnit, NoBody, NoQuery, UpdateUnit } from '../schemas.ts';
 import { createUnit, dataAt, revisionNum, targetId, writeData } from '../units.ts';
 import { deleteUnitCascade, gated, type DeleteReport } from '../deletion.ts';
@@ -270,8 +270,7 @@ async function findOrCreateTag(deps: Deps, caller: Caller, space: Space, ref: st
   } catch (e) {
     if (ref.includes('/') || !(e instanceof BatonError) || e.status !== 404) throw e;
   }
-  const now = deps.now().toISOString();
-  const tag: Tag = { OrganizationID: caller.OrganizationID, SpaceID: space.SpaceID, TagID: deps.newId(), Slug: ref, DisplayName: ref, Labels: {}, Annotations: {}, CreatedAt: now, UpdatedAt: now, Version: 1 };
+  const tag: Tag = { ...newEntity(deps, caller.OrganizationID, { Slug: ref }), SpaceID: space.SpaceID, TagID: deps.newId() };
   await deps.store.createInSpace('Tag', tag);
   return tag;
 }

@@ -6,7 +6,7 @@ import type { Deps } from '../deps.ts';
 import { listQueries, page } from '../lists.ts';
 import type { StoreOp } from '../ports.ts';
 import { findInSpace, findSpace, findUnit, findUnitRef, spaceAndUnit, withSpace } from '../resolve.ts';
-import { listReply, route } from '../route.ts';
+import { listReply, newEntity, route } from '../route.ts';
 import { CreateLink, CreateVariant, ListQuery, NoBody, NoQuery, Promote, ResolveConflicts, RestoreUnit, RevertUnit, UpgradeUnit, UploadVariant } from '../schemas.ts';
 import { dataAt, newUnit, revisionNum, writeData } from '../units.ts';
 import { applyConflicts, bounded, cloneOps, copyLinksOps, isStale, mergeInto, upgradeUnit, type UnitResult } from '../variants.ts';
@@ -40,14 +40,12 @@ async function findComponentOrNew(deps: Deps, caller: Caller, slug: string): Pro
   const id = await deps.store.resolveSlug(`ORG#${caller.OrganizationID}`, 'component', slug);
   const existing = id ? await deps.store.getComponent(caller.OrganizationID, id) : undefined;
   if (existing) return { component: existing, ops: [] };
-  const now = deps.now().toISOString();
-  const component: Component = { OrganizationID: caller.OrganizationID, ComponentID: deps.newId(), Slug: slug, DisplayName: slug, Labels: {}, Annotations: {}, AllowedChangeWorkflowIDs: [], ChangeWorkflowRequired: false, CreatedAt: now, UpdatedAt: now, Version: 1 };
+  const component: Component = { ...newEntity(deps, caller.OrganizationID, { Slug: slug }), ComponentID: deps.newId(), AllowedChangeWorkflowIDs: [], ChangeWorkflowRequired: false };
   return { component, ops: [{ op: 'create', kind: 'Component', item: component }] };
 }
 
 function newSpace(deps: Deps, caller: Caller, fields: Partial<Space> & { Slug: string }): Space {
-  const now = deps.now().toISOString();
-  return { OrganizationID: caller.OrganizationID, SpaceID: deps.newId(), DisplayName: fields.Slug, Labels: {}, Annotations: {}, CreatedAt: now, UpdatedAt: now, Version: 1, ...fields };
+  return { ...newEntity(deps, caller.OrganizationID, fields), SpaceID: deps.newId(), ...fields };
 }
 
 export const variantRoutes = [
