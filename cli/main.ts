@@ -611,6 +611,7 @@ async function promoteChangeOrder(a: Args, c: Client, co: string, space: string 
     ForceReason: flag(a, 'force-reason'),
   };
   if (flag(a, 'tag') !== undefined) throw new UsageError("--tag is refused with --change-order: the change order's own tags mark what it promotes");
+  if (bool(a, 'protect')) throw new UsageError('--protect is refused here: promoting a change order along the clone lineage or over MergeUnits links is a merge, which protection holds paths against');
   let r;
   try {
     r = await c.post('/promote', body);

@@ -110,6 +110,9 @@ describe('the change-orders spec through cub, verbatim where it can be', () => {
   });
 
   it('forces past a gate with a reason, adopts a fix into the release tag, and repairs one unit', async () => {
+    const tagged = await cub(['variant', 'promote', '--change-order', 'acme-base/release-v452', '--tag', 'x']);
+    expect(tagged).toMatchObject({ code: 2, stderr: expect.stringMatching(/--tag is refused with --change-order/) });
+    expect((await cub(['variant', 'promote', '--change-order', 'acme-base/release-v452', '--protect'])).stderr).toMatch(/--protect is refused here/);
     const noReason = await cub(['variant', 'promote', '--change-order', 'acme-base/release-v452', '--target-stage', 'prod', '--force']);
     expect(noReason.stderr).toMatch(/HTTP 400: --force needs --force-reason/);
     expect(await ok(['variant', 'promote', '--change-order', 'acme-base/release-v452', '--target-stage', 'prod', '--force', '--force-reason', 'incident 1234'])).toMatch(/forced past failing gates/);
