@@ -2,6 +2,31 @@
 const BOOLEAN = new Set(['move', 'protect', 'recursive', 'recursive-force', 'dry-run', 'help', 'allow-exists', 'force', 'squash', 'quiet', 'upgrade', 'all', 'apply', 'dismiss', 'from-stdin', 'refresh-spaces']);
 const SHORT: Record<string, string> = { o: 'output', h: 'help', q: 'quiet' };
 
+/** Every flag some command reads: anything else is a typo, refused rather than silently ignored. */
+const KNOWN = new Set([
+  ...BOOLEAN,
+  ...'aborted-reason annotation attestation-prerequisite attestation-prerequisite-count auto-update change-desc change-order change-workflow changeset changeworkflow component continue description dest-space display-name end-tag environment fact filename filter force-reason from granularity health in-scope-space label limit merge-base merge-end merge-source message namespace new-slug operation output prerequisites prior-revisions region release release-target remove-annotation remove-label reporter restore revert revision server space space-filter space-label space-slug stage stage-prerequisites stage-release-prerequisites stage-where-space sync tag target target-stage to token toolchain unit unit-delete-gate update-type variant where where-field where-space where-space-field'.split(
+    ' ',
+  ),
+]);
+
+/** The known flag nearest a typo, by edit distance, if it is near enough to be a likely meaning. */
+function nearest(name: string): string | undefined {
+  const dist = (a: string, b: string) => {
+    const d = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)]);
+    for (let j = 1; j <= b.length; j++) d[0]![j] = j;
+    for (let i = 1; i <= a.length; i++) for (let j = 1; j <= b.length; j++) d[i]![j] = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    return d[a.length]![b.length]!;
+  };
+  let best: string | undefined;
+  let bestD = 3;
+  for (const k of KNOWN) {
+    const dd = dist(name, k);
+    if (dd < bestD) [best, bestD] = [k, dd];
+  }
+  return best;
+}
+
 /** Parsed command line: positional words, flags (repeatable), and what followed `--`. */
 export interface Args {
   positional: string[];
@@ -31,6 +56,10 @@ export function parseArgs(argv: string[]): Args {
     if (name === undefined) {
       positional.push(a);
       continue;
+    }
+    if (!KNOWN.has(name)) {
+      const near = nearest(name);
+      throw new UsageError(`unknown flag --${name}${near ? `; did you mean --${near}?` : ''}`);
     }
     if (value === undefined) {
       if (BOOLEAN.has(name)) value = 'true';

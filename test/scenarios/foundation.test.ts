@@ -61,6 +61,8 @@ describe('the foundation through cub', () => {
     expect(JSON.parse(await ok(['unit', 'get', '--space', 'acme-base', 'backend', '-o', 'json'])).HeadRevisionNum).toBe(3);
     const missing = await cub(['space', 'get', 'nowhere']);
     expect(missing).toMatchObject({ code: 1, stderr: "Failed: HTTP 404: space 'nowhere' not found\n" });
+    const typo = await cub(['changeorder', 'create', '--space', 'acme-base', 'x', '--change-workflo', 'w']);
+    expect(typo).toMatchObject({ code: 2, stderr: 'Usage: unknown flag --change-workflo; did you mean --change-workflow?\n' });
     const usage = await cub(['unit', 'create', 'x']);
     expect(usage.code).toBe(2);
     expect(usage.stderr).toMatch(/--space is required/);
