@@ -13,15 +13,6 @@ export interface MarkWrite {
   Move?: boolean;
 }
 
-/** A new revision of a Unit, with the unit's new state, written as one transaction guarded by the unit's Version. */
-export interface RevisionWrite {
-  unit: Unit;
-  expectedVersion: number;
-  revision: Revision & { Data: string };
-  mutation: Mutation;
-  marks?: MarkWrite[];
-}
-
 /** The kinds a transaction can write. */
 export type WriteKind = 'Space' | 'Component' | 'Unit' | 'Revision' | 'Mutation' | 'Mark' | 'Counter' | 'Progress' | SpaceKind;
 
@@ -58,7 +49,6 @@ export interface Store {
 
   getUnit(spaceId: string, unitId: string): Promise<Unit | undefined>;
   listUnits(spaceId: string): Promise<Unit[]>;
-  writeRevision(write: RevisionWrite): Promise<void>;
   updateUnit(unit: Unit, expectedVersion: number, oldSlug: string): Promise<void>;
   deleteUnit(unit: Unit): Promise<void>;
   getRevision(unitId: string, num: number): Promise<(Revision & { Data: string }) | undefined>;

@@ -7,7 +7,7 @@ import { validationErrors } from '../config/validate.ts';
 import type { Caller, ChangeOrder, ChangeSet, Mark, Mutation, ProtectedPath, Revision, Space, Tag, Target, Unit } from '../model/entities.ts';
 import { Conflict, Invalid, NotFound, TooLarge } from '../model/errors.ts';
 import type { Deps } from './deps.ts';
-import type { RevisionWrite, StoreOp } from './ports.ts';
+import type { StoreOp } from './ports.ts';
 import { findInSpace, withSpace } from './resolve.ts';
 import type { CreateUnit } from './schemas.ts';
 
@@ -184,7 +184,17 @@ export async function dataAt(deps: Deps, unit: Unit, num: number): Promise<strin
  * Writes new data as the Unit's next revision, guarded by the Version read; data equal to the head makes no
  * revision. Returns the unit as written and whether a revision was made.
  */
-export async function writeData(deps: Deps, caller: Caller, space: Space, unit: Unit, data: string, meta: WriteMeta, extra: Partial<Unit> = {}): Promise<{ unit: Unit; revision?: number }> {
+export async function writeData(
+  deps: Deps,
+  caller: Caller,
+  space: Space,
+  unit: Unit,
+  data: string,
+  meta: WriteMeta,
+  extra: Partial<Unit> = {},
+  /** The head's data, when the caller has already read it. */
+  head?: string,
+): Promise<{ unit: Unit; revision?: number }> {
   validateData(unit.ToolchainType as ToolchainType, data);
   const cs = meta.changeSetRef ? await openChangeSet(deps, caller, space, meta.changeSetRef) : undefined;
   if (unit.ChangeSetID && unit.ChangeSetID !== cs?.ChangeSetID) {
@@ -204,23 +214,11 @@ export async function writeData(deps: Deps, caller: Caller, space: Space, unit: 
     await deps.store.updateUnit(next, unit.Version, unit.Slug);
     return { unit: withSpace(next, space) };
   }
-  const stored = storable(data);
-  const before = await dataAt(deps, unit, unit.HeadRevisionNum);
-  const next: Unit = {
-    ...base,
-    HeadRevisionNum: unit.HeadRevisionNum + 1,
-    LastChangeDescription: meta.description ?? '',
-    ProtectedPaths: protect,
-    DataHash: hash,
-    DataSize: Buffer.byteLength(data),
-    ValidationErrors: validationErrors(unit.ToolchainType as ToolchainType, data),
-    ...(cs && !unit.ChangeSetID ? { ChangeSetID: cs.ChangeSetID, ChangeSetStartRevisionNum: unit.HeadRevisionNum } : {}),
-    UpdatedAt: now,
-    Version: unit.Version + 1,
-  };
-  const { revision, mutation } = revisionOf(deps, caller, next, data, stored, before, meta);
-  const write: RevisionWrite = { unit: next, expectedVersion: unit.Version, revision, mutation };
-  await deps.store.writeRevision(write);
+  const before = head ?? (await dataAt(deps, unit, unit.HeadRevisionNum));
+  const locked = cs && !unit.ChangeSetID ? { ChangeSetID: cs.ChangeSetID, ChangeSetStartRevisionNum: unit.HeadRevisionNum } : {};
+  const step = advance(deps, caller, { ...base, ProtectedPaths: protect, ...locked }, before, data, meta);
+  const next: Unit = { ...step.unit, Version: unit.Version + 1 };
+  await deps.store.transact([{ op: 'update', kind: 'Unit', item: next, expectedVersion: unit.Version }, ...step.ops]);
   return { unit: withSpace(next, space), revision: next.HeadRevisionNum };
 }
 

@@ -1,6 +1,6 @@
 import type { Caller, ChangeOrder, Component, Link, Mark, Progress, Mutation, Organization, Revision, Space, Tag, Unit, User } from '../model/entities.ts';
 import { Conflict } from '../model/errors.ts';
-import type { MarkWrite, RevisionWrite, SpaceKind, Store, StoreOp, WriteKind } from '../api/ports.ts';
+import type { MarkWrite, SpaceKind, Store, StoreOp, WriteKind } from '../api/ports.ts';
 import { makeService, type BatonService } from './entities.ts';
 
 type AnyEntity = any;
@@ -171,18 +171,6 @@ export class DynamoStore implements Store {
   }
   async listUnits(spaceId: string): Promise<Unit[]> {
     return (await this.e.Unit.query.primary({ SpaceID: spaceId }).go({ pages: 'all' })).data;
-  }
-  async writeRevision(w: RevisionWrite): Promise<void> {
-    const now = w.unit.UpdatedAt;
-    await this.run(
-      (e) => [
-        this.patch(e.Unit, { SpaceID: w.unit.SpaceID, UnitID: w.unit.UnitID }, w.unit as never, w.expectedVersion),
-        e.Revision.create(DynamoStore.clean(w.revision)).commit(),
-        e.Mutation.create(DynamoStore.clean(w.mutation)).commit(),
-        ...(w.marks ?? []).map((m) => this.markOp(m, now)),
-      ],
-      [REASONS.stale('Unit'), REASONS.revisionTaken, REASONS.revisionTaken, REASONS.marked],
-    );
   }
   async updateUnit(unit: Unit, expectedVersion: number, oldSlug: string): Promise<void> {
     const scope = `SPACE#${unit.SpaceID}`;

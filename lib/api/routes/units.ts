@@ -230,17 +230,20 @@ export const unitRoutes = [
         units.sort((a, b) => (a.Slug < b.Slug ? -1 : 1));
       }
       // Every unit is computed before anything is written: a function that fails on one writes on none.
-      const runs = await Promise.all(units.map(async (unit) => ({ unit, result: runFunction(body.FunctionName, body.Arguments, await dataAt(deps, unit, unit.HeadRevisionNum)) })));
+      const runs = await Promise.all(
+        units.map(async (unit) => {
+          const head = await dataAt(deps, unit, unit.HeadRevisionNum);
+          return { unit, head, result: runFunction(body.FunctionName, body.Arguments, head) };
+        }),
+      );
       if (isReadOnly(body.FunctionName)) {
         return { body: { Results: runs.map(({ unit, result }) => ({ UnitID: unit.UnitID, UnitSlug: unit.Slug, RevisionNum: unit.HeadRevisionNum, Output: result.output })) } };
       }
       const results = [];
       let failed = 0;
-      for (const { unit, result } of runs) {
-        const changed = result.data !== (await dataAt(deps, unit, unit.HeadRevisionNum));
+      for (const { unit, head, result } of runs) {
         if (body.DryRun) {
-          const before = await dataAt(deps, unit, unit.HeadRevisionNum);
-          results.push({ UnitID: unit.UnitID, UnitSlug: unit.Slug, Changed: changed, Changes: diffData('Kubernetes/YAML', before, result.data) });
+          results.push({ UnitID: unit.UnitID, UnitSlug: unit.Slug, Changed: result.data !== head, Changes: diffData('Kubernetes/YAML', head, result.data) });
           continue;
         }
         try {
@@ -250,7 +253,10 @@ export const unitRoutes = [
             functionInvocation: { FunctionName: body.FunctionName, Arguments: body.Arguments },
             protect: body.Protect ? result.written : [],
             changeSetRef: body.ChangeSetID,
-          });
+          },
+          {},
+          head,
+          );
           results.push({ UnitID: unit.UnitID, UnitSlug: unit.Slug, Changed: w.revision !== undefined, RevisionNum: w.unit.HeadRevisionNum });
         } catch (e) {
           if (!(e instanceof BatonError) || units.length === 1) throw e;
