@@ -75,9 +75,10 @@ export class DynamoStore implements Store {
     return this.e.SlugClaim.delete({ Scope: scope, Kind: kind, Slug: slug }).commit();
   }
 
-  private markOp(m: MarkWrite, now: string): unknown {
+  /** A mark as a store op: `Move` replaces one already there, otherwise it must be new. */
+  private static markOp(m: MarkWrite, now: string): StoreOp {
     const item = { TagID: m.TagID, UnitID: m.UnitID, SpaceID: m.SpaceID, RevisionNum: m.RevisionNum, UpdatedAt: now };
-    return m.Move ? this.e.Mark.put(item).commit() : this.e.Mark.create(item).commit();
+    return m.Move ? { op: 'put', kind: 'Mark', item } : { op: 'create', kind: 'Mark', item };
   }
 
   async createOrganization(org: Organization, admin: User, tokenHash: string): Promise<void> {
@@ -117,10 +118,7 @@ export class DynamoStore implements Store {
   // Spaces and Components live under their organization.
 
   async createSpace(space: Space): Promise<void> {
-    await this.run(
-      (e) => [this.claim(`ORG#${space.OrganizationID}`, 'space', space.Slug, space.SpaceID), e.Space.create(DynamoStore.clean(space)).commit()],
-      [REASONS.slugTaken('Space', space.Slug), 'space exists'],
-    );
+    await this.transact([{ op: 'create', kind: 'Space', item: space }]);
   }
   async getSpace(orgId: string, spaceId: string): Promise<Space | undefined> {
     return (await this.e.Space.get({ OrganizationID: orgId, SpaceID: spaceId }).go()).data ?? undefined;
@@ -129,33 +127,14 @@ export class DynamoStore implements Store {
     return (await this.e.Space.query.primary({ OrganizationID: orgId }).go({ pages: 'all' })).data;
   }
   async updateSpace(space: Space, expectedVersion: number, oldSlug: string): Promise<void> {
-    const scope = `ORG#${space.OrganizationID}`;
-    const rename = oldSlug !== space.Slug;
-    await this.run(
-      (e) => [
-        this.patch(e.Space, { OrganizationID: space.OrganizationID, SpaceID: space.SpaceID }, space as never, expectedVersion),
-        ...(rename ? [this.claim(scope, 'space', space.Slug, space.SpaceID), this.unclaim(scope, 'space', oldSlug)] : []),
-      ],
-      [REASONS.stale('Space'), REASONS.slugTaken('Space', space.Slug), 'slug claim missing'],
-    );
+    await this.transact([{ op: 'update', kind: 'Space', item: space, expectedVersion, oldSlug }]);
   }
   async deleteSpace(space: Space): Promise<void> {
-    await this.run(
-      (e) => [
-        e.Space.delete({ OrganizationID: space.OrganizationID, SpaceID: space.SpaceID })
-          .where((a: AnyEntity, o: AnyEntity) => o.eq(a.Version, space.Version))
-          .commit(),
-        this.unclaim(`ORG#${space.OrganizationID}`, 'space', space.Slug),
-      ],
-      [REASONS.stale('Space'), 'slug claim missing'],
-    );
+    await this.transact([{ op: 'delete', kind: 'Space', item: space }]);
   }
 
   async createComponent(c: Component): Promise<void> {
-    await this.run(
-      (e) => [this.claim(`ORG#${c.OrganizationID}`, 'component', c.Slug, c.ComponentID), e.Component.create(DynamoStore.clean(c)).commit()],
-      [REASONS.slugTaken('Component', c.Slug), 'component exists'],
-    );
+    await this.transact([{ op: 'create', kind: 'Component', item: c }]);
   }
   async getComponent(orgId: string, id: string): Promise<Component | undefined> {
     return (await this.e.Component.get({ OrganizationID: orgId, ComponentID: id }).go()).data ?? undefined;
@@ -173,26 +152,10 @@ export class DynamoStore implements Store {
     return (await this.e.Unit.query.primary({ SpaceID: spaceId }).go({ pages: 'all' })).data;
   }
   async updateUnit(unit: Unit, expectedVersion: number, oldSlug: string): Promise<void> {
-    const scope = `SPACE#${unit.SpaceID}`;
-    const rename = oldSlug !== unit.Slug;
-    await this.run(
-      (e) => [
-        this.patch(e.Unit, { SpaceID: unit.SpaceID, UnitID: unit.UnitID }, unit as never, expectedVersion),
-        ...(rename ? [this.claim(scope, 'unit', unit.Slug, unit.UnitID), this.unclaim(scope, 'unit', oldSlug)] : []),
-      ],
-      [REASONS.stale('Unit'), REASONS.slugTaken('Unit', unit.Slug), 'slug claim missing'],
-    );
+    await this.transact([{ op: 'update', kind: 'Unit', item: unit, expectedVersion, oldSlug }]);
   }
   async deleteUnit(unit: Unit): Promise<void> {
-    await this.run(
-      (e) => [
-        e.Unit.delete({ SpaceID: unit.SpaceID, UnitID: unit.UnitID })
-          .where((a: AnyEntity, o: AnyEntity) => o.eq(a.Version, unit.Version))
-          .commit(),
-        this.unclaim(`SPACE#${unit.SpaceID}`, 'unit', unit.Slug),
-      ],
-      [REASONS.stale('Unit'), 'slug claim missing'],
-    );
+    await this.transact([{ op: 'delete', kind: 'Unit', item: unit }]);
     // Revisions, mutations and marks are history: removed after the unit, in batches; nothing reads them without the unit.
     const [revs, muts, marks] = await Promise.all([
       this.e.Revision.query.primary({ UnitID: unit.UnitID }).go({ pages: 'all', attributes: ['UnitID', 'RevisionNum'] }),
@@ -217,15 +180,8 @@ export class DynamoStore implements Store {
   // Tags, ChangeSets, Filters, Targets: Space-resident, one shape.
 
   async createInSpace<T extends { SpaceID: string; Slug: string }>(kind: SpaceKind, item: T, also?: { marks?: MarkWrite[] }): Promise<void> {
-    const id = String((item as Record<string, unknown>)[ID_FIELD[kind]]);
-    await this.run(
-      (e) => [
-        this.claim(`SPACE#${item.SpaceID}`, kind.toLowerCase(), item.Slug, id),
-        e[kind].create(DynamoStore.clean(item)).commit(),
-        ...(also?.marks ?? []).map((m) => this.markOp(m, new Date().toISOString())),
-      ],
-      [REASONS.slugTaken(kind, item.Slug), `${kind} exists`, REASONS.marked],
-    );
+    const now = new Date().toISOString();
+    await this.transact([{ op: 'create', kind, item }, ...(also?.marks ?? []).map((m) => DynamoStore.markOp(m, now))]);
   }
   async getInSpace<T>(kind: SpaceKind, spaceId: string, id: string): Promise<T | undefined> {
     return ((await this.e[kind].get({ SpaceID: spaceId, [ID_FIELD[kind]]: id }).go()).data ?? undefined) as T | undefined;
@@ -234,48 +190,24 @@ export class DynamoStore implements Store {
     return (await this.e[kind].query.primary({ SpaceID: spaceId }).go({ pages: 'all' })).data as T[];
   }
   async updateInSpace<T extends { SpaceID: string; Slug: string }>(kind: SpaceKind, item: T, expectedVersion: number, oldSlug: string): Promise<void> {
-    const idField = ID_FIELD[kind];
-    const id = String((item as Record<string, unknown>)[idField]);
-    const scope = `SPACE#${item.SpaceID}`;
-    const rename = oldSlug !== item.Slug;
-    await this.run(
-      (e) => [
-        this.patch(e[kind], { SpaceID: item.SpaceID, [idField]: id }, item as never, expectedVersion),
-        ...(rename ? [this.claim(scope, kind.toLowerCase(), item.Slug, id), this.unclaim(scope, kind.toLowerCase(), oldSlug)] : []),
-      ],
-      [REASONS.stale(kind), REASONS.slugTaken(kind, item.Slug), 'slug claim missing'],
-    );
+    await this.transact([{ op: 'update', kind, item, expectedVersion, oldSlug }]);
   }
   async deleteInSpace<T extends { SpaceID: string; Slug: string }>(kind: SpaceKind, item: T): Promise<void> {
-    const idField = ID_FIELD[kind];
-    const rec = item as unknown as Record<string, unknown>;
-    await this.run(
-      (e) => [
-        e[kind]
-          .delete({ SpaceID: item.SpaceID, [idField]: rec[idField] })
-          .where((a: AnyEntity, o: AnyEntity) => o.eq(a.Version, rec.Version))
-          .commit(),
-        this.unclaim(`SPACE#${item.SpaceID}`, kind.toLowerCase(), item.Slug),
-      ],
-      [REASONS.stale(kind), 'slug claim missing'],
-    );
+    await this.transact([{ op: 'delete', kind, item }]);
     if (kind === 'Tag') {
-      const marks = await this.marksOfTag(String(rec.TagID));
+      const marks = await this.marksOfTag(String((item as Record<string, unknown>).TagID));
       if (marks.length) await this.e.Mark.delete(marks.map((m) => ({ TagID: m.TagID, UnitID: m.UnitID }))).go();
     }
   }
 
   async closeChangeSet(cs: { SpaceID: string; ChangeSetID: string; Version: number }, next: Record<string, unknown>, tags: Tag[], marks: MarkWrite[], unlock: Unit[]): Promise<void> {
     const now = String(next.UpdatedAt);
-    await this.run(
-      (e) => [
-        this.patch(e.ChangeSet, { SpaceID: cs.SpaceID, ChangeSetID: cs.ChangeSetID }, next, cs.Version),
-        ...tags.flatMap((t) => [this.claim(`SPACE#${t.SpaceID}`, 'tag', t.Slug, t.TagID), e.Tag.create(DynamoStore.clean(t)).commit()]),
-        ...marks.map((m) => this.markOp(m, now)),
-        ...unlock.map((u) => this.patch(e.Unit, { SpaceID: u.SpaceID, UnitID: u.UnitID }, { ...u, ChangeSetID: undefined, ChangeSetStartRevisionNum: undefined, Version: u.Version + 1 } as never, u.Version)),
-      ],
-      [REASONS.stale('ChangeSet'), ...tags.flatMap((t) => [REASONS.slugTaken('Tag', t.Slug), 'tag exists']), ...marks.map(() => REASONS.marked), ...unlock.map(() => REASONS.stale('Unit'))],
-    );
+    await this.transact([
+      { op: 'update', kind: 'ChangeSet', item: next, expectedVersion: cs.Version },
+      ...tags.map((t): StoreOp => ({ op: 'create', kind: 'Tag', item: t })),
+      ...marks.map((m) => DynamoStore.markOp(m, now)),
+      ...unlock.map((u): StoreOp => ({ op: 'update', kind: 'Unit', item: { ...u, ChangeSetID: undefined, ChangeSetStartRevisionNum: undefined, Version: u.Version + 1 }, expectedVersion: u.Version })),
+    ]);
   }
 
   /** The key attributes of an item of a kind. */
@@ -368,7 +300,7 @@ export class DynamoStore implements Store {
   }
 
   async putMark(m: MarkWrite): Promise<void> {
-    await this.run(() => [this.markOp(m, new Date().toISOString())], [REASONS.marked]);
+    await this.transact([DynamoStore.markOp(m, new Date().toISOString())]);
   }
   async marksOfTag(tagId: string): Promise<Mark[]> {
     return (await this.e.Mark.query.primary({ TagID: tagId }).go({ pages: 'all' })).data;
