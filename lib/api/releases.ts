@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { BundledUnit, Caller, Release, ReleaseLiveStatus, Space, Tag, Unit } from '../model/entities.ts';
-import { Conflict, Invalid, NotFound, Unprocessable } from '../model/errors.ts';
+import { Invalid, NotFound, Unprocessable } from '../model/errors.ts';
 import { DetailType, SOURCE } from '../events/contracts.ts';
 import type { Deps } from './deps.ts';
+import { expectVersion } from './route.ts';
 import type { StoreOp } from './ports.ts';
 import { withSpace } from './resolve.ts';
 import { dataAt, revisionNum } from './units.ts';
@@ -149,7 +150,7 @@ export async function findRelease(deps: Deps, space: Space, ref: string): Promis
 
 /** Merge-patches a Release's LiveStatus (and labels), guarded by its Version; emits the change. Returns the Release as written. */
 export async function writeLiveStatus(deps: Deps, space: Space, release: Release, patch: { LiveStatus?: ReleaseLiveStatus; Labels?: Record<string, string>; Annotations?: Record<string, string> }, expectedVersion = release.Version): Promise<Release> {
-  if (expectedVersion !== release.Version) throw new Conflict(`release ${release.ReleaseNum} is at Version ${release.Version}, not ${expectedVersion}; read it again and retry`);
+  expectVersion(`release ${release.ReleaseNum}`, release.Version, expectedVersion);
   const previous = release.LiveStatus ?? {};
   const live = patch.LiveStatus ? { ...previous, ...patch.LiveStatus } : previous;
   const next: Release = { ...release, LiveStatus: live, Labels: patch.Labels ?? release.Labels, Annotations: patch.Annotations ?? release.Annotations, UpdatedAt: deps.now().toISOString(), Version: release.Version + 1 };

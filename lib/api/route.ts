@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { Caller, Common } from '../model/entities.ts';
+import { Conflict } from '../model/errors.ts';
 import type { Deps } from './deps.ts';
 
 /** What an operation answers: JSON, or text (unit data) with its content type. */
@@ -56,4 +57,9 @@ export function listReply<T>(p: { items: T[]; continueToken?: string }): Reply {
 export function newEntity(deps: Deps, orgId: string, f: { Slug: string; DisplayName?: string; Labels?: Record<string, string>; Annotations?: Record<string, string> }): Common {
   const now = deps.now().toISOString();
   return { OrganizationID: orgId, Slug: f.Slug, DisplayName: f.DisplayName ?? f.Slug, Labels: f.Labels ?? {}, Annotations: f.Annotations ?? {}, CreatedAt: now, UpdatedAt: now, Version: 1 };
+}
+
+/** Refuses an update that carries a Version other than the one stored: the writer read a stale copy. */
+export function expectVersion(what: string, have: number, sent: number | undefined): void {
+  if (sent !== undefined && sent !== have) throw new Conflict(`${what} is at Version ${have}, not ${sent}; read it again and retry`);
 }

@@ -5,7 +5,7 @@ import { matches, parseWhere } from '../../where/index.ts';
 import { advanceStage, checkNoSkips, createChangeOrder, derive, findChangeOrder, orgSpaces } from '../changeorders.ts';
 import { listQueries, page } from '../lists.ts';
 import { findInSpace, findSpace, withSpace } from '../resolve.ts';
-import { listReply, newEntity, patchMap, route } from '../route.ts';
+import { expectVersion, listReply, newEntity, patchMap, route } from '../route.ts';
 import { CloneChangeWorkflow, CreateChangeOrder, CreateChangeWorkflow, ListQuery, NoBody, NoQuery, UpdateChangeOrder, UpdateChangeWorkflow } from '../schemas.ts';
 
 const wfPath = '/space/{space_id}/change_workflow';
@@ -78,7 +78,7 @@ export const changeRoutes = [
     async handle({ deps, caller, params, body }) {
       const space = await findSpace(deps, caller, params.space_id!);
       const { item } = await findInSpace<ChangeWorkflow>(deps, caller, space, 'ChangeWorkflow', params.change_workflow_id!);
-      if (body.Version !== item.Version) throw new Conflict(`change workflow '${item.Slug}' is at Version ${item.Version}, not ${body.Version}; read it again and retry`);
+      expectVersion(`change workflow '${item.Slug}'`, item.Version, body.Version);
       const next: ChangeWorkflow = {
         ...item,
         Slug: body.Slug ?? item.Slug,
@@ -171,7 +171,7 @@ export const changeRoutes = [
     async handle({ deps, caller, params, body }) {
       const space = await findSpace(deps, caller, params.space_id!);
       const { co } = await findChangeOrder(deps, caller, space, params.change_order_id!);
-      if (body.Version !== undefined && body.Version !== co.Version) throw new Conflict(`change order '${co.Slug}' is at Version ${co.Version}, not ${body.Version}; read it again and retry`);
+      expectVersion(`change order '${co.Slug}'`, co.Version, body.Version);
       let scope = co.InScopeSpaceIDs;
       if (body.RefreshSpaces) {
         if (!co.WhereSpace) throw new Invalid(`change order '${co.Slug}' has no selection to evaluate again: its spaces were listed`);

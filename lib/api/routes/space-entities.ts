@@ -7,7 +7,7 @@ import type { Deps } from '../deps.ts';
 import { listQueries, page } from '../lists.ts';
 import type { SpaceKind } from '../ports.ts';
 import { findInSpace, findSpace, withSpace } from '../resolve.ts';
-import { listReply, newEntity, patchMap, route, type Route } from '../route.ts';
+import { expectVersion, listReply, newEntity, patchMap, route, type Route } from '../route.ts';
 import {
   CreateChangeSet,
   CreateFilter,
@@ -95,7 +95,7 @@ function crud(spec: KindSpec): Route[] {
       async handle({ deps, caller, params, body }) {
         const space = await findSpace(deps, caller, params.space_id!);
         const { item } = await findInSpace<InSpace & Record<string, unknown>>(deps, caller, space, spec.kind, params[`${spec.segment}_id`]!);
-        if (body.Version !== item.Version) throw new Conflict(`${spec.kind} '${item.Slug}' is at Version ${item.Version}, not ${body.Version}; read it again and retry`);
+        expectVersion(`${spec.kind} '${item.Slug}'`, item.Version, body.Version);
         const next = {
           ...item,
           Slug: body.Slug ?? item.Slug,

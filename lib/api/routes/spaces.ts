@@ -1,9 +1,9 @@
 import type { Caller, Component, Space } from '../../model/entities.ts';
-import { Conflict, Invalid, NotFound } from '../../model/errors.ts';
+import { Invalid, NotFound } from '../../model/errors.ts';
 import type { Deps } from '../deps.ts';
 import { listQueries, page } from '../lists.ts';
 import { findSpace } from '../resolve.ts';
-import { listReply, newEntity, patchMap, route } from '../route.ts';
+import { expectVersion, listReply, newEntity, patchMap, route } from '../route.ts';
 import { CreateComponent, CreateSpace, DeleteWithGates, ListQuery, NoBody, NoQuery, UpdateSpace } from '../schemas.ts';
 import { deleteSpace } from '../deletion.ts';
 
@@ -88,7 +88,7 @@ export const spaceRoutes = [
     body: UpdateSpace,
     async handle({ deps, caller, params, body }) {
       const space = await findSpace(deps, caller, params.space_id!);
-      if (body.Version !== space.Version) throw new Conflict(`space '${space.Slug}' is at Version ${space.Version}, not ${body.Version}; read it again and retry`);
+      expectVersion(`space '${space.Slug}'`, space.Version, body.Version);
       const next: Space = {
         ...space,
         Slug: body.Slug ?? space.Slug,

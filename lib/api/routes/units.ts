@@ -8,7 +8,7 @@ import { matches, parseWhere } from '../../where/index.ts';
 import type { Deps } from '../deps.ts';
 import { listQueries, page } from '../lists.ts';
 import { findInSpace, findSpace, findUnit, spaceAndUnit, withSpace } from '../resolve.ts';
-import { listReply, newEntity, patchMap, route } from '../route.ts';
+import { expectVersion, listReply, newEntity, patchMap, route } from '../route.ts';
 import { DeleteWithGates, CreateUnit, DataQuery, DiffQuery, InvokeFunction, ListQuery, MarkUnit, NoBody, NoQuery, UpdateUnit } from '../schemas.ts';
 import { createUnit, dataAt, revisionNum, targetId, writeData } from '../units.ts';
 import { deleteUnitCascade, gated, type DeleteReport } from '../deletion.ts';
@@ -77,7 +77,7 @@ export const unitRoutes = [
     body: UpdateUnit,
     async handle({ deps, caller, params, body }) {
       const { space, unit } = await spaceAndUnit(deps, caller, params);
-      if (body.Version !== unit.Version) throw new Conflict(`unit '${unit.Slug}' is at Version ${unit.Version}, not ${body.Version}; read it again and retry`);
+      expectVersion(`unit '${unit.Slug}'`, unit.Version, body.Version);
       const meta: Partial<Unit> = {
         Slug: body.Slug ?? unit.Slug,
         DisplayName: body.DisplayName ?? unit.DisplayName,
