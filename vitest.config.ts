@@ -4,7 +4,8 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/global-setup.ts'],
-    testTimeout: 30000,
+    // A hang guard, not a speed check: CLI scenarios start one node process per command, which on a busy 2-core machine takes seconds each.
+    testTimeout: 120000,
     hookTimeout: 60000,
     fileParallelism: true,
     maxWorkers: 2,

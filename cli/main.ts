@@ -443,14 +443,14 @@ const COMMANDS: Record<string, Record<string, Command>> = {
         const text = readInput(file);
         const parsed = parse(text) as Record<string, unknown>;
         if (!parsed || typeof parsed !== 'object') throw new UsageError(`${file} holds no workflow`);
-        const { workflowFromFile } = await import('../lib/changes/workflow.ts');
+        const { workflowFromFile } = await import('./workflow.ts');
         const w = workflowFromFile(parsed);
         slug ??= w.slug;
         body = w.definition;
       } else {
         const stages = flags(a, 'stage');
         if (!stages.length) throw new UsageError(usage);
-        const { workflowFromFlags } = await import('../lib/changes/workflow.ts');
+        const { workflowFromFlags } = await import('./workflow.ts');
         body = workflowFromFlags(stages, (flag(a, 'prerequisites') ?? '').split(',').filter(Boolean)) as unknown as Record<string, unknown>;
       }
       if (!slug) throw new UsageError(`name the workflow: ${usage}`);

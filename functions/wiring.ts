@@ -1,4 +1,4 @@
-import { systemDeps, type Deps } from '../lib/api/deps.ts';
+import { systemDeps, type Deps } from '../lib/ports/deps.ts';
 import { EventBridgeBus } from '../lib/events/bus.ts';
 import { DynamoStore } from '../lib/store/dynamo-store.ts';
 import { dynamoClient } from '../lib/store/table.ts';

@@ -1,7 +1,12 @@
 import type { Caller } from '../model/entities.ts';
 import { Unauthorized } from '../model/errors.ts';
-import { tokenHash } from './deps.ts';
-import type { Store } from './ports.ts';
+import { createHash } from 'node:crypto';
+import type { Store } from '../ports/store.ts';
+
+/** Tokens are stored only as this hash. */
+export function tokenHash(token: string): string {
+  return createHash('sha256').update(token, 'utf8').digest('hex');
+}
 
 /** Resolves `Authorization: Bearer <token>` to its user; the Lambda authorizer and the local server both call this. */
 export async function authenticate(store: Store, authorization: string | undefined): Promise<Caller> {

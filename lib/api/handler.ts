@@ -1,8 +1,8 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { z } from 'zod';
 import type { Caller } from '../model/entities.ts';
-import { BatonError, Invalid, NotFound, Unauthorized } from '../model/errors.ts';
-import type { Deps } from './deps.ts';
+import { BatonError, ErrorCode, GateRefused, Invalid, NotFound, Unauthorized } from '../model/errors.ts';
+import type { Deps } from '../ports/deps.ts';
 import { ROUTES } from './routes/index.ts';
 
 /** An HTTP API (payload 2.0) event whose Lambda authorizer put the Caller in its context. */
@@ -49,9 +49,26 @@ function reply(status: number, body: unknown, headers: Record<string, string> = 
   return { statusCode: status, headers: { 'content-type': 'application/json', ...headers }, body: body === undefined ? '' : JSON.stringify(body) };
 }
 
-/** Maps any error to `{Code, Message}`: domain errors keep their status and message, anything else is a 500 that hides internals. */
+/** The HTTP status of each domain error: the one place errors meet HTTP. */
+export const STATUS: Record<ErrorCode, number> = {
+  [ErrorCode.Invalid]: 400,
+  [ErrorCode.Unauthorized]: 401,
+  [ErrorCode.Forbidden]: 403,
+  [ErrorCode.NotFound]: 404,
+  [ErrorCode.Conflict]: 409,
+  [ErrorCode.GateRefused]: 409,
+  [ErrorCode.PayloadTooLarge]: 413,
+  [ErrorCode.Unprocessable]: 422,
+};
+
+/**
+ * Maps any error to `{Code, Message}`: domain errors keep their message under their status (a gate
+ * refusal with what was decided: the gates and the Spaces held back); anything else is a 500 that
+ * hides internals.
+ */
 export function errorReply(e: unknown): APIGatewayProxyStructuredResultV2 {
-  if (e instanceof BatonError) return reply(e.status, { Code: e.code, Message: e.message });
+  if (e instanceof GateRefused) return reply(STATUS[e.code], { ...e.details, Code: e.code, Message: e.message });
+  if (e instanceof BatonError) return reply(STATUS[e.code], { Code: e.code, Message: e.message });
   console.error(e);
   return reply(500, { Code: 'Internal', Message: 'internal error; the server log has the details' });
 }

@@ -1,8 +1,8 @@
 import type { Caller, Filter, Space } from '../model/entities.ts';
 import { Invalid } from '../model/errors.ts';
 import { matches, parseWhere, relationsUsed, type Query } from '../where/index.ts';
-import type { Deps } from './deps.ts';
-import { findInSpace } from './resolve.ts';
+import type { Deps } from '../ports/deps.ts';
+import { findInSpace } from '../variants/lookup.ts';
 
 /** The list parameters every list route takes. */
 export interface ListParams {

@@ -1,17 +1,9 @@
 import { isMap, isSeq, parseAllDocuments, type Document } from 'yaml';
+import type { ToolchainType } from '../model/entities.ts';
 import { Invalid } from '../model/errors.ts';
 
 /** The toolchain types a Unit may have. */
-export const TOOLCHAIN_TYPES = [
-  'Kubernetes/YAML',
-  'AppConfig/YAML',
-  'AppConfig/Properties',
-  'AppConfig/JSON',
-  'AppConfig/Env',
-  'AppConfig/Text',
-  'ConfigHub/YAML',
-] as const;
-export type ToolchainType = (typeof TOOLCHAIN_TYPES)[number];
+export { TOOLCHAIN_TYPES, type ToolchainType } from '../model/entities.ts';
 
 /** Parses multi-document YAML, keeping comments and key order; a syntax error is a 400 naming the line. */
 export function parseYaml(text: string): Document.Parsed[] {

@@ -1,10 +1,6 @@
 import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
+import type { EventBus } from '../ports/deps.ts';
 import type { BatonEvent, Rule } from './contracts.ts';
-
-/** The bus port: put events; who receives them is the rules' business. */
-export interface EventBus {
-  put(events: BatonEvent[]): Promise<void>;
-}
 
 /** Delivers events to consumers in this process, by the same rules the CDK stack declares. */
 export class InProcessBus implements EventBus {

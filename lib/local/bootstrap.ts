@@ -1,5 +1,5 @@
-import type { Deps } from '../api/deps.ts';
-import { tokenHash } from '../api/deps.ts';
+import { tokenHash } from '../api/auth.ts';
+import type { Deps } from '../ports/deps.ts';
 import type { Caller } from '../model/entities.ts';
 
 /** Creates an organization with one admin user and returns the admin's bearer token (shown once; only its hash is kept). */

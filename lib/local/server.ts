@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { authorizeRequest } from '../api/auth.ts';
-import type { Deps } from '../api/deps.ts';
+import type { Deps } from '../ports/deps.ts';
 import { errorReply, handleApiEvent, matchRoute, type ApiEvent } from '../api/handler.ts';
 import { NotFound, Unauthorized } from '../model/errors.ts';
 

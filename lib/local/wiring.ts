@@ -1,6 +1,6 @@
-import { systemDeps, type Deps } from '../api/deps.ts';
-import { consumeDeployToolEvent } from '../api/deploy-events.ts';
-import type { Store } from '../api/ports.ts';
+import { systemDeps, type Deps } from '../ports/deps.ts';
+import { consumeEvent } from '../changes/consumers.ts';
+import type { Store } from '../ports/store.ts';
 import { InProcessBus } from '../events/bus.ts';
 import { RULES } from '../events/contracts.ts';
 
@@ -10,7 +10,7 @@ export function localDeps(store: Store, overrides: Partial<Deps> = {}): { deps: 
   const deps: Deps = { ...systemDeps(store, bus), ...overrides };
   for (const rule of RULES) {
     bus.subscribe(rule, async (e) => {
-      await consumeDeployToolEvent(deps, e);
+      await consumeEvent(deps, e);
     });
   }
   return { deps, bus };

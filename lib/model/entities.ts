@@ -1,4 +1,7 @@
-/** The entities as the API speaks them (PascalCase JSON). */
+/**
+ * The entities as stored (PascalCase, as the API speaks them). What is added for reading only (a Space's
+ * slug, a Link's staleness, a ChangeOrder's derived State) lives in the `…View` types, never here.
+ */
 
 export type StringMap = Record<string, string>;
 
@@ -49,8 +52,10 @@ export interface Component extends Common {
 
 export interface InSpace extends Common {
   SpaceID: string;
-  SpaceSlug?: string;
 }
+
+/** An entity as read: with the slug of its Space, which is looked up, not stored, so a rename never leaves it stale. */
+export type WithSpaceSlug<T> = T & { SpaceSlug: string };
 
 /** A path a downstream decided for itself; merges leave it alone. */
 export interface ProtectedPath {
@@ -69,9 +74,16 @@ export interface MergeConflict {
   UpstreamRevisionNum: number;
 }
 
+/** The toolchains a Unit's data can be written in. */
+export const TOOLCHAIN_TYPES = ['Kubernetes/YAML', 'AppConfig/YAML', 'AppConfig/Properties', 'AppConfig/JSON', 'AppConfig/Env', 'AppConfig/Text', 'ConfigHub/YAML'] as const;
+export type ToolchainType = (typeof TOOLCHAIN_TYPES)[number];
+
+/** The toolchain whose Units describe rather than deploy: never released, never promoted. */
+export const DESCRIBING_TOOLCHAIN = 'ConfigHub/YAML' satisfies ToolchainType;
+
 export interface Unit extends InSpace {
   UnitID: string;
-  ToolchainType: string;
+  ToolchainType: ToolchainType;
   TargetID?: string;
   HeadRevisionNum: number;
   LastReleasedRevisionNum: number;
@@ -105,9 +117,13 @@ export interface Revision {
   DataSize: number;
   CreatedAt: string;
   ValidationErrors?: StringMap;
-  /** Tag ID → "" for each Tag marking this revision (filled when read). */
-  Tags?: StringMap;
 }
+
+/** A revision as stored: its fields and its compressed data. */
+export type StoredRevision = Revision & { Data: string };
+
+/** A revision as read: Tag ID → "" for each Tag marking it. */
+export type RevisionView = Revision & { Tags: StringMap };
 
 export interface Mutation {
   OrganizationID: string;
@@ -132,6 +148,17 @@ export interface Tag extends InSpace {
   ReleaseID?: string;
 }
 
+/** The three Tags of a ChangeOrder, by what each marks. */
+export const MarkRole = {
+  /** The revision the change starts from (what the Space had before). */
+  start: 'start',
+  /** The revision the change ends at: the Unit carries the change. */
+  end: 'end',
+  /** What a Release of the change bundles; a fix moves it past the end. */
+  publish: 'publish',
+} as const;
+export type MarkRole = (typeof MarkRole)[keyof typeof MarkRole];
+
 export interface Mark {
   TagID: string;
   UnitID: string;
@@ -140,7 +167,7 @@ export interface Mark {
   UpdatedAt: string;
   /** For a ChangeOrder's own Tags: which ChangeOrder, and which of its Tags. */
   ChangeOrderID?: string;
-  Role?: 'start' | 'end' | 'publish';
+  Role?: MarkRole;
 }
 
 /** ChangeSet states. */
@@ -227,9 +254,10 @@ export interface Link extends InSpace {
   DownstreamLastMergedRevisionNum: number;
   UpstreamPaths?: { Name: string; Path: string; Resource?: { ResourceType: string; ResourceName: string } }[];
   DownstreamSetters?: { Parameters: string[]; FunctionInvocation: { FunctionName: string; Arguments: { ParameterName: string; Value: string; Evaluator?: string }[] } }[];
-  /** Derived when read: the upstream has revisions past the cursor. */
-  Stale?: boolean;
 }
+
+/** A Link as read: `Stale` when its upstream has revisions past the cursor. */
+export type LinkView = Link & { Stale: boolean };
 
 /** The built-in prerequisites. */
 export const BUILTIN_PREREQUISITES = {
@@ -282,6 +310,10 @@ export interface ChangeWorkflow extends InSpace, WorkflowDefinition {
 export const PriorRevisionsModes = ['Include', 'Skip', 'Error', 'All'] as const;
 export type PriorRevisions = (typeof PriorRevisionsModes)[number];
 
+/** How a ChangeOrder carries its change: along the clone lineage, or along MergeUnits Links. */
+export const ChangeOrderUpdateTypes = ['UpgradeUnit', 'MergeUnits'] as const;
+export type ChangeOrderUpdateType = (typeof ChangeOrderUpdateTypes)[number];
+
 /** A ChangeOrder's states, derived when read. */
 export const ChangeOrderState = {
   /** No Space beyond the base has taken it. */
@@ -294,9 +326,15 @@ export const ChangeOrderState = {
   Released: 'Released',
   /** Aborted, nothing restored. */
   Aborted: 'Aborted',
+  /** Aborted, and every Space that took it has had it taken back out. */
   Restored: 'Restored',
+  /** Restored, and every Space with a release Target has released the restore. */
   RestoreReleased: 'RestoreReleased',
 } as const;
+export type ChangeOrderState = (typeof ChangeOrderState)[keyof typeof ChangeOrderState];
+
+/** The Stage a ChangeOrder records once its last Stage has taken it and Final holds. */
+export const COMPLETED = 'Completed';
 
 export interface GateResult {
   Prerequisite: string;
@@ -325,7 +363,7 @@ export interface PromotionOverride {
 export interface ChangeOrder extends InSpace {
   ChangeOrderID: string;
   Description?: string;
-  UpdateType: 'UpgradeUnit' | 'MergeUnits';
+  UpdateType: ChangeOrderUpdateType;
   ChangeWorkflowID?: string;
   ChangeWorkflow?: WorkflowDefinition;
   InScopeSpaceIDs: string[];
@@ -342,13 +380,19 @@ export interface ChangeOrder extends InSpace {
   Promotions: { PromotedAt: string; SpaceIDs: string[]; Stage?: string; UserID: string }[];
   PromotionFailures: PromotionFailure[];
   PromotionOverrides: PromotionOverride[];
-  // Derived when read:
-  State?: string;
-  Completed?: boolean;
-  ResolvedSpaceIDs?: string[];
-  ReleasedSpaceIDs?: string[];
-  Releases?: { ReleaseID: string; ReleaseNum: number; SpaceID: string }[];
 }
+
+/** What a ChangeOrder's progress says, derived when read. */
+export interface ChangeOrderProgress {
+  State: ChangeOrderState;
+  Completed: boolean;
+  ResolvedSpaceIDs: string[];
+  ReleasedSpaceIDs: string[];
+  Releases: { ReleaseID: string; ReleaseNum: number; SpaceID: string }[];
+}
+
+/** A ChangeOrder as read: stored fields and derived ones. */
+export type ChangeOrderView = ChangeOrder & ChangeOrderProgress;
 
 /** One Space's progress with one ChangeOrder: written when the Space takes it, and when it releases it. */
 export interface Progress {
@@ -359,4 +403,21 @@ export interface Progress {
   ReleaseNum?: number;
   ReleasedAt?: string;
   Version: number;
+}
+
+/** The fields every new entity starts with: its organization, slug, display name, labels, times and Version 1. */
+export function newEntity(clock: { now(): Date }, orgId: string, f: { Slug: string; DisplayName?: string; Labels?: StringMap; Annotations?: StringMap }): Common {
+  const now = clock.now().toISOString();
+  return { OrganizationID: orgId, Slug: f.Slug, DisplayName: f.DisplayName ?? f.Slug, Labels: f.Labels ?? {}, Annotations: f.Annotations ?? {}, CreatedAt: now, UpdatedAt: now, Version: 1 };
+}
+
+/** Applies a JSON merge-patch to a string map: null removes a key. */
+export function patchMap(have: StringMap, patch: Record<string, string | null> | undefined): StringMap {
+  if (!patch) return have;
+  const out = { ...have };
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === null) delete out[k];
+    else out[k] = v;
+  }
+  return out;
 }

@@ -1,51 +1,83 @@
-/** Domain errors: each maps to one HTTP status in lib/api, and carries a message a person can act on. */
+/** Domain errors: each carries a code and a message a person can act on; lib/api maps each code to an HTTP status. */
 export abstract class BatonError extends Error {
-  abstract readonly status: number;
-  abstract readonly code: string;
+  abstract readonly code: ErrorCode;
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = new.target.name;
   }
 }
 
-/** The request is malformed or names something invalid (400). */
+/** The codes a domain error answers with, one per kind of failure. */
+export const ErrorCode = {
+  /** The request is malformed or names something invalid. */
+  Invalid: 'Invalid',
+  /** No or bad credentials. */
+  Unauthorized: 'Unauthorized',
+  /** Authenticated, but not allowed. */
+  Forbidden: 'Forbidden',
+  /** The entity does not exist in the caller's organization. */
+  NotFound: 'NotFound',
+  /** The write raced another, or contradicts current state. */
+  Conflict: 'Conflict',
+  /** A prerequisite of the workflow does not hold, so the change may not move. */
+  GateRefused: 'GateRefused',
+  /** The payload is larger than an item can hold. */
+  PayloadTooLarge: 'PayloadTooLarge',
+  /** Well formed, but cannot be carried out in the current state. */
+  Unprocessable: 'Unprocessable',
+} as const;
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+/** The request is malformed or names something invalid. */
 export class Invalid extends BatonError {
-  readonly status = 400;
-  readonly code = 'Invalid';
+  readonly code = ErrorCode.Invalid;
 }
 
-/** No or bad credentials (401). */
+/** No or bad credentials. */
 export class Unauthorized extends BatonError {
-  readonly status = 401;
-  readonly code = 'Unauthorized';
+  readonly code = ErrorCode.Unauthorized;
 }
 
-/** Authenticated, but not allowed (403). */
+/** Authenticated, but not allowed. */
 export class Forbidden extends BatonError {
-  readonly status = 403;
-  readonly code = 'Forbidden';
+  readonly code = ErrorCode.Forbidden;
 }
 
-/** The entity does not exist in the caller's organization (404). */
+/** The entity does not exist in the caller's organization. */
 export class NotFound extends BatonError {
-  readonly status = 404;
-  readonly code = 'NotFound';
+  readonly code = ErrorCode.NotFound;
 }
 
-/** The write raced another, or contradicts current state (409). */
+/** The write raced another, or contradicts current state. */
 export class Conflict extends BatonError {
-  readonly status = 409;
-  readonly code = 'Conflict';
+  readonly code = ErrorCode.Conflict;
 }
 
-/** The payload is larger than an item can hold (413). */
+/**
+ * A gate refused: the prerequisites of a Stage (or of a release in it) do not hold. `details` is what
+ * the operation had decided when it refused (the gates evaluated, the Spaces held back), for the reply.
+ */
+export class GateRefused extends BatonError {
+  readonly code = ErrorCode.GateRefused;
+  constructor(
+    message: string,
+    readonly details?: object,
+  ) {
+    super(message);
+  }
+}
+
+/** The payload is larger than an item can hold. */
 export class TooLarge extends BatonError {
-  readonly status = 413;
-  readonly code = 'PayloadTooLarge';
+  readonly code = ErrorCode.PayloadTooLarge;
 }
 
-/** The request is well formed but cannot be carried out in the current state (422). */
+/** Well formed, but cannot be carried out in the current state. */
 export class Unprocessable extends BatonError {
-  readonly status = 422;
-  readonly code = 'Unprocessable';
+  readonly code = ErrorCode.Unprocessable;
+}
+
+/** Refuses an update that carries a Version other than the one stored: the writer read a stale copy. */
+export function expectVersion(what: string, have: number, sent: number | undefined): void {
+  if (sent !== undefined && sent !== have) throw new Conflict(`${what} is at Version ${have}, not ${sent}; read it again and retry`);
 }

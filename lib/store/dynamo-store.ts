@@ -1,9 +1,54 @@
-import type { Caller, ChangeOrder, Component, Link, Mark, Progress, Mutation, Organization, Revision, Space, Tag, Unit, User } from '../model/entities.ts';
+import type { EntityItem } from 'electrodb';
+import type { Caller, ChangeOrder, Component, Link, Mark, Progress, Mutation, Organization, Revision, Space, StoredRevision, Tag, Unit, User } from '../model/entities.ts';
 import { Conflict } from '../model/errors.ts';
-import type { MarkWrite, SpaceKind, Store, StoreOp, WriteKind } from '../api/ports.ts';
+import type { MarkWrite, ReleaseCounter, SluggedInSpace, SpaceKind, Store, StoreOp, WriteKind } from '../ports/store.ts';
+import { TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
+import * as E from './entities.ts';
 import { makeService, type BatonService } from './entities.ts';
 
+/**
+ * Items as the entities declare them, each checked against the domain type it is read as: a field the
+ * entity stores differently from the model fails the type check here, not at run time.
+ */
+type Items = {
+  Space: EntityItem<typeof E.Space>;
+  Component: EntityItem<typeof E.Component>;
+  Unit: EntityItem<typeof E.Unit>;
+  Revision: EntityItem<typeof E.Revision>;
+  Mutation: EntityItem<typeof E.Mutation>;
+  Mark: EntityItem<typeof E.Mark>;
+  Link: EntityItem<typeof E.Link>;
+  ChangeOrder: EntityItem<typeof E.ChangeOrder>;
+  Progress: EntityItem<typeof E.Progress>;
+  Organization: EntityItem<typeof E.Organization>;
+};
+type Reads<T, M> = T extends M ? true : never;
+/** Compile-time proof that each stored item reads as its domain entity. */
+export const ITEMS_READ_AS_ENTITIES: [
+  Reads<Items['Space'], Space>,
+  Reads<Items['Component'], Component>,
+  Reads<Items['Unit'], Unit>,
+  Reads<Items['Revision'], StoredRevision>,
+  Reads<Items['Mutation'], Mutation>,
+  Reads<Items['Mark'], Mark>,
+  Reads<Items['Link'], Link>,
+  Reads<Items['ChangeOrder'], ChangeOrder>,
+  Reads<Items['Progress'], Progress>,
+  Reads<Items['Organization'], Organization>,
+] = [true, true, true, true, true, true, true, true, true, true];
+
+/**
+ * ElectroDB's builders are typed per entity; the generic write path below picks an entity by kind at
+ * run time, which its types cannot follow, so that one path sees entities through this loose shape.
+ */
 type AnyEntity = any;
+
+/** The name of a Target's release counter item. */
+const releaseCounterName = (targetId: string) => `RELEASENUM#${targetId}`;
+/** The slug-claim scope of an organization, of a Space, and of the whole table. */
+const orgScope = (orgId: string) => `ORG#${orgId}`;
+const spaceScope = (spaceId: string) => `SPACE#${spaceId}`;
+const GLOBAL = 'GLOBAL';
 
 const ID_FIELD: Record<SpaceKind | 'Space' | 'Component' | 'Unit', string> = {
   Link: 'LinkID',
@@ -30,17 +75,21 @@ const REASONS = {
 /** The Store over one DynamoDB table, through ElectroDB. Key design: see lib/store/README.md. */
 export class DynamoStore implements Store {
   private readonly svc: BatonService;
+  /** The entities, typed: every named read goes through these. */
+  private readonly db: BatonService['entities'];
+  /** The same entities by kind, for the generic write path. */
   private readonly e: Record<string, AnyEntity>;
 
   constructor(client: unknown, table: string) {
     this.svc = makeService(client, table);
+    this.db = this.svc.entities;
     this.e = this.svc.entities as Record<string, AnyEntity>;
   }
 
   /** Runs a write transaction; a cancelled one becomes a Conflict naming the first item whose condition failed. */
   private async run(build: (e: Record<string, AnyEntity>) => unknown[], reasons: string[]): Promise<void> {
     const ops = build(this.e);
-    if (ops.length > 100) throw new Conflict(`this write touches ${ops.length} items, more than one transaction can hold (100)`);
+    if (ops.length > TRANSACTION_MAX_ITEMS) throw new Conflict(`this write touches ${ops.length} items, more than one transaction can hold (${TRANSACTION_MAX_ITEMS})`);
     const result = await (this.svc.transaction.write as AnyEntity)(() => ops).go();
     if (result.canceled) {
       const i = (result.data as { rejected?: boolean; code?: string }[]).findIndex((d) => d.rejected || (d.code && d.code !== 'None'));
@@ -48,8 +97,10 @@ export class DynamoStore implements Store {
     }
   }
 
-  private static clean<T extends object>(item: T): T {
-    return Object.fromEntries(Object.entries(item).filter(([, v]) => v !== undefined)) as T;
+  /** The attributes the entity declares, defined ones only: what is added for reading (a Space's slug, a Link's staleness) is never written. */
+  private static clean(entity: AnyEntity, item: object): Record<string, unknown> {
+    const attrs = entity.schema.attributes as Record<string, unknown>;
+    return Object.fromEntries(Object.entries(item).filter(([k, v]) => v !== undefined && k in attrs));
   }
 
   /** A patch that sets every defined field, removes optional ones now absent, and requires the Version read. */
@@ -76,8 +127,8 @@ export class DynamoStore implements Store {
   }
 
   /** A mark as a store op: `Move` replaces one already there, otherwise it must be new. */
-  private static markOp(m: MarkWrite, now: string): StoreOp {
-    const item = { TagID: m.TagID, UnitID: m.UnitID, SpaceID: m.SpaceID, RevisionNum: m.RevisionNum, UpdatedAt: now };
+  private static markOp(m: MarkWrite): StoreOp {
+    const item = { TagID: m.TagID, UnitID: m.UnitID, SpaceID: m.SpaceID, RevisionNum: m.RevisionNum, UpdatedAt: m.UpdatedAt };
     return m.Move ? { op: 'put', kind: 'Mark', item } : { op: 'create', kind: 'Mark', item };
   }
 
@@ -87,32 +138,41 @@ export class DynamoStore implements Store {
         e.Organization.create(org).commit(),
         e.User.create(admin).commit(),
         e.ApiToken.create({ TokenHash: tokenHash, OrganizationID: org.OrganizationID, UserID: admin.UserID, CreatedAt: org.CreatedAt }).commit(),
-        this.claim('GLOBAL', 'organization', org.Slug, org.OrganizationID),
+        this.claim(GLOBAL, 'organization', org.Slug, org.OrganizationID),
       ],
       ['organization exists', 'user exists', 'token exists', REASONS.slugTaken('organization', org.Slug)],
     );
   }
 
-  async createToken(caller: Caller, tokenHash: string): Promise<void> {
-    await this.e.ApiToken.create({ TokenHash: tokenHash, ...caller, CreatedAt: new Date().toISOString() }).go();
+  async createToken(caller: Caller, tokenHash: string, createdAt: string): Promise<void> {
+    await this.db.ApiToken.create({ TokenHash: tokenHash, ...caller, CreatedAt: createdAt }).go();
   }
 
   async tokenOwner(tokenHash: string): Promise<Caller | undefined> {
-    const { data } = await this.e.ApiToken.get({ TokenHash: tokenHash }).go();
+    const { data } = await this.db.ApiToken.get({ TokenHash: tokenHash }).go();
     return data ? { OrganizationID: data.OrganizationID, UserID: data.UserID } : undefined;
   }
 
   async firstOrganization(): Promise<Organization | undefined> {
-    const { data } = await this.e.SlugClaim.query.primary({ Scope: 'GLOBAL' }).go({ limit: 1 });
+    const { data } = await this.db.SlugClaim.query.primary({ Scope: GLOBAL }).go({ limit: 1 });
     const claim = data[0];
     if (!claim) return undefined;
-    const org = await this.e.Organization.get({ OrganizationID: claim.ID }).go();
+    const org = await this.db.Organization.get({ OrganizationID: claim.ID }).go();
     return org.data ?? undefined;
   }
 
-  async resolveSlug(scope: string, kind: string, slug: string): Promise<string | undefined> {
-    const { data } = await this.e.SlugClaim.get({ Scope: scope, Kind: kind, Slug: slug }).go();
+  private async claimed(scope: string, kind: string, slug: string): Promise<string | undefined> {
+    const { data } = await this.db.SlugClaim.get({ Scope: scope, Kind: kind, Slug: slug }).go();
     return data?.ID;
+  }
+  spaceIdBySlug(orgId: string, slug: string): Promise<string | undefined> {
+    return this.claimed(orgScope(orgId), 'space', slug);
+  }
+  componentIdBySlug(orgId: string, slug: string): Promise<string | undefined> {
+    return this.claimed(orgScope(orgId), 'component', slug);
+  }
+  idInSpace(spaceId: string, kind: SluggedInSpace, slug: string): Promise<string | undefined> {
+    return this.claimed(spaceScope(spaceId), kind.toLowerCase(), slug);
   }
 
   // Spaces and Components live under their organization.
@@ -121,10 +181,10 @@ export class DynamoStore implements Store {
     await this.transact([{ op: 'create', kind: 'Space', item: space }]);
   }
   async getSpace(orgId: string, spaceId: string): Promise<Space | undefined> {
-    return (await this.e.Space.get({ OrganizationID: orgId, SpaceID: spaceId }).go()).data ?? undefined;
+    return (await this.db.Space.get({ OrganizationID: orgId, SpaceID: spaceId }).go()).data ?? undefined;
   }
   async listSpaces(orgId: string): Promise<Space[]> {
-    return (await this.e.Space.query.primary({ OrganizationID: orgId }).go({ pages: 'all' })).data;
+    return (await this.db.Space.query.primary({ OrganizationID: orgId }).go({ pages: 'all' })).data;
   }
   async updateSpace(space: Space, expectedVersion: number, oldSlug: string): Promise<void> {
     await this.transact([{ op: 'update', kind: 'Space', item: space, expectedVersion, oldSlug }]);
@@ -137,19 +197,19 @@ export class DynamoStore implements Store {
     await this.transact([{ op: 'create', kind: 'Component', item: c }]);
   }
   async getComponent(orgId: string, id: string): Promise<Component | undefined> {
-    return (await this.e.Component.get({ OrganizationID: orgId, ComponentID: id }).go()).data ?? undefined;
+    return (await this.db.Component.get({ OrganizationID: orgId, ComponentID: id }).go()).data ?? undefined;
   }
   async listComponents(orgId: string): Promise<Component[]> {
-    return (await this.e.Component.query.primary({ OrganizationID: orgId }).go({ pages: 'all' })).data;
+    return (await this.db.Component.query.primary({ OrganizationID: orgId }).go({ pages: 'all' })).data;
   }
 
   // Units and their revisions.
 
   async getUnit(spaceId: string, unitId: string): Promise<Unit | undefined> {
-    return (await this.e.Unit.get({ SpaceID: spaceId, UnitID: unitId }).go()).data ?? undefined;
+    return (await this.db.Unit.get({ SpaceID: spaceId, UnitID: unitId }).go()).data ?? undefined;
   }
   async listUnits(spaceId: string): Promise<Unit[]> {
-    return (await this.e.Unit.query.primary({ SpaceID: spaceId }).go({ pages: 'all' })).data;
+    return (await this.db.Unit.query.primary({ SpaceID: spaceId }).go({ pages: 'all' })).data;
   }
   async updateUnit(unit: Unit, expectedVersion: number, oldSlug: string): Promise<void> {
     await this.transact([{ op: 'update', kind: 'Unit', item: unit, expectedVersion, oldSlug }]);
@@ -158,30 +218,29 @@ export class DynamoStore implements Store {
     await this.transact([{ op: 'delete', kind: 'Unit', item: unit }]);
     // Revisions, mutations and marks are history: removed after the unit, in batches; nothing reads them without the unit.
     const [revs, muts, marks] = await Promise.all([
-      this.e.Revision.query.primary({ UnitID: unit.UnitID }).go({ pages: 'all', attributes: ['UnitID', 'RevisionNum'] }),
-      this.e.Mutation.query.primary({ UnitID: unit.UnitID }).go({ pages: 'all', attributes: ['UnitID', 'RevisionNum'] }),
+      this.db.Revision.query.primary({ UnitID: unit.UnitID }).go({ pages: 'all', attributes: ['UnitID', 'RevisionNum'] }),
+      this.db.Mutation.query.primary({ UnitID: unit.UnitID }).go({ pages: 'all', attributes: ['UnitID', 'RevisionNum'] }),
       this.marksOfUnit(unit.UnitID),
     ]);
-    if (revs.data.length) await this.e.Revision.delete(revs.data).go();
-    if (muts.data.length) await this.e.Mutation.delete(muts.data).go();
-    if (marks.length) await this.e.Mark.delete(marks.map((m) => ({ TagID: m.TagID, UnitID: m.UnitID }))).go();
+    if (revs.data.length) await this.db.Revision.delete(revs.data).go();
+    if (muts.data.length) await this.db.Mutation.delete(muts.data).go();
+    if (marks.length) await this.db.Mark.delete(marks.map((m) => ({ TagID: m.TagID, UnitID: m.UnitID }))).go();
   }
-  async getRevision(unitId: string, num: number): Promise<(Revision & { Data: string }) | undefined> {
-    return (await this.e.Revision.get({ UnitID: unitId, RevisionNum: num }).go()).data ?? undefined;
+  async getRevision(unitId: string, num: number): Promise<StoredRevision | undefined> {
+    return (await this.db.Revision.get({ UnitID: unitId, RevisionNum: num }).go()).data ?? undefined;
   }
   async listRevisions(unitId: string): Promise<Revision[]> {
-    const attributes = ['OrganizationID', 'SpaceID', 'UnitID', 'RevisionID', 'RevisionNum', 'Description', 'Source', 'UserID', 'ChangeSetID', 'DataHash', 'DataSize', 'CreatedAt'];
-    return (await this.e.Revision.query.primary({ UnitID: unitId }).go({ pages: 'all', attributes })).data;
+    const attributes = ['OrganizationID', 'SpaceID', 'UnitID', 'RevisionID', 'RevisionNum', 'Description', 'Source', 'UserID', 'ChangeSetID', 'DataHash', 'DataSize', 'CreatedAt'] as const;
+    return (await this.db.Revision.query.primary({ UnitID: unitId }).go({ pages: 'all', attributes })).data;
   }
   async listMutations(unitId: string): Promise<Mutation[]> {
-    return (await this.e.Mutation.query.primary({ UnitID: unitId }).go({ pages: 'all' })).data;
+    return (await this.db.Mutation.query.primary({ UnitID: unitId }).go({ pages: 'all' })).data;
   }
 
   // Tags, ChangeSets, Filters, Targets: Space-resident, one shape.
 
   async createInSpace<T extends { SpaceID: string; Slug: string }>(kind: SpaceKind, item: T, also?: { marks?: MarkWrite[] }): Promise<void> {
-    const now = new Date().toISOString();
-    await this.transact([{ op: 'create', kind, item }, ...(also?.marks ?? []).map((m) => DynamoStore.markOp(m, now))]);
+    await this.transact([{ op: 'create', kind, item }, ...(also?.marks ?? []).map((m) => DynamoStore.markOp(m))]);
   }
   async getInSpace<T>(kind: SpaceKind, spaceId: string, id: string): Promise<T | undefined> {
     return ((await this.e[kind].get({ SpaceID: spaceId, [ID_FIELD[kind]]: id }).go()).data ?? undefined) as T | undefined;
@@ -196,16 +255,15 @@ export class DynamoStore implements Store {
     await this.transact([{ op: 'delete', kind, item }]);
     if (kind === 'Tag') {
       const marks = await this.marksOfTag(String((item as Record<string, unknown>).TagID));
-      if (marks.length) await this.e.Mark.delete(marks.map((m) => ({ TagID: m.TagID, UnitID: m.UnitID }))).go();
+      if (marks.length) await this.db.Mark.delete(marks.map((m) => ({ TagID: m.TagID, UnitID: m.UnitID }))).go();
     }
   }
 
-  async closeChangeSet(cs: { SpaceID: string; ChangeSetID: string; Version: number }, next: Record<string, unknown>, tags: Tag[], marks: MarkWrite[], unlock: Unit[]): Promise<void> {
-    const now = String(next.UpdatedAt);
+  async closeChangeSet(cs: { SpaceID: string; ChangeSetID: string; Version: number }, next: object, tags: Tag[], marks: MarkWrite[], unlock: Unit[]): Promise<void> {
     await this.transact([
       { op: 'update', kind: 'ChangeSet', item: next, expectedVersion: cs.Version },
       ...tags.map((t): StoreOp => ({ op: 'create', kind: 'Tag', item: t })),
-      ...marks.map((m) => DynamoStore.markOp(m, now)),
+      ...marks.map((m) => DynamoStore.markOp(m)),
       ...unlock.map((u): StoreOp => ({ op: 'update', kind: 'Unit', item: { ...u, ChangeSetID: undefined, ChangeSetStartRevisionNum: undefined, Version: u.Version + 1 }, expectedVersion: u.Version })),
     ]);
   }
@@ -221,8 +279,8 @@ export class DynamoStore implements Store {
         return { UnitID: item.UnitID, RevisionNum: item.RevisionNum };
       case 'Mark':
         return { TagID: item.TagID, UnitID: item.UnitID };
-      case 'Counter':
-        return { Name: item.Name };
+      case 'ReleaseCounter':
+        return { Name: releaseCounterName(String(item.TargetID)) };
       case 'Progress':
         return { ChangeOrderID: item.ChangeOrderID, SpaceID: item.SpaceID };
       default:
@@ -232,9 +290,9 @@ export class DynamoStore implements Store {
 
   /** Where a kind's slugs are unique, or undefined for kinds without slugs. */
   private static slugScope(kind: WriteKind, item: Record<string, unknown>): string | undefined {
-    if (kind === 'Space' || kind === 'Component') return `ORG#${String(item.OrganizationID)}`;
-    if (kind === 'Revision' || kind === 'Mutation' || kind === 'Mark' || kind === 'Counter' || kind === 'Release' || kind === 'Progress') return undefined;
-    return `SPACE#${String(item.SpaceID)}`;
+    if (kind === 'Space' || kind === 'Component') return orgScope(String(item.OrganizationID));
+    if (kind === 'Revision' || kind === 'Mutation' || kind === 'Mark' || kind === 'ReleaseCounter' || kind === 'Release' || kind === 'Progress') return undefined;
+    return spaceScope(String(item.SpaceID));
   }
 
   async transact(ops: StoreOp[]): Promise<void> {
@@ -242,8 +300,9 @@ export class DynamoStore implements Store {
     await this.run(
       (e) =>
         ops.flatMap((o) => {
-          const item = o.item as Record<string, unknown>;
-          const entity = e[o.kind];
+          // A release counter is stored under the name of its Target's counter.
+          const item = o.kind === 'ReleaseCounter' ? { ...(o.item as ReleaseCounter), Name: releaseCounterName((o.item as ReleaseCounter).TargetID) } : (o.item as Record<string, unknown>);
+          const entity = e[o.kind === 'ReleaseCounter' ? 'Counter' : o.kind];
           const scope = DynamoStore.slugScope(o.kind, item);
           const slugKind = o.kind.toLowerCase();
           const slug = String(item.Slug ?? '');
@@ -255,7 +314,7 @@ export class DynamoStore implements Store {
           switch (o.op) {
             case 'create':
               if (scope) add(this.claim(scope, slugKind, slug, String(item[ID_FIELD[o.kind as SpaceKind]])), REASONS.slugTaken(o.kind, slug));
-              add(entity.create(DynamoStore.clean(item)).commit(), o.kind === 'Revision' || o.kind === 'Mutation' ? REASONS.revisionTaken : o.kind === 'Mark' ? REASONS.marked : `the ${o.kind} already exists`);
+              add(entity.create(DynamoStore.clean(entity, item)).commit(), o.kind === 'Revision' || o.kind === 'Mutation' ? REASONS.revisionTaken : o.kind === 'Mark' ? REASONS.marked : `the ${o.kind} already exists`);
               break;
             case 'update': {
               add(this.patch(entity, DynamoStore.keyOf(o.kind, item), item, o.expectedVersion), REASONS.stale(o.kind));
@@ -273,7 +332,7 @@ export class DynamoStore implements Store {
               break;
             }
             case 'put':
-              add(entity.put(DynamoStore.clean(item)).commit(), 'mark');
+              add(entity.put(DynamoStore.clean(entity, item)).commit(), 'mark');
               break;
           }
           return out;
@@ -282,30 +341,30 @@ export class DynamoStore implements Store {
     );
   }
 
-  async counter(name: string): Promise<{ Name: string; Value: number; Version: number }> {
-    const { data } = await this.e.Counter.get({ Name: name }).go();
-    return data ?? { Name: name, Value: 0, Version: 0 };
+  async releaseCounter(targetId: string): Promise<ReleaseCounter> {
+    const { data } = await this.db.Counter.get({ Name: releaseCounterName(targetId) }).go();
+    return { TargetID: targetId, Value: data?.Value ?? 0, Version: data?.Version ?? 0 };
   }
 
   async changeOrdersOf(orgId: string): Promise<ChangeOrder[]> {
-    return (await this.e.ChangeOrder.query.byOrg({ OrganizationID: orgId }).go({ pages: 'all' })).data;
+    return (await this.db.ChangeOrder.query.byOrg({ OrganizationID: orgId }).go({ pages: 'all' })).data;
   }
 
   async progressOf(changeOrderId: string): Promise<Progress[]> {
-    return (await this.e.Progress.query.primary({ ChangeOrderID: changeOrderId }).go({ pages: 'all' })).data;
+    return (await this.db.Progress.query.primary({ ChangeOrderID: changeOrderId }).go({ pages: 'all' })).data;
   }
 
   async linksInto(unitId: string): Promise<Link[]> {
-    return (await this.e.Link.query.byUpstream({ ToUnitID: unitId }).go({ pages: 'all' })).data;
+    return (await this.db.Link.query.byUpstream({ ToUnitID: unitId }).go({ pages: 'all' })).data;
   }
 
   async putMark(m: MarkWrite): Promise<void> {
-    await this.transact([DynamoStore.markOp(m, new Date().toISOString())]);
+    await this.transact([DynamoStore.markOp(m)]);
   }
   async marksOfTag(tagId: string): Promise<Mark[]> {
-    return (await this.e.Mark.query.primary({ TagID: tagId }).go({ pages: 'all' })).data;
+    return (await this.db.Mark.query.primary({ TagID: tagId }).go({ pages: 'all' })).data;
   }
   async marksOfUnit(unitId: string): Promise<Mark[]> {
-    return (await this.e.Mark.query.byUnit({ UnitID: unitId }).go({ pages: 'all' })).data;
+    return (await this.db.Mark.query.byUnit({ UnitID: unitId }).go({ pages: 'all' })).data;
   }
 }

@@ -1,6 +1,9 @@
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { Entity, Service } from 'electrodb';
+import { ChangeOrderUpdateTypes, LinkUpdateTypes, PriorRevisionsModes, TOOLCHAIN_TYPES } from '../model/entities.ts';
+
+const MARK_ROLES = ['start', 'end', 'publish'] as const;
 
 /**
  * The ElectroDB model of Baton's one table. Attribute names are the API's PascalCase field names,
@@ -11,20 +14,22 @@ const str = { type: 'string' } as const;
 const reqStr = { type: 'string', required: true } as const;
 const num = { type: 'number' } as const;
 const any = { type: 'any' } as const;
-const key = (composite: string[], field: string) => ({ field, composite, casing: 'none' as const });
+const reqNum = { type: 'number', required: true } as const;
+const reqAny = { type: 'any', required: true } as const;
+const key = <const C extends readonly string[]>(composite: C, field: string) => ({ field, composite: [...composite] as [...C], casing: 'none' as const });
 
 const common = {
   OrganizationID: reqStr,
   Slug: reqStr,
   DisplayName: str,
-  Labels: any,
-  Annotations: any,
+  Labels: { type: 'any', required: true },
+  Annotations: { type: 'any', required: true },
   CreatedAt: reqStr,
   UpdatedAt: reqStr,
   Version: { type: 'number', required: true },
 } as const;
 
-const primary = (pk: string[], sk: string[]) => ({ pk: key(pk, 'pk'), sk: key(sk, 'sk') });
+const primary = <const P extends readonly string[], const S extends readonly string[]>(pk: P, sk: S) => ({ pk: key(pk, 'pk'), sk: key(sk, 'sk') });
 
 export const Organization = new Entity({
   model: { entity: 'organization', version: '1', service },
@@ -71,22 +76,22 @@ export const Unit = new Entity({
   attributes: {
     ...inSpace,
     UnitID: reqStr,
-    ToolchainType: reqStr,
+    ToolchainType: { type: TOOLCHAIN_TYPES, required: true },
     TargetID: str,
-    HeadRevisionNum: num,
-    LastReleasedRevisionNum: num,
+    HeadRevisionNum: reqNum,
+    LastReleasedRevisionNum: reqNum,
     LastChangeDescription: str,
     UpstreamUnitID: str,
     UpstreamSpaceID: str,
-    UpstreamRevisionNum: num,
+    UpstreamRevisionNum: reqNum,
     ChangeSetID: str,
     ChangeSetStartRevisionNum: num,
-    Conflicts: any,
-    ProtectedPaths: any,
+    Conflicts: reqAny,
+    ProtectedPaths: reqAny,
     DeleteGates: any,
-    DataHash: str,
-    DataSize: num,
-    ValidationErrors: any,
+    DataHash: reqStr,
+    DataSize: reqNum,
+    ValidationErrors: reqAny,
   },
   indexes: { primary: primary(['SpaceID'], ['UnitID']) },
 });
@@ -103,11 +108,11 @@ export const Revision = new Entity({
     RevisionID: reqStr,
     RevisionNum: revisionNum,
     Description: str,
-    Source: str,
-    UserID: str,
+    Source: reqStr,
+    UserID: reqStr,
     ChangeSetID: str,
-    DataHash: str,
-    DataSize: num,
+    DataHash: reqStr,
+    DataSize: reqNum,
     ValidationErrors: any,
     Data: reqStr,
     CreatedAt: reqStr,
@@ -124,7 +129,7 @@ export const Mutation = new Entity({
     UnitID: reqStr,
     MutationID: reqStr,
     RevisionNum: revisionNum,
-    Source: str,
+    Source: reqStr,
     FunctionInvocation: any,
     InvocationID: str,
     LinkID: str,
@@ -132,7 +137,7 @@ export const Mutation = new Entity({
     MergeBaseRevisionNum: num,
     MergeEndRevisionNum: num,
     RestoredRevisionNum: num,
-    Changes: any,
+    Changes: reqAny,
     CreatedAt: reqStr,
   },
   indexes: { primary: primary(['UnitID'], ['RevisionNum']) },
@@ -182,12 +187,12 @@ export const Link = new Entity({
     FromUnitID: reqStr,
     ToUnitID: reqStr,
     ToSpaceID: reqStr,
-    UpdateType: reqStr,
+    UpdateType: { type: LinkUpdateTypes, required: true },
     AutoUpdate: { type: 'boolean' },
     Protect: { type: 'boolean' },
     Squash: { type: 'boolean' },
-    UpstreamLastMergedRevisionNum: num,
-    DownstreamLastMergedRevisionNum: num,
+    UpstreamLastMergedRevisionNum: reqNum,
+    DownstreamLastMergedRevisionNum: reqNum,
     UpstreamPaths: any,
     DownstreamSetters: any,
   },
@@ -213,22 +218,22 @@ export const ChangeOrder = new Entity({
     ...inSpace,
     ChangeOrderID: reqStr,
     Description: str,
-    UpdateType: str,
+    UpdateType: { type: ChangeOrderUpdateTypes, required: true },
     ChangeWorkflowID: str,
     ChangeWorkflow: any,
-    InScopeSpaceIDs: any,
+    InScopeSpaceIDs: reqAny,
     WhereSpace: str,
     SpaceFilterID: str,
-    StartTagID: str,
-    EndTagID: str,
-    PublishTagID: str,
+    StartTagID: reqStr,
+    EndTagID: reqStr,
+    PublishTagID: reqStr,
     AbortedReason: str,
-    SkippedUnits: any,
-    PriorRevisions: str,
+    SkippedUnits: reqAny,
+    PriorRevisions: { type: PriorRevisionsModes, required: true },
     Stage: str,
-    Promotions: any,
-    PromotionFailures: any,
-    PromotionOverrides: any,
+    Promotions: reqAny,
+    PromotionFailures: reqAny,
+    PromotionOverrides: reqAny,
   },
   indexes: {
     primary: primary(['SpaceID'], ['ChangeOrderID']),
@@ -239,14 +244,14 @@ export const ChangeOrder = new Entity({
 /** (ChangeOrder, Space) progress: one query reads every Space's progress with a ChangeOrder. */
 export const Progress = new Entity({
   model: { entity: 'progress', version: '1', service },
-  attributes: { ChangeOrderID: reqStr, SpaceID: reqStr, ResolvedAt: str, ReleaseID: str, ReleaseNum: num, ReleasedAt: str, Version: { type: 'number', required: true } },
+  attributes: { ChangeOrderID: reqStr, SpaceID: reqStr, ResolvedAt: reqStr, ReleaseID: str, ReleaseNum: num, ReleasedAt: str, Version: { type: 'number', required: true } },
   indexes: { primary: primary(['ChangeOrderID'], ['SpaceID']) },
 });
 
 /** A Tag's mark on one Unit: at most one revision per (Tag, Unit). The GSI serves "the Tags of a Unit". */
 export const Mark = new Entity({
   model: { entity: 'mark', version: '1', service },
-  attributes: { TagID: reqStr, UnitID: reqStr, SpaceID: reqStr, RevisionNum: { type: 'number', required: true }, UpdatedAt: reqStr, ChangeOrderID: str, Role: str },
+  attributes: { TagID: reqStr, UnitID: reqStr, SpaceID: reqStr, RevisionNum: { type: 'number', required: true }, UpdatedAt: reqStr, ChangeOrderID: str, Role: { type: MARK_ROLES } },
   indexes: {
     primary: primary(['TagID'], ['UnitID']),
     byUnit: { index: 'gsi1', pk: key(['UnitID'], 'gsi1pk'), sk: key(['TagID'], 'gsi1sk') },

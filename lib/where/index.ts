@@ -3,3 +3,4 @@ export { parseWhere, relationsUsed } from './parse.ts';
 export { matches } from './evaluate.ts';
 export { WhereError } from './tokens.ts';
 export type { Query } from './ast.ts';
+export { FILTERABLE } from './attributes.ts';

@@ -1,4 +1,4 @@
-import { ENTITY_ATTRIBUTES, type EntityAttributes } from '../model/attributes.ts';
+import { ENTITY_ATTRIBUTES, type EntityAttributes } from './attributes.ts';
 import type { AttrType, Literal, Operand, Operator, Query, Term } from './ast.ts';
 import { tokenize, WhereError, type Token } from './tokens.ts';
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
-import type { Deps } from '../../lib/api/deps.ts';
+import type { Deps } from '../../lib/ports/deps.ts';
 import type { InProcessBus } from '../../lib/events/bus.ts';
 import { localDeps } from '../../lib/local/wiring.ts';
 import { createOrganization } from '../../lib/local/bootstrap.ts';

@@ -124,6 +124,6 @@ describe('where: bad queries are refused naming what and where', () => {
     }
     expect(err).toBeInstanceOf(WhereError);
     expect((err as Error).message).toMatch(msg);
-    expect((err as WhereError).status).toBe(400);
+    expect((err as WhereError).code).toBe('Invalid');
   });
 });

@@ -1,11 +1,12 @@
-import type { ChangeOrder, ChangeWorkflow, Space, WorkflowDefinition } from '../../model/entities.ts';
-import { Conflict, Invalid } from '../../model/errors.ts';
+import { newEntity, patchMap, type ChangeOrder, type ChangeWorkflow, type Space, type WorkflowDefinition } from '../../model/entities.ts';
+import { expectVersion } from '../../model/errors.ts';
 import { validateWorkflow } from '../../changes/workflow.ts';
-import { matches, parseWhere } from '../../where/index.ts';
-import { advanceStage, checkNoSkips, createChangeOrder, derive, findChangeOrder, orgSpaces } from '../changeorders.ts';
+import { createChangeOrder, refreshScope } from '../../changes/create.ts';
+import { advanceStage, derive } from '../../changes/progress.ts';
+import { findInSpace } from '../../variants/lookup.ts';
 import { listQueries, page } from '../lists.ts';
-import { findInSpace, findSpace, withSpace } from '../resolve.ts';
-import { expectVersion, listReply, newEntity, patchMap, route } from '../route.ts';
+import { pathSpace, withSpace } from '../resolve.ts';
+import { listReply, route } from '../route.ts';
 import { CloneChangeWorkflow, CreateChangeOrder, CreateChangeWorkflow, ListQuery, NoBody, NoQuery, UpdateChangeOrder, UpdateChangeWorkflow } from '../schemas.ts';
 
 const wfPath = '/space/{space_id}/change_workflow';
@@ -23,7 +24,7 @@ export const changeRoutes = [
     query: ListQuery,
     body: NoBody,
     async handle({ deps, caller, params, query }) {
-      const space = await findSpace(deps, caller, params.space_id!);
+      const space = await pathSpace(deps, caller, params);
       const queries = await listQueries(deps, caller, 'ChangeWorkflow', query, space);
       return listReply(await page((await deps.store.listInSpace<ChangeWorkflow>('ChangeWorkflow', space.SpaceID)).map((w) => withSpace(w, space)), queries, query));
     },
@@ -35,7 +36,7 @@ export const changeRoutes = [
     query: NoQuery,
     body: CreateChangeWorkflow,
     async handle({ deps, caller, params, body }) {
-      const space = await findSpace(deps, caller, params.space_id!);
+      const space = await pathSpace(deps, caller, params);
       validateWorkflow(body);
       const wf: ChangeWorkflow = { ...newEntity(deps, caller.OrganizationID, body), SpaceID: space.SpaceID, ChangeWorkflowID: deps.newId(), ...definition(body) };
       await deps.store.createInSpace('ChangeWorkflow', wf);
@@ -49,11 +50,10 @@ export const changeRoutes = [
     query: NoQuery,
     body: CloneChangeWorkflow,
     async handle({ deps, caller, params, body }) {
-      const dest = await findSpace(deps, caller, params.space_id!);
+      const dest = await pathSpace(deps, caller, params);
       const { item: src } = await findInSpace<ChangeWorkflow>(deps, caller, dest, 'ChangeWorkflow', body.Source);
       const now = deps.now().toISOString();
       const wf: ChangeWorkflow = { ...src, ...definition(src), SpaceID: dest.SpaceID, ChangeWorkflowID: deps.newId(), Slug: body.Slug ?? src.Slug, DisplayName: body.Slug ?? src.DisplayName, CreatedAt: now, UpdatedAt: now, Version: 1 };
-      delete wf.SpaceSlug;
       await deps.store.createInSpace('ChangeWorkflow', wf);
       return { status: 201, body: withSpace(wf, dest) };
     },
@@ -65,8 +65,9 @@ export const changeRoutes = [
     query: NoQuery,
     body: NoBody,
     async handle({ deps, caller, params }) {
-      const space = await findSpace(deps, caller, params.space_id!);
-      return { body: (await findInSpace<ChangeWorkflow>(deps, caller, space, 'ChangeWorkflow', params.change_workflow_id!)).item };
+      const space = await pathSpace(deps, caller, params);
+      const { item, space: home } = await findInSpace<ChangeWorkflow>(deps, caller, space, 'ChangeWorkflow', params.change_workflow_id!);
+      return { body: withSpace(item, home) };
     },
   }),
   route({
@@ -76,7 +77,7 @@ export const changeRoutes = [
     query: NoQuery,
     body: UpdateChangeWorkflow,
     async handle({ deps, caller, params, body }) {
-      const space = await findSpace(deps, caller, params.space_id!);
+      const space = await pathSpace(deps, caller, params);
       const { item } = await findInSpace<ChangeWorkflow>(deps, caller, space, 'ChangeWorkflow', params.change_workflow_id!);
       expectVersion(`change workflow '${item.Slug}'`, item.Version, body.Version);
       const next: ChangeWorkflow = {
@@ -93,7 +94,6 @@ export const changeRoutes = [
         Version: item.Version + 1,
       };
       validateWorkflow(next);
-      delete next.SpaceSlug;
       await deps.store.updateInSpace('ChangeWorkflow', next, item.Version, item.Slug);
       return { body: withSpace(next, space) };
     },
@@ -105,7 +105,7 @@ export const changeRoutes = [
     query: NoQuery,
     body: NoBody,
     async handle({ deps, caller, params }) {
-      const space = await findSpace(deps, caller, params.space_id!);
+      const space = await pathSpace(deps, caller, params);
       const { item } = await findInSpace<ChangeWorkflow>(deps, caller, space, 'ChangeWorkflow', params.change_workflow_id!);
       await deps.store.deleteInSpace('ChangeWorkflow', item);
       return { status: 204 };
@@ -118,9 +118,9 @@ export const changeRoutes = [
     query: NoQuery,
     body: CreateChangeOrder,
     async handle({ deps, caller, params, body }) {
-      const base = await findSpace(deps, caller, params.space_id!);
+      const base = await pathSpace(deps, caller, params);
       const { co, existed } = await createChangeOrder(deps, caller, base, body);
-      return { status: existed ? 200 : 201, body: await derive(deps, caller, co) };
+      return { status: existed ? 200 : 201, body: withSpace(await derive(deps, caller, co), base) };
     },
   }),
   route({
@@ -130,10 +130,10 @@ export const changeRoutes = [
     query: ListQuery,
     body: NoBody,
     async handle({ deps, caller, params, query }) {
-      const space = await findSpace(deps, caller, params.space_id!);
+      const space = await pathSpace(deps, caller, params);
       const queries = await listQueries(deps, caller, 'ChangeOrder', query, space);
       const spaces = new Map((await deps.store.listSpaces(caller.OrganizationID)).map((s): [string, Space] => [s.SpaceID, s]));
-      const cos = await Promise.all((await deps.store.listInSpace<ChangeOrder>('ChangeOrder', space.SpaceID)).map((c) => derive(deps, caller, withSpace(c, space), { spaces })));
+      const cos = await Promise.all((await deps.store.listInSpace<ChangeOrder>('ChangeOrder', space.SpaceID)).map(async (c) => withSpace(await derive(deps, caller, c, { spaces }), space)));
       return listReply(await page(cos, queries, query));
     },
   }),
@@ -146,7 +146,7 @@ export const changeRoutes = [
     async handle({ deps, caller, query }) {
       const queries = await listQueries(deps, caller, 'ChangeOrder', query);
       const spaces = new Map((await deps.store.listSpaces(caller.OrganizationID)).map((s): [string, Space] => [s.SpaceID, s]));
-      const cos = await Promise.all((await deps.store.changeOrdersOf(caller.OrganizationID)).map((c) => derive(deps, caller, { ...c, SpaceSlug: spaces.get(c.SpaceID)?.Slug }, { spaces })));
+      const cos = await Promise.all((await deps.store.changeOrdersOf(caller.OrganizationID)).map(async (c) => ({ ...(await derive(deps, caller, c, { spaces })), SpaceSlug: spaces.get(c.SpaceID)?.Slug })));
       return listReply(await page(cos, queries, query));
     },
   }),
@@ -157,9 +157,9 @@ export const changeRoutes = [
     query: NoQuery,
     body: NoBody,
     async handle({ deps, caller, params }) {
-      const space = await findSpace(deps, caller, params.space_id!);
-      const { co } = await findChangeOrder(deps, caller, space, params.change_order_id!);
-      return { body: await derive(deps, caller, withSpace(co, space), { completed: true }) };
+      const space = await pathSpace(deps, caller, params);
+      const { item: co, space: home } = await findInSpace<ChangeOrder>(deps, caller, space, 'ChangeOrder', params.change_order_id!);
+      return { body: withSpace(await derive(deps, caller, co, { completed: true }), home) };
     },
   }),
   route({
@@ -169,32 +169,22 @@ export const changeRoutes = [
     query: NoQuery,
     body: UpdateChangeOrder,
     async handle({ deps, caller, params, body }) {
-      const space = await findSpace(deps, caller, params.space_id!);
-      const { co } = await findChangeOrder(deps, caller, space, params.change_order_id!);
+      const space = await pathSpace(deps, caller, params);
+      const { item: co } = await findInSpace<ChangeOrder>(deps, caller, space, 'ChangeOrder', params.change_order_id!);
       expectVersion(`change order '${co.Slug}'`, co.Version, body.Version);
-      let scope = co.InScopeSpaceIDs;
-      if (body.RefreshSpaces) {
-        if (!co.WhereSpace) throw new Invalid(`change order '${co.Slug}' has no selection to evaluate again: its spaces were listed`);
-        if (co.AbortedReason) throw new Conflict(`change order '${co.Slug}' was aborted`);
-        const q = parseWhere(co.WhereSpace, 'Space');
-        const spaces = await orgSpaces(deps, caller, [q]);
-        scope = spaces.filter((s) => s.SpaceID !== space.SpaceID && matches(q, s)).sort((a, b) => (a.Slug < b.Slug ? -1 : 1)).map((s) => s.SpaceID);
-        checkNoSkips(space, scope, new Map(spaces.map((s): [string, Space] => [s.SpaceID, s])), co.UpdateType);
-      }
       const next: ChangeOrder = {
         ...co,
         Description: body.Description ?? co.Description,
         Labels: patchMap(co.Labels, body.Labels),
-        InScopeSpaceIDs: scope,
+        InScopeSpaceIDs: body.RefreshSpaces ? await refreshScope(deps, caller, space, co) : co.InScopeSpaceIDs,
         AbortedReason: body.AbortedReason ?? co.AbortedReason,
         UpdatedAt: deps.now().toISOString(),
         Version: co.Version + 1,
       };
-      delete next.SpaceSlug;
       await deps.store.transact([{ op: 'update', kind: 'ChangeOrder', item: next, expectedVersion: co.Version }]);
       await advanceStage(deps, caller, next);
       const fresh = (await deps.store.getInSpace<ChangeOrder>('ChangeOrder', space.SpaceID, co.ChangeOrderID))!;
-      return { body: await derive(deps, caller, withSpace(fresh, space), { completed: true }) };
+      return { body: withSpace(await derive(deps, caller, fresh, { completed: true }), space) };
     },
   }),
 ];

@@ -3,8 +3,10 @@ import { spaceEntityRoutes } from './space-entities.ts';
 import { spaceRoutes } from './spaces.ts';
 import { unitRoutes } from './units.ts';
 import { variantRoutes } from './variants.ts';
+import { linkRoutes } from './links.ts';
+import { unitHistoryRoutes } from './unit-history.ts';
 import { releaseRoutes } from './releases.ts';
 import { changeRoutes } from './changes.ts';
 
 /** The route table: the one list the Lambda handler, the local server and the CDK stack all read. */
-export const ROUTES: Route[] = [...spaceRoutes, ...unitRoutes, ...spaceEntityRoutes, ...variantRoutes, ...releaseRoutes, ...changeRoutes];
+export const ROUTES: Route[] = [...spaceRoutes, ...unitRoutes, ...spaceEntityRoutes, ...variantRoutes, ...linkRoutes, ...unitHistoryRoutes, ...releaseRoutes, ...changeRoutes];

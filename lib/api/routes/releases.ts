@@ -1,12 +1,12 @@
-import type { Release } from '../../model/entities.ts';
-import { NotFound, Unprocessable } from '../../model/errors.ts';
-import { findChangeOrder, recordRelease, releaseGateRefusal } from '../changeorders.ts';
+import { patchMap, type Release } from '../../model/entities.ts';
 import { DetailType, HOOK_SOURCE } from '../../events/contracts.ts';
+import { publishRelease } from '../../changes/release.ts';
+import { findRelease, releaseData, releasesOf } from '../../releases/bundle.ts';
+import { withdraw, writeLiveStatus } from '../../releases/live-status.ts';
 import { listQueries, page } from '../lists.ts';
-import { findSpace } from '../resolve.ts';
-import { listReply, patchMap, route } from '../route.ts';
+import { pathSpace, withSpace } from '../resolve.ts';
+import { listReply, route } from '../route.ts';
 import { HookBody, ListQuery, NoBody, NoQuery, PublishRelease, UpdateRelease } from '../schemas.ts';
-import { bundle, findRelease, publish, releasesOf, withdraw, writeLiveStatus } from '../releases.ts';
 
 const one = '/space/{space_id}/release/{release_id}';
 
@@ -33,19 +33,9 @@ export const releaseRoutes = [
     query: NoQuery,
     body: PublishRelease,
     async handle({ deps, caller, params, body }) {
-      const space = await findSpace(deps, caller, params.space_id!);
-      let changeOrderId: string | undefined;
-      if (typeof body.Revision === 'string' && body.Revision.startsWith('ChangeOrder:')) {
-        // A Release at the ChangeOrder's release Tag is one for the ChangeOrder: its Stage's release gates apply.
-        const { co } = await findChangeOrder(deps, caller, space, body.Revision.slice('ChangeOrder:'.length));
-        const refused = await releaseGateRefusal(deps, caller, co, space);
-        if (refused) throw new Unprocessable(refused);
-        changeOrderId = co.ChangeOrderID;
-      }
-      const r = await publish(deps, caller, space, { revision: body.Revision, dryRun: body.DryRun, description: body.Description, changeOrderId });
-      const made = r.Release && !r.Message && !r.DryRun;
-      if (made) await recordRelease(deps, caller, space, r.Release!);
-      return { status: made ? 201 : 200, body: r };
+      const space = await pathSpace(deps, caller, params);
+      const { made, result } = await publishRelease(deps, caller, space, { revision: body.Revision, dryRun: body.DryRun, description: body.Description });
+      return { status: made ? 201 : 200, body: { ...result, Release: result.Release && withSpace(result.Release, space) } };
     },
   }),
   route({
@@ -55,9 +45,9 @@ export const releaseRoutes = [
     query: ListQuery,
     body: NoBody,
     async handle({ deps, caller, params, query }) {
-      const space = await findSpace(deps, caller, params.space_id!);
+      const space = await pathSpace(deps, caller, params);
       const queries = await listQueries(deps, caller, 'Release', query, space);
-      const p = await page(await releasesOf(deps, space), queries, query);
+      const p = await page((await releasesOf(deps, space)).map((r) => withSpace(r, space)), queries, query);
       // Newest first reads best for releases; paging stays by slug.
       return listReply({ ...p, items: p.items.sort((a: Release, b: Release) => b.ReleaseNum - a.ReleaseNum) });
     },
@@ -71,7 +61,7 @@ export const releaseRoutes = [
     async handle({ deps, caller, query }) {
       const queries = await listQueries(deps, caller, 'Release', query);
       const spaces = await deps.store.listSpaces(caller.OrganizationID);
-      const all = (await Promise.all(spaces.map((s) => releasesOf(deps, s)))).flat();
+      const all = (await Promise.all(spaces.map(async (s) => (await releasesOf(deps, s)).map((r) => withSpace(r, s))))).flat();
       const p = await page(all.map((r) => ({ ...r, Slug: `${r.SpaceSlug}/${r.Slug}` })), queries, query);
       return listReply(p);
     },
@@ -83,8 +73,8 @@ export const releaseRoutes = [
     query: NoQuery,
     body: NoBody,
     async handle({ deps, caller, params }) {
-      const space = await findSpace(deps, caller, params.space_id!);
-      return { body: await findRelease(deps, space, params.release_id!) };
+      const space = await pathSpace(deps, caller, params);
+      return { body: withSpace(await findRelease(deps, space, params.release_id!), space) };
     },
   }),
   route({
@@ -94,16 +84,9 @@ export const releaseRoutes = [
     query: NoQuery,
     body: NoBody,
     async handle({ deps, caller, params }) {
-      const space = await findSpace(deps, caller, params.space_id!);
+      const space = await pathSpace(deps, caller, params);
       const release = await findRelease(deps, space, params.release_id!);
-      const units = await Promise.all(
-        release.Units.map(async (u) => {
-          const unit = await deps.store.getUnit(space.SpaceID, u.UnitID);
-          if (!unit) throw new NotFound(`unit '${u.Slug}' of release ${release.ReleaseNum} has been deleted, and its revisions with it`);
-          return { unit, rev: u.RevisionNum };
-        }),
-      );
-      return { text: await bundle(deps, units), contentType: 'application/yaml', headers: { 'x-digest': release.Digest } };
+      return { text: await releaseData(deps, space, release), contentType: 'application/yaml', headers: { 'x-digest': release.Digest } };
     },
   }),
   route({
@@ -113,7 +96,7 @@ export const releaseRoutes = [
     query: NoQuery,
     body: UpdateRelease,
     async handle({ deps, caller, params, body }) {
-      const space = await findSpace(deps, caller, params.space_id!);
+      const space = await pathSpace(deps, caller, params);
       const release = await findRelease(deps, space, params.release_id!);
       const written = await writeLiveStatus(
         deps,
@@ -122,7 +105,7 @@ export const releaseRoutes = [
         { LiveStatus: body.LiveStatus, Labels: patchMap(release.Labels, body.Labels), Annotations: patchMap(release.Annotations, body.Annotations) },
         body.Version ?? release.Version,
       );
-      return { body: written };
+      return { body: withSpace(written, space) };
     },
   }),
   route({
@@ -132,8 +115,8 @@ export const releaseRoutes = [
     query: NoQuery,
     body: NoBody,
     async handle({ deps, caller, params }) {
-      const space = await findSpace(deps, caller, params.space_id!);
-      return { body: await withdraw(deps, space, await findRelease(deps, space, params.release_id!)) };
+      const space = await pathSpace(deps, caller, params);
+      return { body: withSpace(await withdraw(deps, await findRelease(deps, space, params.release_id!)), space) };
     },
   }),
   hook('/hooks/argocd', 'ArgoCdHook', DetailType.ArgoCd),

@@ -1,13 +1,14 @@
 import type { z } from 'zod';
-import { FILTERABLE } from '../../model/attributes.ts';
-import type { ChangeSet, InSpace, Mark, Space, Tag, Unit } from '../../model/entities.ts';
-import { Conflict, Invalid } from '../../model/errors.ts';
+import { FILTERABLE } from '../../where/index.ts';
+import { newEntity, patchMap, type ChangeSet, type InSpace, type Mark, type Space, type Tag, type Unit } from '../../model/entities.ts';
+import { Conflict, expectVersion, Invalid } from '../../model/errors.ts';
 import { parseWhere } from '../../where/index.ts';
-import type { Deps } from '../deps.ts';
+import type { Deps } from '../../ports/deps.ts';
 import { listQueries, page } from '../lists.ts';
-import type { SpaceKind } from '../ports.ts';
-import { findInSpace, findSpace, withSpace } from '../resolve.ts';
-import { expectVersion, listReply, newEntity, patchMap, route, type Route } from '../route.ts';
+import type { SpaceKind } from '../../ports/store.ts';
+import { findInSpace } from '../../variants/lookup.ts';
+import { pathSpace, withSpace } from '../resolve.ts';
+import { listReply, route, type Route } from '../route.ts';
 import {
   CreateChangeSet,
   CreateFilter,
@@ -48,7 +49,7 @@ function crud(spec: KindSpec): Route[] {
       query: ListQuery,
       body: NoBody,
       async handle({ deps, caller, params, query }) {
-        const space = await findSpace(deps, caller, params.space_id!);
+        const space = await pathSpace(deps, caller, params);
         const queries = await listQueries(deps, caller, spec.kind, query, space);
         const items = (await deps.store.listInSpace<InSpace>(spec.kind, space.SpaceID)).map((i) => withSpace(i, space));
         return listReply(await page(items, queries, query));
@@ -61,7 +62,7 @@ function crud(spec: KindSpec): Route[] {
       query: NoQuery,
       body: spec.create,
       async handle({ deps, caller, params, body }) {
-        const space = await findSpace(deps, caller, params.space_id!);
+        const space = await pathSpace(deps, caller, params);
         const item = {
           ...newEntity(deps, caller.OrganizationID, body),
           SpaceID: space.SpaceID,
@@ -79,11 +80,11 @@ function crud(spec: KindSpec): Route[] {
       query: NoQuery,
       body: NoBody,
       async handle({ deps, caller, params }) {
-        const space = await findSpace(deps, caller, params.space_id!);
+        const space = await pathSpace(deps, caller, params);
         const { item } = await findInSpace<InSpace>(deps, caller, space, spec.kind, params[`${spec.segment}_id`]!);
-        if (spec.kind !== 'Tag') return { body: item };
+        if (spec.kind !== 'Tag') return { body: withSpace(item, space) };
         const marks = await deps.store.marksOfTag(String((item as Tag).TagID));
-        return { body: { ...item, Marks: marks.map((m: Mark) => ({ UnitID: m.UnitID, SpaceID: m.SpaceID, RevisionNum: m.RevisionNum })) } };
+        return { body: { ...withSpace(item, space), Marks: marks.map((m: Mark) => ({ UnitID: m.UnitID, SpaceID: m.SpaceID, RevisionNum: m.RevisionNum })) } };
       },
     }),
     route({
@@ -93,7 +94,7 @@ function crud(spec: KindSpec): Route[] {
       query: NoQuery,
       body: spec.update,
       async handle({ deps, caller, params, body }) {
-        const space = await findSpace(deps, caller, params.space_id!);
+        const space = await pathSpace(deps, caller, params);
         const { item } = await findInSpace<InSpace & Record<string, unknown>>(deps, caller, space, spec.kind, params[`${spec.segment}_id`]!);
         expectVersion(`${spec.kind} '${item.Slug}'`, item.Version, body.Version);
         const next = {
@@ -106,7 +107,6 @@ function crud(spec: KindSpec): Route[] {
           UpdatedAt: deps.now().toISOString(),
           Version: item.Version + 1,
         } as InSpace & Record<string, unknown>;
-        delete next.SpaceSlug;
         if (spec.kind === 'ChangeSet' && item.State === 'Open' && next.State === 'Closed') {
           await closeChangeSet(deps, space, item as unknown as ChangeSet, next);
         } else await deps.store.updateInSpace(spec.kind, next, item.Version, item.Slug);
@@ -120,7 +120,7 @@ function crud(spec: KindSpec): Route[] {
       query: NoQuery,
       body: NoBody,
       async handle({ deps, caller, params }) {
-        const space = await findSpace(deps, caller, params.space_id!);
+        const space = await pathSpace(deps, caller, params);
         const { item } = await findInSpace<InSpace & Record<string, unknown>>(deps, caller, space, spec.kind, params[`${spec.segment}_id`]!);
         if (spec.kind === 'ChangeSet' && item.State === 'Open' && (await lockedBy(deps, space, String(item.ChangeSetID))).length) {
           throw new Conflict(`changeset '${item.Slug}' is open and locks units; close it first`);
@@ -143,9 +143,10 @@ async function closeChangeSet(deps: Deps, space: Space, cs: ChangeSet, next: Rec
   const start = tag('start');
   const end = tag('end');
   Object.assign(next, { StartTagID: start.TagID, EndTagID: end.TagID });
+  const now = String(next.UpdatedAt);
   const marks = units.flatMap((u) => [
-    { TagID: start.TagID, UnitID: u.UnitID, SpaceID: space.SpaceID, RevisionNum: u.ChangeSetStartRevisionNum ?? 0 },
-    { TagID: end.TagID, UnitID: u.UnitID, SpaceID: space.SpaceID, RevisionNum: u.HeadRevisionNum },
+    { TagID: start.TagID, UnitID: u.UnitID, SpaceID: space.SpaceID, RevisionNum: u.ChangeSetStartRevisionNum ?? 0, UpdatedAt: now },
+    { TagID: end.TagID, UnitID: u.UnitID, SpaceID: space.SpaceID, RevisionNum: u.HeadRevisionNum, UpdatedAt: now },
   ]);
   await deps.store.closeChangeSet(cs, next, [start, end], marks, units);
 }

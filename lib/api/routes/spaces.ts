@@ -1,33 +1,12 @@
-import type { Caller, Component, Space } from '../../model/entities.ts';
-import { Invalid, NotFound } from '../../model/errors.ts';
-import type { Deps } from '../deps.ts';
+import { newEntity, patchMap, type Caller, type Component, type Space } from '../../model/entities.ts';
+import { expectVersion } from '../../model/errors.ts';
+import type { Deps } from '../../ports/deps.ts';
+import { deleteSpace } from '../../variants/deletion.ts';
+import { findComponent, findSpace, releaseTargetId } from '../../variants/lookup.ts';
 import { listQueries, page } from '../lists.ts';
-import { findSpace } from '../resolve.ts';
-import { expectVersion, listReply, newEntity, patchMap, route } from '../route.ts';
+import { pathSpace } from '../resolve.ts';
+import { listReply, route } from '../route.ts';
 import { CreateComponent, CreateSpace, DeleteWithGates, ListQuery, NoBody, NoQuery, UpdateSpace } from '../schemas.ts';
-import { deleteSpace } from '../deletion.ts';
-
-const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
-
-/** Finds a Component by ID or slug. */
-export async function findComponent(deps: Deps, caller: Caller, ref: string): Promise<Component> {
-  const id = UUID.test(ref) ? ref.toLowerCase() : await deps.store.resolveSlug(`ORG#${caller.OrganizationID}`, 'component', ref);
-  const c = id ? await deps.store.getComponent(caller.OrganizationID, id) : undefined;
-  if (!c) throw new NotFound(`component '${ref}' not found`);
-  return c;
-}
-
-/** A Space's release Target, named `space/target` (the Target lives in some Space of the organization). */
-export async function releaseTargetId(deps: Deps, caller: Caller, ref: string | null | undefined): Promise<string | undefined> {
-  if (!ref) return undefined;
-  const slash = ref.indexOf('/');
-  if (slash <= 0) throw new Invalid(`ReleaseTargetID '${ref}' must name a target as <space>/<target>`);
-  const home = await findSpace(deps, caller, ref.slice(0, slash));
-  const name = ref.slice(slash + 1);
-  const id = UUID.test(name) ? name.toLowerCase() : await deps.store.resolveSlug(`SPACE#${home.SpaceID}`, 'target', name);
-  if (!id || !(await deps.store.getInSpace('Target', home.SpaceID, id))) throw new NotFound(`target '${ref}' not found`);
-  return id;
-}
 
 async function loadSpaceRelations(deps: Deps, caller: Caller, spaces: Space[], relations: Set<string>): Promise<Space[]> {
   const components = relations.has('Component') ? new Map((await deps.store.listComponents(caller.OrganizationID)).map((c) => [c.ComponentID, c])) : undefined;
@@ -77,7 +56,7 @@ export const spaceRoutes = [
     query: NoQuery,
     body: NoBody,
     async handle({ deps, caller, params }) {
-      return { body: await findSpace(deps, caller, params.space_id!) };
+      return { body: await pathSpace(deps, caller, params) };
     },
   }),
   route({
@@ -87,7 +66,7 @@ export const spaceRoutes = [
     query: NoQuery,
     body: UpdateSpace,
     async handle({ deps, caller, params, body }) {
-      const space = await findSpace(deps, caller, params.space_id!);
+      const space = await pathSpace(deps, caller, params);
       expectVersion(`space '${space.Slug}'`, space.Version, body.Version);
       const next: Space = {
         ...space,
@@ -111,7 +90,7 @@ export const spaceRoutes = [
     query: DeleteWithGates,
     body: NoBody,
     async handle({ deps, caller, params, query }) {
-      const space = await findSpace(deps, caller, params.space_id!);
+      const space = await pathSpace(deps, caller, params);
       const report = await deleteSpace(deps, space, { recursive: query.recursive === 'true', force: query.force === 'true' });
       return { body: report };
     },

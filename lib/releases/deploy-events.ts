@@ -1,15 +1,16 @@
 import type { Release, Space } from '../model/entities.ts';
-import { Conflict } from '../model/errors.ts';
-import { DetailType, HookDetail, ReleaseLiveStatusChangedDetail, type BatonEvent } from '../events/contracts.ts';
-import { reevaluateFor } from './changeorders.ts';
+import { DetailType, HookDetail, type BatonEvent } from '../events/contracts.ts';
 import { mapArgoCd, mapFlux, type LiveStatusReport } from '../events/mapping.ts';
-import type { Deps } from './deps.ts';
-import { releasesOf, writeLiveStatus } from './releases.ts';
+import type { Deps } from '../ports/deps.ts';
+import { retryOnConflict } from '../util/retry.ts';
+import { releasesOf } from './bundle.ts';
+import { writeLiveStatus } from './live-status.ts';
 
-/** What the consumer did with one event. */
+/** What a consumer did with one event. */
 export type Outcome = { applied: true; ReleaseID: string } | { applied: false; reason: string };
 
-function drop(reason: string, event: BatonEvent): Outcome {
+/** Logs and drops an event that retrying cannot help: malformed, or about nothing Baton knows. */
+export function drop(reason: string, event: BatonEvent): Outcome {
   // Malformed and unmatched events are logged and dropped: retrying them cannot help.
   console.warn(`dropped ${event.detailType}: ${reason}`);
   return { applied: false, reason };
@@ -22,33 +23,25 @@ function drop(reason: string, event: BatonEvent): Outcome {
  * overwrites a newer one's status.
  */
 export async function consumeDeployToolEvent(deps: Deps, event: BatonEvent): Promise<Outcome> {
-  if (event.detailType === DetailType.ReleaseLiveStatusChanged) {
-    const d = ReleaseLiveStatusChangedDetail.safeParse(event.detail);
-    if (!d.success) return drop('malformed live status event', event);
-    await reevaluateFor(deps, { OrganizationID: d.data.OrganizationID, UserID: 'baton' }, d.data.SpaceID);
-    return { applied: true, ReleaseID: d.data.ReleaseID };
-  }
   const detail = HookDetail.safeParse(event.detail);
   if (!detail.success) return drop('event detail is not a hook envelope', event);
   const { OrganizationID, ReceivedAt, Payload } = detail.data;
   const mapped = event.detailType === DetailType.ArgoCd ? mapArgoCd(Payload, ReceivedAt) : event.detailType === DetailType.Flux ? mapFlux(Payload, ReceivedAt) : { error: `no mapping for ${event.detailType}` };
   if ('error' in mapped) return drop(mapped.error, event);
-  const spaceId = await deps.store.resolveSlug(`ORG#${OrganizationID}`, 'space', mapped.spaceSlug);
+  const spaceId = await deps.store.spaceIdBySlug(OrganizationID, mapped.spaceSlug);
   const space = spaceId ? await deps.store.getSpace(OrganizationID, spaceId) : undefined;
   if (!space) return drop(`no space '${mapped.spaceSlug}'`, event);
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const release = await matchRelease(deps, space, mapped);
-    if (!release) return drop(`space '${space.Slug}' has no release ${mapped.releaseNum ?? mapped.digest ?? '(none named: set the baton.io/release annotation or metadata)'}`, event);
-    const have = release.LiveStatus?.ObservedAt;
-    if (have && mapped.status.ObservedAt && Date.parse(mapped.status.ObservedAt) < Date.parse(have)) return drop(`report from ${mapped.status.ObservedAt} is older than release ${release.ReleaseNum}'s (${have})`, event);
-    try {
+  return retryOnConflict(
+    async (): Promise<Outcome> => {
+      const release = await matchRelease(deps, space, mapped);
+      if (!release) return drop(`space '${space.Slug}' has no release ${mapped.releaseNum ?? mapped.digest ?? '(none named: set the baton.io/release annotation or metadata)'}`, event);
+      const have = release.LiveStatus?.ObservedAt;
+      if (have && mapped.status.ObservedAt && Date.parse(mapped.status.ObservedAt) < Date.parse(have)) return drop(`report from ${mapped.status.ObservedAt} is older than release ${release.ReleaseNum}'s (${have})`, event);
       await writeLiveStatus(deps, space, release, { LiveStatus: mapped.status });
       return { applied: true, ReleaseID: release.ReleaseID };
-    } catch (e) {
-      if (!(e instanceof Conflict)) throw e;
-    }
-  }
-  return drop('release kept changing under the write', event);
+    },
+    () => drop('release kept changing under the write', event),
+  );
 }
 
 async function matchRelease(deps: Deps, space: Space, r: LiveStatusReport): Promise<Release | undefined> {

@@ -1,7 +1,8 @@
 import type { Link, Space, Unit } from '../model/entities.ts';
 import { Conflict } from '../model/errors.ts';
-import type { Deps } from './deps.ts';
-import type { SpaceKind } from './ports.ts';
+import type { Deps } from '../ports/deps.ts';
+import type { SpaceKind } from '../ports/store.ts';
+import { bySlug } from './lookup.ts';
 
 /** What a delete removed besides what was named, so nothing is left dangling unnoticed. */
 export interface DeleteReport {
@@ -14,7 +15,7 @@ export interface DeleteReport {
 export function gated(units: Unit[]): string[] {
   return units
     .filter((u) => u.DeleteGates && Object.keys(u.DeleteGates).length)
-    .sort((a, b) => (a.Slug < b.Slug ? -1 : 1))
+    .sort(bySlug)
     .map((u) => `${u.Slug} (${Object.keys(u.DeleteGates!).join(', ')})`);
 }
 

@@ -1,4 +1,4 @@
-import type { AttrType } from '../where/ast.ts';
+import type { AttrType } from './ast.ts';
 
 /** The attributes a where query may name for one kind of entity, and the related entities it may reach into. */
 export interface EntityAttributes {

@@ -1,15 +1,14 @@
-import type { z } from 'zod';
 import { diffData } from '../config/diff.ts';
-import { validateData, type ToolchainType } from '../config/documents.ts';
+import { validateData } from '../config/documents.ts';
 import { compress, dataHash, decompress } from '../config/hash.ts';
 import { touchesProtected } from '../config/merge.ts';
 import { validationErrors } from '../config/validate.ts';
-import type { Caller, ChangeOrder, ChangeSet, Mark, Mutation, ProtectedPath, Revision, Space, Tag, Target, Unit } from '../model/entities.ts';
+import type { Caller, ChangeOrder, ChangeSet, Mark, Mutation, ProtectedPath, Space, StoredRevision, Tag, Target, ToolchainType, Unit } from '../model/entities.ts';
+import { ChangeSetState } from '../model/entities.ts';
 import { Conflict, Invalid, NotFound, TooLarge } from '../model/errors.ts';
-import type { Deps } from './deps.ts';
-import type { StoreOp } from './ports.ts';
-import { findInSpace, withSpace } from './resolve.ts';
-import type { CreateUnit } from './schemas.ts';
+import type { UnitDeps } from './ports.ts';
+import type { StoreOp } from '../ports/store.ts';
+import { findInSpace } from './lookup.ts';
 
 /** Compressed data larger than this cannot share a DynamoDB item (400 KB) with its revision's fields. */
 export const MAX_STORED_DATA = 350_000;
@@ -34,15 +33,15 @@ function storable(data: string): string {
   return stored;
 }
 
-async function openChangeSet(deps: Deps, caller: Caller, space: Space, ref: string): Promise<ChangeSet> {
+async function openChangeSet(deps: UnitDeps, caller: Caller, space: Space, ref: string): Promise<ChangeSet> {
   const { item, space: home } = await findInSpace<ChangeSet>(deps, caller, space, 'ChangeSet', ref);
   if (home.SpaceID !== space.SpaceID) throw new Invalid(`changeset '${ref}' is in space '${home.Slug}'; a ChangeSet covers the units of its own Space`);
-  if (item.State !== 'Open') throw new Conflict(`changeset '${item.Slug}' is closed; open a new one`);
+  if (item.State !== ChangeSetState.Open) throw new Conflict(`changeset '${item.Slug}' is closed; open a new one`);
   return item;
 }
 
 /** Resolves a Target reference for a Unit of `space`. */
-export async function targetId(deps: Deps, caller: Caller, space: Space, ref: string | null | undefined): Promise<string | undefined> {
+export async function targetId(deps: UnitDeps, caller: Caller, space: Space, ref: string | null | undefined): Promise<string | undefined> {
   if (!ref) return undefined;
   return (await findInSpace<Target>(deps, caller, space, 'Target', ref)).item.TargetID;
 }
@@ -50,7 +49,7 @@ export async function targetId(deps: Deps, caller: Caller, space: Space, ref: st
 /** The fields a new Unit may be given. */
 export interface NewUnit {
   Slug: string;
-  ToolchainType: string;
+  ToolchainType: ToolchainType;
   DisplayName?: string;
   Labels?: Record<string, string>;
   Annotations?: Record<string, string>;
@@ -63,8 +62,8 @@ export interface NewUnit {
 }
 
 /** A new Unit at revision 1, and the store ops that create it with that revision (no write yet). */
-export function newUnit(deps: Deps, caller: Caller, space: Space, fields: NewUnit, data: string, meta: WriteMeta): { unit: Unit; ops: StoreOp[] } {
-  validateData(fields.ToolchainType as ToolchainType, data);
+export function newUnit(deps: UnitDeps, caller: Caller, space: Space, fields: NewUnit, data: string, meta: WriteMeta): { unit: Unit; ops: StoreOp[] } {
+  validateData(fields.ToolchainType, data);
   const stored = storable(data);
   const now = deps.now().toISOString();
   const unit: Unit = {
@@ -90,7 +89,7 @@ export function newUnit(deps: Deps, caller: Caller, space: Space, fields: NewUni
     DeleteGates: fields.DeleteGates,
     DataHash: dataHash(data),
     DataSize: Buffer.byteLength(data),
-    ValidationErrors: validationErrors(fields.ToolchainType as ToolchainType, data),
+    ValidationErrors: validationErrors(fields.ToolchainType, data),
     CreatedAt: now,
     UpdatedAt: now,
     Version: 1,
@@ -105,8 +104,16 @@ export function newUnit(deps: Deps, caller: Caller, space: Space, fields: NewUni
   };
 }
 
+/** What a person gives to create a Unit: its fields, its data, and the Target and open ChangeSet by reference. */
+export interface CreateUnitInput extends Omit<NewUnit, 'TargetID' | 'ChangeSetID'> {
+  Data: string;
+  TargetID?: string;
+  ChangeSetID?: string;
+  LastChangeDescription?: string;
+}
+
 /** Creates a Unit and its first revision. */
-export async function createUnit(deps: Deps, caller: Caller, space: Space, body: z.output<typeof CreateUnit>): Promise<Unit> {
+export async function createUnit(deps: UnitDeps, caller: Caller, space: Space, body: CreateUnitInput): Promise<Unit> {
   const cs = body.ChangeSetID ? await openChangeSet(deps, caller, space, body.ChangeSetID) : undefined;
   const { unit, ops } = newUnit(
     deps,
@@ -117,12 +124,12 @@ export async function createUnit(deps: Deps, caller: Caller, space: Space, body:
     { source: 'Create', description: body.LastChangeDescription },
   );
   await deps.store.transact([{ op: 'create', kind: 'Unit', item: unit }, ...ops]);
-  return withSpace(unit, space);
+  return unit;
 }
 
-function revisionOf(deps: Deps, caller: Caller, unit: Unit, data: string, stored: string, before: string, meta: WriteMeta) {
+function revisionOf(deps: UnitDeps, caller: Caller, unit: Unit, data: string, stored: string, before: string, meta: WriteMeta) {
   const now = unit.UpdatedAt;
-  const revision: Revision & { Data: string } = {
+  const revision: StoredRevision = {
     OrganizationID: unit.OrganizationID,
     SpaceID: unit.SpaceID,
     UnitID: unit.UnitID,
@@ -148,7 +155,7 @@ function revisionOf(deps: Deps, caller: Caller, unit: Unit, data: string, stored
     FunctionInvocation: meta.functionInvocation,
     ...(meta.merge ?? {}),
     RestoredRevisionNum: meta.restoredRevisionNum,
-    Changes: diffData(unit.ToolchainType as ToolchainType, before, data).map((c) => ({ ...c, ...(touchesProtected(c, unit.ProtectedPaths) ? { Protected: true } : {}) })),
+    Changes: diffData(unit.ToolchainType, before, data).map((c) => ({ ...c, ...(touchesProtected(c, unit.ProtectedPaths) ? { Protected: true } : {}) })),
     CreatedAt: now,
   };
   return { revision, mutation };
@@ -158,14 +165,14 @@ function revisionOf(deps: Deps, caller: Caller, unit: Unit, data: string, stored
  * The Unit one revision further on, with the store ops that write that revision and its mutation
  * (the caller adds the Unit's own guarded update, so several revisions can land in one transaction).
  */
-export function advance(deps: Deps, caller: Caller, unit: Unit, before: string, data: string, meta: WriteMeta): { unit: Unit; ops: StoreOp[] } {
+export function advance(deps: UnitDeps, caller: Caller, unit: Unit, before: string, data: string, meta: WriteMeta): { unit: Unit; ops: StoreOp[] } {
   const next: Unit = {
     ...unit,
     HeadRevisionNum: unit.HeadRevisionNum + 1,
     LastChangeDescription: meta.description ?? '',
     DataHash: dataHash(data),
     DataSize: Buffer.byteLength(data),
-    ValidationErrors: validationErrors(unit.ToolchainType as ToolchainType, data),
+    ValidationErrors: validationErrors(unit.ToolchainType, data),
     UpdatedAt: deps.now().toISOString(),
   };
   const { revision, mutation } = revisionOf(deps, caller, next, data, storable(data), before, meta);
@@ -173,7 +180,7 @@ export function advance(deps: Deps, caller: Caller, unit: Unit, before: string, 
 }
 
 /** The data of a Unit at one revision. */
-export async function dataAt(deps: Deps, unit: Unit, num: number): Promise<string> {
+export async function dataAt(deps: UnitDeps, unit: Unit, num: number): Promise<string> {
   if (num === 0) return '';
   const rev = await deps.store.getRevision(unit.UnitID, num);
   if (!rev) throw new NotFound(`unit '${unit.Slug}' has no revision ${num} (head is ${unit.HeadRevisionNum})`);
@@ -185,7 +192,7 @@ export async function dataAt(deps: Deps, unit: Unit, num: number): Promise<strin
  * revision. Returns the unit as written and whether a revision was made.
  */
 export async function writeData(
-  deps: Deps,
+  deps: UnitDeps,
   caller: Caller,
   space: Space,
   unit: Unit,
@@ -195,7 +202,7 @@ export async function writeData(
   /** The head's data, when the caller has already read it. */
   head?: string,
 ): Promise<{ unit: Unit; revision?: number }> {
-  validateData(unit.ToolchainType as ToolchainType, data);
+  validateData(unit.ToolchainType, data);
   const cs = meta.changeSetRef ? await openChangeSet(deps, caller, space, meta.changeSetRef) : undefined;
   if (unit.ChangeSetID && unit.ChangeSetID !== cs?.ChangeSetID) {
     const locker = await deps.store.getInSpace<ChangeSet>('ChangeSet', space.SpaceID, unit.ChangeSetID);
@@ -204,22 +211,21 @@ export async function writeData(
   const protect = mergeProtected(unit.ProtectedPaths, meta.protect ?? []);
   const hash = dataHash(data);
   const now = deps.now().toISOString();
-  const base = { ...unit, ...extra };
-  delete (base as Partial<Unit>).SpaceSlug;
+  const base: Unit = { ...unit, ...extra };
   if (hash === unit.DataHash) {
     const protectChanged = protect.length !== unit.ProtectedPaths.length;
     const extraChanged = Object.keys(extra).length > 0;
     if (!protectChanged && !extraChanged) return { unit };
     const next: Unit = { ...base, ProtectedPaths: protect, UpdatedAt: now, Version: unit.Version + 1 };
     await deps.store.updateUnit(next, unit.Version, unit.Slug);
-    return { unit: withSpace(next, space) };
+    return { unit: next };
   }
   const before = head ?? (await dataAt(deps, unit, unit.HeadRevisionNum));
   const locked = cs && !unit.ChangeSetID ? { ChangeSetID: cs.ChangeSetID, ChangeSetStartRevisionNum: unit.HeadRevisionNum } : {};
   const step = advance(deps, caller, { ...base, ProtectedPaths: protect, ...locked }, before, data, meta);
   const next: Unit = { ...step.unit, Version: unit.Version + 1 };
   await deps.store.transact([{ op: 'update', kind: 'Unit', item: next, expectedVersion: unit.Version }, ...step.ops]);
-  return { unit: withSpace(next, space), revision: next.HeadRevisionNum };
+  return { unit: next, revision: next.HeadRevisionNum };
 }
 
 function mergeProtected(have: ProtectedPath[], add: ProtectedPath[]): ProtectedPath[] {
@@ -239,7 +245,7 @@ function mergeProtected(have: ProtectedPath[], add: ProtectedPath[]): ProtectedP
  * Resolves a revision reference for one Unit: a number, `HeadRevisionNum`, `LastReleasedRevisionNum`,
  * `Tag:<tag>`, `ChangeSet:<cs>` (its end) and `Before:` either (the revision before what it marks).
  */
-export async function revisionNum(deps: Deps, caller: Caller, space: Space, unit: Unit, ref: string | number): Promise<number> {
+export async function revisionNum(deps: UnitDeps, caller: Caller, space: Space, unit: Unit, ref: string | number): Promise<number> {
   if (typeof ref === 'number' || /^\d+$/.test(ref)) {
     const n = Number(ref);
     if (n < 1 || n > unit.HeadRevisionNum) throw new NotFound(`unit '${unit.Slug}' has no revision ${n} (head is ${unit.HeadRevisionNum})`);

@@ -1,20 +1,34 @@
 import { diffData, type PathChange } from '../config/diff.ts';
-import type { ToolchainType } from '../config/documents.ts';
-import { runFunction } from '../config/functions.ts';
-import { applyChanges, mergeData } from '../config/merge.ts';
+import { mergeData } from '../config/merge.ts';
 import type { Caller, Link, MergeConflict, Space, Unit } from '../model/entities.ts';
 import { Conflict, Invalid } from '../model/errors.ts';
-import type { Deps } from './deps.ts';
-import type { StoreOp } from './ports.ts';
-import { withSpace } from './resolve.ts';
-import { advance, dataAt, newUnit, writeData } from './units.ts';
+import type { UnitDeps } from './ports.ts';
+import type { StoreOp } from '../ports/store.ts';
+import { TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
+import { findUnitRef } from './lookup.ts';
+import { advance, dataAt } from './revisions.ts';
+
+/** What a promotion or upgrade did to one Unit. */
+export const UnitAction = {
+  /** Merged upstream revisions in (or would). */
+  Upgrade: 'Upgrade',
+  /** Cloned from its upstream into the Space. */
+  Clone: 'Clone',
+  /** Nothing to merge: only marked as carrying the change. */
+  Mark: 'Mark',
+  /** Nothing written. */
+  Unchanged: 'Unchanged',
+  /** Refused or failed; `Error` says why. */
+  Failed: 'Failed',
+} as const;
+export type UnitAction = (typeof UnitAction)[keyof typeof UnitAction];
 
 /** What happened to one Unit in an upgrade, clone or promotion. */
 export interface UnitResult {
   UnitID: string;
   UnitSlug: string;
   SpaceID: string;
-  Action: 'Upgrade' | 'Clone' | 'Mark' | 'Unchanged' | 'Failed';
+  Action: UnitAction;
   /** The revisions written (or that would be). */
   RevisionNums?: number[];
   /** The values that changed (or would), from the unit's head before to after. */
@@ -24,11 +38,11 @@ export interface UnitResult {
   Error?: { Code: string; Message: string };
 }
 
-/** A transaction holds 100 items; a merge writes 2 per revision plus the Unit and its Link. */
-const MAX_REVISIONS_PER_MERGE = 45;
+/** A merge writes 2 items per revision, plus the Unit, its Link and 3 marks (and room to spare), in one transaction. */
+const MAX_REVISIONS_PER_MERGE = Math.floor((TRANSACTION_MAX_ITEMS - 10) / 2);
 
 /** The Links that merge into a Unit: its UpgradeUnit Link (clone lineage) first, then MergeUnits Links. */
-export async function mergeLinksOf(deps: Deps, spaceId: string, unitId: string): Promise<Link[]> {
+export async function mergeLinksOf(deps: UnitDeps, spaceId: string, unitId: string): Promise<Link[]> {
   const links = (await deps.store.listInSpace<Link>('Link', spaceId)).filter((l) => l.FromUnitID === unitId && (l.UpdateType === 'UpgradeUnit' || l.UpdateType === 'MergeUnits'));
   return links.sort((a, b) => (a.UpdateType === b.UpdateType ? 0 : a.UpdateType === 'UpgradeUnit' ? -1 : 1));
 }
@@ -58,12 +72,12 @@ export interface MergeOptions {
 export type UpstreamReader = (unit: Unit, num: number) => Promise<{ data: string; description?: string }>;
 
 /** Reads upstream revisions straight from the store. */
-export function storeReader(deps: Deps): UpstreamReader {
+export function storeReader(deps: UnitDeps): UpstreamReader {
   return async (unit, num) => (num === 0 ? { data: '' } : { data: await dataAt(deps, unit, num), description: (await deps.store.getRevision(unit.UnitID, num))?.Description });
 }
 
 /** Reads upstream revisions once per promotion, however many Spaces merge them. */
-export function cachedReader(deps: Deps): UpstreamReader {
+export function cachedReader(deps: UnitDeps): UpstreamReader {
   const cache = new Map<string, Promise<{ data: string; description?: string }>>();
   const read = storeReader(deps);
   return (unit, num) => {
@@ -79,7 +93,7 @@ export function cachedReader(deps: Deps): UpstreamReader {
  * (one in all with squash), protected paths held as conflicts, the Link's cursor moved, all in one
  * transaction guarded by the Unit's and the Link's Versions, so a racing merge gets 409.
  */
-export async function mergeInto(deps: Deps, caller: Caller, space: Space, unit: Unit, o: MergeOptions): Promise<UnitResult> {
+export async function mergeInto(deps: UnitDeps, caller: Caller, space: Space, unit: Unit, o: MergeOptions): Promise<UnitResult> {
   const { source, base, end } = o;
   if (base < 0 || end < base || end > source.HeadRevisionNum) {
     throw new Invalid(`merge range ${base}..${end} is outside unit '${source.Slug}' (revisions 1..${source.HeadRevisionNum})`);
@@ -106,10 +120,9 @@ export async function mergeInto(deps: Deps, caller: Caller, space: Space, unit: 
   const needed = [...new Set(steps.flat())];
   const revs = new Map(await Promise.all(needed.map(async (n) => [n, await read(source, n)] as const)));
   const start = await dataAt(deps, unit, unit.HeadRevisionNum);
-  const tool = unit.ToolchainType as ToolchainType;
+  const tool = unit.ToolchainType;
   let current = start;
   let next: Unit = { ...unit };
-  delete next.SpaceSlug;
   const ops: StoreOp[] = [];
   const held: MergeConflict[] = [];
   for (const [a, b] of steps) {
@@ -147,10 +160,7 @@ export async function mergeInto(deps: Deps, caller: Caller, space: Space, unit: 
 
 /** A Link whose merge cursor moved to (upstream, downstream). */
 function cursorMoved(link: Link, upstream: number, downstream: number, now: string): Link {
-  const next = { ...link, UpstreamLastMergedRevisionNum: upstream, DownstreamLastMergedRevisionNum: downstream, Version: link.Version + 1, UpdatedAt: now };
-  delete next.Stale;
-  delete next.SpaceSlug;
-  return next;
+  return { ...link, UpstreamLastMergedRevisionNum: upstream, DownstreamLastMergedRevisionNum: downstream, Version: link.Version + 1, UpdatedAt: now };
 }
 
 function dedupeLast(held: MergeConflict[]): MergeConflict[] {
@@ -160,7 +170,7 @@ function dedupeLast(held: MergeConflict[]): MergeConflict[] {
 }
 
 /** Upgrades a Unit through each of its merge Links whose upstream moved past the cursor. */
-export async function upgradeUnit(deps: Deps, caller: Caller, space: Space, unit: Unit, opts: { squash?: boolean; dryRun?: boolean } = {}): Promise<UnitResult> {
+export async function upgradeUnit(deps: UnitDeps, caller: Caller, space: Space, unit: Unit, opts: { squash?: boolean; dryRun?: boolean } = {}): Promise<UnitResult> {
   const links = await mergeLinksOf(deps, space.SpaceID, unit.UnitID);
   if (!links.length) throw new Invalid(`unit '${unit.Slug}' has no UpgradeUnit or MergeUnits link to upgrade from`);
   let current = unit;
@@ -175,130 +185,12 @@ export async function upgradeUnit(deps: Deps, caller: Caller, space: Space, unit
   return combined ?? { UnitID: unit.UnitID, UnitSlug: unit.Slug, SpaceID: space.SpaceID, Action: 'Unchanged', RevisionNums: [], Changes: [], Conflicts: [] };
 }
 
-/** How a clone is made in its new Space. */
-export interface CloneOptions {
-  namespace?: string;
-  targetId?: string;
-  deleteGates?: Record<string, string>;
-  /** The upstream revision to clone (default: its head). */
-  revision?: number;
-}
 
-/**
- * The store ops that clone an upstream Unit into a Space: the clone at the upstream's revision, an
- * UpgradeUnit Link from it whose cursor is that revision, and, with a namespace, a second revision
- * that fills it in.
- */
-export async function cloneOps(deps: Deps, caller: Caller, space: Space, upstream: Unit, o: CloneOptions): Promise<{ unit: Unit; link: Link; ops: StoreOp[] }> {
-  const rev = o.revision ?? upstream.HeadRevisionNum;
-  const data = await dataAt(deps, upstream, rev);
-  const created = newUnit(
-    deps,
-    caller,
-    space,
-    {
-      Slug: upstream.Slug,
-      DisplayName: upstream.DisplayName,
-      ToolchainType: upstream.ToolchainType,
-      Labels: upstream.Labels,
-      Annotations: upstream.Annotations,
-      TargetID: o.targetId,
-      UpstreamUnitID: upstream.UnitID,
-      UpstreamSpaceID: upstream.SpaceID,
-      UpstreamRevisionNum: rev,
-      DeleteGates: o.deleteGates,
-    },
-    data,
-    { source: 'Clone', description: `clone of ${upstream.Slug} revision ${rev}` },
-  );
-  let unit = created.unit;
-  const ops = [...created.ops];
-  if (o.namespace && unit.ToolchainType === 'Kubernetes/YAML') {
-    const filled = runFunction('set-namespace', [o.namespace], data);
-    if (filled.data !== data) {
-      const step = advance(deps, caller, unit, data, filled.data, { source: 'FunctionInvocation', description: `set namespace ${o.namespace}`, functionInvocation: { FunctionName: 'set-namespace', Arguments: [o.namespace] } });
-      unit = step.unit;
-      ops.push(...step.ops);
-    }
-  }
-  const now = deps.now().toISOString();
-  const link: Link = {
-    OrganizationID: caller.OrganizationID,
-    SpaceID: space.SpaceID,
-    LinkID: deps.newId(),
-    Slug: linkSlug(unit.Slug),
-    Labels: {},
-    Annotations: {},
-    FromUnitID: unit.UnitID,
-    ToUnitID: upstream.UnitID,
-    ToSpaceID: upstream.SpaceID,
-    UpdateType: 'UpgradeUnit',
-    UpstreamLastMergedRevisionNum: rev,
-    DownstreamLastMergedRevisionNum: 1,
-    CreatedAt: now,
-    UpdatedAt: now,
-    Version: 1,
-  };
-  ops.unshift({ op: 'create', kind: 'Unit', item: unit });
-  ops.push({ op: 'create', kind: 'Link', item: link });
-  return { unit: withSpace(unit, space), link, ops };
-}
-
-function linkSlug(unitSlug: string): string {
-  return `${unitSlug.slice(0, 119)}-upstream`;
-}
-
-/** Runs tasks with at most `limit` at once, keeping their order in the results. */
-export async function bounded<T, R>(items: T[], limit: number, f: (item: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await f(items[i]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return out;
-}
-
-/** The ops that copy an upstream Space's other Links of a cloned Unit onto its clone, mapping units inside that Space to their clones. */
-export function copyLinksOps(deps: Deps, caller: Caller, space: Space, upstreamLinks: Link[], clonesByUpstreamId: Map<string, Unit>, existingSlugs: Set<string>): StoreOp[] {
-  const ops: StoreOp[] = [];
-  const now = deps.now().toISOString();
-  for (const l of upstreamLinks) {
-    const from = clonesByUpstreamId.get(l.FromUnitID);
-    if (!from || l.UpdateType === 'UpgradeUnit' || existingSlugs.has(l.Slug)) continue;
-    const to = l.ToSpaceID === l.SpaceID ? clonesByUpstreamId.get(l.ToUnitID) : undefined;
-    const copy: Link = {
-      ...l,
-      SpaceID: space.SpaceID,
-      LinkID: deps.newId(),
-      FromUnitID: from.UnitID,
-      ToUnitID: to?.UnitID ?? l.ToUnitID,
-      ToSpaceID: to ? space.SpaceID : l.ToSpaceID,
-      UpstreamLastMergedRevisionNum: 0,
-      DownstreamLastMergedRevisionNum: 0,
-      CreatedAt: now,
-      UpdatedAt: now,
-      Version: 1,
-      OrganizationID: caller.OrganizationID,
-    };
-    delete copy.SpaceSlug;
-    delete copy.Stale;
-    ops.push({ op: 'create', kind: 'Link', item: copy });
-  }
-  return ops;
-}
-
-/** Applies the upstream values of a Unit's recorded conflicts, clearing them (dry run: only says what would change). */
-export async function applyConflicts(deps: Deps, caller: Caller, space: Space, unit: Unit, dryRun: boolean): Promise<{ unit: Unit; Changes: PathChange[]; RevisionNum?: number }> {
-  if (!unit.Conflicts.length) throw new Conflict(`unit '${unit.Slug}' has no conflicts to apply`);
-  const head = await dataAt(deps, unit, unit.HeadRevisionNum);
-  const changes: PathChange[] = unit.Conflicts.map((c) => ({ Resource: c.Resource, Path: c.Path, Op: c.Op as PathChange['Op'], Value: c.UpstreamValue }));
-  const applied = applyChanges(unit.ToolchainType as ToolchainType, head, changes, []);
-  const diff = diffData(unit.ToolchainType as ToolchainType, head, applied.data);
-  if (dryRun) return { unit, Changes: diff };
-  const w = await writeData(deps, caller, space, unit, applied.data, { source: 'ApplyConflicts', description: 'take the upstream values of conflicts' }, { Conflicts: [] });
-  return { unit: w.unit, Changes: diff, RevisionNum: w.revision };
+/** Merges a named source Unit (`unit` or `space/unit`) into a Unit over (base, end]: by default from the Link's cursor to the source's head. */
+export async function mergeFromSource(deps: UnitDeps, caller: Caller, space: Space, unit: Unit, o: { source: string; base?: number; end?: number; squash?: boolean; dryRun?: boolean }): Promise<UnitResult> {
+  const { unit: source } = await findUnitRef(deps, caller, space, o.source);
+  const link = (await deps.store.listInSpace<Link>('Link', space.SpaceID)).find((l) => l.FromUnitID === unit.UnitID && l.ToUnitID === source.UnitID);
+  const base = o.base ?? link?.UpstreamLastMergedRevisionNum ?? 0;
+  const end = o.end ?? source.HeadRevisionNum;
+  return mergeInto(deps, caller, space, unit, { source, base, end, link, squash: o.squash, dryRun: o.dryRun });
 }

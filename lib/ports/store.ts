@@ -1,7 +1,10 @@
-import type { Caller, ChangeOrder, Component, Link, Mark, Progress, Mutation, Organization, Revision, Space, Tag, Unit, User } from '../model/entities.ts';
+import type { Caller, ChangeOrder, Component, Link, Mark, Progress, Mutation, Organization, Revision, Space, StoredRevision, Tag, Unit, User } from '../model/entities.ts';
 
 /** The kinds of Space-resident entity stored alike: an ID, a slug unique in the Space, a Version. */
 export type SpaceKind = 'Tag' | 'ChangeSet' | 'Filter' | 'Target' | 'Link' | 'Release' | 'ChangeWorkflow' | 'ChangeOrder';
+
+/** The kinds whose slugs are unique within a Space (a Unit's too). */
+export type SluggedInSpace = SpaceKind | 'Unit';
 
 /** A write to place a mark: a Tag's mark on one revision of a Unit. */
 export interface MarkWrite {
@@ -9,12 +12,21 @@ export interface MarkWrite {
   UnitID: string;
   SpaceID: string;
   RevisionNum: number;
+  UpdatedAt: string;
   /** Replace a mark already there (`--move`); otherwise an existing mark on another revision is a conflict. */
   Move?: boolean;
 }
 
+/** A Target's release counter: the last ReleaseNum given out. */
+export interface ReleaseCounter {
+  TargetID: string;
+  Value: number;
+  /** 0 when it was never written. */
+  Version: number;
+}
+
 /** The kinds a transaction can write. */
-export type WriteKind = 'Space' | 'Component' | 'Unit' | 'Revision' | 'Mutation' | 'Mark' | 'Counter' | 'Progress' | SpaceKind;
+export type WriteKind = 'Space' | 'Component' | 'Unit' | 'Revision' | 'Mutation' | 'Mark' | 'ReleaseCounter' | 'Progress' | SpaceKind;
 
 /**
  * One item of a multi-item write. `create` also claims the item's slug (fails if taken, or if the item
@@ -27,15 +39,19 @@ export type StoreOp =
   | { op: 'delete'; kind: WriteKind; item: object }
   | { op: 'put'; kind: 'Mark'; item: object };
 
-/** Persistence as the API needs it; lib/store implements it over one DynamoDB table. */
+/** Persistence as Baton needs it, each read named after the question it answers; lib/store implements it over one DynamoDB table. */
 export interface Store {
   createOrganization(org: Organization, admin: User, tokenHash: string): Promise<void>;
-  createToken(caller: Caller, tokenHash: string): Promise<void>;
+  createToken(caller: Caller, tokenHash: string, createdAt: string): Promise<void>;
   tokenOwner(tokenHash: string): Promise<Caller | undefined>;
   firstOrganization(): Promise<Organization | undefined>;
 
-  /** The ID a slug names in its scope (`ORG#<id>` or `SPACE#<id>`), if any. */
-  resolveSlug(scope: string, kind: string, slug: string): Promise<string | undefined>;
+  /** The Space of an organization with this slug, if any. */
+  spaceIdBySlug(orgId: string, slug: string): Promise<string | undefined>;
+  /** The Component of an organization with this slug, if any. */
+  componentIdBySlug(orgId: string, slug: string): Promise<string | undefined>;
+  /** The entity of a kind in a Space with this slug, if any. */
+  idInSpace(spaceId: string, kind: SluggedInSpace, slug: string): Promise<string | undefined>;
 
   createSpace(space: Space): Promise<void>;
   getSpace(orgId: string, spaceId: string): Promise<Space | undefined>;
@@ -50,8 +66,9 @@ export interface Store {
   getUnit(spaceId: string, unitId: string): Promise<Unit | undefined>;
   listUnits(spaceId: string): Promise<Unit[]>;
   updateUnit(unit: Unit, expectedVersion: number, oldSlug: string): Promise<void>;
+  /** Deletes a Unit, then its history (revisions, mutations, marks). */
   deleteUnit(unit: Unit): Promise<void>;
-  getRevision(unitId: string, num: number): Promise<(Revision & { Data: string }) | undefined>;
+  getRevision(unitId: string, num: number): Promise<StoredRevision | undefined>;
   listRevisions(unitId: string): Promise<Revision[]>;
   listMutations(unitId: string): Promise<Mutation[]>;
 
@@ -59,18 +76,19 @@ export interface Store {
   getInSpace<T>(kind: SpaceKind, spaceId: string, id: string): Promise<T | undefined>;
   listInSpace<T>(kind: SpaceKind, spaceId: string): Promise<T[]>;
   updateInSpace<T extends { SpaceID: string; Slug: string }>(kind: SpaceKind, item: T, expectedVersion: number, oldSlug: string): Promise<void>;
+  /** Deletes a Space-resident entity (a Tag with its marks). */
   deleteInSpace<T extends { SpaceID: string; Slug: string }>(kind: SpaceKind, item: T): Promise<void>;
 
   /** Closes a ChangeSet: its new state, its new Tags and their marks, and each Unit it locked unlocked, in one transaction. */
-  closeChangeSet(changeSet: { SpaceID: string; ChangeSetID: string; Version: number }, next: Record<string, unknown>, tags: Tag[], marks: MarkWrite[], unlock: Unit[]): Promise<void>;
+  closeChangeSet(changeSet: { SpaceID: string; ChangeSetID: string; Version: number }, next: object, tags: Tag[], marks: MarkWrite[], unlock: Unit[]): Promise<void>;
 
-  /** Writes every op or none, as one transaction (at most 100 items, slug claims included). */
+  /** Writes every op or none, as one transaction (at most TRANSACTION_MAX_ITEMS items, slug claims included). */
   transact(ops: StoreOp[]): Promise<void>;
+  /** The Links whose upstream is this Unit, in any Space. */
   linksInto(unitId: string): Promise<Link[]>;
   changeOrdersOf(orgId: string): Promise<ChangeOrder[]>;
   progressOf(changeOrderId: string): Promise<Progress[]>;
-  /** A counter's value and Version (0 and 0 when it was never written). */
-  counter(name: string): Promise<{ Name: string; Value: number; Version: number }>;
+  releaseCounter(targetId: string): Promise<ReleaseCounter>;
 
   putMark(mark: MarkWrite): Promise<void>;
   marksOfTag(tagId: string): Promise<Mark[]>;

@@ -1,0 +1,126 @@
+import { type Caller, type ChangeOrder, type ChangeOrderUpdateType, type ChangeSet, type ChangeWorkflow, type Filter, type Link, type PriorRevisions, type Progress, type Space, type Tag, newEntity } from '../model/entities.ts';
+import { Conflict, Invalid } from '../model/errors.ts';
+import type { StoreOp } from '../ports/store.ts';
+import { chunk, TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
+import { parseWhere, type Query } from '../where/index.ts';
+import { bySlug, findComponent, findInSpace, findSpace } from '../variants/lookup.ts';
+import { intervalOf } from './intervals.ts';
+import { intervalMarks } from './marks.ts';
+import type { ChangeDeps } from './ports.ts';
+import { selectScope } from './scope.ts';
+import { orgSpaces } from './stages.ts';
+
+/** What a person gives to name a change made in a base Space; references by slug or ID. */
+export interface CreateChangeOrderInput {
+  Slug: string;
+  Description?: string;
+  Labels?: Record<string, string>;
+  ChangeWorkflowID?: string;
+  UpdateType: ChangeOrderUpdateType;
+  InScopeSpaceIDs?: string[];
+  ComponentID?: string;
+  WhereSpace?: string;
+  SpaceFilterID?: string;
+  EndTagID?: string;
+  PriorRevisions: PriorRevisions;
+  AllowExists?: boolean;
+}
+
+/** The marks of the ChangeOrder's first transaction leave room for the ChangeOrder, its Tags, progress and their slug claims. */
+const FIRST_MARKS = TRANSACTION_MAX_ITEMS - 10;
+
+/** Creates a ChangeOrder: scope, intervals from the merge cursors, its three Tags, every Unit marked. */
+export async function createChangeOrder(deps: ChangeDeps, caller: Caller, base: Space, body: CreateChangeOrderInput): Promise<{ co: ChangeOrder; existed: boolean }> {
+  const existingId = await deps.store.idInSpace(base.SpaceID, 'ChangeOrder', body.Slug);
+  if (existingId) {
+    const existing = await deps.store.getInSpace<ChangeOrder>('ChangeOrder', base.SpaceID, existingId);
+    if (existing && body.AllowExists) return { co: existing, existed: true };
+    throw new Conflict(`change order '${body.Slug}' already exists in space '${base.Slug}'`);
+  }
+  const workflow = body.ChangeWorkflowID ? (await findInSpace<ChangeWorkflow>(deps, caller, base, 'ChangeWorkflow', body.ChangeWorkflowID)).item : undefined;
+  const updateType = body.UpdateType;
+  const units = (await deps.store.listUnits(base.SpaceID)).sort(bySlug);
+  const linksByUnit = new Map(await Promise.all(units.map(async (u) => [u.UnitID, (await deps.store.linksInto(u.UnitID)).filter((l) => l.UpdateType === updateType)] as const)));
+
+  // Scope: listed and/or selected (ANDed), or wherever the Links reach.
+  const where = [body.WhereSpace, body.ComponentID ? `ComponentID = '${(await findComponent(deps, caller, body.ComponentID)).ComponentID}'` : undefined].filter((x): x is string => !!x).join(' AND ');
+  const queries: Query[] = where ? [parseWhere(where, 'Space')] : [];
+  let filter: Filter | undefined;
+  if (body.SpaceFilterID) {
+    filter = (await findInSpace<Filter>(deps, caller, base, 'Filter', body.SpaceFilterID)).item;
+    if (filter.From !== 'Space') throw new Invalid(`filter '${body.SpaceFilterID}' selects ${filter.From}, not Space`);
+    queries.push(parseWhere(filter.Where, 'Space'));
+  }
+  const spaces = await orgSpaces(deps, caller, queries);
+  const byId = new Map(spaces.map((s) => [s.SpaceID, s]));
+  const listed = body.InScopeSpaceIDs?.length ? await Promise.all(body.InScopeSpaceIDs.map(async (ref) => (await findSpace(deps, caller, ref)).SpaceID)) : undefined;
+  const linkSpaces = new Set([...linksByUnit.values()].flat().map((l) => l.SpaceID));
+  const scope = selectScope({ base, spaces, updateType, linkSpaces, listed, queries });
+
+  // Intervals: from the merge cursors of the in-scope Links into each Unit, to head or the end Tag.
+  const endTag = body.EndTagID ? (await findInSpace<Tag>(deps, caller, base, 'Tag', body.EndTagID)).item : undefined;
+  const endMarks = endTag ? new Map((await deps.store.marksOfTag(endTag.TagID)).map((m) => [m.UnitID, m.RevisionNum])) : undefined;
+  const inScope = new Set(scope);
+  const skipped: Record<string, string> = {};
+  const intervals: { unit: (typeof units)[number]; start: number; end: number }[] = [];
+  for (const unit of units) {
+    const links: Link[] = linksByUnit.get(unit.UnitID)!.filter((l) => inScope.has(l.SpaceID));
+    const interval = intervalOf({ unit, updateType, links, endTagged: endMarks ? { revision: endMarks.get(unit.UnitID) } : undefined, prior: body.PriorRevisions, spaceName: (id) => byId.get(id)?.Slug ?? id });
+    if ('excluded' in interval) {
+      skipped[unit.UnitID] = interval.excluded;
+      continue;
+    }
+    if (unit.ChangeSetID && interval.end > (unit.ChangeSetStartRevisionNum ?? 0)) {
+      const cs = await deps.store.getInSpace<ChangeSet>('ChangeSet', base.SpaceID, unit.ChangeSetID);
+      throw new Conflict(`unit '${unit.Slug}': the change ends inside changeset '${cs?.Slug ?? unit.ChangeSetID}', which is still open; close it first`);
+    }
+    if (interval.skipped) skipped[unit.UnitID] = interval.skipped;
+    intervals.push(interval);
+  }
+
+  const now = deps.now().toISOString();
+  const coId = deps.newId();
+  const tag = (suffix: string): Tag => ({ ...newEntity(deps, caller.OrganizationID, { Slug: `${body.Slug}-co-${suffix}` }), SpaceID: base.SpaceID, TagID: deps.newId(), ChangeOrderID: coId });
+  const [startTag, endTagOwn, publishTag] = [tag('start'), tag('end'), tag('publish')];
+  const co: ChangeOrder = {
+    ...newEntity(deps, caller.OrganizationID, { Slug: body.Slug, Labels: body.Labels }),
+    SpaceID: base.SpaceID,
+    ChangeOrderID: coId,
+    Description: body.Description,
+    UpdateType: updateType,
+    ChangeWorkflowID: workflow?.ChangeWorkflowID,
+    ChangeWorkflow: workflow ? { Stages: workflow.Stages, Final: workflow.Final, CustomPrerequisites: workflow.CustomPrerequisites, AttestationPrerequisites: workflow.AttestationPrerequisites } : undefined,
+    InScopeSpaceIDs: scope,
+    WhereSpace: [where, filter?.Where].filter(Boolean).join(' AND ') || undefined,
+    SpaceFilterID: filter?.FilterID,
+    StartTagID: startTag.TagID,
+    EndTagID: endTagOwn.TagID,
+    PublishTagID: publishTag.TagID,
+    SkippedUnits: skipped,
+    PriorRevisions: body.PriorRevisions,
+    Promotions: [],
+    PromotionFailures: [],
+    PromotionOverrides: [],
+  };
+  const head: StoreOp[] = [
+    { op: 'create', kind: 'ChangeOrder', item: co },
+    ...[startTag, endTagOwn, publishTag].map((t): StoreOp => ({ op: 'create', kind: 'Tag', item: t })),
+    // The base holds the change it was made in.
+    { op: 'create', kind: 'Progress', item: { ChangeOrderID: co.ChangeOrderID, SpaceID: base.SpaceID, ResolvedAt: now, Version: 1 } satisfies Progress },
+  ];
+  const marks = intervals.flatMap(({ unit, start, end }) => intervalMarks(co, unit, start, end, now));
+  // The ChangeOrder, its Tags and (when they fit) its marks land together; a larger base marks in further transactions.
+  const first = marks.splice(0, FIRST_MARKS);
+  await deps.store.transact([...head, ...first]);
+  for (const part of chunk(marks, TRANSACTION_MAX_ITEMS)) await deps.store.transact(part);
+  return { co, existed: false };
+}
+
+/** The ChangeOrder's Spaces selected again by its recorded selection (`--refresh-spaces`), by the same rule create used. */
+export async function refreshScope(deps: ChangeDeps, caller: Caller, base: Space, co: ChangeOrder): Promise<string[]> {
+  if (!co.WhereSpace) throw new Invalid(`change order '${co.Slug}' has no selection to evaluate again: its spaces were listed`);
+  if (co.AbortedReason) throw new Conflict(`change order '${co.Slug}' was aborted`);
+  const q = parseWhere(co.WhereSpace, 'Space');
+  const spaces = await orgSpaces(deps, caller, [q]);
+  return selectScope({ base, spaces, updateType: co.UpdateType, linkSpaces: new Set(), queries: [q] });
+}

@@ -1,0 +1,33 @@
+import { MarkRole, type ChangeOrder, type Mark, type Unit } from '../model/entities.ts';
+import type { StoreOp } from '../ports/store.ts';
+import type { ChangeDeps } from './ports.ts';
+
+/** A ChangeOrder's marks: where each Unit's interval starts and ends, and what a Release of it bundles. */
+export interface CoMarks {
+  start: Map<string, Mark>;
+  end: Map<string, Mark>;
+  publish: Map<string, Mark>;
+}
+
+/** Reads a ChangeOrder's three Tags' marks, by Unit. */
+export async function marksOf(deps: ChangeDeps, co: ChangeOrder): Promise<CoMarks> {
+  const [s, e, p] = await Promise.all([deps.store.marksOfTag(co.StartTagID), deps.store.marksOfTag(co.EndTagID), deps.store.marksOfTag(co.PublishTagID)]);
+  const by = (l: Mark[]) => new Map(l.map((m) => [m.UnitID, m]));
+  return { start: by(s), end: by(e), publish: by(p) };
+}
+
+/** The Tag of a ChangeOrder that plays a role. */
+export function tagOf(co: ChangeOrder, role: MarkRole): string {
+  return role === MarkRole.start ? co.StartTagID : role === MarkRole.end ? co.EndTagID : co.PublishTagID;
+}
+
+/** The write of one of a ChangeOrder's marks on a Unit's revision (`move`: replace one already there). */
+export function markOp(co: ChangeOrder, role: MarkRole, unit: Unit, rev: number, now: string, move = false): StoreOp {
+  const item: Mark = { TagID: tagOf(co, role), UnitID: unit.UnitID, SpaceID: unit.SpaceID, RevisionNum: rev, UpdatedAt: now, ChangeOrderID: co.ChangeOrderID, Role: role };
+  return move ? { op: 'put', kind: 'Mark', item } : { op: 'create', kind: 'Mark', item };
+}
+
+/** The three marks of a Unit whose interval is (start, end]: what a Release of it bundles starts at the end. */
+export function intervalMarks(co: ChangeOrder, unit: Unit, start: number, end: number, now: string): StoreOp[] {
+  return [markOp(co, MarkRole.start, unit, start, now), markOp(co, MarkRole.end, unit, end, now), markOp(co, MarkRole.publish, unit, end, now)];
+}

@@ -1,0 +1,45 @@
+import type { Space } from '../model/entities.ts';
+import type { StageSpaces } from './state.ts';
+
+/** Which Spaces a promotion targets, in which Stage, and over which Spaces its gates are evaluated. */
+export interface PromotionPlan {
+  /** The Stage promoted into; -1 when the targets lie in no Stage (a ChangeOrder without a workflow). */
+  stageIndex: number;
+  targets: Space[];
+  /** Spaces of the Stages before the one before: each must have taken the change. */
+  earlier: Space[];
+  /** The Spaces of the Stage before (the base for the first Stage): the target Stage's prerequisites hold over them. */
+  before: Space[];
+}
+
+/** What a promotion was asked to do. */
+export type PromotionRequest = { named: Space[] } | { targetStage?: string };
+
+/** Why a plan could not be made. */
+export type PlanRefusal = { noWorkflow: true } | { unknownStage: string } | { everyStageReached: true };
+
+/**
+ * Plans a promotion: named Spaces (their latest Stage is the one gated), a named Stage, or the first
+ * Stage with a Space that has not taken the change. Pure: `taken` says which Spaces have.
+ */
+export function planPromotion(stages: StageSpaces[], base: Space, taken: (spaceId: string) => boolean, req: PromotionRequest): PromotionPlan | PlanRefusal {
+  let stageIndex: number;
+  let targets: Space[];
+  if ('named' in req) {
+    targets = [...new Map(req.named.map((s) => [s.SpaceID, s])).values()];
+    stageIndex = stages.length ? Math.max(...targets.map((t) => stages.findIndex((st) => st.spaces.some((s) => s.SpaceID === t.SpaceID)))) : -1;
+  } else {
+    if (!stages.length) return { noWorkflow: true };
+    stageIndex = req.targetStage ? stages.findIndex((s) => s.name === req.targetStage) : stages.findIndex((s) => s.spaces.some((x) => !taken(x.SpaceID)));
+    if (req.targetStage && stageIndex < 0) return { unknownStage: req.targetStage };
+    if (stageIndex < 0) return { everyStageReached: true };
+    targets = stages[stageIndex]!.spaces;
+  }
+  if (stageIndex < 0) return { stageIndex, targets, earlier: [], before: [] };
+  const before = stageIndex === 0 ? [base] : stages[stageIndex - 1]!.spaces;
+  const earlier = stages
+    .slice(0, stageIndex)
+    .flatMap((s) => s.spaces)
+    .filter((s) => !before.some((b) => b.SpaceID === s.SpaceID));
+  return { stageIndex, targets, earlier, before };
+}

@@ -1,0 +1,117 @@
+import { COMPLETED, type Caller, type ChangeOrder, type ChangeOrderView, type Progress, type Release, type Space } from '../model/entities.ts';
+import { Conflict, GateRefused } from '../model/errors.ts';
+import { evaluateGates, evaluatePrerequisite } from '../gates/prerequisites.ts';
+import { DetailType, SOURCE } from '../events/contracts.ts';
+import { retryOnConflict } from '../util/retry.ts';
+import { marksOf } from './marks.ts';
+import type { ChangeDeps } from './ports.ts';
+import { gateState, gateView, stagesOf } from './stages.ts';
+import { deriveProgress, reachedStage, recordedStageIndex } from './state.ts';
+
+/** A ChangeOrder with State and the Space sets derived from its progress; Completed from Final over the last Stage when asked. */
+export async function derive(deps: ChangeDeps, caller: Caller, co: ChangeOrder, opts: { completed?: boolean; spaces?: Map<string, Space> } = {}): Promise<ChangeOrderView> {
+  const progress = await deps.store.progressOf(co.ChangeOrderID);
+  // A list derives many ChangeOrders from one reading of the organization's Spaces.
+  const spaces = opts.spaces ?? new Map((await deps.store.listSpaces(caller.OrganizationID)).map((s) => [s.SpaceID, s]));
+  const out: ChangeOrderView = { ...co, ...deriveProgress(co, progress, spaces) };
+  if (opts.completed && co.ChangeWorkflow && co.Stage !== COMPLETED) out.Completed = (await computeStage(deps, caller, co)).stage === COMPLETED;
+  return out;
+}
+
+/** The latest Stage every Space of which took the change, or Completed once the last also satisfies Final. */
+export async function computeStage(deps: ChangeDeps, caller: Caller, co: ChangeOrder): Promise<{ stage?: string; index: number }> {
+  const stages = await stagesOf(deps, caller, co);
+  const progress = new Map((await deps.store.progressOf(co.ChangeOrderID)).map((p) => [p.SpaceID, p]));
+  const index = reachedStage(stages, (id) => progress.has(id));
+  if (index < 0) return { index };
+  if (index === stages.length - 1) {
+    const final = co.ChangeWorkflow?.Final?.Prerequisites ?? [];
+    const marks = await marksOf(deps, co);
+    const states = await Promise.all(stages[index]!.spaces.map((s) => gateState(deps, co, marks, progress, s)));
+    if (evaluateGates(final, gateView(co), states).every((g) => g.Satisfied)) return { stage: COMPLETED, index: stages.length };
+  }
+  return { stage: stages[index]!.name, index };
+}
+
+/** Records the Stage the change has reached, if later than the recorded one: it never moves back. */
+export async function advanceStage(deps: ChangeDeps, caller: Caller, coRef: { SpaceID: string; ChangeOrderID: string }): Promise<void> {
+  await retryOnConflict(
+    async () => {
+      const co = await deps.store.getInSpace<ChangeOrder>('ChangeOrder', coRef.SpaceID, coRef.ChangeOrderID);
+      if (!co?.ChangeWorkflow) return;
+      const { stage, index } = await computeStage(deps, caller, co);
+      if (!stage || index <= recordedStageIndex(co)) return;
+      await deps.store.transact([{ op: 'update', kind: 'ChangeOrder', item: { ...co, Stage: stage, UpdatedAt: deps.now().toISOString(), Version: co.Version + 1 }, expectedVersion: co.Version }]);
+      const detail = { OrganizationID: co.OrganizationID, SpaceID: co.SpaceID, ChangeOrderID: co.ChangeOrderID, Slug: co.Slug, Stage: stage, PreviousStage: co.Stage };
+      await deps.bus.put([
+        { source: SOURCE, detailType: DetailType.ChangeOrderStageAdvanced, detail },
+        ...(stage === COMPLETED ? [{ source: SOURCE, detailType: DetailType.ChangeOrderCompleted, detail }] : []),
+      ]);
+    },
+    // Another writer kept moving the ChangeOrder: the next event re-evaluates it.
+    () => undefined,
+  );
+}
+
+/** Applies a change to the ChangeOrder record (failures, overrides, promotions), retrying a lost race. */
+export async function recordOn(deps: ChangeDeps, coRef: ChangeOrder, change: (co: ChangeOrder) => Partial<ChangeOrder>): Promise<void> {
+  await retryOnConflict(
+    async () => {
+      const co = (await deps.store.getInSpace<ChangeOrder>('ChangeOrder', coRef.SpaceID, coRef.ChangeOrderID))!;
+      await deps.store.transact([{ op: 'update', kind: 'ChangeOrder', item: { ...co, ...change(co), UpdatedAt: deps.now().toISOString(), Version: co.Version + 1 }, expectedVersion: co.Version }]);
+    },
+    () => {
+      throw new Conflict('the change order kept changing; retry');
+    },
+  );
+}
+
+/** Records that a Space took the ChangeOrder (once; a rerun finds it there). */
+export async function recordTaken(deps: ChangeDeps, co: ChangeOrder, space: Space, now: string): Promise<void> {
+  try {
+    await deps.store.transact([{ op: 'create', kind: 'Progress', item: { ChangeOrderID: co.ChangeOrderID, SpaceID: space.SpaceID, ResolvedAt: now, Version: 1 } satisfies Progress }]);
+  } catch (e) {
+    if (!(e instanceof Conflict)) throw e;
+  }
+}
+
+/**
+ * After a Release is published in a Space: each ChangeOrder the Space took and had not released yet
+ * is released there when this Release carries it; then its Stage may advance.
+ */
+export async function recordRelease(deps: ChangeDeps, caller: Caller, space: Space, release: Release): Promise<void> {
+  const cos = (await deps.store.changeOrdersOf(caller.OrganizationID)).filter((c) => c.InScopeSpaceIDs.includes(space.SpaceID) || c.SpaceID === space.SpaceID);
+  for (const co of cos) {
+    const progress = (await deps.store.progressOf(co.ChangeOrderID)).find((p) => p.SpaceID === space.SpaceID);
+    if (!progress || progress.ReleaseID) continue;
+    const marks = await marksOf(deps, co);
+    const state = await gateState(deps, co, marks, new Map([[space.SpaceID, progress]]), space);
+    if (!state.carries(release)) continue;
+    const next: Progress = { ...progress, ReleaseID: release.ReleaseID, ReleaseNum: release.ReleaseNum, ReleasedAt: release.PublishedAt, Version: progress.Version + 1 };
+    try {
+      await deps.store.transact([{ op: 'update', kind: 'Progress', item: next, expectedVersion: progress.Version }]);
+    } catch (e) {
+      // Another publish recorded the release first.
+      if (!(e instanceof Conflict)) throw e;
+    }
+    await advanceStage(deps, caller, co);
+  }
+}
+
+/** After a live-status change: the Stages of the ChangeOrders that Space took may advance (to Completed, say). */
+export async function reevaluateFor(deps: ChangeDeps, caller: Caller, spaceId: string): Promise<void> {
+  const cos = (await deps.store.changeOrdersOf(caller.OrganizationID)).filter((c) => c.InScopeSpaceIDs.includes(spaceId) && !c.AbortedReason && c.Stage !== COMPLETED);
+  for (const co of cos) await advanceStage(deps, caller, co);
+}
+
+/** Refuses a Release of the ChangeOrder in one of its Spaces when the release gates of the Space's Stage do not hold. */
+export async function checkReleaseGates(deps: ChangeDeps, caller: Caller, co: ChangeOrder, space: Space): Promise<void> {
+  const stages = await stagesOf(deps, caller, co);
+  const stage = stages.find((s) => s.spaces.some((x) => x.SpaceID === space.SpaceID));
+  if (!stage?.release.length) return;
+  const progress = new Map((await deps.store.progressOf(co.ChangeOrderID)).map((p) => [p.SpaceID, p]));
+  const state = await gateState(deps, co, await marksOf(deps, co), progress, space);
+  const gates = stage.release.map((p) => evaluatePrerequisite(p, gateView(co), state));
+  const failed = gates.filter((g) => !g.Satisfied);
+  if (failed.length) throw new GateRefused(`unable to publish a release of change order '${co.Slug}' in stage '${stage.name}': ${failed.map((g) => g.Message).join('; ')}`, { Gates: gates });
+}

@@ -1,0 +1,212 @@
+import { DESCRIBING_TOOLCHAIN, type Caller, type ChangeOrder, type Link, type PriorRevisions, type Space, type Unit } from '../model/entities.ts';
+import { BatonError, Conflict, Invalid, NotFound } from '../model/errors.ts';
+import type { StoreOp } from '../ports/store.ts';
+import { chunk, TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
+import { cloneOps } from '../variants/clone.ts';
+import { cachedReader, mergeInto, UnitAction, type UnitResult, type UpstreamReader } from '../variants/merge.ts';
+import { intervalMarks, marksOf, type CoMarks } from './marks.ts';
+import type { ChangeDeps } from './ports.ts';
+import { recordTaken } from './progress.ts';
+
+/** What a promotion did in one Space. */
+export const SpaceAction = {
+  /** The Space took the change in this promotion. */
+  Promote: 'Promote',
+  /** The Space had taken it before. */
+  Unchanged: 'Unchanged',
+  /** Not promoted: a gate refused, or its upstream Space has not taken the change. */
+  Blocked: 'Blocked',
+  /** A Unit's write failed; the rest landed and a rerun repairs. */
+  Failed: 'Failed',
+} as const;
+export type SpaceAction = (typeof SpaceAction)[keyof typeof SpaceAction];
+
+/** Why a Unit was left as it was, or only marked. */
+export const UnitReason = {
+  AlreadyTaken: 'AlreadyTaken',
+  /** Its upstream Unit is not covered by the change (made after it, or with nothing to carry). */
+  NotCovered: 'NotCovered',
+  /** Made in this Space: the change has nothing to bring it. */
+  CreatedInSpace: 'CreatedInSpace',
+  /** Its upstream was made after the ChangeOrder. */
+  CreatedAfterChangeOrder: 'CreatedAfterChangeOrder',
+} as const;
+export type UnitReason = (typeof UnitReason)[keyof typeof UnitReason];
+
+/** One Unit's part of a promotion. */
+export type PromotedUnit = UnitResult & { Reason?: UnitReason };
+
+/** The result of promoting one Space. */
+export interface SpaceResult {
+  SpaceID: string;
+  SpaceSlug: string;
+  Action: SpaceAction;
+  Error?: string;
+  Units: PromotedUnit[];
+}
+
+/** What one promotion shares across its Spaces. */
+export interface PromoteContext {
+  co: ChangeOrder;
+  marks: CoMarks;
+  prior: PriorRevisions;
+  dryRun: boolean;
+  read: UpstreamReader;
+  upstreamUnits: Map<string, Unit>;
+  /** The Units of each upstream Space, listed once per promotion however many Spaces clone from it. */
+  upstreamLists?: Map<string, Promise<Unit[]>>;
+}
+
+/** A promotion's shared context: the ChangeOrder's marks, read once, and one cache of upstream revisions. */
+export async function promoteContext(deps: ChangeDeps, co: ChangeOrder, o: { prior?: PriorRevisions; dryRun?: boolean; marks?: CoMarks }): Promise<PromoteContext> {
+  return { co, marks: o.marks ?? (await marksOf(deps, co)), prior: o.prior ?? co.PriorRevisions, dryRun: !!o.dryRun, read: cachedReader(deps), upstreamUnits: new Map() };
+}
+
+/**
+ * Promotes one Space: clones what the change carries that it lacks (at the start, then replays), upgrades
+ * each Unit behind over the ChangeOrder's range (marks written with each Unit's merge), marks every other
+ * Unit, then records the Space's progress. A Unit that already carries the end mark took the change.
+ */
+export async function promoteSpace(deps: ChangeDeps, caller: Caller, ctx: PromoteContext, space: Space): Promise<SpaceResult> {
+  const { co, marks } = ctx;
+  const res: SpaceResult = { SpaceID: space.SpaceID, SpaceSlug: space.Slug, Action: SpaceAction.Promote, Units: [] };
+  const [unitsList, links] = await Promise.all([deps.store.listUnits(space.SpaceID), deps.store.listInSpace<Link>('Link', space.SpaceID)]);
+  const now = deps.now().toISOString();
+  const linkOf = new Map(links.filter((l) => l.UpdateType === co.UpdateType).map((l) => [l.FromUnitID, l]));
+  const units = unitsList.filter((u) => u.ToolchainType !== DESCRIBING_TOOLCHAIN);
+  if (units.length && units.every((u) => marks.end.has(u.UnitID))) {
+    // Every Unit took the change (a repair, or a run that stopped after its writes): record that the Space did.
+    res.Units = units.map((u) => ({ UnitID: u.UnitID, UnitSlug: u.Slug, SpaceID: space.SpaceID, Action: UnitAction.Unchanged, Reason: UnitReason.AlreadyTaken }));
+    if (!ctx.dryRun) await recordTaken(deps, co, space, now);
+    return res;
+  }
+  const markOnly: StoreOp[] = [];
+  // 1. Clone what the change carries that this Space lacks, at the start revision; the replay below brings it up.
+  const work: { unit: Unit; link?: Link; fresh?: boolean }[] = units.map((u) => ({ unit: u, link: linkOf.get(u.UnitID) }));
+  if (co.UpdateType === 'UpgradeUnit' && space.UpstreamSpaceID) {
+    const have = new Set(units.map((u) => u.UpstreamUnitID));
+    ctx.upstreamLists ??= new Map();
+    let listing = ctx.upstreamLists.get(space.UpstreamSpaceID);
+    if (!listing) ctx.upstreamLists.set(space.UpstreamSpaceID, (listing = deps.store.listUnits(space.UpstreamSpaceID)));
+    const upstream = await listing;
+    for (const u of upstream) if (!ctx.upstreamUnits.has(u.UnitID)) ctx.upstreamUnits.set(u.UnitID, u);
+    for (const up of upstream.filter((x) => !have.has(x.UnitID) && x.ToolchainType !== DESCRIBING_TOOLCHAIN)) {
+      const s = marks.start.get(up.UnitID);
+      const e = marks.end.get(up.UnitID);
+      if (!s || !e) {
+        res.Units.push({ UnitID: up.UnitID, UnitSlug: up.Slug, SpaceID: space.SpaceID, Action: UnitAction.Unchanged, Reason: UnitReason.CreatedAfterChangeOrder });
+        continue;
+      }
+      if (s.RevisionNum === e.RevisionNum && ctx.prior !== 'All') {
+        res.Units.push({ UnitID: up.UnitID, UnitSlug: up.Slug, SpaceID: space.SpaceID, Action: UnitAction.Unchanged, Reason: UnitReason.NotCovered });
+        continue;
+      }
+      if (s.RevisionNum === 0) continue;
+      const clone = await cloneOps(deps, caller, space, up, { revision: s.RevisionNum, namespace: space.Labels.Namespace, targetId: space.ReleaseTargetID });
+      if (!ctx.dryRun) await deps.store.transact(clone.ops);
+      res.Units.push({ UnitID: clone.unit.UnitID, UnitSlug: clone.unit.Slug, SpaceID: space.SpaceID, Action: UnitAction.Clone, RevisionNums: [clone.unit.HeadRevisionNum] });
+      work.push({ unit: clone.unit, link: clone.link, fresh: true });
+    }
+  }
+  // 2. and 3. Upgrade each Unit behind over the ChangeOrder's range, marking start and end with its write.
+  for (const { unit, link, fresh } of work) {
+    const r = await promoteUnit(deps, caller, ctx, space, unit, link, !!fresh, now);
+    if (r.marks) markOnly.push(...r.marks);
+    res.Units.push(r.result);
+  }
+  const failed = res.Units.filter((u) => u.Error);
+  if (failed.length) {
+    res.Action = SpaceAction.Failed;
+    res.Error = failed.map((u) => `${u.UnitSlug}: ${u.Error!.Message}`).join('; ');
+    return res;
+  }
+  if (ctx.dryRun) return res;
+  // 4. Mark every other Unit, then record that this Space took the change.
+  for (const part of chunk(markOnly, TRANSACTION_MAX_ITEMS)) await deps.store.transact(part);
+  await recordTaken(deps, co, space, now);
+  return res;
+}
+
+/** One Unit's part of a promotion (also `cub unit update --upgrade --change-order`): merge the range with its marks, or say why not. */
+export async function promoteUnit(deps: ChangeDeps, caller: Caller, ctx: PromoteContext, space: Space, unit: Unit, link: Link | undefined, fresh: boolean, now: string): Promise<{ result: PromotedUnit; marks?: StoreOp[] }> {
+  const { co, marks } = ctx;
+  const r: PromotedUnit = { UnitID: unit.UnitID, UnitSlug: unit.Slug, SpaceID: space.SpaceID, Action: UnitAction.Unchanged };
+  try {
+    if (marks.end.has(unit.UnitID)) {
+      r.Reason = UnitReason.AlreadyTaken;
+      return { result: r };
+    }
+    const s = link ? marks.start.get(link.ToUnitID) : undefined;
+    const e = link ? marks.end.get(link.ToUnitID) : undefined;
+    if (!link || !s || !e) {
+      // A Unit the change does not cover: made here, or upstream after the ChangeOrder. Its marks on its head.
+      r.Action = UnitAction.Mark;
+      r.Reason = link ? UnitReason.NotCovered : UnitReason.CreatedInSpace;
+      return { result: r, marks: intervalMarks(co, unit, unit.HeadRevisionNum, unit.HeadRevisionNum, now) };
+    }
+    let source = ctx.upstreamUnits.get(link.ToUnitID);
+    if (!source) {
+      source = await deps.store.getUnit(link.ToSpaceID, link.ToUnitID);
+      if (source) ctx.upstreamUnits.set(source.UnitID, source);
+    }
+    if (!source) throw new NotFound(`upstream unit of '${unit.Slug}' no longer exists`);
+    const from = source;
+    let current = unit;
+    let cursorLink = link;
+    const start = s.RevisionNum;
+    const end = e.RevisionNum;
+    const cursor = fresh ? start : link.UpstreamLastMergedRevisionNum;
+    if (cursor > start) {
+      throw new Conflict(`unit '${unit.Slug}' has already merged past the change order's start (revision ${start} of '${from.Slug}'): it took revisions ${start + 1}..${cursor}`);
+    }
+    if (cursor < start) {
+      if (ctx.prior === 'Error') {
+        const descs = await Promise.all(Array.from({ length: start - cursor }, (_, i) => ctx.read(from, cursor + 1 + i)));
+        throw new Conflict(
+          `unit '${unit.Slug}' has revisions before the change order's start not yet merged through link '${link.Slug}': ${descs.map((d, i) => `revision ${cursor + 1 + i} of '${from.Slug}' (${d.description || 'no description'})`).join(', ')}`,
+        );
+      }
+      if (ctx.prior === 'Include' || ctx.prior === 'All') {
+        const pre = await mergeInto(deps, caller, space, current, { source: from, base: cursor, end: start, link, dryRun: ctx.dryRun, readUpstream: ctx.read });
+        r.RevisionNums = pre.RevisionNums;
+        r.Changes = pre.Changes;
+        if (!ctx.dryRun) {
+          current = (await deps.store.getUnit(space.SpaceID, unit.UnitID))!;
+          cursorLink = (await deps.store.getInSpace<Link>('Link', space.SpaceID, link.LinkID))!;
+        }
+      }
+    }
+    const merged = await mergeInto(deps, caller, space, current, {
+      source: from,
+      base: start,
+      end,
+      link: cursorLink,
+      dryRun: ctx.dryRun,
+      readUpstream: ctx.read,
+      marks: (before, after) => intervalMarks(co, current, before, after, now),
+    });
+    r.Action = merged.RevisionNums!.length ? UnitAction.Upgrade : UnitAction.Mark;
+    if (!merged.RevisionNums!.length) r.Reason = UnitReason.AlreadyTaken;
+    r.RevisionNums = [...(r.RevisionNums ?? []), ...merged.RevisionNums!];
+    r.Changes = [...(r.Changes ?? []), ...merged.Changes!];
+    r.Conflicts = merged.Conflicts;
+  } catch (err) {
+    if (!(err instanceof BatonError)) throw err;
+    r.Action = UnitAction.Failed;
+    r.Error = { Code: err.code, Message: err.message };
+  }
+  return { result: r };
+}
+
+/** Upgrades one Unit with a ChangeOrder's range: a repair, not a promotion, so it is not gated and clones nothing. */
+export async function upgradeUnitWithChangeOrder(deps: ChangeDeps, caller: Caller, co: ChangeOrder, space: Space, unit: Unit, o: { dryRun?: boolean; priorRevisions?: PriorRevisions }): Promise<PromotedUnit> {
+  if (co.AbortedReason) throw new Conflict(`change order '${co.Slug}' was aborted (${co.AbortedReason})`);
+  const link = (await deps.store.listInSpace<Link>('Link', space.SpaceID)).find((l) => l.FromUnitID === unit.UnitID && l.UpdateType === co.UpdateType);
+  if (!link) throw new Invalid(`unit '${unit.Slug}' has no ${co.UpdateType} link for change order '${co.Slug}' to follow`);
+  const ctx = await promoteContext(deps, co, { prior: o.priorRevisions, dryRun: o.dryRun });
+  if (!ctx.marks.end.has(link.ToUnitID)) throw new Conflict(`the upstream of unit '${unit.Slug}' has not taken change order '${co.Slug}'`);
+  const { result, marks } = await promoteUnit(deps, caller, ctx, space, unit, link, false, deps.now().toISOString());
+  if (result.Error) throw new Conflict(result.Error.Message);
+  if (marks?.length && !o.dryRun) await deps.store.transact(marks);
+  return result;
+}

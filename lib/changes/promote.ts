@@ -1,0 +1,154 @@
+import type { Caller, ChangeOrder, GateResult, Link, PriorRevisions, Space } from '../model/entities.ts';
+import { BatonError, Conflict, GateRefused, Invalid } from '../model/errors.ts';
+import { evaluateGates, evaluatePrerequisite, refusal } from '../gates/prerequisites.ts';
+import { DetailType, SOURCE } from '../events/contracts.ts';
+import { bounded } from '../util/concurrency.ts';
+import { matches, parseWhere } from '../where/index.ts';
+import { findSpace } from '../variants/lookup.ts';
+import { marksOf } from './marks.ts';
+import { planPromotion } from './plan.ts';
+import type { ChangeDeps } from './ports.ts';
+import { advanceStage, recordOn } from './progress.ts';
+import { promoteContext, promoteSpace, SpaceAction, type SpaceResult } from './promote-space.ts';
+import { gateState, gateView, orgSpaces, stagesOf, takenOnly } from './stages.ts';
+import { mergeWaves } from './waves.ts';
+
+/** Spaces of one Stage promoted at once. */
+export const PROMOTE_CONCURRENCY = 16;
+
+/** What one promotion did. */
+export interface PromoteResult {
+  ChangeOrderID: string;
+  Stage?: string;
+  DryRun: boolean;
+  Forced: boolean;
+  Gates: GateResult[];
+  Spaces: SpaceResult[];
+  Landed: number;
+  Total: number;
+  Message?: string;
+}
+
+/** How a promotion ended: every Space took the change (`Done`), or some did not (`Partial`; a rerun repairs). A gate refusal is thrown as `GateRefused`. */
+export type PromoteOutcome = { outcome: 'Done' | 'Partial'; result: PromoteResult };
+
+/** Options of a promotion with a ChangeOrder. */
+export interface PromoteOptions {
+  targetStage?: string;
+  spaces?: string[];
+  whereSpace?: string;
+  dryRun?: boolean;
+  priorRevisions?: PriorRevisions;
+  force?: boolean;
+  forceReason?: string;
+}
+
+/** The target Spaces a promotion names (by reference, or by a where over the ChangeOrder's scope), each in scope. */
+async function namedTargets(deps: ChangeDeps, caller: Caller, co: ChangeOrder, o: PromoteOptions): Promise<Space[]> {
+  const named: Space[] = [];
+  for (const ref of o.spaces ?? []) named.push(await findSpace(deps, caller, ref));
+  if (o.whereSpace) {
+    const q = parseWhere(o.whereSpace, 'Space');
+    named.push(...(await orgSpaces(deps, caller, [q])).filter((s) => co.InScopeSpaceIDs.includes(s.SpaceID) && matches(q, s)));
+  }
+  for (const s of named) if (!co.InScopeSpaceIDs.includes(s.SpaceID)) throw new Invalid(`space '${s.Slug}' is not in the scope of change order '${co.Slug}'`);
+  return named;
+}
+
+/** The Space IDs each target merges from by MergeUnits Links, for ordering waves. */
+async function mergeSources(deps: ChangeDeps, targets: Space[]): Promise<Map<string, Set<string>>> {
+  return new Map(
+    await Promise.all(targets.map(async (t) => [t.SpaceID, new Set((await deps.store.listInSpace<Link>('Link', t.SpaceID)).filter((l) => l.UpdateType === 'MergeUnits').map((l) => l.ToSpaceID))] as const)),
+  );
+}
+
+/**
+ * Promotes a ChangeOrder into a Stage (the next by default) or into named Spaces. The Stage's gates are
+ * evaluated once, over every Space of the Stage before (the base for the first), before anything is
+ * written; naming a later Stage does not skip an earlier one that has not taken the change.
+ */
+export async function promoteChangeOrder(deps: ChangeDeps, caller: Caller, co: ChangeOrder, base: Space, o: PromoteOptions): Promise<PromoteOutcome> {
+  if (co.AbortedReason) throw new Conflict(`change order '${co.Slug}' was aborted (${co.AbortedReason}); promote a new one`);
+  if (o.force && !o.forceReason) throw new Invalid('--force needs --force-reason, which the change order records');
+  const [marks, progressList] = await Promise.all([marksOf(deps, co), deps.store.progressOf(co.ChangeOrderID)]);
+  const progress = new Map(progressList.map((p) => [p.SpaceID, p]));
+  const stages = await stagesOf(deps, caller, co);
+  const named = o.spaces?.length || o.whereSpace ? await namedTargets(deps, caller, co, o) : undefined;
+  const plan = planPromotion(stages, base, (id) => progress.has(id), named ? { named } : { targetStage: o.targetStage });
+  if ('noWorkflow' in plan) throw new Invalid(`change order '${co.Slug}' has no workflow: name the spaces to promote`);
+  if ('unknownStage' in plan) throw new Invalid(`the workflow of change order '${co.Slug}' has no stage '${plan.unknownStage}'; stages: ${stages.map((s) => s.name).join(', ')}`);
+  if ('everyStageReached' in plan) {
+    return { outcome: 'Done', result: { ChangeOrderID: co.ChangeOrderID, DryRun: !!o.dryRun, Forced: false, Gates: [], Spaces: [], Landed: 0, Total: 0, Message: `change order '${co.Slug}' has reached every stage` } };
+  }
+  const { stageIndex, targets } = plan;
+  const stageName = stageIndex >= 0 ? stages[stageIndex]?.name : undefined;
+  // Gates: every earlier Stage must have taken the change; the target Stage's prerequisites hold over the Stage before.
+  const view = gateView(co);
+  const gates: GateResult[] = [];
+  if (stageIndex >= 0) {
+    const prereqs = stages[stageIndex]!.prerequisites;
+    // "Taken" needs only progress; Releases, Units and revisions are read only for the prerequisites that use them.
+    gates.push(...plan.earlier.flatMap((s) => evaluateGates([], view, [takenOnly(s, progress)])));
+    const beforeStates = await Promise.all(plan.before.map((s) => (prereqs.length ? gateState(deps, co, marks, progress, s) : takenOnly(s, progress))));
+    if (stageIndex === 0) gates.push(...beforeStates.flatMap((s) => prereqs.map((p) => evaluatePrerequisite(p, view, s))));
+    else gates.push(...evaluateGates(prereqs, view, beforeStates));
+  }
+  const failedGates = gates.filter((g) => !g.Satisfied);
+  const result: PromoteResult = { ChangeOrderID: co.ChangeOrderID, Stage: stageName, DryRun: !!o.dryRun, Forced: false, Gates: gates, Spaces: [], Landed: 0, Total: targets.length };
+  if (failedGates.length && !o.force) {
+    const spaceNames = new Map([...stages.flatMap((s) => s.spaces), base].map((s) => [s.SpaceID, s]));
+    result.Message = refusal(stageName ?? targets.map((t) => t.Slug).join(', '), failedGates, spaceNames);
+    result.Spaces = targets.map((t) => ({ SpaceID: t.SpaceID, SpaceSlug: t.Slug, Action: SpaceAction.Blocked, Units: [] }));
+    throw new GateRefused(result.Message, result);
+  }
+  result.Forced = failedGates.length > 0;
+  const ctx = await promoteContext(deps, co, { prior: o.priorRevisions, dryRun: o.dryRun, marks });
+  const promoteOne = async (space: Space): Promise<SpaceResult> => {
+    if (progress.has(space.SpaceID)) return { SpaceID: space.SpaceID, SpaceSlug: space.Slug, Action: SpaceAction.Unchanged, Units: [] };
+    if (co.UpdateType === 'UpgradeUnit' && space.UpstreamSpaceID && space.UpstreamSpaceID !== base.SpaceID && !progress.has(space.UpstreamSpaceID)) {
+      return { SpaceID: space.SpaceID, SpaceSlug: space.Slug, Action: SpaceAction.Blocked, Error: `its upstream space has not taken change order '${co.Slug}'`, Units: [] };
+    }
+    try {
+      return await promoteSpace(deps, caller, ctx, space);
+    } catch (e) {
+      if (!(e instanceof BatonError)) throw e;
+      return { SpaceID: space.SpaceID, SpaceSlug: space.Slug, Action: SpaceAction.Failed, Error: e.message, Units: [] };
+    }
+  };
+  // Spaces of a wave are independent; MergeUnits waves put a Space after any target Space it merges from.
+  const waves = co.UpdateType === 'MergeUnits' ? mergeWaves(targets, await mergeSources(deps, targets)) : [targets];
+  for (const [i, wave] of waves.entries()) {
+    // A later wave merges from Units the earlier one just marked: read the marks again.
+    if (i > 0 && !o.dryRun) ctx.marks = await marksOf(deps, co);
+    result.Spaces.push(...(await bounded(wave, PROMOTE_CONCURRENCY, promoteOne)));
+  }
+  result.Landed = result.Spaces.filter((s) => s.Action === SpaceAction.Promote || s.Action === SpaceAction.Unchanged).length;
+  const failures = result.Spaces.filter((s) => s.Action === SpaceAction.Failed || s.Action === SpaceAction.Blocked);
+  const outcome = failures.length ? 'Partial' : 'Done';
+  if (o.dryRun) return { outcome, result };
+  const now = deps.now().toISOString();
+  const promoted = result.Spaces.filter((s) => s.Action === SpaceAction.Promote).map((s) => s.SpaceID);
+  await recordOn(deps, co, (c) => ({
+    Promotions: promoted.length ? [...c.Promotions, { PromotedAt: now, SpaceIDs: promoted, Stage: stageName, UserID: caller.UserID }] : c.Promotions,
+    PromotionOverrides: result.Forced ? [...c.PromotionOverrides, { FailedGates: failedGates, OverriddenAt: now, Reason: o.forceReason!, SpaceIDs: targets.map((t) => t.SpaceID), Stage: stageName, UserID: caller.UserID }] : c.PromotionOverrides,
+    PromotionFailures: failures.length
+      ? [
+          ...c.PromotionFailures,
+          {
+            FailedAt: now,
+            UserID: caller.UserID,
+            Stage: stageName,
+            Spaces: failures.map((f) => ({ SpaceID: f.SpaceID, SpaceSlug: f.SpaceSlug, Action: f.Action, Error: f.Error, Units: f.Units.filter((u) => u.Error).map((u) => ({ UnitID: u.UnitID, UnitSlug: u.UnitSlug, Error: u.Error!.Message })) })),
+          },
+        ]
+      : c.PromotionFailures,
+  }));
+  if (failures.length) {
+    await deps.bus.put([
+      { source: SOURCE, detailType: DetailType.PromotionFailed, detail: { OrganizationID: co.OrganizationID, ChangeOrderID: co.ChangeOrderID, Slug: co.Slug, Stage: stageName, SpaceIDs: failures.map((f) => f.SpaceID) } },
+    ]);
+  }
+  await advanceStage(deps, caller, co);
+  if (failures.length) result.Message = `${result.Landed} of ${result.Total} space(s) took change order '${co.Slug}'; ${failures.map((f) => `'${f.SpaceSlug}': ${f.Error}`).join('; ')}`;
+  return { outcome, result };
+}

@@ -1,0 +1,61 @@
+import type { Caller, ChangeOrder, Progress, Release, Space } from '../model/entities.ts';
+import type { GateChangeOrder, SpaceGateState } from '../gates/prerequisites.ts';
+import { matches, parseWhere, relationsUsed, type Query } from '../where/index.ts';
+import { releasesOf } from '../releases/bundle.ts';
+import { bySlug } from '../variants/lookup.ts';
+import type { CoMarks } from './marks.ts';
+import type { ChangeDeps } from './ports.ts';
+import type { StageSpaces } from './state.ts';
+
+/** Every Space of the organization, with `Component` attached when a query reads it. */
+export async function orgSpaces(deps: ChangeDeps, caller: Caller, queries: Query[]): Promise<Space[]> {
+  const spaces = await deps.store.listSpaces(caller.OrganizationID);
+  if (!queries.some((q) => relationsUsed(q).has('Component'))) return spaces;
+  const comps = new Map((await deps.store.listComponents(caller.OrganizationID)).map((c) => [c.ComponentID, c]));
+  return spaces.map((s) => ({ ...s, Component: s.ComponentID ? comps.get(s.ComponentID) : undefined }) as Space);
+}
+
+/** The Spaces of each Stage, pure: those its WhereSpace selects among the ChangeOrder's in-scope Spaces, in slug order. */
+export function stagesOver(co: ChangeOrder, spaces: Space[]): StageSpaces[] {
+  const wf = co.ChangeWorkflow;
+  if (!wf) return [];
+  const inScope = new Set(co.InScopeSpaceIDs);
+  const candidates = spaces.filter((s) => inScope.has(s.SpaceID));
+  return wf.Stages.map((st) => {
+    const q = parseWhere(st.WhereSpace, 'Space');
+    return { name: st.Name, spaces: candidates.filter((s) => matches(q, s)).sort(bySlug), prerequisites: st.Prerequisites ?? [], release: st.ReleasePrerequisites ?? [] };
+  });
+}
+
+/** The Spaces of each Stage, read now. */
+export async function stagesOf(deps: ChangeDeps, caller: Caller, co: ChangeOrder): Promise<StageSpaces[]> {
+  if (!co.ChangeWorkflow) return [];
+  const queries = co.ChangeWorkflow.Stages.map((s) => parseWhere(s.WhereSpace, 'Space'));
+  return stagesOver(co, await orgSpaces(deps, caller, queries));
+}
+
+/** What the gates read about one Space, read now. */
+export async function gateState(deps: ChangeDeps, co: ChangeOrder, marks: CoMarks, progress: Map<string, Progress>, space: Space): Promise<SpaceGateState> {
+  const published = (await releasesOf(deps, space)).filter((r) => r.Published);
+  const changedMarks = [...marks.end.values()].filter((m) => m.SpaceID === space.SpaceID && marks.start.get(m.UnitID)?.RevisionNum !== m.RevisionNum);
+  const units = new Map((await deps.store.listUnits(space.SpaceID)).map((u) => [u.UnitID, u]));
+  const changed = await Promise.all(
+    changedMarks.map(async (m) => {
+      const rev = marks.publish.get(m.UnitID)?.RevisionNum ?? m.RevisionNum;
+      const r = await deps.store.getRevision(m.UnitID, rev);
+      return { slug: units.get(m.UnitID)?.Slug ?? m.UnitID, revision: rev, validationErrors: r?.ValidationErrors ?? {}, unitId: m.UnitID, end: m.RevisionNum };
+    }),
+  );
+  const carries = (r: Release) => r.ChangeOrderID === co.ChangeOrderID || changed.every((c) => (r.Units.find((u) => u.UnitID === c.unitId)?.RevisionNum ?? 0) >= c.end);
+  return { space, taken: progress.has(space.SpaceID), published, carries, changed };
+}
+
+/** A Space's gate state when only "has it taken the change" is asked: nothing else is read. */
+export function takenOnly(space: Space, progress: Map<string, Progress>): SpaceGateState {
+  return { space, taken: progress.has(space.SpaceID), published: [], carries: () => false, changed: [] };
+}
+
+/** The ChangeOrder as the gates see it. */
+export function gateView(co: ChangeOrder): GateChangeOrder {
+  return { json: co as unknown as Record<string, unknown>, slug: co.Slug, workflow: co.ChangeWorkflow ?? { Stages: [] } };
+}

@@ -1,0 +1,51 @@
+import { COMPLETED, ChangeOrderState, type ChangeOrder, type ChangeOrderProgress, type Progress, type Space } from '../model/entities.ts';
+
+/**
+ * What a ChangeOrder's progress says: State, the Spaces that took it and released it. New until a Space
+ * in scope takes it; InProgress while some have; Resolved when all have; Released when, besides, every
+ * Space in scope with a release Target released it (Resolved when none has a Target). Aborted wins.
+ */
+export function deriveProgress(co: ChangeOrder, progress: Progress[], spaces: Map<string, Space>): ChangeOrderProgress {
+  const resolved = progress.filter((p) => p.ResolvedAt).map((p) => p.SpaceID);
+  const released = progress.filter((p) => p.ReleaseID);
+  const inScope = co.InScopeSpaceIDs;
+  const taken = inScope.filter((id) => resolved.includes(id));
+  const needRelease = inScope.filter((id) => spaces.get(id)?.ReleaseTargetID);
+  let state: ChangeOrderState;
+  if (co.AbortedReason) state = ChangeOrderState.Aborted;
+  else if (!taken.length) state = ChangeOrderState.New;
+  else if (taken.length < inScope.length) state = ChangeOrderState.InProgress;
+  else if (needRelease.length && needRelease.every((id) => released.some((p) => p.SpaceID === id))) state = ChangeOrderState.Released;
+  else state = ChangeOrderState.Resolved;
+  return {
+    State: state,
+    ResolvedSpaceIDs: resolved,
+    ReleasedSpaceIDs: released.map((p) => p.SpaceID),
+    Releases: released.map((p) => ({ ReleaseID: p.ReleaseID!, ReleaseNum: p.ReleaseNum ?? 0, SpaceID: p.SpaceID })),
+    Completed: co.Stage === COMPLETED,
+  };
+}
+
+/** A Stage of a ChangeOrder's workflow with the Spaces in scope it selects. */
+export interface StageSpaces {
+  name: string;
+  spaces: Space[];
+  prerequisites: string[];
+  release: string[];
+}
+
+/** The index of the latest Stage that, with every Stage before it, has Spaces and all of them took the change; -1 when none. */
+export function reachedStage(stages: StageSpaces[], taken: (spaceId: string) => boolean): number {
+  let index = -1;
+  for (const [i, st] of stages.entries()) {
+    if (!st.spaces.length || !st.spaces.every((s) => taken(s.SpaceID))) break;
+    index = i;
+  }
+  return index;
+}
+
+/** Where a recorded Stage stands in the workflow: -1 before any, the number of Stages once Completed. */
+export function recordedStageIndex(co: ChangeOrder): number {
+  const names = co.ChangeWorkflow?.Stages.map((s) => s.Name) ?? [];
+  return co.Stage === COMPLETED ? names.length : co.Stage ? names.indexOf(co.Stage) : -1;
+}

@@ -1,0 +1,56 @@
+import { createHash } from 'node:crypto';
+import { DESCRIBING_TOOLCHAIN, type Release, type Space, type Unit } from '../model/entities.ts';
+import { NotFound } from '../model/errors.ts';
+import type { UnitDeps } from '../variants/ports.ts';
+import { bySlug } from '../variants/lookup.ts';
+import { dataAt } from '../variants/revisions.ts';
+
+/** Units a Release bundles: every Unit but ConfigHub/YAML ones, which describe rather than deploy. */
+export function releasable(units: Unit[]): Unit[] {
+  return units.filter((u) => u.ToolchainType !== DESCRIBING_TOOLCHAIN).sort(bySlug);
+}
+
+/** The bundle text: each unit's data in slug order, as one multi-document YAML; its sha256 is the Digest. */
+export async function bundle(deps: UnitDeps, units: { unit: Unit; rev: number }[]): Promise<string> {
+  const parts = await Promise.all(units.map(({ unit, rev }) => dataAt(deps, unit, rev)));
+  return parts
+    .map((p) => (p.endsWith('\n') ? p : `${p}\n`))
+    .map((p) => (p.startsWith('---') ? p : `---\n${p}`))
+    .join('');
+}
+
+/** The sha256 of a bundle, hex. */
+export function digest(text: string): string {
+  return createHash('sha256').update(text, 'utf8').digest('hex');
+}
+
+/** The Releases of a Space, newest first. */
+export async function releasesOf(deps: UnitDeps, space: Space): Promise<Release[]> {
+  const all = await deps.store.listInSpace<Release>('Release', space.SpaceID);
+  return all.sort((a, b) => b.ReleaseNum - a.ReleaseNum || (a.PublishedAt < b.PublishedAt ? 1 : -1));
+}
+
+/** A Release of a Space by ID or by ReleaseNum. */
+export async function findRelease(deps: UnitDeps, space: Space, ref: string): Promise<Release> {
+  if (/^\d+$/.test(ref)) {
+    const r = (await releasesOf(deps, space)).find((x) => x.ReleaseNum === Number(ref));
+    if (!r) throw new NotFound(`space '${space.Slug}' has no release ${ref}`);
+    return r;
+  }
+  const r = await deps.store.getInSpace<Release>('Release', space.SpaceID, ref.toLowerCase());
+  if (!r) throw new NotFound(`release '${ref}' not found in space '${space.Slug}'`);
+  return r;
+}
+
+
+/** The bundle text of a published Release, read again from the revisions it names. */
+export async function releaseData(deps: UnitDeps, space: Space, release: Release): Promise<string> {
+  const units = await Promise.all(
+    release.Units.map(async (u) => {
+      const unit = await deps.store.getUnit(space.SpaceID, u.UnitID);
+      if (!unit) throw new NotFound(`unit '${u.Slug}' of release ${release.ReleaseNum} has been deleted, and its revisions with it`);
+      return { unit, rev: u.RevisionNum };
+    }),
+  );
+  return bundle(deps, units);
+}

@@ -1,0 +1,32 @@
+import type { Release, ReleaseLiveStatus, Space } from '../model/entities.ts';
+import { expectVersion, Invalid } from '../model/errors.ts';
+import { DetailType, SOURCE } from '../events/contracts.ts';
+import type { UnitDeps } from '../variants/ports.ts';
+
+/** Merge-patches a Release's LiveStatus (and labels), guarded by its Version; emits the change. Returns the Release as written. */
+export async function writeLiveStatus(deps: UnitDeps, space: Space, release: Release, patch: { LiveStatus?: ReleaseLiveStatus; Labels?: Record<string, string>; Annotations?: Record<string, string> }, expectedVersion = release.Version): Promise<Release> {
+  expectVersion(`release ${release.ReleaseNum}`, release.Version, expectedVersion);
+  const previous = release.LiveStatus ?? {};
+  const live = patch.LiveStatus ? { ...previous, ...patch.LiveStatus } : previous;
+  const next: Release = { ...release, LiveStatus: live, Labels: patch.Labels ?? release.Labels, Annotations: patch.Annotations ?? release.Annotations, UpdatedAt: deps.now().toISOString(), Version: release.Version + 1 };
+  await deps.store.transact([{ op: 'update', kind: 'Release', item: next, expectedVersion: release.Version }]);
+  if (JSON.stringify(previous) !== JSON.stringify(live)) {
+    await deps.bus.put([
+      {
+        source: SOURCE,
+        detailType: DetailType.ReleaseLiveStatusChanged,
+        detail: { OrganizationID: release.OrganizationID, SpaceID: space.SpaceID, SpaceSlug: space.Slug, ReleaseID: release.ReleaseID, ReleaseNum: release.ReleaseNum, LiveStatus: live, Previous: previous },
+      },
+    ]);
+  }
+  return next;
+}
+
+/** Withdraws a Release: it stays readable, but is no longer published. */
+export async function withdraw(deps: UnitDeps, release: Release): Promise<Release> {
+  if (!release.Published) throw new Invalid(`release ${release.ReleaseNum} is already withdrawn`);
+  const next: Release = { ...release, Published: false, WithdrawnAt: deps.now().toISOString(), UpdatedAt: deps.now().toISOString(), Version: release.Version + 1 };
+  await deps.store.transact([{ op: 'update', kind: 'Release', item: next, expectedVersion: release.Version }]);
+  return next;
+}
+
