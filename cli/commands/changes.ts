@@ -1,0 +1,216 @@
+import { bool, flag, flags, need, pairs, UsageError, type Args } from '../args.ts';
+import { ApiError, Client, seg } from '../client.ts';
+import { print } from '../output.ts';
+import { parse } from 'yaml';
+import { workflowFromFile, workflowFromFlags } from '../workflow.ts';
+import { type Command, COLUMNS, out, locate, readInput, list, printUnitResults } from '../common.ts';
+
+/** ChangeWorkflows and ChangeOrders. */
+export const changesCommands: Record<string, Record<string, Command>> = {
+  changeworkflow: {
+    list: (a, c) => list(c, a, `/space/${seg(need(a, 'space', 'cub changeworkflow list --space <space>'))}/change_workflow`, 'changeworkflow'),
+    get: async (a, c) => {
+      const { space, slug } = locate(a, a.positional[0], 'changeworkflow', 'cub changeworkflow get --space <space> <workflow>');
+      print((await c.get(`/space/${seg(space)}/change_workflow/${seg(slug)}`)).body, out(a) ?? 'yaml');
+    },
+    delete: async (a, c) => {
+      const { space, slug } = locate(a, a.positional[0], 'changeworkflow', 'cub changeworkflow delete --space <space> <workflow>');
+      await c.delete(`/space/${seg(space)}/change_workflow/${seg(slug)}`);
+      process.stdout.write(`Deleted change workflow ${slug}\n`);
+    },
+    create: async (a, c) => {
+      const usage = 'cub changeworkflow create --space <space> <slug> (--filename <file|-> | --stage S… [--prerequisites A,B]) | --changeworkflow <slug> --dest-space <space>';
+      const source = flag(a, 'changeworkflow');
+      if (source) {
+        const dest = need(a, 'dest-space', usage);
+        const ref = source.includes('/') ? source : `${need(a, 'space', usage)}/${source}`;
+        return print((await c.post(`/space/${seg(dest)}/change_workflow/clone`, { Source: ref, Slug: a.positional[0] })).body, out(a), COLUMNS.changeworkflow);
+      }
+      const file = flag(a, 'filename');
+      let body: Record<string, unknown>;
+      let slug = a.positional[0];
+      if (file) {
+        const text = readInput(file);
+        const parsed = parse(text) as Record<string, unknown>;
+        if (!parsed || typeof parsed !== 'object') throw new UsageError(`${file} holds no workflow`);
+                const w = workflowFromFile(parsed);
+        slug ??= w.slug;
+        body = w.definition;
+      } else {
+        const stages = flags(a, 'stage');
+        if (!stages.length) throw new UsageError(usage);
+                body = workflowFromFlags(stages, (flag(a, 'prerequisites') ?? '').split(',').filter(Boolean)) as unknown as Record<string, unknown>;
+      }
+      if (!slug) throw new UsageError(`name the workflow: ${usage}`);
+      print((await c.post(`/space/${seg(need(a, 'space', usage))}/change_workflow`, { Slug: slug, ...body })).body, out(a), COLUMNS.changeworkflow);
+    },
+    update: async (a, c) => {
+      const usage = 'cub changeworkflow update --space <space> <slug> [--stage S…] [--stage-where-space S=expr] [--stage-prerequisites S=A;B] [--attestation-prerequisite N] [--attestation-prerequisite-count N=2]';
+      const { space, slug } = locate(a, a.positional[0], 'changeworkflow', usage);
+      const path = `/space/${seg(space)}/change_workflow/${seg(slug)}`;
+      const cur = (await c.get(path)).body;
+      let stages: any[] = cur.Stages;
+      const named = flags(a, 'stage');
+      if (named.length) {
+        // The Stages named are the Stages it has, in that order; one named again keeps its fields.
+        stages = named.map((n) => stages.find((s) => s.Name === n) ?? { Name: n, WhereSpace: `Labels.Stage = '${n.replace(/'/g, "''")}'` });
+      }
+      const stageValue = (kv: string, flagName: string): [any, string] => {
+        const eq = kv.indexOf('=');
+        if (eq <= 0) throw new UsageError(`--${flagName} takes <stage>=<value>, got '${kv}'`);
+        const stage = stages.find((s) => s.Name === kv.slice(0, eq));
+        if (!stage) throw new UsageError(`--${flagName}: the workflow has no stage '${kv.slice(0, eq)}'`);
+        return [stage, kv.slice(eq + 1)];
+      };
+      for (const kv of flags(a, 'stage-where-space')) {
+        const [stage, v] = stageValue(kv, 'stage-where-space');
+        stage.WhereSpace = v;
+      }
+      for (const kv of flags(a, 'stage-prerequisites')) {
+        const [stage, v] = stageValue(kv, 'stage-prerequisites');
+        stage.Prerequisites = v.split(/[;,]/).map((x) => x.trim()).filter(Boolean);
+      }
+      for (const kv of flags(a, 'stage-release-prerequisites')) {
+        const [stage, v] = stageValue(kv, 'stage-release-prerequisites');
+        stage.ReleasePrerequisites = v.split(/[;,]/).map((x) => x.trim()).filter(Boolean);
+      }
+      const attestations: any[] = [...(cur.AttestationPrerequisites ?? [])];
+      for (const name of flags(a, 'attestation-prerequisite')) if (!attestations.some((x) => x.Name === name)) attestations.push({ Name: name });
+      for (const [name, n] of Object.entries(pairs(a, 'attestation-prerequisite-count'))) {
+        const att = attestations.find((x) => x.Name === name);
+        if (!att) throw new UsageError(`--attestation-prerequisite-count: no attestation prerequisite '${name}'; declare it with --attestation-prerequisite ${name}`);
+        if (!/^\d+$/.test(n)) throw new UsageError(`--attestation-prerequisite-count ${name}=${n}: the count must be a number`);
+        att.Count = Number(n);
+      }
+      const body: Record<string, unknown> = { Version: cur.Version, Stages: stages };
+      if (attestations.length) body.AttestationPrerequisites = attestations;
+      if (flag(a, 'prerequisites') !== undefined) body.Final = { Prerequisites: flag(a, 'prerequisites')!.split(',').filter(Boolean) };
+      print((await c.patch(path, body)).body, out(a), COLUMNS.changeworkflow);
+    },
+  },
+  changeorder: {
+    create: async (a, c) => {
+      const usage = 'cub changeorder create --space <space> <slug> [--description D] [--change-workflow space/workflow] [--in-scope-space S]… [--component C] [--where-space-field W] [--space-filter space/filter] [--end-tag T] [--prior-revisions Include|Skip|Error|All] [--update-type UpgradeUnit|MergeUnits] [--allow-exists]';
+      const { space, slug } = locate(a, a.positional[0], 'changeorder', usage);
+      const body = {
+        Slug: slug,
+        Description: flag(a, 'description'),
+        ChangeWorkflowID: flag(a, 'change-workflow'),
+        InScopeSpaceIDs: flags(a, 'in-scope-space').flatMap((x) => x.split(',')),
+        ComponentID: flag(a, 'component'),
+        WhereSpace: flag(a, 'where-space-field'),
+        SpaceFilterID: flag(a, 'space-filter'),
+        EndTagID: flag(a, 'end-tag'),
+        PriorRevisions: flag(a, 'prior-revisions'),
+        UpdateType: flag(a, 'update-type'),
+        AllowExists: bool(a, 'allow-exists') || undefined,
+      };
+      const r = await c.post(`/space/${seg(space)}/change_order`, body);
+      await printChangeOrder(c, r.body, out(a));
+    },
+    get: async (a, c) => {
+      const { space, slug } = locate(a, a.positional[0], 'changeorder', 'cub changeorder get --space <space> <change-order>');
+      await printChangeOrder(c, (await c.get(`/space/${seg(space)}/change_order/${seg(slug)}`)).body, out(a));
+    },
+    list: async (a, c) => {
+      const space = flag(a, 'space');
+      await list(c, a, space ? `/space/${seg(space)}/change_order` : '/change_order', 'changeorder');
+    },
+    update: async (a, c) => {
+      const { space, slug } = locate(a, a.positional[0], 'changeorder', 'cub changeorder update --space <space> <change-order> [--refresh-spaces] [--description D] [--aborted-reason R]');
+      const body = { RefreshSpaces: bool(a, 'refresh-spaces') || undefined, Description: flag(a, 'description'), AbortedReason: flag(a, 'aborted-reason') };
+      await printChangeOrder(c, (await c.patch(`/space/${seg(space)}/change_order/${seg(slug)}`, body)).body, out(a));
+    },
+  },
+};
+
+/** Space IDs → slugs, for reading a ChangeOrder. */
+async function spaceSlugs(c: Client): Promise<Map<string, string>> {
+  return new Map(((await c.get('/space')).body as any[]).map((s) => [s.SpaceID, s.Slug]));
+}
+
+/** `cub changeorder get`: where the change has got to. */
+async function printChangeOrder(c: Client, co: any, format: string | undefined): Promise<void> {
+  if (format === 'json' || format === 'yaml') return print(co, format);
+  const slugs = await spaceSlugs(c);
+  const names = (ids: string[] = []) => ids.map((id) => slugs.get(id) ?? id).sort().join(', ') || '-';
+  const units = new Map<string, string>();
+  if (Object.keys(co.SkippedUnits ?? {}).length) for (const u of (await c.get(`/space/${seg(co.SpaceID)}/unit`)).body as any[]) units.set(u.UnitID, u.Slug);
+  const failure = co.PromotionFailures?.[co.PromotionFailures.length - 1];
+  const rows: [string, string][] = [
+    ['Name', co.Slug],
+    ['Space', co.SpaceSlug ?? slugs.get(co.SpaceID) ?? co.SpaceID],
+    ['Description', co.Description ?? ''],
+    ['State', co.State],
+    ['Stage', co.Stage ?? '-'],
+    ['Completed', String(!!co.Completed)],
+    ['Where Space', co.WhereSpace ?? '-'],
+    ['In-Scope Spaces', names(co.InScopeSpaceIDs)],
+    ['Resolved Spaces', names(co.ResolvedSpaceIDs)],
+    ['Released Spaces', names(co.ReleasedSpaceIDs)],
+    ['Skipped Units', Object.entries(co.SkippedUnits ?? {}).map(([id, why]) => `${units.get(id) ?? id} (${why})`).join('; ') || '-'],
+  ];
+  if (co.AbortedReason) rows.push(['Aborted Reason', co.AbortedReason]);
+  if (failure) {
+    rows.push([
+      'Promotion Failure',
+      `${failure.FailedAt} by ${failure.UserID}${failure.Stage ? ` into ${failure.Stage}` : ''}: ${failure.Spaces.map((s: any) => `${s.SpaceSlug} ${s.Action}${s.Error ? ` (${s.Error})` : ''}`).join('; ')}`,
+    ]);
+  }
+  const width = Math.max(...rows.map(([k]) => k.length));
+  process.stdout.write(rows.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join('\n') + '\n');
+}
+
+/** `cub variant promote --change-order`: refusals read like the spec's, other failures per Space. */
+export async function promoteChangeOrder(a: Args, c: Client, co: string, space: string | undefined): Promise<void> {
+  const body = {
+    ChangeOrderID: co,
+    TargetStage: flag(a, 'target-stage'),
+    Space: space,
+    WhereSpace: flag(a, 'where-space'),
+    DryRun: bool(a, 'dry-run') || undefined,
+    PriorRevisions: flag(a, 'prior-revisions'),
+    Force: bool(a, 'force') || undefined,
+    ForceReason: flag(a, 'force-reason'),
+  };
+  if (flag(a, 'tag') !== undefined) throw new UsageError("--tag is refused with --change-order: the change order's own tags mark what it promotes");
+  if (bool(a, 'protect')) throw new UsageError('--protect is refused here: promoting a change order along the clone lineage or over MergeUnits links is a merge, which protection holds paths against');
+  let r;
+  try {
+    r = await c.post('/promote', body);
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 409 && e.message.startsWith('unable to promote')) {
+      process.stderr.write(`Failed: ${e.message}\n`);
+      process.exitCode = 1;
+      return;
+    }
+    throw e;
+  }
+  const format = out(a);
+  if (format === 'json' || format === 'yaml') return print(r.body, format);
+  if (format === 'mutations') return printUnitResults(r.body.Spaces.flatMap((s: any) => s.Units.map((u: any) => ({ ...u, UnitSlug: `${s.SpaceSlug}/${u.UnitSlug}` }))), 'mutations');
+  if (r.body.Message && !r.body.Spaces.length) {
+    process.stdout.write(`${r.body.Message}\n`);
+    return;
+  }
+  process.stdout.write(`${r.body.DryRun ? 'Would promote' : 'Promoted'} change order into ${r.body.Stage ? `stage '${r.body.Stage}'` : 'the named spaces'}: ${r.body.Landed} of ${r.body.Total} space(s)${r.body.Forced ? ' (forced past failing gates)' : ''}\n`);
+  print(
+    r.body.Spaces.flatMap((s: any) => (s.Units.length ? s.Units.map((u: any) => ({ s, u })) : [{ s, u: undefined }])),
+    'table',
+    [
+      ['Space', (x) => x.s.SpaceSlug],
+      ['SpaceAction', (x) => x.s.Action],
+      ['Unit', (x) => x.u?.UnitSlug ?? ''],
+      ['Action', (x) => x.u?.Action ?? ''],
+      ['Reason', (x) => x.u?.Reason ?? ''],
+      ['Revisions', (x) => (x.u?.RevisionNums ?? []).join(',')],
+      ['Error', (x) => x.u?.Error?.Message ?? (x.u ? '' : (x.s.Error ?? ''))],
+    ],
+  );
+  if (r.status === 207) {
+    process.stderr.write(`Failed: ${r.body.Message}\n`);
+    process.exitCode = 1;
+  }
+}
+
+/** Per-unit results of an upgrade, clone or promotion: a table, the values that change (`-o mutations`), or JSON/YAML. */

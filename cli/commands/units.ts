@@ -1,0 +1,200 @@
+import { bool, flag, flags, need, pairs, UsageError, type Args } from '../args.ts';
+import { Client, seg } from '../client.ts';
+import { print, table } from '../output.ts';
+import { type Command, COLUMNS, out, locate, readInput, labelsPatch, printUnitResults } from '../common.ts';
+
+/** Units, their revisions and mutations, and functions. */
+export const unitsCommands: Record<string, Record<string, Command>> = {
+  unit: {
+    create: async (a, c) => {
+      const usage = 'cub unit create --space <space> <slug> <file|->';
+      const { space, slug } = locate(a, a.positional[0], 'unit', usage);
+      const file = a.positional[1];
+      if (!file) throw new UsageError(`give the unit's data as a file or - for standard input: ${usage}`);
+      const body = {
+        Slug: slug,
+        Data: readInput(file),
+        ToolchainType: flag(a, 'toolchain'),
+        Labels: pairs(a, 'label'),
+        Annotations: pairs(a, 'annotation'),
+        LastChangeDescription: flag(a, 'change-desc'),
+        ChangeSetID: flag(a, 'changeset'),
+        TargetID: flag(a, 'target'),
+      };
+      print((await c.post(`/space/${seg(space)}/unit`, body)).body, out(a), COLUMNS.unit);
+    },
+    get: async (a, c) => {
+      const { space, slug } = locate(a, a.positional[0] ?? flag(a, 'unit'), 'unit', 'cub unit get --space <space> <unit>');
+      const unit = (await c.get(`/space/${seg(space)}/unit/${seg(slug)}`)).body;
+      print(unit, out(a) ?? 'yaml');
+    },
+    list: async (a, c) => {
+      const space = need(a, 'space', 'cub unit list --space <space> [--where W]');
+      const r = await c.get(`/space/${seg(space)}/unit`, { where: flag(a, 'where'), filter: flag(a, 'filter'), limit: flag(a, 'limit'), continue: flag(a, 'continue') });
+      if ((out(a) ?? 'table') !== 'table') return print(r.body, out(a));
+      // Whether each unit is behind its upstream comes from its Links' Stale.
+      const links = (await c.get(`/space/${seg(space)}/link`)).body as any[];
+      const stale = new Set(links.filter((l) => l.Stale).map((l) => l.FromUnitID));
+      print(
+        r.body.map((u: any) => ({ ...u, Behind: stale.has(u.UnitID) })),
+        'table',
+        [...COLUMNS.unit!.slice(0, 4), ['Behind', (u) => (u.UpstreamUnitID ? (u.Behind ? 'yes' : 'no') : '')], ...COLUMNS.unit!.slice(4)],
+      );
+    },
+    data: async (a, c) => {
+      const { space, slug } = locate(a, a.positional[0] ?? flag(a, 'unit'), 'unit', 'cub unit data --space <space> <unit> [--revision N]');
+      process.stdout.write((await c.get(`/space/${seg(space)}/unit/${seg(slug)}/data`, { revision: flag(a, 'revision') })).text);
+    },
+    update: async (a, c) => {
+      const usage = 'cub unit update --space <space> <unit> [<file|->] [--label k=v] [--change-desc D] [--changeset CS] | --upgrade | --merge-source X [--merge-base N] [--merge-end M] | --restore <rev> | --revert <range>';
+      const { space, slug } = locate(a, a.positional[0] ?? flag(a, 'unit'), 'unit', usage);
+      const path = `/space/${seg(space)}/unit/${seg(slug)}`;
+      if (bool(a, 'upgrade') || flag(a, 'merge-source')) {
+        const num = (n: string) => (flag(a, n) === undefined ? undefined : Number(flag(a, n)));
+        const r = await c.post(`${path}/upgrade`, {
+          ChangeOrderID: flag(a, 'change-order'),
+          PriorRevisions: flag(a, 'prior-revisions'),
+          MergeSourceID: flag(a, 'merge-source'),
+          MergeBaseRevisionNum: num('merge-base'),
+          MergeEndRevisionNum: num('merge-end'),
+          Squash: bool(a, 'squash') || undefined,
+          DryRun: bool(a, 'dry-run') || undefined,
+        });
+        return printUnitResults([r.body], out(a));
+      }
+      if (flag(a, 'restore')) {
+        const rev = flag(a, 'restore')!;
+        const r = await c.post(`${path}/restore`, { Revision: /^\d+$/.test(rev) ? Number(rev) : rev, ChangeDescription: flag(a, 'change-desc') });
+        return print(r.body, out(a), COLUMNS.unit);
+      }
+      if (flag(a, 'revert')) {
+        return print((await c.post(`${path}/revert`, { Range: flag(a, 'revert'), ChangeDescription: flag(a, 'change-desc') })).body, out(a), COLUMNS.unit);
+      }
+      const cur = (await c.get(path)).body;
+      const file = a.positional[1];
+      const body = {
+        Version: cur.Version,
+        ...labelsPatch(a),
+        ...(file ? { Data: readInput(file) } : {}),
+        ...(flag(a, 'change-desc') !== undefined ? { LastChangeDescription: flag(a, 'change-desc') } : {}),
+        ...(flag(a, 'changeset') ? { ChangeSetID: flag(a, 'changeset') } : {}),
+        ...(flag(a, 'target') !== undefined ? { TargetID: flag(a, 'target') || null } : {}),
+        ...(flag(a, 'new-slug') ? { Slug: flag(a, 'new-slug') } : {}),
+      };
+      print((await c.patch(path, body)).body, out(a), COLUMNS.unit);
+    },
+    conflicts: async (a, c) => {
+      const { space, slug } = locate(a, a.positional[0] ?? flag(a, 'unit'), 'unit', 'cub unit conflicts --space <space> <unit> [--apply [--dry-run] | --dismiss]');
+      const path = `/space/${seg(space)}/unit/${seg(slug)}`;
+      if (bool(a, 'apply') || bool(a, 'dismiss')) {
+        const r = await c.post(`${path}/conflicts`, { Action: bool(a, 'apply') ? 'Apply' : 'Dismiss', DryRun: bool(a, 'dry-run') || undefined });
+        if (out(a) === 'mutations' || (bool(a, 'dry-run') && (out(a) ?? 'table') === 'table')) return print(r.body.Changes, 'table', COLUMNS.change);
+        if (out(a) === 'json' || out(a) === 'yaml') return print(r.body, out(a));
+        process.stdout.write(bool(a, 'apply') ? `Applied ${r.body.Changes.length} upstream value(s) to ${slug}${r.body.RevisionNum ? ` as revision ${r.body.RevisionNum}` : ''}\n` : `Dismissed the conflicts of ${slug}; its data and protection are unchanged\n`);
+        return;
+      }
+      const unit = (await c.get(path)).body;
+      if ((out(a) ?? 'table') !== 'table') return print(unit.Conflicts, out(a));
+      if (!unit.Conflicts.length) {
+        process.stdout.write(`No conflicts in ${slug}\n`);
+        return;
+      }
+      print(unit.Conflicts, 'table', [
+        ['Resource', (r) => r.Resource],
+        ['Path', (r) => r.Path],
+        ['Upstream', (r) => JSON.stringify(r.UpstreamValue)],
+        ['Downstream', (r) => JSON.stringify(r.DownstreamValue)],
+        ['UpstreamRev', (r) => r.UpstreamRevisionNum],
+      ]);
+    },
+    delete: async (a, c) => {
+      const { space, slug } = locate(a, a.positional[0] ?? flag(a, 'unit'), 'unit', 'cub unit delete --space <space> <unit>');
+      await c.delete(`/space/${seg(space)}/unit/${seg(slug)}`, { force: bool(a, 'force') ? 'true' : undefined });
+      process.stdout.write(`Deleted unit ${slug}\n`);
+    },
+    tag: async (a, c) => {
+      const usage = 'cub unit tag <tag> --space <space> --unit <unit> --revision <N> [--move]';
+      const tag = a.positional[0];
+      if (!tag) throw new UsageError(usage);
+      const { space, slug } = locate(a, flag(a, 'unit') ?? a.positional[1], 'unit', usage);
+      const rev = flag(a, 'revision') ?? 'HeadRevisionNum';
+      const r = await c.post(`/space/${seg(space)}/unit/${seg(slug)}/tag`, { Tag: tag, Revision: /^\d+$/.test(rev) ? Number(rev) : rev, Move: bool(a, 'move') });
+      if ((out(a) ?? 'table') === 'table') process.stdout.write(`Tag ${r.body.TagSlug} marks revision ${r.body.RevisionNum} of ${slug}\n`);
+      else print(r.body, out(a));
+    },
+    diff: async (a, c) => {
+      const { space, slug } = locate(a, a.positional[0] ?? flag(a, 'unit'), 'unit', 'cub unit diff --space <space> <unit> --from N [--to M]');
+      const r = await c.get(`/space/${seg(space)}/unit/${seg(slug)}/diff`, { from: flag(a, 'from') ?? '0', to: flag(a, 'to') });
+      print(out(a) && out(a) !== 'table' ? r.body : r.body.Changes, out(a), COLUMNS.change);
+    },
+  },
+  revision: {
+    list: async (a, c) => {
+      const { space, slug } = locate(a, a.positional[0] ?? flag(a, 'unit'), 'unit', 'cub revision list --space <space> <unit>');
+      print((await c.get(`/space/${seg(space)}/unit/${seg(slug)}/revision`, { where: flag(a, 'where'), limit: flag(a, 'limit') })).body, out(a), COLUMNS.revision);
+    },
+    get: async (a, c) => {
+      const { space, slug } = locate(a, a.positional[0] ?? flag(a, 'unit'), 'unit', 'cub revision get --space <space> <unit> <N>');
+      const n = a.positional[1] ?? flag(a, 'revision');
+      if (!n) throw new UsageError('cub revision get --space <space> <unit> <N>');
+      print((await c.get(`/space/${seg(space)}/unit/${seg(slug)}/revision/${seg(n)}`)).body, out(a) ?? 'yaml');
+    },
+  },
+  mutation: {
+    list: async (a, c) => {
+      const { space, slug } = locate(a, a.positional[0] ?? flag(a, 'unit'), 'unit', 'cub mutation list --space <space> <unit>');
+      const muts = (await c.get(`/space/${seg(space)}/unit/${seg(slug)}/mutation`)).body as any[];
+      if ((out(a) ?? 'table') !== 'table') return print(muts, out(a));
+      const rows = muts.flatMap((m) => m.Changes.map((ch: any) => ({ Num: m.RevisionNum, Source: m.Source, ...ch })));
+      print(rows, 'table', [['Num', (r) => r.Num], ['Source', (r) => r.Source], ...COLUMNS.change!]);
+    },
+  },
+  function: {
+    set: (a, c) => invoke(a, c, true),
+    get: (a, c) => invoke(a, c, false),
+    list: async (_a, c) => {
+      process.stdout.write(((await c.get('/function')).body as string[]).join('\n') + '\n');
+    },
+  },
+};
+
+async function invoke(a: Args, c: Client, mutating: boolean): Promise<void> {
+  const verb = mutating ? 'set' : 'get';
+  const usage = `cub function ${verb} --space <space> [--unit U] [--where W]${mutating ? ' [--change-desc D] [--protect]' : ''} [--] <function> <args…>`;
+  const words = a.rest ?? a.positional;
+  const [name, ...args] = a.rest ? [...a.positional, ...a.rest] : words;
+  if (!name) throw new UsageError(`name a function: ${usage}`);
+  const space = need(a, 'space', usage);
+  const units = flags(a, 'unit').flatMap((u) => u.split(','));
+  const r = await c.post(`/space/${seg(space)}/function/invoke`, {
+    FunctionName: name,
+    Arguments: args,
+    ...(units.length ? { UnitIDs: units } : {}),
+    Where: flag(a, 'where'),
+    ChangeDescription: flag(a, 'change-desc'),
+    Protect: bool(a, 'protect') || undefined,
+    ChangeSetID: flag(a, 'changeset'),
+    DryRun: bool(a, 'dry-run') || undefined,
+  });
+  const results = r.body.Results as any[];
+  const format = out(a);
+  if (format === 'json' || format === 'yaml') return print(r.body, format);
+  if (format === 'mutations') {
+    for (const res of results) {
+      process.stdout.write(`${res.UnitSlug}:\n`);
+      process.stdout.write(table(res.Changes ?? [], COLUMNS.change!).replace(/^/gm, '  '));
+    }
+    return;
+  }
+  if (!mutating) {
+    const rows = results.flatMap((res) => (Array.isArray(res.Output) ? res.Output.map((o: any) => ({ Unit: res.UnitSlug, ...o })) : [{ Unit: res.UnitSlug, Output: res.Output }]));
+    if (name === 'get-placeholders' && rows.length === 0) {
+      process.stdout.write('No placeholders left\n');
+      return;
+    }
+    print(rows, 'table', Array.isArray(results[0]?.Output) ? [['Unit', (x) => x.Unit], ['Resource', (x) => x.Resource], ['Path', (x) => x.Path]] : [['Unit', (x) => x.Unit], ['Output', (x) => JSON.stringify(x.Output)]]);
+    return;
+  }
+  print(results, 'table', [['Unit', (x) => x.UnitSlug], ['Changed', (x) => x.Changed], ['Revision', (x) => x.RevisionNum ?? ''], ['Error', (x) => x.Error?.Message ?? '']]);
+  if (r.status === 207) process.exitCode = 1;
+}

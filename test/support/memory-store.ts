@@ -1,0 +1,165 @@
+import type { Caller, ChangeOrder, Component, Link, Mark, Mutation, Organization, Progress, Revision, Space, StoredRevision, Tag, Unit, User } from '../../lib/model/entities.ts';
+import { Conflict } from '../../lib/model/errors.ts';
+import type { MarkWrite, ReleaseCounter, SluggedInSpace, SpaceKind, Store, StoreOp, WriteKind } from '../../lib/ports/store.ts';
+import { TRANSACTION_MAX_ITEMS } from '../../lib/util/chunk.ts';
+
+type Item = Record<string, any>;
+
+const ID: Record<string, string> = { Space: 'SpaceID', Component: 'ComponentID', Unit: 'UnitID', Tag: 'TagID', ChangeSet: 'ChangeSetID', Filter: 'FilterID', Target: 'TargetID', Link: 'LinkID', Release: 'ReleaseID', ChangeWorkflow: 'ChangeWorkflowID', ChangeOrder: 'ChangeOrderID' };
+
+/** The key of an item of a kind, as the table would have it. */
+function keyOf(kind: WriteKind, i: Item): string {
+  switch (kind) {
+    case 'Revision':
+    case 'Mutation':
+      return `${i.UnitID}#${i.RevisionNum}`;
+    case 'Mark':
+      return `${i.TagID}#${i.UnitID}`;
+    case 'ReleaseCounter':
+      return i.TargetID;
+    case 'Progress':
+      return `${i.ChangeOrderID}#${i.SpaceID}`;
+    default:
+      return i[ID[kind]!];
+  }
+}
+
+function scopeOf(kind: WriteKind, i: Item): string | undefined {
+  if (kind === 'Space' || kind === 'Component') return `org:${i.OrganizationID}`;
+  if (['Revision', 'Mutation', 'Mark', 'ReleaseCounter', 'Release', 'Progress'].includes(kind)) return undefined;
+  return `space:${i.SpaceID}`;
+}
+
+const copy = <T>(x: T): T => structuredClone(x);
+
+/**
+ * An in-memory Store with the table's write rules: a transaction lands whole or not at all, a create
+ * fails on an existing item or a taken slug, an update or delete needs the Version read. For unit tests
+ * of operations, so they run without DynamoDB.
+ */
+export class MemoryStore implements Store {
+  readonly items = new Map<WriteKind, Map<string, Item>>();
+  readonly slugs = new Map<string, string>();
+  /** Every transaction run, in order (what a test can assert was written together). */
+  readonly transactions: StoreOp[][] = [];
+
+  private table(kind: WriteKind): Map<string, Item> {
+    let t = this.items.get(kind);
+    if (!t) this.items.set(kind, (t = new Map()));
+    return t;
+  }
+  private all<T>(kind: WriteKind, where: (i: Item) => boolean = () => true): T[] {
+    return [...this.table(kind).values()].filter(where).map((i) => copy(i) as T);
+  }
+  private one<T>(kind: WriteKind, key: string): T | undefined {
+    const i = this.table(kind).get(key);
+    return i ? (copy(i) as T) : undefined;
+  }
+
+  async transact(ops: StoreOp[]): Promise<void> {
+    if (ops.length > TRANSACTION_MAX_ITEMS) throw new Conflict(`this write touches ${ops.length} items, more than one transaction can hold (${TRANSACTION_MAX_ITEMS})`);
+    // Check every condition first, then write: all or nothing.
+    const slugs = new Map(this.slugs);
+    for (const o of ops) {
+      const item = o.item as Item;
+      const existing = this.table(o.kind).get(keyOf(o.kind, item));
+      const scope = scopeOf(o.kind, item);
+      const slugKey = scope ? `${scope}#${o.kind}#${item.Slug}` : undefined;
+      if (o.op === 'create') {
+        if (existing) throw new Conflict(o.kind === 'Mark' ? 'the Tag already marks another revision of that Unit; use --move to move it' : `the ${o.kind} already exists`);
+        if (slugKey) {
+          if (slugs.has(slugKey)) throw new Conflict(`a ${o.kind} with slug '${item.Slug}' already exists`);
+          slugs.set(slugKey, keyOf(o.kind, item));
+        }
+      } else if (o.op === 'update') {
+        if (!existing || existing.Version !== o.expectedVersion) throw new Conflict(`the ${o.kind} was changed by someone else since it was read (its Version no longer matches); read it again and retry`);
+        if (scope && o.oldSlug !== undefined && o.oldSlug !== item.Slug) {
+          if (slugs.has(slugKey!)) throw new Conflict(`a ${o.kind} with slug '${item.Slug}' already exists`);
+          slugs.delete(`${scope}#${o.kind}#${o.oldSlug}`);
+          slugs.set(slugKey!, keyOf(o.kind, item));
+        }
+      } else if (o.op === 'delete') {
+        if (!existing || (typeof item.Version === 'number' && existing.Version !== item.Version)) throw new Conflict(`the ${o.kind} was changed by someone else since it was read`);
+        if (slugKey) slugs.delete(slugKey);
+      }
+    }
+    for (const o of ops) {
+      const item = copy(o.item as Item);
+      for (const k of Object.keys(item)) if (item[k] === undefined) delete item[k];
+      if (o.op === 'delete') this.table(o.kind).delete(keyOf(o.kind, item));
+      else this.table(o.kind).set(keyOf(o.kind, item), item);
+    }
+    this.slugs.clear();
+    for (const [k, v] of slugs) this.slugs.set(k, v);
+    this.transactions.push(copy(ops));
+  }
+
+  async createOrganization(org: Organization, admin: User, tokenHash: string): Promise<void> {
+    this.table('Space');
+    this.orgs.set(org.OrganizationID, org);
+    this.tokens.set(tokenHash, { OrganizationID: org.OrganizationID, UserID: admin.UserID });
+  }
+  private readonly orgs = new Map<string, Organization>();
+  private readonly tokens = new Map<string, Caller>();
+  async createToken(caller: Caller, tokenHash: string): Promise<void> {
+    this.tokens.set(tokenHash, caller);
+  }
+  async tokenOwner(tokenHash: string): Promise<Caller | undefined> {
+    return this.tokens.get(tokenHash);
+  }
+  async firstOrganization(): Promise<Organization | undefined> {
+    return [...this.orgs.values()][0];
+  }
+
+  async spaceIdBySlug(orgId: string, slug: string) {
+    return this.slugs.get(`org:${orgId}#Space#${slug}`);
+  }
+  async componentIdBySlug(orgId: string, slug: string) {
+    return this.slugs.get(`org:${orgId}#Component#${slug}`);
+  }
+  async idInSpace(spaceId: string, kind: SluggedInSpace, slug: string) {
+    return this.slugs.get(`space:${spaceId}#${kind}#${slug}`);
+  }
+
+  createSpace = (space: Space) => this.transact([{ op: 'create', kind: 'Space', item: space }]);
+  getSpace = async (orgId: string, id: string) => this.all<Space>('Space', (s) => s.OrganizationID === orgId && s.SpaceID === id)[0];
+  listSpaces = async (orgId: string) => this.all<Space>('Space', (s) => s.OrganizationID === orgId);
+  updateSpace = (space: Space, expectedVersion: number, oldSlug: string) => this.transact([{ op: 'update', kind: 'Space', item: space, expectedVersion, oldSlug }]);
+  deleteSpace = (space: Space) => this.transact([{ op: 'delete', kind: 'Space', item: space }]);
+  createComponent = (c: Component) => this.transact([{ op: 'create', kind: 'Component', item: c }]);
+  getComponent = async (orgId: string, id: string) => this.all<Component>('Component', (c) => c.OrganizationID === orgId && c.ComponentID === id)[0];
+  listComponents = async (orgId: string) => this.all<Component>('Component', (c) => c.OrganizationID === orgId);
+
+  getUnit = async (spaceId: string, id: string) => this.all<Unit>('Unit', (u) => u.SpaceID === spaceId && u.UnitID === id)[0];
+  listUnits = async (spaceId: string) => this.all<Unit>('Unit', (u) => u.SpaceID === spaceId);
+  updateUnit = (unit: Unit, expectedVersion: number, oldSlug: string) => this.transact([{ op: 'update', kind: 'Unit', item: unit, expectedVersion, oldSlug }]);
+  async deleteUnit(unit: Unit): Promise<void> {
+    await this.transact([{ op: 'delete', kind: 'Unit', item: unit }]);
+    for (const kind of ['Revision', 'Mutation', 'Mark'] as const) for (const [k, i] of this.table(kind)) if (i.UnitID === unit.UnitID) this.table(kind).delete(k);
+  }
+  getRevision = async (unitId: string, num: number) => this.one<StoredRevision>('Revision', `${unitId}#${num}`);
+  listRevisions = async (unitId: string) => this.all<StoredRevision>('Revision', (r) => r.UnitID === unitId).sort((a, b) => a.RevisionNum - b.RevisionNum).map(({ Data: _d, ...r }) => r as Revision);
+  listMutations = async (unitId: string) => this.all<Mutation>('Mutation', (r) => r.UnitID === unitId).sort((a, b) => a.RevisionNum - b.RevisionNum);
+
+  createInSpace = async <T extends { SpaceID: string; Slug: string }>(kind: SpaceKind, item: T, also?: { marks?: MarkWrite[] }) =>
+    this.transact([{ op: 'create', kind, item }, ...(also?.marks ?? []).map((m): StoreOp => ({ op: 'create', kind: 'Mark', item: m }))]);
+  getInSpace = async <T>(kind: SpaceKind, spaceId: string, id: string) => this.all<T>(kind, (i) => i.SpaceID === spaceId && i[ID[kind]!] === id)[0];
+  listInSpace = async <T>(kind: SpaceKind, spaceId: string) => this.all<T>(kind, (i) => i.SpaceID === spaceId);
+  updateInSpace = <T extends { SpaceID: string; Slug: string }>(kind: SpaceKind, item: T, expectedVersion: number, oldSlug: string) => this.transact([{ op: 'update', kind, item, expectedVersion, oldSlug }]);
+  deleteInSpace = <T extends { SpaceID: string; Slug: string }>(kind: SpaceKind, item: T) => this.transact([{ op: 'delete', kind, item }]);
+  closeChangeSet = (cs: { SpaceID: string; ChangeSetID: string; Version: number }, next: object, tags: Tag[], marks: MarkWrite[], unlock: Unit[]) =>
+    this.transact([
+      { op: 'update', kind: 'ChangeSet', item: next, expectedVersion: cs.Version },
+      ...tags.map((t): StoreOp => ({ op: 'create', kind: 'Tag', item: t })),
+      ...marks.map((m): StoreOp => ({ op: 'create', kind: 'Mark', item: m })),
+      ...unlock.map((u): StoreOp => ({ op: 'update', kind: 'Unit', item: { ...u, ChangeSetID: undefined, ChangeSetStartRevisionNum: undefined, Version: u.Version + 1 }, expectedVersion: u.Version })),
+    ]);
+
+  linksInto = async (unitId: string) => this.all<Link>('Link', (l) => l.ToUnitID === unitId);
+  changeOrdersOf = async (orgId: string) => this.all<ChangeOrder>('ChangeOrder', (c) => c.OrganizationID === orgId);
+  progressOf = async (coId: string) => this.all<Progress>('Progress', (p) => p.ChangeOrderID === coId);
+  releaseCounter = async (targetId: string): Promise<ReleaseCounter> => this.one<ReleaseCounter>('ReleaseCounter', targetId) ?? { TargetID: targetId, Value: 0, Version: 0 };
+  putMark = (m: MarkWrite) => this.transact([{ op: m.Move ? 'put' : 'create', kind: 'Mark', item: { TagID: m.TagID, UnitID: m.UnitID, SpaceID: m.SpaceID, RevisionNum: m.RevisionNum, UpdatedAt: m.UpdatedAt } } as StoreOp]);
+  marksOfTag = async (tagId: string) => this.all<Mark>('Mark', (m) => m.TagID === tagId);
+  marksOfUnit = async (unitId: string) => this.all<Mark>('Mark', (m) => m.UnitID === unitId);
+}
