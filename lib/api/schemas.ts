@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { LiveStatusSchema } from '../events/contracts.ts';
+import { ChangeOrderUpdateTypes, LinkUpdateTypes, PriorRevisionsModes, TOOLCHAIN_TYPES } from '../model/entities.ts';
 
 /** Zod schemas shared by the routes, the CLI and the tests: one per request shape. */
 export const SLUG_PATTERN = /^[A-Za-z0-9]([-_A-Za-z0-9]*[A-Za-z0-9])?$/;
@@ -42,7 +43,7 @@ export const UpdateSpace = z.strictObject({
 
 export const CreateComponent = z.strictObject({ ...commonCreate });
 
-export const ToolchainType = z.enum(['Kubernetes/YAML', 'AppConfig/YAML', 'AppConfig/Properties', 'AppConfig/JSON', 'AppConfig/Env', 'AppConfig/Text', 'ConfigHub/YAML']);
+export const ToolchainType = z.enum(TOOLCHAIN_TYPES);
 /** Unit data travels as text; the cap keeps a request well inside what a Lambda accepts. */
 const Data = z.string().max(6 * 1024 * 1024);
 
@@ -130,7 +131,7 @@ export const UploadVariant = z.strictObject({
 });
 export const UpgradeUnit = z.strictObject({
   ChangeOrderID: Ref.optional(),
-  PriorRevisions: z.enum(['Include', 'Skip', 'Error', 'All']).optional(),
+  PriorRevisions: z.enum(PriorRevisionsModes).optional(),
   MergeSourceID: Ref.optional(),
   MergeBaseRevisionNum: z.number().int().nonnegative().optional(),
   MergeEndRevisionNum: z.number().int().positive().optional(),
@@ -148,7 +149,7 @@ export const CreateLink = z.strictObject({
   FromUnitID: Ref,
   ToUnitID: Ref,
   ToSpaceID: Ref.optional(),
-  UpdateType: z.enum(['UpgradeUnit', 'MergeUnits', 'TransformPaths', 'Insert', 'Upsert', 'NeedsProvides', 'None']).default('MergeUnits'),
+  UpdateType: z.enum(LinkUpdateTypes).default('MergeUnits'),
   AutoUpdate: z.boolean().optional(),
   Protect: z.boolean().optional(),
   Squash: z.boolean().optional(),
@@ -216,13 +217,13 @@ export const CreateChangeOrder = z.strictObject({
   Description: z.string().max(4096).optional(),
   Labels: Labels.optional(),
   ChangeWorkflowID: Ref.optional(),
-  UpdateType: z.enum(['UpgradeUnit', 'MergeUnits']).default('UpgradeUnit'),
+  UpdateType: z.enum(ChangeOrderUpdateTypes).default('UpgradeUnit'),
   InScopeSpaceIDs: z.array(Ref).max(1000).optional(),
   ComponentID: Ref.optional(),
   WhereSpace: z.string().max(4096).optional(),
   SpaceFilterID: Ref.optional(),
   EndTagID: Ref.optional(),
-  PriorRevisions: z.enum(['Include', 'Skip', 'Error', 'All']).default('Include'),
+  PriorRevisions: z.enum(PriorRevisionsModes).default('Include'),
   AllowExists: z.boolean().optional(),
 });
 export const UpdateChangeOrder = z.strictObject({
@@ -241,7 +242,7 @@ export const Promote = z.strictObject({
   Spaces: z.array(Ref).max(1000).optional(),
   WhereSpace: z.string().max(4096).optional(),
   DryRun: z.boolean().optional(),
-  PriorRevisions: z.enum(['Include', 'Skip', 'Error', 'All']).optional(),
+  PriorRevisions: z.enum(PriorRevisionsModes).optional(),
   Force: z.boolean().optional(),
   ForceReason: z.string().min(1).max(1024).optional(),
 });

@@ -3,19 +3,10 @@
  * slug, a Link's staleness, a ChangeOrder's derived State) lives in the `…View` types, never here.
  */
 
-export type StringMap = Record<string, string>;
+import type { Common, InSpace, StringMap } from './common.ts';
 
-/** Fields every entity carries. */
-export interface Common {
-  OrganizationID: string;
-  Slug: string;
-  DisplayName?: string;
-  Labels: StringMap;
-  Annotations: StringMap;
-  CreatedAt: string;
-  UpdatedAt: string;
-  Version: number;
-}
+export * from './common.ts';
+export * from './change-orders.ts';
 
 export interface Organization {
   OrganizationID: string;
@@ -49,13 +40,6 @@ export interface Component extends Common {
   AllowedChangeWorkflowIDs?: string[];
   ChangeWorkflowRequired?: boolean;
 }
-
-export interface InSpace extends Common {
-  SpaceID: string;
-}
-
-/** An entity as read: with the slug of its Space, which is looked up, not stored, so a rename never leaves it stale. */
-export type WithSpaceSlug<T> = T & { SpaceSlug: string };
 
 /** A path a downstream decided for itself; merges leave it alone. */
 export interface ProtectedPath {
@@ -258,166 +242,3 @@ export interface Link extends InSpace {
 
 /** A Link as read: `Stale` when its upstream has revisions past the cursor. */
 export type LinkView = Link & { Stale: boolean };
-
-/** The built-in prerequisites. */
-export const BUILTIN_PREREQUISITES = {
-  /** No Unit the change changed in the Space has validation errors in what a Release of the change would bundle. */
-  Validated: 'Validated',
-  /** The Space published a Release carrying the change (a Space with no release Target passes). */
-  Released: 'Released',
-  /** The Space's latest published Release carries the change and is Synced, Healthy, with no operation Running or Failed. */
-  Healthy: 'Healthy',
-} as const;
-
-export interface WorkflowStage {
-  Name: string;
-  WhereSpace: string;
-  Prerequisites?: string[];
-  ReleasePrerequisites?: string[];
-}
-
-export interface CustomPrerequisite {
-  Name: string;
-  Expression: string;
-  Description?: string;
-}
-
-export interface AttestationPrerequisite {
-  Name: string;
-  Type?: string;
-  Count?: number;
-  FromUserIDs?: string[];
-  FromGroupIDs?: string[];
-  AllowAuthors?: boolean;
-  IgnoreFail?: boolean;
-  MaxAge?: string;
-  Description?: string;
-}
-
-/** The definition a ChangeOrder copies. */
-export interface WorkflowDefinition {
-  Stages: WorkflowStage[];
-  Final?: { Prerequisites?: string[] };
-  CustomPrerequisites?: CustomPrerequisite[];
-  AttestationPrerequisites?: AttestationPrerequisite[];
-}
-
-export interface ChangeWorkflow extends InSpace, WorkflowDefinition {
-  ChangeWorkflowID: string;
-}
-
-/** How promotion treats revisions a Space wrote before the ChangeOrder's start. */
-export const PriorRevisionsModes = ['Include', 'Skip', 'Error', 'All'] as const;
-export type PriorRevisions = (typeof PriorRevisionsModes)[number];
-
-/** How a ChangeOrder carries its change: along the clone lineage, or along MergeUnits Links. */
-export const ChangeOrderUpdateTypes = ['UpgradeUnit', 'MergeUnits'] as const;
-export type ChangeOrderUpdateType = (typeof ChangeOrderUpdateTypes)[number];
-
-/** A ChangeOrder's states, derived when read. */
-export const ChangeOrderState = {
-  /** No Space beyond the base has taken it. */
-  New: 'New',
-  /** Some Spaces in scope took it, not all. */
-  InProgress: 'InProgress',
-  /** Every Space in scope took it. */
-  Resolved: 'Resolved',
-  /** Every Space in scope with a release Target released it. */
-  Released: 'Released',
-  /** Aborted, nothing restored. */
-  Aborted: 'Aborted',
-  /** Aborted, and every Space that took it has had it taken back out. */
-  Restored: 'Restored',
-  /** Restored, and every Space with a release Target has released the restore. */
-  RestoreReleased: 'RestoreReleased',
-} as const;
-export type ChangeOrderState = (typeof ChangeOrderState)[keyof typeof ChangeOrderState];
-
-/** The Stage a ChangeOrder records once its last Stage has taken it and Final holds. */
-export const COMPLETED = 'Completed';
-
-export interface GateResult {
-  Prerequisite: string;
-  Satisfied: boolean;
-  SpaceID: string;
-  SpaceSlug: string;
-  Message: string;
-}
-
-export interface PromotionFailure {
-  FailedAt: string;
-  UserID: string;
-  Stage?: string;
-  Spaces: { SpaceID: string; SpaceSlug: string; Action: string; Error?: string; Units: { UnitID: string; UnitSlug: string; Error: string }[] }[];
-}
-
-export interface PromotionOverride {
-  FailedGates: GateResult[];
-  OverriddenAt: string;
-  Reason: string;
-  SpaceIDs: string[];
-  Stage?: string;
-  UserID: string;
-}
-
-export interface ChangeOrder extends InSpace {
-  ChangeOrderID: string;
-  Description?: string;
-  UpdateType: ChangeOrderUpdateType;
-  ChangeWorkflowID?: string;
-  ChangeWorkflow?: WorkflowDefinition;
-  InScopeSpaceIDs: string[];
-  WhereSpace?: string;
-  SpaceFilterID?: string;
-  StartTagID: string;
-  EndTagID: string;
-  PublishTagID: string;
-  AbortedReason?: string;
-  SkippedUnits: StringMap;
-  PriorRevisions: PriorRevisions;
-  /** Recorded: the latest Stage every Space of which took the change, or Completed; never moves back. */
-  Stage?: string;
-  Promotions: { PromotedAt: string; SpaceIDs: string[]; Stage?: string; UserID: string }[];
-  PromotionFailures: PromotionFailure[];
-  PromotionOverrides: PromotionOverride[];
-}
-
-/** What a ChangeOrder's progress says, derived when read. */
-export interface ChangeOrderProgress {
-  State: ChangeOrderState;
-  Completed: boolean;
-  ResolvedSpaceIDs: string[];
-  ReleasedSpaceIDs: string[];
-  Releases: { ReleaseID: string; ReleaseNum: number; SpaceID: string }[];
-}
-
-/** A ChangeOrder as read: stored fields and derived ones. */
-export type ChangeOrderView = ChangeOrder & ChangeOrderProgress;
-
-/** One Space's progress with one ChangeOrder: written when the Space takes it, and when it releases it. */
-export interface Progress {
-  ChangeOrderID: string;
-  SpaceID: string;
-  ResolvedAt: string;
-  ReleaseID?: string;
-  ReleaseNum?: number;
-  ReleasedAt?: string;
-  Version: number;
-}
-
-/** The fields every new entity starts with: its organization, slug, display name, labels, times and Version 1. */
-export function newEntity(clock: { now(): Date }, orgId: string, f: { Slug: string; DisplayName?: string; Labels?: StringMap; Annotations?: StringMap }): Common {
-  const now = clock.now().toISOString();
-  return { OrganizationID: orgId, Slug: f.Slug, DisplayName: f.DisplayName ?? f.Slug, Labels: f.Labels ?? {}, Annotations: f.Annotations ?? {}, CreatedAt: now, UpdatedAt: now, Version: 1 };
-}
-
-/** Applies a JSON merge-patch to a string map: null removes a key. */
-export function patchMap(have: StringMap, patch: Record<string, string | null> | undefined): StringMap {
-  if (!patch) return have;
-  const out = { ...have };
-  for (const [k, v] of Object.entries(patch)) {
-    if (v === null) delete out[k];
-    else out[k] = v;
-  }
-  return out;
-}

@@ -179,7 +179,7 @@ export async function upgradeUnit(deps: UnitDeps, caller: Caller, space: Space, 
     const source = await deps.store.getUnit(link.ToSpaceID, link.ToUnitID);
     if (!source || !isStale(link, source)) continue;
     const r = await mergeInto(deps, caller, space, current, { source, base: link.UpstreamLastMergedRevisionNum, end: source.HeadRevisionNum, link, ...opts });
-    combined = combined ? { ...r, RevisionNums: [...combined.RevisionNums!, ...r.RevisionNums!], Changes: [...combined.Changes!, ...r.Changes!], Conflicts: [...combined.Conflicts!, ...r.Conflicts!], Action: combined.Action === 'Upgrade' ? 'Upgrade' : r.Action } : r;
+    combined = combined ? { ...r, RevisionNums: [...combined.RevisionNums!, ...r.RevisionNums!], Changes: [...combined.Changes!, ...r.Changes!], Conflicts: [...combined.Conflicts!, ...r.Conflicts!], Action: combined.Action === UnitAction.Upgrade ? UnitAction.Upgrade : r.Action } : r;
     if (!opts.dryRun) current = (await deps.store.getUnit(space.SpaceID, unit.UnitID))!;
   }
   return combined ?? { UnitID: unit.UnitID, UnitSlug: unit.Slug, SpaceID: space.SpaceID, Action: 'Unchanged', RevisionNums: [], Changes: [], Conflicts: [] };

@@ -1,7 +1,8 @@
 import { parseAllDocuments } from 'yaml';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startEnv, type Env } from '../support/harness.ts';
 
+// Every test here sets up what it starts from (a seeded API per group, or per test where a test edits it), so their order is shuffled to keep it that way.
 let env: Env;
 const deployment = `apiVersion: apps/v1
 kind: Deployment
@@ -45,7 +46,8 @@ const report = async (space: string, health: string, extra: Record<string, unkno
   return env.api.patch(`/space/${space}/release/${rel.ReleaseNum}`, { LiveStatus: { Sync: 'Synced', Health: health, Operation: 'Succeeded', ...extra } });
 };
 
-beforeAll(async () => {
+/** A fresh API over its own table, with acme-base, six variants with release Targets, the workflow, and the base's image bumped to v452. */
+async function seeded(): Promise<Env> {
   env = await startEnv();
   await env.api.post('/variant/upload', { Component: 'acme', Variant: 'base', Units: [{ Slug: 'deployment', Data: deployment }, { Slug: 'config', Data: configmap }] });
   await env.api.post('/space', { Slug: 'infra' });
@@ -58,10 +60,53 @@ beforeAll(async () => {
   await env.api.post('/space', { Slug: 'acme-workflows' });
   expect((await env.api.post('/space/acme-workflows/change_workflow', workflow)).status).toBe(201);
   await env.api.post('/space/acme-base/function/invoke', { FunctionName: 'set-image-reference-by-uri', Arguments: ['ghcr.io/acme/acme', ':v452'], UnitIDs: ['deployment'], ChangeDescription: 'Release v452: bump the image tag' });
-});
-afterAll(async () => env.close());
+  return env;
+}
 
-describe('change workflows', () => {
+/** Each group of tests runs on a seeded API of its own, so no group depends on what another left behind. */
+function onSeededApi(): void {
+  beforeAll(seeded);
+  afterAll(async () => env.close());
+}
+
+const PRODS = ['prod-euw1', 'prod-use1', 'prod-apse1'];
+/** The rollout of release-v452, step by step: a test brings a fresh fleet to the step it starts from. */
+const STEPS = {
+  created: async () => expect((await env.api.post('/space/acme-base/change_order', { Slug: 'release-v452', Description: 'Release v452: bump the image tag', ChangeWorkflowID: 'acme-workflows/acme-main-line' })).status).toBe(201),
+  dev: async () => expect((await promote()).status).toBe(200),
+  staging: async () => {
+    expect((await publishCo('acme-dev')).status).toBe(201);
+    expect((await promote({ TargetStage: 'staging' })).status).toBe(200);
+  },
+  prodReady: async () => {
+    for (const v of ['staging-euw1', 'staging-use1']) {
+      expect((await publishCo(`acme-${v}`)).status).toBe(201);
+      expect((await report(`acme-${v}`, 'Healthy')).status).toBe(200);
+    }
+  },
+  prod: async () => expect((await promote()).status).toBe(200),
+  completed: async () => {
+    for (const v of PRODS) {
+      expect((await publishCo(`acme-${v}`)).status).toBe(201);
+      expect((await report(`acme-${v}`, 'Healthy')).status).toBe(200);
+    }
+  },
+};
+async function reach(step: keyof typeof STEPS): Promise<void> {
+  for (const [name, run] of Object.entries(STEPS)) {
+    await run();
+    if (name === step) return;
+  }
+}
+/** release-v453 (three replicas in the base) created and promoted into dev. */
+async function v453AtDev(): Promise<void> {
+  await env.api.post('/space/acme-base/function/invoke', { FunctionName: 'set-replicas', Arguments: ['3'], UnitIDs: ['deployment'] });
+  expect((await env.api.post('/space/acme-base/change_order', { Slug: 'release-v453', ChangeWorkflowID: 'acme-workflows/acme-main-line' })).status).toBe(201);
+  expect((await env.api.post('/promote', { ChangeOrderID: 'acme-base/release-v453' })).status).toBe(200);
+}
+
+describe.shuffle('change workflows', () => {
+  onSeededApi();
   it('refuses a workflow that would not work, when it is written', async () => {
     const bad: [Record<string, unknown>, RegExp][] = [
       [{ Slug: 'w1', Stages: [{ Name: 'a', WhereSpace: "Labels.Stage = 'A'" }, { Name: 'a', WhereSpace: "Labels.Stage = 'B'" }] }, /Stage 'a' is named twice/],
@@ -88,7 +133,10 @@ describe('change workflows', () => {
   });
 });
 
-describe('a change order through dev, staging and prod', () => {
+describe.shuffle('a change order through dev, staging and prod', () => {
+  beforeEach(seeded);
+  afterEach(async () => env.close());
+
   it('is created with its scope, intervals, tags and skipped units', async () => {
     const r = await env.api.post('/space/acme-base/change_order', { Slug: 'release-v452', Description: 'Release v452: bump the image tag', ChangeWorkflowID: 'acme-workflows/acme-main-line' });
     expect(r.status).toBe(201);
@@ -109,6 +157,7 @@ describe('a change order through dev, staging and prod', () => {
   });
 
   it('promotes into the first stage, dev, which has no gates', async () => {
+    await reach('created');
     const r = await promote();
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ Stage: 'dev', Landed: 1, Total: 1 });
@@ -124,6 +173,7 @@ describe('a change order through dev, staging and prod', () => {
   });
 
   it('holds staging until dev has released the change, naming the prerequisite and the space', async () => {
+    await reach('dev');
     const r = await promote();
     expect(r.status).toBe(409);
     expect(r.body.Message).toBe("unable to promote to stage 'staging', Variant 'dev' has taken change order 'release-v452' but has not released it");
@@ -133,6 +183,7 @@ describe('a change order through dev, staging and prod', () => {
   });
 
   it('opens staging once dev released it, and a later stage named early is refused naming each blocker', async () => {
+    await reach('dev');
     const p = await publishCo('acme-dev');
     expect(p.status).toBe(201);
     expect(p.body.Release.ChangeOrderID).toBe((await co()).ChangeOrderID);
@@ -148,6 +199,7 @@ describe('a change order through dev, staging and prod', () => {
   });
 
   it('holds prod on Released, Healthy and not-frozen, read at evaluation time', async () => {
+    await reach('staging');
     let r = await promote();
     expect(r.status).toBe(409);
     expect(r.body.Message).toMatch(/Variant 'staging-euw1' has taken change order 'release-v452' but has not released it/);
@@ -169,6 +221,7 @@ describe('a change order through dev, staging and prod', () => {
   });
 
   it('lands a stage partway, records the failure, and a rerun repairs it', async () => {
+    await reach('prodReady');
     // Lock prod-use1's deployment in an open changeset: its write fails, the other prod spaces land.
     await env.api.post('/space/acme-prod-use1/change_set', { Slug: 'hotfix' });
     await env.api.post('/space/acme-prod-use1/function/invoke', { FunctionName: 'set-replicas', Arguments: ['2'], UnitIDs: ['deployment'], ChangeSetID: 'hotfix' });
@@ -179,6 +232,8 @@ describe('a change order through dev, staging and prod', () => {
     const failures = (await co()).PromotionFailures;
     expect(failures).toHaveLength(1);
     expect(failures[0]).toMatchObject({ UserID: env.api.caller!.UserID, Stage: 'prod', Spaces: [{ SpaceSlug: 'acme-prod-use1', Action: 'Failed', Units: [{ UnitSlug: 'deployment', Error: expect.stringMatching(/locked by open changeset 'hotfix'/) }] }] });
+    const failed = env.bus.log.filter((e) => e.detailType === 'Promotion Failed' && e.detail.ChangeOrderID === r.body.ChangeOrderID);
+    expect(failed.map((e) => [e.detail.Stage, e.detail.SpaceIDs])).toEqual([['prod', [ids['prod-use1']]]]);
     expect(await image('acme-prod-euw1')).toBe('ghcr.io/acme/acme:v452');
     expect((await co()).Stage).toBe('staging');
     const cs = (await env.api.get('/space/acme-prod-use1/change_set/hotfix')).body;
@@ -199,23 +254,23 @@ describe('a change order through dev, staging and prod', () => {
   });
 
   it('reads Released and then Completed as releases and live status arrive', async () => {
-    for (const v of ['prod-euw1', 'prod-use1', 'prod-apse1']) expect((await publishCo(`acme-${v}`)).status).toBe(201);
+    await reach('prod');
+    for (const v of PRODS) expect((await publishCo(`acme-${v}`)).status).toBe(201);
     let c = await co();
     expect(c).toMatchObject({ State: 'Released', Stage: 'prod', Completed: false });
-    for (const v of ['prod-euw1', 'prod-use1', 'prod-apse1']) await report(`acme-${v}`, 'Healthy');
+    for (const v of PRODS) await report(`acme-${v}`, 'Healthy');
     c = await co();
     expect(c).toMatchObject({ State: 'Released', Stage: 'Completed', Completed: true });
     const mine = env.bus.log.filter((e) => e.detail.ChangeOrderID === c.ChangeOrderID);
     expect(mine.filter((e) => e.detailType === 'ChangeOrder Stage Advanced').map((e) => e.detail.Stage)).toEqual(['dev', 'staging', 'prod', 'Completed']);
     expect(mine.filter((e) => e.detailType === 'ChangeOrder Completed')).toHaveLength(1);
-    expect(mine.filter((e) => e.detailType === 'Promotion Failed').map((e) => e.detail.Stage)).toEqual(['prod']);
+    expect(mine.filter((e) => e.detailType === 'Promotion Failed')).toEqual([]);
     expect((await promote()).body.Message).toBe("change order 'release-v452' has reached every stage");
   });
 
   it('answers the fleet queries', async () => {
-    await env.api.post('/space/acme-base/function/invoke', { FunctionName: 'set-replicas', Arguments: ['3'], UnitIDs: ['deployment'] });
-    await env.api.post('/space/acme-base/change_order', { Slug: 'release-v453', ChangeWorkflowID: 'acme-workflows/acme-main-line' });
-    await env.api.post('/promote', { ChangeOrderID: 'acme-base/release-v453' });
+    await reach('completed');
+    await v453AtDev();
     const q = async (where: string, space?: string) => (await env.api.get(`${space ? `/space/${space}` : ''}/change_order?where=${encodeURIComponent(where)}`)).body.map((c: any) => c.Slug).sort();
     expect(await q("State = 'InProgress'")).toEqual(['release-v453']);
     expect(await q(`ResolvedSpaceIDs ? '${ids['prod-apse1']}'`, 'acme-base')).toEqual(['release-v452']);
@@ -234,6 +289,8 @@ describe('a change order through dev, staging and prod', () => {
   });
 
   it('--force promotes past failing gates, recording who, when, which stage, why, and the gates', async () => {
+    await reach('completed');
+    await v453AtDev();
     const noReason = await env.api.post('/promote', { ChangeOrderID: 'acme-base/release-v453', Force: true });
     expect(noReason.status).toBe(400);
     const r = await env.api.post('/promote', { ChangeOrderID: 'acme-base/release-v453', Force: true, ForceReason: 'incident 1234' });
@@ -246,6 +303,9 @@ describe('a change order through dev, staging and prod', () => {
   });
 
   it('re-releases the state before the change with Before:ChangeOrder, and adopts a fix by moving the release tag', async () => {
+    await reach('completed');
+    await v453AtDev();
+    expect((await env.api.post('/promote', { ChangeOrderID: 'acme-base/release-v453', Force: true, ForceReason: 'incident 1234' })).status).toBe(200);
     const before = await env.api.post('/space/acme-dev/release', { Revision: 'Before:ChangeOrder:acme-base/release-v452', DryRun: true });
     expect(before.body.Units.find((u: any) => u.Slug === 'deployment').RevisionNum).toBe(2);
     // release-v453 has not been released in staging-euw1: a fix there can be adopted into its release tag.
@@ -262,8 +322,11 @@ describe('a change order through dev, staging and prod', () => {
   });
 });
 
-describe('scope and prior revisions', () => {
-  beforeAll(async () => {
+describe.shuffle('scope and prior revisions', () => {
+  // Each test edits the chain: each gets one of its own.
+  beforeEach(seeded);
+  afterEach(async () => env.close());
+  beforeEach(async () => {
     await env.api.post('/space/acme-workflows/change_workflow', {
       Slug: 'chain',
       Stages: [
@@ -296,7 +359,10 @@ describe('scope and prior revisions', () => {
     await env.api.patch('/space/chain-base/change_set/open-cs', { Version: cs.Version, State: 'Closed' });
   });
 
+  const replicas = (n: number, space = 'chain-base') => env.api.post(`/space/${space}/function/invoke`, { FunctionName: 'set-replicas', Arguments: [String(n)], UnitIDs: ['app'] });
+
   it('takes revisions the space above wrote before the start: Include merges them, Skip leaves them, Error names them', async () => {
+    await replicas(2);
     const made = await env.api.post('/space/chain-base/change_order', { Slug: 'c1', ChangeWorkflowID: 'acme-workflows/chain' });
     expect(made.status).toBe(201);
     // mid writes a change of its own before the change order reaches it.
@@ -314,10 +380,13 @@ describe('scope and prior revisions', () => {
   });
 
   it('refuses a unit that merged past the start, listing what it took', async () => {
-    await env.api.post('/space/chain-base/function/invoke', { FunctionName: 'set-replicas', Arguments: ['4'], UnitIDs: ['app'] });
-    await env.api.post('/space/chain-base/change_order', { Slug: 'c2', ChangeWorkflowID: 'acme-workflows/chain' });
-    await env.api.post('/space/chain-base/function/invoke', { FunctionName: 'set-replicas', Arguments: ['5'], UnitIDs: ['app'] });
-    await env.api.post('/space/chain-mid/unit/app/upgrade', {});
+    // mid has merged base revision 2; the change starts there, and mid then takes revisions 3 and 4 by hand.
+    await replicas(2);
+    expect((await env.api.post('/space/chain-mid/unit/app/upgrade', {})).status).toBe(200);
+    await replicas(4);
+    expect((await env.api.post('/space/chain-base/change_order', { Slug: 'c2', ChangeWorkflowID: 'acme-workflows/chain' })).status).toBe(201);
+    await replicas(5);
+    expect((await env.api.post('/space/chain-mid/unit/app/upgrade', {})).status).toBe(200);
     const r = await env.api.post('/promote', { ChangeOrderID: 'chain-base/c2' });
     expect(r.status).toBe(207);
     expect(r.body.Spaces[0].Error).toMatch(/has already merged past the change order's start \(revision 2 of 'app'\): it took revisions 3\.\.4/);
@@ -325,7 +394,9 @@ describe('scope and prior revisions', () => {
 
   it('refuses links that disagree on where the change starts, naming the unit and values', async () => {
     // chain-mid has merged base revision 4; a new variant cloned after revision 5 starts there.
-    await env.api.post('/space/chain-base/function/invoke', { FunctionName: 'set-replicas', Arguments: ['6'], UnitIDs: ['app'] });
+    for (const n of [2, 3, 4]) await replicas(n);
+    expect((await env.api.post('/space/chain-mid/unit/app/upgrade', {})).status).toBe(200);
+    await replicas(6);
     await env.api.post('/variant', { Name: 'other', UpstreamSpaceID: 'chain-base', Slug: 'chain-other', Stage: 'Mid' });
     const r = await env.api.post('/space/chain-base/change_order', { Slug: 'c3', InScopeSpaceIDs: ['chain-mid', 'chain-other'] });
     expect(r.status).toBe(409);
@@ -333,7 +404,8 @@ describe('scope and prior revisions', () => {
   });
 });
 
-describe('a MergeUnits change order', () => {
+describe.shuffle('a MergeUnits change order', () => {
+  onSeededApi();
   it('follows MergeUnits Links into spaces that are not variants, skipping base units nothing merges from', async () => {
     await env.api.post('/space', { Slug: 'shared-base' });
     await env.api.post('/space/shared-base/unit', { Slug: 'defaults', Data: 'kind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 1\n' });
@@ -360,8 +432,10 @@ describe('a MergeUnits change order', () => {
   });
 });
 
-describe('end tags and cloning', () => {
-  beforeAll(async () => {
+describe.shuffle('end tags and cloning', () => {
+  beforeEach(seeded);
+  afterEach(async () => env.close());
+  beforeEach(async () => {
     await env.api.post('/space/acme-workflows/change_workflow', { Slug: 'one-hop', Stages: [{ Name: 'next', WhereSpace: "Labels.Stage = 'Next'" }] });
     await env.api.post('/space', { Slug: 'et-base' });
     await env.api.post('/space/et-base/unit', { Slug: 'app', Data: 'kind: Deployment\nmetadata:\n  name: app\nspec:\n  replicas: 1\n' });
@@ -396,7 +470,8 @@ describe('end tags and cloning', () => {
   });
 });
 
-describe('first-stage gates and --where-space', () => {
+describe.shuffle('first-stage gates and --where-space', () => {
+  onSeededApi();
   it("evaluates the first stage's prerequisites over the base, and promotes the spaces a where selects", async () => {
     await env.api.post('/space/acme-workflows/change_workflow', {
       Slug: 'gated-base',
@@ -420,7 +495,8 @@ describe('first-stage gates and --where-space', () => {
   });
 });
 
-describe('MergeUnits ordering and abort', () => {
+describe.shuffle('MergeUnits ordering and abort', () => {
+  onSeededApi();
   it('promotes a space after the selected space its MergeUnits links merge from', async () => {
     await env.api.post('/space', { Slug: 'mu-base' });
     await env.api.post('/space/mu-base/unit', { Slug: 'lib', Data: 'kind: ConfigMap\nmetadata:\n  name: lib\ndata:\n  v: "1"\n' });
@@ -441,11 +517,14 @@ describe('MergeUnits ordering and abort', () => {
   });
 
   it('refuses every promotion of an aborted change order', async () => {
-    await env.api.post('/space/chain-base/function/invoke', { FunctionName: 'set-replicas', Arguments: ['9'], UnitIDs: ['app'] });
-    await env.api.post('/space/chain-base/change_order', { Slug: 'doomed', InScopeSpaceIDs: ['chain-mid'] });
-    const aborted = await env.api.patch('/space/chain-base/change_order/doomed', { AbortedReason: 'superseded by v453' });
+    await env.api.post('/space', { Slug: 'ab-base' });
+    await env.api.post('/space/ab-base/unit', { Slug: 'app', Data: 'kind: Deployment\nmetadata:\n  name: app\nspec:\n  replicas: 1\n' });
+    expect((await env.api.post('/variant', { Name: 'mid', UpstreamSpaceID: 'ab-base', Slug: 'ab-mid' })).status).toBe(201);
+    await env.api.post('/space/ab-base/function/invoke', { FunctionName: 'set-replicas', Arguments: ['9'], UnitIDs: ['app'] });
+    expect((await env.api.post('/space/ab-base/change_order', { Slug: 'doomed', InScopeSpaceIDs: ['ab-mid'] })).status).toBe(201);
+    const aborted = await env.api.patch('/space/ab-base/change_order/doomed', { AbortedReason: 'superseded by v453' });
     expect(aborted.body).toMatchObject({ State: 'Aborted', AbortedReason: 'superseded by v453' });
-    const r = await env.api.post('/promote', { ChangeOrderID: 'chain-base/doomed', Spaces: ['chain-mid'] });
+    const r = await env.api.post('/promote', { ChangeOrderID: 'ab-base/doomed', Spaces: ['ab-mid'] });
     expect(r.status).toBe(409);
     expect(r.body.Message).toMatch(/was aborted \(superseded by v453\)/);
   });

@@ -1,8 +1,8 @@
-import { newEntity, patchMap, type Caller, type Component, type Space } from '../../model/entities.ts';
-import { expectVersion } from '../../model/errors.ts';
+import type { Caller, Space } from '../../model/entities.ts';
 import type { Deps } from '../../ports/deps.ts';
 import { deleteSpace } from '../../variants/deletion.ts';
-import { findComponent, findSpace, releaseTargetId } from '../../variants/lookup.ts';
+import { findComponent } from '../../variants/lookup.ts';
+import { createComponent, createSpace, updateSpace } from '../../variants/spaces.ts';
 import { listQueries, page } from '../lists.ts';
 import { pathSpace } from '../resolve.ts';
 import { listReply, route } from '../route.ts';
@@ -38,15 +38,7 @@ export const spaceRoutes = [
     query: NoQuery,
     body: CreateSpace,
     async handle({ deps, caller, body }) {
-      const space: Space = {
-        ...newEntity(deps, caller.OrganizationID, body),
-        SpaceID: deps.newId(),
-        ComponentID: body.ComponentID ? (await findComponent(deps, caller, body.ComponentID)).ComponentID : undefined,
-        ReleaseTargetID: await releaseTargetId(deps, caller, body.ReleaseTargetID),
-        UpstreamSpaceID: body.UpstreamSpaceID ? (await findSpace(deps, caller, body.UpstreamSpaceID)).SpaceID : undefined,
-      };
-      await deps.store.createSpace(space);
-      return { status: 201, body: space };
+      return { status: 201, body: await createSpace(deps, caller, body) };
     },
   }),
   route({
@@ -66,21 +58,7 @@ export const spaceRoutes = [
     query: NoQuery,
     body: UpdateSpace,
     async handle({ deps, caller, params, body }) {
-      const space = await pathSpace(deps, caller, params);
-      expectVersion(`space '${space.Slug}'`, space.Version, body.Version);
-      const next: Space = {
-        ...space,
-        Slug: body.Slug ?? space.Slug,
-        DisplayName: body.DisplayName ?? space.DisplayName,
-        Labels: patchMap(space.Labels, body.Labels),
-        Annotations: patchMap(space.Annotations, body.Annotations),
-        ComponentID: body.ComponentID === undefined ? space.ComponentID : body.ComponentID ? (await findComponent(deps, caller, body.ComponentID)).ComponentID : undefined,
-        ReleaseTargetID: body.ReleaseTargetID === undefined ? space.ReleaseTargetID : await releaseTargetId(deps, caller, body.ReleaseTargetID),
-        UpdatedAt: deps.now().toISOString(),
-        Version: space.Version + 1,
-      };
-      await deps.store.updateSpace(next, space.Version, space.Slug);
-      return { body: next };
+      return { body: await updateSpace(deps, caller, await pathSpace(deps, caller, params), body) };
     },
   }),
   route({
@@ -113,9 +91,7 @@ export const spaceRoutes = [
     query: NoQuery,
     body: CreateComponent,
     async handle({ deps, caller, body }) {
-      const c: Component = { ...newEntity(deps, caller.OrganizationID, body), ComponentID: deps.newId(), AllowedChangeWorkflowIDs: [], ChangeWorkflowRequired: false };
-      await deps.store.createComponent(c);
-      return { status: 201, body: c };
+      return { status: 201, body: await createComponent(deps, caller, body) };
     },
   }),
   route({

@@ -1,4 +1,5 @@
 import { findInSpace, findSpace } from '../../variants/lookup.ts';
+import { UnitAction } from '../../variants/merge.ts';
 import { createVariant, promoteVariant, uploadVariant } from '../../variants/variant.ts';
 import { promoteChangeOrder } from '../../changes/promote.ts';
 import type { ChangeOrder } from '../../model/entities.ts';
@@ -28,7 +29,7 @@ export const variantRoutes = [
     body: CreateVariant,
     async handle({ deps, caller, body }) {
       const r = await createVariant(deps, caller, body);
-      return { status: r.Units.some((u) => u.Action === 'Failed') ? 207 : 201, body: r };
+      return { status: r.Units.some((u) => u.Action === UnitAction.Failed) ? 207 : 201, body: r };
     },
   }),
   route({
@@ -57,7 +58,7 @@ export const variantRoutes = [
         if (body[k] !== undefined) throw new Invalid(`${k} applies only to a change order promotion`);
       }
       const r = await promoteVariant(deps, caller, await findSpace(deps, caller, body.Space), { dryRun: body.DryRun, squash: body.Squash });
-      const failures = r.Units.filter((u) => u.Action === 'Failed').length;
+      const failures = r.Units.filter((u) => u.Action === UnitAction.Failed).length;
       return { status: failures ? (failures === r.Units.length ? 409 : 207) : 200, body: r };
     },
   }),

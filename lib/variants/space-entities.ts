@@ -1,0 +1,97 @@
+import { ChangeSetState, newEntity, patchMap, type Caller, type ChangeSet, type InSpace, type Space, type Tag, type Unit } from '../model/entities.ts';
+import { Conflict, expectVersion, Invalid } from '../model/errors.ts';
+import type { Deps } from '../ports/deps.ts';
+import type { SpaceKind } from '../ports/store.ts';
+import { FILTERABLE, parseWhere } from '../where/index.ts';
+
+/** The kinds kept alike in a Space: Tags, ChangeSets, Filters and Targets. */
+export type SimpleKind = 'Tag' | 'ChangeSet' | 'Filter' | 'Target';
+
+/** What a person gives to create or change one: common fields, and the kind's own. */
+export type EntityInput = { Slug?: string; DisplayName?: string; Labels?: Record<string, string | null>; Annotations?: Record<string, string | null>; Version?: number } & Record<string, unknown>;
+
+type Item = InSpace & Record<string, unknown>;
+
+/** Each kind's own rules: the fields a new one gets (checked), and how an update applies (or is refused). */
+const RULES: Record<SimpleKind, { idField: string; fields(body: EntityInput): Record<string, unknown>; apply?(item: Item, body: EntityInput): Record<string, unknown> }> = {
+  Tag: { idField: 'TagID', fields: () => ({}) },
+  ChangeSet: {
+    idField: 'ChangeSetID',
+    fields: (body) => ({ Description: body.Description ?? '', State: ChangeSetState.Open }),
+    apply(item, body) {
+      if (item.State === ChangeSetState.Closed && body.State === ChangeSetState.Open) throw new Conflict(`changeset '${item.Slug}' is closed and cannot be reopened; open a new one`);
+      return { Description: body.Description ?? item.Description, State: body.State ?? item.State };
+    },
+  },
+  Filter: {
+    idField: 'FilterID',
+    fields(body) {
+      const from = String(body.From);
+      if (!FILTERABLE.includes(from)) throw new Invalid(`From '${from}' is not an entity a filter can select; one of ${FILTERABLE.join(', ')}`);
+      parseWhere(String(body.Where), from);
+      return { From: from, Where: body.Where };
+    },
+    apply(item, body) {
+      if (body.Where !== undefined) parseWhere(String(body.Where), String(item.From));
+      return { Where: body.Where ?? item.Where };
+    },
+  },
+  Target: {
+    idField: 'TargetID',
+    fields: (body) => ({ Facts: body.Facts ?? {} }),
+    apply: (item, body) => ({ Facts: patchMap((item.Facts ?? {}) as Record<string, string>, body.Facts as Record<string, string | null> | undefined) }),
+  },
+};
+
+/** Creates a Tag, ChangeSet, Filter or Target in a Space. */
+export async function createSpaceEntity(deps: Deps, caller: Caller, space: Space, kind: SimpleKind, body: EntityInput & { Slug: string }): Promise<Item> {
+  const rules = RULES[kind];
+  const item = { ...newEntity(deps, caller.OrganizationID, { ...body, Labels: body.Labels as Record<string, string> | undefined, Annotations: body.Annotations as Record<string, string> | undefined }), SpaceID: space.SpaceID, [rules.idField]: deps.newId(), ...rules.fields(body) } as Item;
+  await deps.store.createInSpace(kind, item);
+  return item;
+}
+
+/** Updates one, guarded by its Version; closing an open ChangeSet mints its Tags and unlocks its Units in the same transaction. */
+export async function updateSpaceEntity(deps: Deps, space: Space, kind: SimpleKind, item: Item, body: EntityInput): Promise<Item> {
+  expectVersion(`${kind} '${item.Slug}'`, item.Version, body.Version);
+  const next = {
+    ...item,
+    Slug: body.Slug ?? item.Slug,
+    DisplayName: body.DisplayName ?? item.DisplayName,
+    Labels: patchMap(item.Labels, body.Labels),
+    Annotations: patchMap(item.Annotations, body.Annotations),
+    ...(RULES[kind].apply?.(item, body) ?? {}),
+    UpdatedAt: deps.now().toISOString(),
+    Version: item.Version + 1,
+  } as Item;
+  if (kind === 'ChangeSet' && item.State === ChangeSetState.Open && next.State === ChangeSetState.Closed) await closeChangeSet(deps, space, item as unknown as ChangeSet, next);
+  else await deps.store.updateInSpace(kind, next, item.Version, item.Slug);
+  return next;
+}
+
+/** Deletes one; an open ChangeSet that still locks Units is refused. */
+export async function deleteSpaceEntity(deps: Deps, space: Space, kind: SpaceKind, item: Item): Promise<void> {
+  if (kind === 'ChangeSet' && item.State === ChangeSetState.Open && (await lockedBy(deps, space, String(item.ChangeSetID))).length) {
+    throw new Conflict(`changeset '${item.Slug}' is open and locks units; close it first`);
+  }
+  await deps.store.deleteInSpace(kind, item);
+}
+
+async function lockedBy(deps: Deps, space: Space, changeSetId: string): Promise<Unit[]> {
+  return (await deps.store.listUnits(space.SpaceID)).filter((u) => u.ChangeSetID === changeSetId);
+}
+
+/** Closing mints `<slug>-start` and `<slug>-end`, marks each unit it changed, and unlocks them, in one transaction. */
+async function closeChangeSet(deps: Deps, space: Space, cs: ChangeSet, next: Record<string, unknown>): Promise<void> {
+  const units = await lockedBy(deps, space, cs.ChangeSetID);
+  const tag = (suffix: string): Tag => ({ ...newEntity(deps, cs.OrganizationID, { Slug: `${cs.Slug}-${suffix}` }), SpaceID: space.SpaceID, TagID: deps.newId(), ChangeSetID: cs.ChangeSetID });
+  const start = tag('start');
+  const end = tag('end');
+  Object.assign(next, { StartTagID: start.TagID, EndTagID: end.TagID });
+  const now = String(next.UpdatedAt);
+  const marks = units.flatMap((u) => [
+    { TagID: start.TagID, UnitID: u.UnitID, SpaceID: space.SpaceID, RevisionNum: u.ChangeSetStartRevisionNum ?? 0, UpdatedAt: now },
+    { TagID: end.TagID, UnitID: u.UnitID, SpaceID: space.SpaceID, RevisionNum: u.HeadRevisionNum, UpdatedAt: now },
+  ]);
+  await deps.store.closeChangeSet(cs, next, [start, end], marks, units);
+}

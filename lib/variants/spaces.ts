@@ -1,0 +1,64 @@
+import { newEntity, patchMap, type Caller, type Component, type Space } from '../model/entities.ts';
+import { expectVersion } from '../model/errors.ts';
+import type { Deps } from '../ports/deps.ts';
+import { findComponent, findSpace, releaseTargetId } from './lookup.ts';
+
+/** What a person gives to create a Space; references by slug or ID. */
+export interface CreateSpaceInput {
+  Slug: string;
+  DisplayName?: string;
+  Labels?: Record<string, string>;
+  Annotations?: Record<string, string>;
+  ComponentID?: string;
+  ReleaseTargetID?: string;
+  UpstreamSpaceID?: string;
+}
+
+/** Creates a Space, resolving its Component, release Target (`space/target`) and upstream Space. */
+export async function createSpace(deps: Deps, caller: Caller, body: CreateSpaceInput): Promise<Space> {
+  const space: Space = {
+    ...newEntity(deps, caller.OrganizationID, body),
+    SpaceID: deps.newId(),
+    ComponentID: body.ComponentID ? (await findComponent(deps, caller, body.ComponentID)).ComponentID : undefined,
+    ReleaseTargetID: await releaseTargetId(deps, caller, body.ReleaseTargetID),
+    UpstreamSpaceID: body.UpstreamSpaceID ? (await findSpace(deps, caller, body.UpstreamSpaceID)).SpaceID : undefined,
+  };
+  await deps.store.createSpace(space);
+  return space;
+}
+
+/** What may change on a Space: labels merge-patched; Component and release Target set, or cleared with null. */
+export interface UpdateSpaceInput {
+  Version?: number;
+  Slug?: string;
+  DisplayName?: string;
+  Labels?: Record<string, string | null>;
+  Annotations?: Record<string, string | null>;
+  ComponentID?: string | null;
+  ReleaseTargetID?: string | null;
+}
+
+/** Updates a Space, guarded by its Version; a rename moves its slug claim. */
+export async function updateSpace(deps: Deps, caller: Caller, space: Space, body: UpdateSpaceInput): Promise<Space> {
+  expectVersion(`space '${space.Slug}'`, space.Version, body.Version);
+  const next: Space = {
+    ...space,
+    Slug: body.Slug ?? space.Slug,
+    DisplayName: body.DisplayName ?? space.DisplayName,
+    Labels: patchMap(space.Labels, body.Labels),
+    Annotations: patchMap(space.Annotations, body.Annotations),
+    ComponentID: body.ComponentID === undefined ? space.ComponentID : body.ComponentID ? (await findComponent(deps, caller, body.ComponentID)).ComponentID : undefined,
+    ReleaseTargetID: body.ReleaseTargetID === undefined ? space.ReleaseTargetID : await releaseTargetId(deps, caller, body.ReleaseTargetID),
+    UpdatedAt: deps.now().toISOString(),
+    Version: space.Version + 1,
+  };
+  await deps.store.updateSpace(next, space.Version, space.Slug);
+  return next;
+}
+
+/** Creates a Component. */
+export async function createComponent(deps: Deps, caller: Caller, body: { Slug: string; DisplayName?: string; Labels?: Record<string, string>; Annotations?: Record<string, string> }): Promise<Component> {
+  const c: Component = { ...newEntity(deps, caller.OrganizationID, body), ComponentID: deps.newId(), AllowedChangeWorkflowIDs: [], ChangeWorkflowRequired: false };
+  await deps.store.createComponent(c);
+  return c;
+}

@@ -1,0 +1,99 @@
+import { readFileSync } from 'node:fs';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { createChangeOrder } from '../../lib/changes/create.ts';
+import { promoteContext, promoteSpace } from '../../lib/changes/promote-space.ts';
+import type { ChangeDeps } from '../../lib/changes/ports.ts';
+import type { Caller, ChangeOrder, Link, Space, Unit } from '../../lib/model/entities.ts';
+import type { Deps } from '../../lib/ports/deps.ts';
+import { dataAt, writeData } from '../../lib/variants/revisions.ts';
+import { createVariant, uploadVariant } from '../../lib/variants/variant.ts';
+import { MemoryStore } from '../support/memory-store.ts';
+
+const deployment = readFileSync(new URL('../fixtures/acme/deployment.yaml', import.meta.url), 'utf8');
+const config = readFileSync(new URL('../fixtures/acme/config.yaml', import.meta.url), 'utf8');
+const caller: Caller = { OrganizationID: 'org-1', UserID: 'user-1' };
+
+/** A fleet in memory: acme-base with two Units, acme-dev cloned from it, the base's deployment bumped to v452, and a ChangeOrder naming that. */
+async function fleet() {
+  const store = new MemoryStore();
+  let n = 0;
+  const deps: Deps & ChangeDeps = { store, bus: { put: async () => {} }, now: () => new Date('2026-12-01T00:00:00Z'), newId: () => `id-${++n}`, newToken: () => 'token' };
+  const { Space: base } = await uploadVariant(deps, caller, {
+    Component: 'acme',
+    Variant: 'base',
+    Units: [
+      { Slug: 'config', Data: config, ToolchainType: 'Kubernetes/YAML' },
+      { Slug: 'deployment', Data: deployment, ToolchainType: 'Kubernetes/YAML' },
+    ],
+  });
+  const { Space: dev } = await createVariant(deps, caller, { Name: 'dev', UpstreamSpaceID: 'acme-base', Stage: 'dev' });
+  const unitOf = async (space: Space, slug: string) => (await store.listUnits(space.SpaceID)).find((u) => u.Slug === slug)!;
+  const baseDeployment = await unitOf(base, 'deployment');
+  await writeData(deps, caller, base, baseDeployment, deployment.replace(':v451', ':v452'), { source: 'Update', description: 'v452' });
+  const { co } = await createChangeOrder(deps, caller, base, { Slug: 'release-v452', UpdateType: 'UpgradeUnit', PriorRevisions: 'Include' });
+  return { store, deps, base, dev, co, unitOf };
+}
+
+describe('promoting one Space over an in-memory store', () => {
+  let f: Awaited<ReturnType<typeof fleet>>;
+  beforeEach(async () => {
+    f = await fleet();
+  });
+
+  const progressOf = async (co: ChangeOrder) => (await f.store.progressOf(co.ChangeOrderID)).map((p) => p.SpaceID).sort();
+
+  it('merges the change into the Unit it covers, marks the unchanged one, and records the Space as having taken it', async () => {
+    const r = await promoteSpace(f.deps, caller, await promoteContext(f.deps, f.co, {}), f.dev);
+    expect(r.Action).toBe('Promote');
+    expect(r.Units.map((u) => [u.UnitSlug, u.Action, u.Reason ?? '', u.RevisionNums ?? []])).toEqual([
+      ['config', 'Mark', 'AlreadyTaken', []],
+      ['deployment', 'Upgrade', '', [2]],
+    ]);
+    const dep = await f.unitOf(f.dev, 'deployment');
+    expect(await dataAt(f.deps, dep, dep.HeadRevisionNum)).toContain('ghcr.io/acme/acme:v452');
+    expect((await f.store.marksOfTag(f.co.EndTagID)).filter((m) => m.SpaceID === f.dev.SpaceID).map((m) => [m.UnitID === dep.UnitID ? 'deployment' : 'config', m.RevisionNum]).sort()).toEqual([
+      ['config', 1],
+      ['deployment', 2],
+    ]);
+    expect(await progressOf(f.co)).toEqual([f.base.SpaceID, f.dev.SpaceID].sort());
+  });
+
+  it('writes a Unit’s marks in the same transaction as the revision that carries the change', async () => {
+    await promoteSpace(f.deps, caller, await promoteContext(f.deps, f.co, {}), f.dev);
+    const dep = await f.unitOf(f.dev, 'deployment');
+    const tx = f.store.transactions.find((ops) => ops.some((o) => o.kind === 'Revision' && (o.item as { UnitID: string }).UnitID === dep.UnitID && (o.item as { RevisionNum: number }).RevisionNum === 2))!;
+    expect(tx.filter((o) => o.kind === 'Mark').map((o) => (o.item as { TagID: string; RevisionNum: number }).TagID).sort()).toEqual([f.co.EndTagID, f.co.PublishTagID, f.co.StartTagID].sort());
+    expect(tx.some((o) => o.kind === 'Link' && o.op === 'update')).toBe(true);
+  });
+
+  it('writes nothing on a dry run, and says what it would do', async () => {
+    const before = f.store.transactions.length;
+    const r = await promoteSpace(f.deps, caller, await promoteContext(f.deps, f.co, { dryRun: true }), f.dev);
+    expect(r.Units.find((u) => u.UnitSlug === 'deployment')?.Changes).toEqual([expect.objectContaining({ Path: expect.stringContaining('image'), Value: 'ghcr.io/acme/acme:v452' })]);
+    expect(f.store.transactions.length).toBe(before);
+    expect(await progressOf(f.co)).toEqual([f.base.SpaceID]);
+  });
+
+  it('takes nothing twice: a rerun finds every Unit carrying the change', async () => {
+    await promoteSpace(f.deps, caller, await promoteContext(f.deps, f.co, {}), f.dev);
+    const again = await promoteSpace(f.deps, caller, await promoteContext(f.deps, f.co, {}), f.dev);
+    expect(again.Units.map((u) => [u.UnitSlug, u.Action, u.Reason])).toEqual([
+      ['config', 'Unchanged', 'AlreadyTaken'],
+      ['deployment', 'Unchanged', 'AlreadyTaken'],
+    ]);
+    expect((await f.unitOf(f.dev, 'deployment')).HeadRevisionNum).toBe(2);
+  });
+
+  it('fails a Space whose Unit merged past the change’s start, and records nothing for it', async () => {
+    // The base moves on and dev takes that by hand: its cursor is now past where the change starts.
+    const dep: Unit = await f.unitOf(f.base, 'deployment');
+    await writeData(f.deps, caller, f.base, dep, deployment.replace(':v451', ':v453'), { source: 'Update' });
+    const devDep = await f.unitOf(f.dev, 'deployment');
+    const devLink = (await f.store.listInSpace<Link>('Link', f.dev.SpaceID)).find((l) => l.FromUnitID === devDep.UnitID)!;
+    await f.store.transact([{ op: 'update', kind: 'Link', item: { ...devLink, UpstreamLastMergedRevisionNum: 3, Version: devLink.Version + 1 }, expectedVersion: devLink.Version }]);
+    const r = await promoteSpace(f.deps, caller, await promoteContext(f.deps, f.co, {}), f.dev);
+    expect(r.Action).toBe('Failed');
+    expect(r.Error).toBe("deployment: unit 'deployment' has already merged past the change order's start (revision 1 of 'deployment'): it took revisions 2..3");
+    expect(await progressOf(f.co)).toEqual([f.base.SpaceID]);
+  });
+});
