@@ -10,6 +10,13 @@ const KNOWN = new Set([
   ),
 ]);
 
+/** Flags of the established product's promote that Baton does not have, each refused with what to do instead. */
+const UNSUPPORTED: Record<string, string> = {
+  clearance: '--clearance is not supported: Baton promotes every Space a Stage selects once its gates hold; name fewer Spaces with --where-space or <space>',
+  guard: '--guard is not supported: declare what must hold before a Stage as its Prerequisites (built-in or cel:) in the ChangeWorkflow',
+  subgroup: '--subgroup is not supported: promote part of a Stage by naming its Spaces with --where-space or <space>',
+};
+
 /** The known flag nearest a typo, by edit distance, if it is near enough to be a likely meaning. */
 function nearest(name: string): string | undefined {
   const dist = (a: string, b: string) => {
@@ -57,6 +64,7 @@ export function parseArgs(argv: string[]): Args {
       positional.push(a);
       continue;
     }
+    if (UNSUPPORTED[name]) throw new UsageError(UNSUPPORTED[name]);
     if (!KNOWN.has(name)) {
       const near = nearest(name);
       throw new UsageError(`unknown flag --${name}${near ? `; did you mean --${near}?` : ''}`);

@@ -130,8 +130,12 @@ export const unitsCommands: Record<string, Record<string, Command>> = {
   },
   revision: {
     list: async (a, c) => {
-      const { space, slug } = locate(a, a.positional[0] ?? flag(a, 'unit'), 'unit', 'cub revision list --space <space> <unit>');
-      print((await c.get(`/space/${seg(space)}/unit/${seg(slug)}/revision`, { where: flag(a, 'where'), limit: flag(a, 'limit') })).body, out(a), COLUMNS.revision);
+      const query = { where: flag(a, 'where'), limit: flag(a, 'limit') };
+      const ref = a.positional[0] ?? flag(a, 'unit');
+      // Without a Unit: the revisions of every Unit of the Space (say, what a ChangeOrder brought there).
+      if (!ref) return print((await c.get(`/space/${seg(need(a, 'space', 'cub revision list --space <space> [<unit>] [--where W]'))}/revision`, query)).body, out(a), [['Unit', (r) => r.UnitSlug], ...COLUMNS.revision!]);
+      const { space, slug } = locate(a, ref, 'unit', 'cub revision list --space <space> <unit>');
+      print((await c.get(`/space/${seg(space)}/unit/${seg(slug)}/revision`, query)).body, out(a), COLUMNS.revision);
     },
     get: async (a, c) => {
       const { space, slug } = locate(a, a.positional[0] ?? flag(a, 'unit'), 'unit', 'cub revision get --space <space> <unit> <N>');

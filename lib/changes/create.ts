@@ -1,5 +1,5 @@
-import { type Caller, type ChangeOrder, type ChangeOrderUpdateType, type ChangeSet, type ChangeWorkflow, type Filter, type Link, type PriorRevisions, type Progress, type Space, type Tag, newEntity } from '../model/entities.ts';
-import { Conflict, Invalid } from '../model/errors.ts';
+import { ChangeSetState, type Caller, type ChangeOrder, type ChangeOrderUpdateType, type ChangeSet, type ChangeWorkflow, type Filter, type Link, type PriorRevisions, type Progress, type Space, type Tag, newEntity } from '../model/entities.ts';
+import { Conflict, Invalid, NotFound } from '../model/errors.ts';
 import type { StoreOp } from '../ports/store.ts';
 import { chunk, TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
 import { parseWhere, type Query } from '../where/index.ts';
@@ -58,7 +58,7 @@ export async function createChangeOrder(deps: ChangeDeps, caller: Caller, base: 
   const scope = selectScope({ base, spaces, updateType, linkSpaces, listed, queries });
 
   // Intervals: from the merge cursors of the in-scope Links into each Unit, to head or the end Tag.
-  const endTag = body.EndTagID ? (await findInSpace<Tag>(deps, caller, base, 'Tag', body.EndTagID)).item : undefined;
+  const endTag = body.EndTagID ? await endTagOf(deps, caller, base, body.EndTagID) : undefined;
   const endMarks = endTag ? new Map((await deps.store.marksOfTag(endTag.TagID)).map((m) => [m.UnitID, m.RevisionNum])) : undefined;
   const inScope = new Set(scope);
   const skipped: Record<string, string> = {};
@@ -114,6 +114,19 @@ export async function createChangeOrder(deps: ChangeDeps, caller: Caller, base: 
   await deps.store.transact([...head, ...first]);
   for (const part of chunk(marks, TRANSACTION_MAX_ITEMS)) await deps.store.transact(part);
   return { co, existed: false };
+}
+
+/** The Tag `--end-tag` names; an open ChangeSet's end Tag, not minted until it closes, gets the open-ChangeSet reason. */
+async function endTagOf(deps: ChangeDeps, caller: Caller, base: Space, ref: string): Promise<Tag> {
+  try {
+    return (await findInSpace<Tag>(deps, caller, base, 'Tag', ref)).item;
+  } catch (e) {
+    const m = /^(?:(.+)\/)?(.+)-end$/.exec(ref);
+    if (!(e instanceof NotFound) || !m) throw e;
+    const cs = await findInSpace<ChangeSet>(deps, caller, base, 'ChangeSet', m[1] ? `${m[1]}/${m[2]}` : m[2]!).catch(() => undefined);
+    if (cs?.item.State === ChangeSetState.Open) throw new Conflict(`the change ends at changeset '${cs.item.Slug}', which is still open; close it first`);
+    throw e;
+  }
 }
 
 /** The ChangeOrder's Spaces selected again by its recorded selection (`--refresh-spaces`), by the same rule create used. */

@@ -8,7 +8,7 @@ export interface PromotionPlan {
   targets: Space[];
   /** Spaces of the Stages before the one before: each must have taken the change. */
   earlier: Space[];
-  /** The Spaces of the Stage before (the base for the first Stage): the target Stage's prerequisites hold over them. */
+  /** The Spaces of the nearest earlier Stage that has any (the base when none has): the target Stage's prerequisites hold over them, never over nothing. */
   before: Space[];
 }
 
@@ -36,7 +36,7 @@ export function planPromotion(stages: StageSpaces[], base: Space, taken: (spaceI
     targets = stages[stageIndex]!.spaces;
   }
   if (stageIndex < 0) return { stageIndex, targets, earlier: [], before: [] };
-  const before = stageIndex === 0 ? [base] : stages[stageIndex - 1]!.spaces;
+  const before = stages.slice(0, stageIndex).findLast((s) => s.spaces.length)?.spaces ?? [base];
   const earlier = stages
     .slice(0, stageIndex)
     .flatMap((s) => s.spaces)

@@ -6,7 +6,7 @@ import { retryOnConflict } from '../util/retry.ts';
 import { marksOf } from './marks.ts';
 import type { ChangeDeps } from './ports.ts';
 import { gateState, gateView, stagesOf } from './stages.ts';
-import { deriveProgress, reachedStage, recordedStageIndex } from './state.ts';
+import { deriveProgress, lastNonEmpty, reachedStage, recordedStageIndex } from './state.ts';
 
 /** A ChangeOrder with State and the Space sets derived from its progress; Completed from Final over the last Stage when asked. */
 export async function derive(deps: ChangeDeps, caller: Caller, co: ChangeOrder, opts: { completed?: boolean; spaces?: Map<string, Space> } = {}): Promise<ChangeOrderView> {
@@ -24,11 +24,11 @@ export async function computeStage(deps: ChangeDeps, caller: Caller, co: ChangeO
   const progress = new Map((await deps.store.progressOf(co.ChangeOrderID)).map((p) => [p.SpaceID, p]));
   const index = reachedStage(stages, (id) => progress.has(id));
   if (index < 0) return { index };
-  if (index === stages.length - 1) {
+  if (lastNonEmpty(stages, index)) {
     const final = co.ChangeWorkflow?.Final?.Prerequisites ?? [];
     const marks = await marksOf(deps, co);
     const states = await Promise.all(stages[index]!.spaces.map((s) => gateState(deps, co, marks, progress, s)));
-    if (evaluateGates(final, gateView(co), states).every((g) => g.Satisfied)) return { stage: COMPLETED, index: stages.length };
+    if (evaluateGates(final, gateView(await derive(deps, caller, co)), states).every((g) => g.Satisfied)) return { stage: COMPLETED, index: stages.length };
   }
   return { stage: stages[index]!.name, index };
 }
@@ -111,7 +111,8 @@ export async function checkReleaseGates(deps: ChangeDeps, caller: Caller, co: Ch
   if (!stage?.release.length) return;
   const progress = new Map((await deps.store.progressOf(co.ChangeOrderID)).map((p) => [p.SpaceID, p]));
   const state = await gateState(deps, co, await marksOf(deps, co), progress, space);
-  const gates = stage.release.map((p) => evaluatePrerequisite(p, gateView(co), state));
+  const view = gateView(await derive(deps, caller, co));
+  const gates = stage.release.map((p) => evaluatePrerequisite(p, view, state));
   const failed = gates.filter((g) => !g.Satisfied);
   if (failed.length) throw new GateRefused(`unable to publish a release of change order '${co.Slug}' in stage '${stage.name}': ${failed.map((g) => g.Message).join('; ')}`, { Gates: gates });
 }

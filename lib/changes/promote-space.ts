@@ -2,7 +2,7 @@ import { DESCRIBING_TOOLCHAIN, type Caller, type ChangeOrder, type Link, type Pr
 import { BatonError, Conflict, Invalid, NotFound } from '../model/errors.ts';
 import type { StoreOp } from '../ports/store.ts';
 import { chunk, TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
-import { cloneOps } from '../variants/clone.ts';
+import { cloneOps, copyLinksOps } from '../variants/clone.ts';
 import { cachedReader, mergeInto, UnitAction, type UnitResult, type UpstreamReader } from '../variants/merge.ts';
 import { intervalMarks, marksOf, type CoMarks } from './marks.ts';
 import type { ChangeDeps } from './ports.ts';
@@ -23,7 +23,10 @@ export type SpaceAction = (typeof SpaceAction)[keyof typeof SpaceAction];
 
 /** Why a Unit was left as it was, or only marked. */
 export const UnitReason = {
+  /** It carries the change already (a rerun, or a repair). */
   AlreadyTaken: 'AlreadyTaken',
+  /** The change changes nothing in it: only marked, where its followers (or its release) have it. */
+  NoChange: 'NoChange',
   /** Its upstream Unit is not covered by the change (made after it, or with nothing to carry). */
   NotCovered: 'NotCovered',
   /** Made in this Space: the change has nothing to bring it. */
@@ -55,11 +58,40 @@ export interface PromoteContext {
   upstreamUnits: Map<string, Unit>;
   /** The Units of each upstream Space, listed once per promotion however many Spaces clone from it. */
   upstreamLists?: Map<string, Promise<Unit[]>>;
+  /** The Links of each upstream Space, read once per promotion. */
+  upstreamLinks?: Map<string, Promise<Link[]>>;
+  /** Whether any Space may follow this one's Units (false spares a Link read per unchanged Unit). */
+  hasFollowers(spaceId: string): boolean;
+  /** The slugs of the organization's Spaces, when the promotion read them. */
+  spaceSlugs: Map<string, string>;
 }
 
 /** A promotion's shared context: the ChangeOrder's marks, read once, and one cache of upstream revisions. */
-export async function promoteContext(deps: ChangeDeps, co: ChangeOrder, o: { prior?: PriorRevisions; dryRun?: boolean; marks?: CoMarks }): Promise<PromoteContext> {
-  return { co, marks: o.marks ?? (await marksOf(deps, co)), prior: o.prior ?? co.PriorRevisions, dryRun: !!o.dryRun, read: cachedReader(deps), upstreamUnits: new Map() };
+export async function promoteContext(deps: ChangeDeps, co: ChangeOrder, o: { prior?: PriorRevisions; dryRun?: boolean; marks?: CoMarks; spaces?: Space[] }): Promise<PromoteContext> {
+  // With the organization's Spaces known, an UpgradeUnit change knows which Spaces nothing is cloned from.
+  const upstreams = o.spaces && co.UpdateType === 'UpgradeUnit' ? new Set(o.spaces.map((s) => s.UpstreamSpaceID).filter(Boolean)) : undefined;
+  return {
+    co,
+    marks: o.marks ?? (await marksOf(deps, co)),
+    prior: o.prior ?? co.PriorRevisions,
+    dryRun: !!o.dryRun,
+    read: cachedReader(deps),
+    upstreamUnits: new Map(),
+    hasFollowers: (id) => !upstreams || upstreams.has(id),
+    spaceSlugs: new Map((o.spaces ?? []).map((s) => [s.SpaceID, s.Slug])),
+  };
+}
+
+/**
+ * Where a Unit the change leaves unchanged is marked: at the revision the Spaces that follow it have
+ * merged to, or where it was released when that is later; at its head only when nothing follows it and
+ * it was never released. So a Space below takes none of this Space's own edits with the change, and a
+ * Release of the change bundles the Unit as deployed.
+ */
+export async function restingRevision(deps: ChangeDeps, ctx: PromoteContext, space: Space, unit: Unit): Promise<number> {
+  const follow = ctx.hasFollowers(space.SpaceID) ? (await deps.store.linksInto(unit.UnitID)).filter((l) => l.UpdateType === ctx.co.UpdateType && ctx.co.InScopeSpaceIDs.includes(l.SpaceID)) : [];
+  const at = [...follow.map((l) => l.UpstreamLastMergedRevisionNum), unit.LastReleasedRevisionNum].filter((n) => n > 0 && n <= unit.HeadRevisionNum);
+  return at.length ? Math.max(...at) : unit.HeadRevisionNum;
 }
 
 /**
@@ -74,15 +106,10 @@ export async function promoteSpace(deps: ChangeDeps, caller: Caller, ctx: Promot
   const now = deps.now().toISOString();
   const linkOf = new Map(links.filter((l) => l.UpdateType === co.UpdateType).map((l) => [l.FromUnitID, l]));
   const units = unitsList.filter((u) => u.ToolchainType !== DESCRIBING_TOOLCHAIN);
-  if (units.length && units.every((u) => marks.end.has(u.UnitID))) {
-    // Every Unit took the change (a repair, or a run that stopped after its writes): record that the Space did.
-    res.Units = units.map((u) => ({ UnitID: u.UnitID, UnitSlug: u.Slug, SpaceID: space.SpaceID, Action: UnitAction.Unchanged, Reason: UnitReason.AlreadyTaken }));
-    if (!ctx.dryRun) await recordTaken(deps, co, space, now);
-    return res;
-  }
   const markOnly: StoreOp[] = [];
-  // 1. Clone what the change carries that this Space lacks, at the start revision; the replay below brings it up.
+  // 1. Find what the change carries that this Space lacks: cloned at the start revision, and the replay below brings it up.
   const work: { unit: Unit; link?: Link; fresh?: boolean }[] = units.map((u) => ({ unit: u, link: linkOf.get(u.UnitID) }));
+  const toClone: Unit[] = [];
   if (co.UpdateType === 'UpgradeUnit' && space.UpstreamSpaceID) {
     const have = new Set(units.map((u) => u.UpstreamUnitID));
     ctx.upstreamLists ??= new Map();
@@ -102,11 +129,21 @@ export async function promoteSpace(deps: ChangeDeps, caller: Caller, ctx: Promot
         continue;
       }
       if (s.RevisionNum === 0) continue;
-      const clone = await cloneOps(deps, caller, space, up, { revision: s.RevisionNum, namespace: space.Labels.Namespace, targetId: space.ReleaseTargetID });
-      if (!ctx.dryRun) await deps.store.transact(clone.ops);
-      res.Units.push({ UnitID: clone.unit.UnitID, UnitSlug: clone.unit.Slug, SpaceID: space.SpaceID, Action: UnitAction.Clone, RevisionNums: [clone.unit.HeadRevisionNum] });
-      work.push({ unit: clone.unit, link: clone.link, fresh: true });
+      toClone.push(up);
     }
+  }
+  // The Space took the change only when every Unit the change covers there carries it: none missing, each marked.
+  if (!toClone.length && units.length && units.every((u) => marks.end.has(u.UnitID))) {
+    // A repair, or a run that stopped after its writes: record that the Space did.
+    res.Units.push(...units.map((u) => ({ UnitID: u.UnitID, UnitSlug: u.Slug, SpaceID: space.SpaceID, Action: UnitAction.Unchanged, Reason: UnitReason.AlreadyTaken })));
+    if (!ctx.dryRun) await recordTaken(deps, co, space, now);
+    return res;
+  }
+  for (const up of toClone) {
+    const clone = await cloneOps(deps, caller, space, up, { revision: marks.start.get(up.UnitID)!.RevisionNum, namespace: space.Labels.Namespace, targetId: space.ReleaseTargetID });
+    if (!ctx.dryRun) await deps.store.transact(clone.ops);
+    res.Units.push({ UnitID: clone.unit.UnitID, UnitSlug: clone.unit.Slug, SpaceID: space.SpaceID, Action: UnitAction.Clone, RevisionNums: [clone.unit.HeadRevisionNum] });
+    work.push({ unit: clone.unit, link: clone.link, fresh: true });
   }
   // 2. and 3. Upgrade each Unit behind over the ChangeOrder's range, marking start and end with its write.
   for (const { unit, link, fresh } of work) {
@@ -121,8 +158,10 @@ export async function promoteSpace(deps: ChangeDeps, caller: Caller, ctx: Promot
     return res;
   }
   if (ctx.dryRun) return res;
-  // 4. Mark every other Unit, then record that this Space took the change.
+  // 4. Mark the Units the change leaves unchanged, only now that every Unit's write landed, and copy
+  // the Links of the Space above onto the Units here that come from its Units; then record that this Space took the change.
   for (const part of chunk(markOnly, TRANSACTION_MAX_ITEMS)) await deps.store.transact(part);
+  if (co.UpdateType === 'UpgradeUnit' && space.UpstreamSpaceID) await copyUpstreamLinks(deps, caller, ctx, space, links);
   await recordTaken(deps, co, space, now);
   return res;
 }
@@ -139,10 +178,11 @@ export async function promoteUnit(deps: ChangeDeps, caller: Caller, ctx: Promote
     const s = link ? marks.start.get(link.ToUnitID) : undefined;
     const e = link ? marks.end.get(link.ToUnitID) : undefined;
     if (!link || !s || !e) {
-      // A Unit the change does not cover: made here, or upstream after the ChangeOrder. Its marks on its head.
+      // A Unit the change does not cover: made here, or upstream after the ChangeOrder. Marked where it rests, with the Space's last write.
       r.Action = UnitAction.Mark;
       r.Reason = link ? UnitReason.NotCovered : UnitReason.CreatedInSpace;
-      return { result: r, marks: intervalMarks(co, unit, unit.HeadRevisionNum, unit.HeadRevisionNum, now) };
+      const at = await restingRevision(deps, ctx, space, unit);
+      return { result: r, marks: intervalMarks(co, unit, at, at, now) };
     }
     let source = ctx.upstreamUnits.get(link.ToUnitID);
     if (!source) {
@@ -162,10 +202,12 @@ export async function promoteUnit(deps: ChangeDeps, caller: Caller, ctx: Promote
     if (cursor < start) {
       if (ctx.prior === 'Error') {
         const descs = await Promise.all(Array.from({ length: start - cursor }, (_, i) => ctx.read(from, cursor + 1 + i)));
+        const upSpace = ctx.spaceSlugs.get(link.ToSpaceID) ?? (await deps.store.getSpace(co.OrganizationID, link.ToSpaceID))?.Slug ?? link.ToSpaceID;
         throw new Conflict(
-          `unit '${unit.Slug}' has revisions before the change order's start not yet merged through link '${link.Slug}': ${descs.map((d, i) => `revision ${cursor + 1 + i} of '${from.Slug}' (${d.description || 'no description'})`).join(', ')}`,
+          `unit '${unit.Slug}' has revisions before the change order's start not yet merged through link '${link.Slug}': ${descs.map((d, i) => `revision ${cursor + 1 + i} of '${upSpace}/${from.Slug}' (${d.description || 'no description'})`).join(', ')}`,
         );
       }
+      if (start === end && ctx.prior === 'Skip') return { result: { ...r, Action: UnitAction.Mark, Reason: UnitReason.NoChange }, marks: await restMarks(deps, ctx, space, unit, now) };
       if (ctx.prior === 'Include' || ctx.prior === 'All') {
         const pre = await mergeInto(deps, caller, space, current, { source: from, base: cursor, end: start, link, dryRun: ctx.dryRun, readUpstream: ctx.read });
         r.RevisionNums = pre.RevisionNums;
@@ -175,6 +217,10 @@ export async function promoteUnit(deps: ChangeDeps, caller: Caller, ctx: Promote
           cursorLink = (await deps.store.getInSpace<Link>('Link', space.SpaceID, link.LinkID))!;
         }
       }
+    }
+    if (start === end && cursor === start) {
+      // The change changes nothing here: marked where the Unit rests, with the Space's last write.
+      return { result: { ...r, Action: UnitAction.Mark, Reason: UnitReason.NoChange }, marks: await restMarks(deps, ctx, space, unit, now) };
     }
     const merged = await mergeInto(deps, caller, space, current, {
       source: from,
@@ -196,6 +242,28 @@ export async function promoteUnit(deps: ChangeDeps, caller: Caller, ctx: Promote
     r.Error = { Code: err.code, Message: err.message };
   }
   return { result: r };
+}
+
+/**
+ * Copies the Links of the Space above onto this Space's Units that come from the Units they start at
+ * (clones made by this promotion included): Links travel with a promotion, independently of the change.
+ * A Link whose slug the Space already has is left alone, so a rerun copies nothing twice.
+ */
+async function copyUpstreamLinks(deps: ChangeDeps, caller: Caller, ctx: PromoteContext, space: Space, have: Link[]): Promise<void> {
+  ctx.upstreamLinks ??= new Map();
+  let listing = ctx.upstreamLinks.get(space.UpstreamSpaceID!);
+  if (!listing) ctx.upstreamLinks.set(space.UpstreamSpaceID!, (listing = deps.store.listInSpace<Link>('Link', space.UpstreamSpaceID!)));
+  const upstream = (await listing).filter((l) => l.UpdateType !== 'UpgradeUnit');
+  if (!upstream.length) return;
+  const byUpstream = new Map((await deps.store.listUnits(space.SpaceID)).filter((u) => u.UpstreamUnitID).map((u) => [u.UpstreamUnitID!, u]));
+  const ops = copyLinksOps(deps, caller, space, upstream, byUpstream, new Set(have.map((l) => l.Slug)));
+  for (const part of chunk(ops, TRANSACTION_MAX_ITEMS)) await deps.store.transact(part);
+}
+
+/** The marks of a Unit the change leaves unchanged, at the revision where it rests. */
+async function restMarks(deps: ChangeDeps, ctx: PromoteContext, space: Space, unit: Unit, now: string): Promise<StoreOp[]> {
+  const at = await restingRevision(deps, ctx, space, unit);
+  return intervalMarks(ctx.co, unit, at, at, now);
 }
 
 /** Upgrades one Unit with a ChangeOrder's range: a repair, not a promotion, so it is not gated and clones nothing. */

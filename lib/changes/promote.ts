@@ -11,6 +11,7 @@ import type { ChangeDeps } from './ports.ts';
 import { advanceStage, recordOn } from './progress.ts';
 import { promoteContext, promoteSpace, SpaceAction, type SpaceResult } from './promote-space.ts';
 import { gateState, gateView, orgSpaces, stagesOf, takenOnly } from './stages.ts';
+import { deriveProgress } from './state.ts';
 import { mergeWaves } from './waves.ts';
 
 /** Spaces of one Stage promoted at once. */
@@ -70,7 +71,7 @@ async function mergeSources(deps: ChangeDeps, targets: Space[]): Promise<Map<str
 export async function promoteChangeOrder(deps: ChangeDeps, caller: Caller, co: ChangeOrder, base: Space, o: PromoteOptions): Promise<PromoteOutcome> {
   if (co.AbortedReason) throw new Conflict(`change order '${co.Slug}' was aborted (${co.AbortedReason}); promote a new one`);
   if (o.force && !o.forceReason) throw new Invalid('--force needs --force-reason, which the change order records');
-  const [marks, progressList] = await Promise.all([marksOf(deps, co), deps.store.progressOf(co.ChangeOrderID)]);
+  const [marks, progressList, spaces] = await Promise.all([marksOf(deps, co), deps.store.progressOf(co.ChangeOrderID), deps.store.listSpaces(caller.OrganizationID)]);
   const progress = new Map(progressList.map((p) => [p.SpaceID, p]));
   const stages = await stagesOf(deps, caller, co);
   const named = o.spaces?.length || o.whereSpace ? await namedTargets(deps, caller, co, o) : undefined;
@@ -83,7 +84,7 @@ export async function promoteChangeOrder(deps: ChangeDeps, caller: Caller, co: C
   const { stageIndex, targets } = plan;
   const stageName = stageIndex >= 0 ? stages[stageIndex]?.name : undefined;
   // Gates: every earlier Stage must have taken the change; the target Stage's prerequisites hold over the Stage before.
-  const view = gateView(co);
+  const view = gateView({ ...co, ...deriveProgress(co, progressList, new Map(spaces.map((s) => [s.SpaceID, s]))) });
   const gates: GateResult[] = [];
   if (stageIndex >= 0) {
     const prereqs = stages[stageIndex]!.prerequisites;
@@ -102,7 +103,7 @@ export async function promoteChangeOrder(deps: ChangeDeps, caller: Caller, co: C
     throw new GateRefused(result.Message, result);
   }
   result.Forced = failedGates.length > 0;
-  const ctx = await promoteContext(deps, co, { prior: o.priorRevisions, dryRun: o.dryRun, marks });
+  const ctx = await promoteContext(deps, co, { prior: o.priorRevisions, dryRun: o.dryRun, marks, spaces });
   const promoteOne = async (space: Space): Promise<SpaceResult> => {
     if (progress.has(space.SpaceID)) return { SpaceID: space.SpaceID, SpaceSlug: space.Slug, Action: SpaceAction.Unchanged, Units: [] };
     if (co.UpdateType === 'UpgradeUnit' && space.UpstreamSpaceID && space.UpstreamSpaceID !== base.SpaceID && !progress.has(space.UpstreamSpaceID)) {
@@ -125,6 +126,7 @@ export async function promoteChangeOrder(deps: ChangeDeps, caller: Caller, co: C
   result.Landed = result.Spaces.filter((s) => s.Action === SpaceAction.Promote || s.Action === SpaceAction.Unchanged).length;
   const failures = result.Spaces.filter((s) => s.Action === SpaceAction.Failed || s.Action === SpaceAction.Blocked);
   const outcome = failures.length ? 'Partial' : 'Done';
+  if (failures.length) result.Message = `${result.Landed} of ${result.Total} space(s) ${o.dryRun ? 'would take' : 'took'} change order '${co.Slug}'; ${failures.map((f) => `'${f.SpaceSlug}': ${f.Error}`).join('; ')}`;
   if (o.dryRun) return { outcome, result };
   const now = deps.now().toISOString();
   const promoted = result.Spaces.filter((s) => s.Action === SpaceAction.Promote).map((s) => s.SpaceID);
@@ -149,6 +151,5 @@ export async function promoteChangeOrder(deps: ChangeDeps, caller: Caller, co: C
     ]);
   }
   await advanceStage(deps, caller, co);
-  if (failures.length) result.Message = `${result.Landed} of ${result.Total} space(s) took change order '${co.Slug}'; ${failures.map((f) => `'${f.SpaceSlug}': ${f.Error}`).join('; ')}`;
   return { outcome, result };
 }

@@ -1,4 +1,4 @@
-import type { Caller, ChangeOrder, Progress, Release, Space } from '../model/entities.ts';
+import type { Caller, ChangeOrder, ChangeOrderView, Progress, Release, Space } from '../model/entities.ts';
 import type { GateChangeOrder, SpaceGateState } from '../gates/prerequisites.ts';
 import { matches, parseWhere, relationsUsed, type Query } from '../where/index.ts';
 import { releasesOf } from '../releases/bundle.ts';
@@ -15,11 +15,15 @@ export async function orgSpaces(deps: ChangeDeps, caller: Caller, queries: Query
   return spaces.map((s) => ({ ...s, Component: s.ComponentID ? comps.get(s.ComponentID) : undefined }) as Space);
 }
 
-/** The Spaces of each Stage, pure: those its WhereSpace selects among the ChangeOrder's in-scope Spaces, in slug order. */
+/**
+ * The Spaces of each Stage, pure: those its WhereSpace selects among the ChangeOrder's in-scope Spaces
+ * and its base (so a first Stage `Labels.Stage = 'Base'` holds the base, which took the change when it
+ * was made), in slug order.
+ */
 export function stagesOver(co: ChangeOrder, spaces: Space[]): StageSpaces[] {
   const wf = co.ChangeWorkflow;
   if (!wf) return [];
-  const inScope = new Set(co.InScopeSpaceIDs);
+  const inScope = new Set([...co.InScopeSpaceIDs, co.SpaceID]);
   const candidates = spaces.filter((s) => inScope.has(s.SpaceID));
   return wf.Stages.map((st) => {
     const q = parseWhere(st.WhereSpace, 'Space');
@@ -46,7 +50,9 @@ export async function gateState(deps: ChangeDeps, co: ChangeOrder, marks: CoMark
       return { slug: units.get(m.UnitID)?.Slug ?? m.UnitID, revision: rev, validationErrors: r?.ValidationErrors ?? {}, unitId: m.UnitID, end: m.RevisionNum };
     }),
   );
-  const carries = (r: Release) => r.ChangeOrderID === co.ChangeOrderID || changed.every((c) => (r.Units.find((u) => u.UnitID === c.unitId)?.RevisionNum ?? 0) >= c.end);
+  // A Release carries the change when it was published for it, or bundles every Unit the change covers in the Space at (or past) the revision its release Tag marks there.
+  const covered = [...marks.publish.values()].filter((m) => m.SpaceID === space.SpaceID);
+  const carries = (r: Release) => r.ChangeOrderID === co.ChangeOrderID || (covered.length > 0 && covered.every((m) => (r.Units.find((u) => u.UnitID === m.UnitID)?.RevisionNum ?? 0) >= m.RevisionNum));
   return { space, taken: progress.has(space.SpaceID), published, carries, changed };
 }
 
@@ -55,7 +61,7 @@ export function takenOnly(space: Space, progress: Map<string, Progress>): SpaceG
   return { space, taken: progress.has(space.SpaceID), published: [], carries: () => false, changed: [] };
 }
 
-/** The ChangeOrder as the gates see it. */
-export function gateView(co: ChangeOrder): GateChangeOrder {
+/** The ChangeOrder as the gates see it: CEL reads it as the API returns it, derived fields included. */
+export function gateView(co: ChangeOrderView): GateChangeOrder {
   return { json: co as unknown as Record<string, unknown>, slug: co.Slug, workflow: co.ChangeWorkflow ?? { Stages: [] } };
 }

@@ -34,14 +34,24 @@ export interface StageSpaces {
   release: string[];
 }
 
-/** The index of the latest Stage that, with every Stage before it, has Spaces and all of them took the change; -1 when none. */
+/**
+ * The index of the latest Stage with Spaces, all of which took the change, every earlier Stage with
+ * Spaces having taken it too; -1 when none. A Stage with no Spaces in scope is passed over: it neither
+ * holds the change back nor counts as reached.
+ */
 export function reachedStage(stages: StageSpaces[], taken: (spaceId: string) => boolean): number {
   let index = -1;
   for (const [i, st] of stages.entries()) {
-    if (!st.spaces.length || !st.spaces.every((s) => taken(s.SpaceID))) break;
+    if (!st.spaces.length) continue;
+    if (!st.spaces.every((s) => taken(s.SpaceID))) break;
     index = i;
   }
   return index;
+}
+
+/** Whether no Stage after `index` has Spaces: the change has nowhere further to go, so Final decides Completed. */
+export function lastNonEmpty(stages: StageSpaces[], index: number): boolean {
+  return index >= 0 && stages.slice(index + 1).every((s) => !s.spaces.length);
 }
 
 /** Where a recorded Stage stands in the workflow: -1 before any, the number of Stages once Completed. */

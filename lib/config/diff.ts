@@ -74,11 +74,19 @@ export function diffData(toolchain: ToolchainType, before: string, after: string
   return out;
 }
 
-/** Path-level changes between two values of one resource. */
-export function diffValues(resource: string, a: unknown, b: unknown): PathChange[] {
+/** Path-level changes between two values of one resource (found at `at` within it; its root by default). */
+export function diffValues(resource: string, a: unknown, b: unknown, at: Segment[] = []): PathChange[] {
   const out: PathChange[] = [];
-  diffValue(resource, [], a, b, out);
+  diffValue(resource, at, a, b, out);
   return out;
+}
+
+/** Whether two values merge key by key: both maps, or both lists of items named by the same key. */
+export function mergeable(a: unknown, b: unknown): boolean {
+  if (isObj(a) && isObj(b)) return true;
+  if (!Array.isArray(a) || !Array.isArray(b)) return false;
+  const key = listKey(a) ?? listKey(b);
+  return !!key && (a.length === 0 || listKey(a) === key) && (b.length === 0 || listKey(b) === key);
 }
 
 function isObj(v: unknown): v is Record<string, unknown> {

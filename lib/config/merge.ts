@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import { isMap, isSeq, type Document, type YAMLMap } from 'yaml';
-import { diffData, diffValues, type PathChange } from './diff.ts';
+import { diffData, diffValues, mergeable, type PathChange } from './diff.ts';
 import { parseYaml, resourceKey, stringifyYaml, type ToolchainType } from './documents.ts';
 import { parsePath, type Segment } from './paths.ts';
 
@@ -58,10 +58,15 @@ function applyToYaml(toolchain: ToolchainType, text: string, changes: PathChange
   const held: HeldChange[] = [];
   const removed = new Set<Document.Parsed>();
   const added: Document.Parsed[] = [];
-  // An upstream that adds a resource the downstream already has: take its values, keep what only the downstream has.
+  // An upstream that adds what the downstream added too (a resource, a map, a list of named items):
+  // take the upstream's values, keep what only the downstream has. The base had none of it, so
+  // nothing the downstream holds there was deleted upstream.
   changes = changes.flatMap((c) => {
-    const existing = c.Path === '' && c.Op !== 'Delete' ? byKey.get(c.Resource) : undefined;
-    return existing ? diffValues(c.Resource, existing.toJS(), c.Value).filter((x) => x.Op !== 'Delete') : [c];
+    const doc = c.Op === 'Add' ? byKey.get(c.Resource) : undefined;
+    if (!doc) return [c];
+    const at = parsePath(c.Path);
+    const current = c.Path === '' ? doc.toJS() : readPath(doc, at);
+    return current !== undefined && (c.Path === '' || mergeable(current, c.Value)) ? diffValues(c.Resource, current, c.Value, at).filter((x) => x.Op !== 'Delete') : [c];
   });
   for (const c of changes) {
     const doc = byKey.get(c.Resource);

@@ -52,10 +52,8 @@ function tagsAt(marks: Mark[], num: number): Record<string, string> {
   return Object.fromEntries(marks.filter((m) => m.RevisionNum === num).map((m) => [m.TagID, '']));
 }
 
-/** A Unit's revisions, newest first, each with its Tags and the ChangeOrders it carries (whose interval (start, end] holds it), filtered by `where`. */
-export async function unitRevisions(deps: Deps, unit: Unit, where?: string): Promise<(RevisionView & { ChangeOrders: Record<string, string> })[]> {
-  const [revisions, marks] = await Promise.all([deps.store.listRevisions(unit.UnitID), deps.store.marksOfUnit(unit.UnitID)]);
-  const q = where ? parseWhere(where, 'Revision') : undefined;
+/** Which ChangeOrders a revision of a Unit carries: those whose interval on the Unit, (start, end], holds it. */
+function carriedBy(marks: Mark[]): (num: number) => Record<string, string> {
   const intervals = new Map<string, { start?: number; end?: number }>();
   for (const m of marks) {
     if (!m.ChangeOrderID || (m.Role !== MarkRole.start && m.Role !== MarkRole.end)) continue;
@@ -63,20 +61,37 @@ export async function unitRevisions(deps: Deps, unit: Unit, where?: string): Pro
     i[m.Role] = m.RevisionNum;
     intervals.set(m.ChangeOrderID, i);
   }
-  const carried = (n: number) => Object.fromEntries([...intervals].filter(([, i]) => i.start !== undefined && i.end !== undefined && i.start < n && n <= i.end).map(([id]) => [id, '']));
+  return (n) => Object.fromEntries([...intervals].filter(([, i]) => i.start !== undefined && i.end !== undefined && i.start < n && n <= i.end).map(([id]) => [id, '']));
+}
+
+/** A revision as read: its Tags and the ChangeOrders it carries. */
+export type RevisionRead = RevisionView & { ChangeOrders: Record<string, string> };
+
+/** A Unit's revisions, newest first, each with its Tags and the ChangeOrders it carries, filtered by `where`. */
+export async function unitRevisions(deps: Deps, unit: Unit, where?: string): Promise<RevisionRead[]> {
+  const [revisions, marks] = await Promise.all([deps.store.listRevisions(unit.UnitID), deps.store.marksOfUnit(unit.UnitID)]);
+  const q = where ? parseWhere(where, 'Revision') : undefined;
+  const carried = carriedBy(marks);
   return revisions
     .map((r) => ({ ...r, Tags: tagsAt(marks, r.RevisionNum), ChangeOrders: carried(r.RevisionNum) }))
     .filter((r) => !q || matches(q, r))
     .reverse();
 }
 
-/** One revision of a Unit (by number, Tag, ChangeSet, ChangeOrder…), without its data, with its Tags. */
-export async function unitRevision(deps: Deps, caller: Caller, space: Space, unit: Unit, ref: string): Promise<RevisionView> {
+/** The revisions of every Unit of a Space that a `where` selects (`ChangeOrders ? '<id>'`: what a ChangeOrder brought there), by Unit slug, newest first. */
+export async function spaceRevisions(deps: Deps, space: Space, where?: string): Promise<(RevisionRead & { UnitSlug: string })[]> {
+  if (where !== undefined) parseWhere(where, 'Revision');
+  const units = (await deps.store.listUnits(space.SpaceID)).sort(bySlug);
+  return (await Promise.all(units.map(async (u) => (await unitRevisions(deps, u, where)).map((r) => ({ ...r, UnitSlug: u.Slug }))))).flat();
+}
+
+/** One revision of a Unit (by number, Tag, ChangeSet, ChangeOrder…), without its data, with its Tags and the ChangeOrders it carries. */
+export async function unitRevision(deps: Deps, caller: Caller, space: Space, unit: Unit, ref: string): Promise<RevisionRead> {
   const num = await revisionNum(deps, caller, space, unit, ref);
   const [rev, marks] = await Promise.all([deps.store.getRevision(unit.UnitID, num), deps.store.marksOfUnit(unit.UnitID)]);
   if (!rev) throw new NotFound(`unit '${unit.Slug}' has no revision ${num}`);
   const { Data: _data, ...meta } = rev;
-  return { ...(meta satisfies Revision), Tags: tagsAt(marks, num) };
+  return { ...(meta satisfies Revision), Tags: tagsAt(marks, num), ChangeOrders: carriedBy(marks)(num) };
 }
 
 /** The path-level changes between two revisions of a Unit (0 is before the first). */

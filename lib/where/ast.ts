@@ -1,5 +1,6 @@
 /** The where language's syntax tree. */
-export type AttrType = 'string' | 'int' | 'bool' | 'uuid' | 'time' | 'array' | 'map';
+/** `idset`: a map whose keys are IDs and values empty (a revision's Tags, ChangeOrders…), asked `Attr ? '<id>'`. */
+export type AttrType = 'string' | 'int' | 'bool' | 'uuid' | 'time' | 'array' | 'map' | 'idset';
 
 /** What a term reads: an attribute (maybe of a related entity), a map entry, or the length of a collection. */
 export type Operand =

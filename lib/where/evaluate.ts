@@ -75,8 +75,11 @@ function compare(t: Term, left: Value, item: Record<string, unknown>): boolean {
   if (t.right?.kind === 'literal') right = literalValue(t.right.literal);
   else if (t.right?.kind === 'operand') right = read(t.right.operand, item)[0];
   if (t.op === '?') {
-    if (!Array.isArray(left)) return false;
-    return left.some((v) => v === right);
+    if (Array.isArray(left)) return left.some((v) => v === right);
+    // An idset holds the ID as a key; IDs compare without case.
+    const id = typeof right === 'string' ? right.toLowerCase() : undefined;
+    if (t.left.type === 'idset' && left && typeof left === 'object' && id) return Object.keys(left).some((k) => k.toLowerCase() === id);
+    return false;
   }
   if (isNull(left) || right === undefined || right === null) return false;
   if (t.left.type === 'uuid' && typeof left === 'string' && typeof right === 'string') {

@@ -14,6 +14,7 @@ const OPS_BY_TYPE: Record<AttrType, readonly string[]> = {
   time: ['<', '<=', '>', '>=', '=', '!=', 'IS NULL', 'IS NOT NULL'],
   array: ['?', 'IS NULL', 'IS NOT NULL'],
   map: ['IS NULL', 'IS NOT NULL'],
+  idset: ['?', 'IS NULL', 'IS NOT NULL'],
 };
 
 /** Parses and type-checks a where query against one entity's allow-list. */
@@ -171,7 +172,7 @@ class Parser {
       this.expectPunct('(');
       const inner = this.operand(isLeft);
       this.expectPunct(')');
-      if (inner.kind !== 'attr' || (inner.type !== 'array' && inner.type !== 'map')) {
+      if (inner.kind !== 'attr' || (inner.type !== 'array' && inner.type !== 'map' && inner.type !== 'idset')) {
         throw new WhereError(`LEN() needs an array or map attribute, not ${operandName(inner)}`, inner.pos);
       }
       return { kind: 'len', path: inner.path, type: 'int', pos: t.pos };

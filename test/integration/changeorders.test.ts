@@ -370,7 +370,7 @@ describe.shuffle('scope and prior revisions', () => {
     expect((await env.api.post('/promote', { ChangeOrderID: 'chain-base/c1' })).status).toBe(200);
     const err = await env.api.post('/promote', { ChangeOrderID: 'chain-base/c1', PriorRevisions: 'Error', DryRun: true });
     expect(err.status).toBe(207);
-    expect(err.body.Spaces[0].Error).toMatch(/unit 'app' has revisions before the change order's start not yet merged through link 'app-upstream': revision 2 of 'app' \(mid local label\)/);
+    expect(err.body.Spaces[0].Error).toMatch(/unit 'app' has revisions before the change order's start not yet merged through link 'app-upstream': revision 2 of 'chain-mid\/app' \(mid local label\)/);
     const skip = await env.api.post('/promote', { ChangeOrderID: 'chain-base/c1', PriorRevisions: 'Skip', DryRun: true });
     expect(skip.body.Spaces[0].Units[0].Changes.map((c: any) => c.Path)).toEqual(['spec.replicas']);
     const include = await env.api.post('/promote', { ChangeOrderID: 'chain-base/c1' });

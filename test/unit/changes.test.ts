@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { intervalOf } from '../../lib/changes/intervals.ts';
 import { planPromotion } from '../../lib/changes/plan.ts';
 import { checkNoSkips, downstreamOf, selectScope } from '../../lib/changes/scope.ts';
-import { deriveProgress, reachedStage, recordedStageIndex, type StageSpaces } from '../../lib/changes/state.ts';
+import { deriveProgress, lastNonEmpty, reachedStage, recordedStageIndex, type StageSpaces } from '../../lib/changes/state.ts';
 import { mergeWaves } from '../../lib/changes/waves.ts';
 import type { ChangeOrder, Link, Progress, Space, Unit } from '../../lib/model/entities.ts';
 import { Conflict, Invalid } from '../../lib/model/errors.ts';
@@ -193,8 +193,13 @@ describe('Stage: the latest Stage every Space of which took the change', () => {
     expect(reachedStage(stages, (id) => taken.includes(id))).toBe(want);
   });
 
-  it('stops at a Stage with no Spaces', () => {
-    expect(reachedStage([stage('dev', [dev]), stage('empty', []), stage('prod', [prodUs])], () => true)).toBe(0);
+  it('passes over a Stage with no Spaces: it neither holds the change back nor counts as reached', () => {
+    const withEmpty = [stage('dev', [dev]), stage('empty', []), stage('prod', [prodUs]), stage('tail', [])];
+    expect(reachedStage(withEmpty, () => true)).toBe(2);
+    expect(reachedStage(withEmpty, (id) => id === 'dev')).toBe(0);
+    expect(lastNonEmpty(withEmpty, 2)).toBe(true);
+    expect(lastNonEmpty(withEmpty, 0)).toBe(false);
+    expect(reachedStage([stage('empty', []), stage('tail', [])], () => true)).toBe(-1);
   });
 
   it.each([
@@ -229,6 +234,18 @@ describe('promotion plan: which Stage, which Spaces, gates over which', () => {
   it('gates a later Stage over the Stage before, and requires every earlier Stage to have taken it', () => {
     const p = planPromotion(stages, base, (id) => id === 'dev', { targetStage: 'prod' });
     expect('stageIndex' in p && { i: p.stageIndex, targets: ids(p.targets), before: ids(p.before), earlier: ids(p.earlier) }).toEqual({ i: 2, targets: ['prod-eu', 'prod-us'], before: ['staging'], earlier: ['dev'] });
+  });
+
+  it('gates a Stage over the nearest earlier Stage with Spaces, never over an empty one', () => {
+    const p = planPromotion([stage('dev', [dev]), stage('qa', []), stage('staging', [staging], ['Released'])], base, (id) => id === 'dev', {});
+    expect('stageIndex' in p && { i: p.stageIndex, before: ids(p.before), earlier: ids(p.earlier) }).toEqual({ i: 2, before: ['dev'], earlier: [] });
+    const first = planPromotion([stage('qa', []), stage('staging', [staging], ['Released'])], base, () => false, {});
+    expect('stageIndex' in first && ids(first.before)).toEqual(['base']);
+  });
+
+  it('passes over a base Stage, which took the change when it was made, and gates the next over the base', () => {
+    const p = planPromotion([stage('Base', [base]), stage('dev', [dev], ['Released'])], base, (id) => id === 'base', {});
+    expect('stageIndex' in p && { i: p.stageIndex, targets: ids(p.targets), before: ids(p.before) }).toEqual({ i: 1, targets: ['dev'], before: ['base'] });
   });
 
   it('gates named Spaces at the latest Stage among them', () => {

@@ -46,7 +46,7 @@ describe('promoting one Space over an in-memory store', () => {
     const r = await promoteSpace(f.deps, caller, await promoteContext(f.deps, f.co, {}), f.dev);
     expect(r.Action).toBe('Promote');
     expect(r.Units.map((u) => [u.UnitSlug, u.Action, u.Reason ?? '', u.RevisionNums ?? []])).toEqual([
-      ['config', 'Mark', 'AlreadyTaken', []],
+      ['config', 'Mark', 'NoChange', []],
       ['deployment', 'Upgrade', '', [2]],
     ]);
     const dep = await f.unitOf(f.dev, 'deployment');

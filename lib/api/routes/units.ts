@@ -3,7 +3,7 @@ import type { Space, Unit } from '../../model/entities.ts';
 import { adoptIntoRelease } from '../../changes/adopt.ts';
 import type { Deps } from '../../ports/deps.ts';
 import { createUnit, dataAt, revisionNum } from '../../variants/revisions.ts';
-import { deleteUnit, diffRevisions, invokeFunction, tagRevision, unitRevision, unitRevisions, updateUnit } from '../../variants/units.ts';
+import { deleteUnit, diffRevisions, invokeFunction, spaceRevisions, tagRevision, unitRevision, unitRevisions, updateUnit } from '../../variants/units.ts';
 import { listQueries, page } from '../lists.ts';
 import { pathSpace, spaceAndUnit, withSpace } from '../resolve.ts';
 import { listReply, route } from '../route.ts';
@@ -108,6 +108,18 @@ export const unitRoutes = [
     async handle({ deps, caller, params, query }) {
       const { space, unit } = await spaceAndUnit(deps, caller, params);
       const out = (await unitRevisions(deps, unit, query.where)).map((r) => withSpace(r, space));
+      return { body: query.limit ? out.slice(0, query.limit) : out };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/space/{space_id}/revision',
+    name: 'ListSpaceRevisions',
+    query: ListQuery,
+    body: NoBody,
+    async handle({ deps, caller, params, query }) {
+      const space = await pathSpace(deps, caller, params);
+      const out = (await spaceRevisions(deps, space, query.where)).map((r) => withSpace(r, space));
       return { body: query.limit ? out.slice(0, query.limit) : out };
     },
   }),
