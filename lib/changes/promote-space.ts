@@ -1,4 +1,4 @@
-import { DESCRIBING_TOOLCHAIN, type Caller, type ChangeOrder, type Link, type PriorRevisions, type Space, type Unit } from '../model/entities.ts';
+import { DESCRIBING_TOOLCHAIN, MarkRole, type Caller, type Mark, type ChangeOrder, type Link, type PriorRevisions, type Space, type Unit } from '../model/entities.ts';
 import { BatonError, Conflict, Invalid, NotFound } from '../model/errors.ts';
 import type { StoreOp } from '../ports/store.ts';
 import { chunk, TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
@@ -64,21 +64,34 @@ export interface PromoteContext {
   hasFollowers(spaceId: string): boolean;
   /** The slugs of the organization's Spaces, when the promotion read them. */
   spaceSlugs: Map<string, string>;
+  /**
+   * On a dry run, the Units as this promotion would leave them (head and data), so a later MergeUnits
+   * wave previews merging from what an earlier wave would write, as the real run does.
+   */
+  preview: Map<string, { unit: Unit; data: string; storedHead: number }>;
 }
 
 /** A promotion's shared context: the ChangeOrder's marks, read once, and one cache of upstream revisions. */
 export async function promoteContext(deps: ChangeDeps, co: ChangeOrder, o: { prior?: PriorRevisions; dryRun?: boolean; marks?: CoMarks; spaces?: Space[] }): Promise<PromoteContext> {
   // With the organization's Spaces known, an UpgradeUnit change knows which Spaces nothing is cloned from.
   const upstreams = o.spaces && co.UpdateType === 'UpgradeUnit' ? new Set(o.spaces.map((s) => s.UpstreamSpaceID).filter(Boolean)) : undefined;
+  const preview = new Map<string, { unit: Unit; data: string; storedHead: number }>();
+  const stored = cachedReader(deps);
   return {
     co,
     marks: o.marks ?? (await marksOf(deps, co)),
     prior: o.prior ?? co.PriorRevisions,
     dryRun: !!o.dryRun,
-    read: cachedReader(deps),
+    // A revision an earlier wave would write (past the stored head) reads as the Unit would end up:
+    // a preview of a replay reads like a squash, whose end is the same.
+    read: (unit, num) => {
+      const p = preview.get(unit.UnitID);
+      return p && num > p.storedHead ? Promise.resolve({ data: p.data }) : stored(unit, num);
+    },
     upstreamUnits: new Map(),
     hasFollowers: (id) => !upstreams || upstreams.has(id),
     spaceSlugs: new Map((o.spaces ?? []).map((s) => [s.SpaceID, s.Slug])),
+    preview,
   };
 }
 
@@ -157,7 +170,11 @@ export async function promoteSpace(deps: ChangeDeps, caller: Caller, ctx: Promot
     res.Error = failed.map((u) => `${u.UnitSlug}: ${u.Error!.Message}`).join('; ');
     return res;
   }
-  if (ctx.dryRun) return res;
+  if (ctx.dryRun) {
+    // What a later wave merges from: the marks this Space would write, as if written.
+    for (const op of markOnly) setMark(ctx.marks, op.item as Mark);
+    return res;
+  }
   // 4. Mark the Units the change leaves unchanged, only now that every Unit's write landed, and copy
   // the Links of the Space above onto the Units here that come from its Units; then record that this Space took the change.
   for (const part of chunk(markOnly, TRANSACTION_MAX_ITEMS)) await deps.store.transact(part);
@@ -184,7 +201,7 @@ export async function promoteUnit(deps: ChangeDeps, caller: Caller, ctx: Promote
       const at = await restingRevision(deps, ctx, space, unit);
       return { result: r, marks: intervalMarks(co, unit, at, at, now) };
     }
-    let source = ctx.upstreamUnits.get(link.ToUnitID);
+    let source = ctx.preview.get(link.ToUnitID)?.unit ?? ctx.upstreamUnits.get(link.ToUnitID);
     if (!source) {
       source = await deps.store.getUnit(link.ToSpaceID, link.ToUnitID);
       if (source) ctx.upstreamUnits.set(source.UnitID, source);
@@ -230,6 +247,7 @@ export async function promoteUnit(deps: ChangeDeps, caller: Caller, ctx: Promote
       dryRun: ctx.dryRun,
       readUpstream: ctx.read,
       marks: (before, after) => intervalMarks(co, current, before, after, now),
+      onPreview: ctx.dryRun ? (next, data) => previewTaken(ctx, current, next, data, now) : undefined,
     });
     r.Action = merged.RevisionNums!.length ? UnitAction.Upgrade : UnitAction.Mark;
     if (!merged.RevisionNums!.length) r.Reason = UnitReason.AlreadyTaken;
@@ -258,6 +276,17 @@ async function copyUpstreamLinks(deps: ChangeDeps, caller: Caller, ctx: PromoteC
   const byUpstream = new Map((await deps.store.listUnits(space.SpaceID)).filter((u) => u.UpstreamUnitID).map((u) => [u.UpstreamUnitID!, u]));
   const ops = copyLinksOps(deps, caller, space, upstream, byUpstream, new Set(have.map((l) => l.Slug)));
   for (const part of chunk(ops, TRANSACTION_MAX_ITEMS)) await deps.store.transact(part);
+}
+
+/** Places one mark in a ChangeOrder's marks, as read. */
+function setMark(marks: CoMarks, m: Mark): void {
+  (m.Role === MarkRole.start ? marks.start : m.Role === MarkRole.end ? marks.end : marks.publish).set(m.UnitID, m);
+}
+
+/** A dry run's Unit as the promotion would leave it: its data for later waves to read, its marks as if written. */
+function previewTaken(ctx: PromoteContext, before: Unit, next: Unit, data: string, now: string): void {
+  ctx.preview.set(before.UnitID, { unit: next, data, storedHead: before.HeadRevisionNum });
+  for (const op of intervalMarks(ctx.co, before, before.HeadRevisionNum, next.HeadRevisionNum, now)) setMark(ctx.marks, op.item as Mark);
 }
 
 /** The marks of a Unit the change leaves unchanged, at the revision where it rests. */

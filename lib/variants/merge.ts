@@ -62,6 +62,8 @@ export interface MergeOptions {
   dryRun?: boolean;
   /** Marks to write with the merge, placed by the heads before and after it. */
   marks?: (headBefore: number, headAfter: number) => StoreOp[];
+  /** On a dry run, told the Unit as it would be written and its data then, so a caller can preview what depends on it. */
+  onPreview?: (next: Unit, data: string) => void;
   /** Reads an upstream revision (data and description); a promotion shares one cache across its Spaces. */
   readUpstream?: UpstreamReader;
   /** What the mutation says made the merge (default: the Link's type). */
@@ -109,6 +111,7 @@ export async function mergeInto(deps: UnitDeps, caller: Caller, space: Space, un
     const ops: StoreOp[] = o.marks ? o.marks(unit.HeadRevisionNum, unit.HeadRevisionNum) : [];
     if (o.link && end > o.link.UpstreamLastMergedRevisionNum) ops.push({ op: 'update', kind: 'Link', item: cursorMoved(o.link, end, unit.HeadRevisionNum, deps.now().toISOString()), expectedVersion: o.link.Version });
     if (ops.length && !o.dryRun) await deps.store.transact(ops);
+    if (o.dryRun && o.onPreview) o.onPreview(unit, await dataAt(deps, unit, unit.HeadRevisionNum));
     return result;
   }
   const steps: [number, number][] = end === base ? [] : o.squash || o.link?.Squash ? [[base, end]] : Array.from({ length: end - base }, (_, i) => [base + i, base + i + 1]);
@@ -148,7 +151,10 @@ export async function mergeInto(deps: UnitDeps, caller: Caller, space: Space, un
   result.Changes = diffData(tool, start, current);
   result.Conflicts = dedupeLast(held);
   result.Action = result.RevisionNums!.length || held.length ? 'Upgrade' : 'Unchanged';
-  if (o.dryRun) return result;
+  if (o.dryRun) {
+    o.onPreview?.(next, current);
+    return result;
+  }
   ops.unshift({ op: 'update', kind: 'Unit', item: next, expectedVersion: unit.Version });
   if (o.marks) ops.push(...o.marks(unit.HeadRevisionNum, next.HeadRevisionNum));
   if (o.link && end > o.link.UpstreamLastMergedRevisionNum) {

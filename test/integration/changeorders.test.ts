@@ -510,6 +510,14 @@ describe.shuffle('MergeUnits ordering and abort', () => {
     await env.api.patch('/space/mu-base/unit/lib', { Version: u.Version, Data: 'kind: ConfigMap\nmetadata:\n  name: lib\ndata:\n  v: "2"\n' });
     const made = await env.api.post('/space/mu-base/change_order', { Slug: 'mu', UpdateType: 'MergeUnits', InScopeSpaceIDs: ['mu-y', 'mu-x'] });
     expect(made.status).toBe(201);
+    // A dry run previews the later wave merging from what the earlier one would write, as the real run does.
+    const dry = await env.api.post('/promote', { ChangeOrderID: 'mu-base/mu', Spaces: ['mu-y', 'mu-x'], DryRun: true });
+    expect(dry.status).toBe(200);
+    expect(dry.body.Spaces.map((s: any) => [s.SpaceSlug, s.Units.map((u: any) => [u.UnitSlug, u.Action, u.Changes.map((c: any) => [c.Path, c.Value])])])).toEqual([
+      ['mu-x', [['lib', 'Upgrade', [['data.v', '2']]]]],
+      ['mu-y', [['lib', 'Upgrade', [['data.v', '2']]]]],
+    ]);
+    expect(parseAllDocuments((await env.api.get('/space/mu-x/unit/lib/data')).text)[0]!.toJS().data.v).toBe('1');
     const r = await env.api.post('/promote', { ChangeOrderID: 'mu-base/mu', Spaces: ['mu-y', 'mu-x'] });
     expect(r.status).toBe(200);
     expect(r.body.Spaces.map((s: any) => s.SpaceSlug)).toEqual(['mu-x', 'mu-y']);
