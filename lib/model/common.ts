@@ -37,3 +37,25 @@ export function patchMap(have: StringMap, patch: Record<string, string | null> |
   }
   return out;
 }
+
+/** What a person may change on any entity: its names, and its labels and annotations merge-patched (null removes a key). */
+export interface CommonPatch {
+  Version?: number;
+  Slug?: string;
+  DisplayName?: string;
+  Labels?: Record<string, string | null>;
+  Annotations?: Record<string, string | null>;
+}
+
+/** An entity with its common fields patched and its time and Version moved on (the caller checks the Version sent). */
+export function patched<T extends Common>(item: T, body: CommonPatch, clock: { now(): Date }): T {
+  return {
+    ...item,
+    Slug: body.Slug ?? item.Slug,
+    DisplayName: body.DisplayName ?? item.DisplayName,
+    Labels: patchMap(item.Labels, body.Labels),
+    Annotations: patchMap(item.Annotations, body.Annotations),
+    UpdatedAt: clock.now().toISOString(),
+    Version: item.Version + 1,
+  };
+}

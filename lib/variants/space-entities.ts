@@ -1,4 +1,4 @@
-import { ChangeSetState, newEntity, patchMap, type Caller, type ChangeSet, type InSpace, type Space, type Tag, type Unit } from '../model/entities.ts';
+import { ChangeSetState, newEntity, patched, patchMap, type Caller, type ChangeSet, type InSpace, type Space, type Tag, type Unit } from '../model/entities.ts';
 import { Conflict, expectVersion, Invalid } from '../model/errors.ts';
 import type { Deps } from '../ports/deps.ts';
 import type { SpaceKind } from '../ports/store.ts';
@@ -54,16 +54,7 @@ export async function createSpaceEntity(deps: Deps, caller: Caller, space: Space
 /** Updates one, guarded by its Version; closing an open ChangeSet mints its Tags and unlocks its Units in the same transaction. */
 export async function updateSpaceEntity(deps: Deps, space: Space, kind: SimpleKind, item: Item, body: EntityInput): Promise<Item> {
   expectVersion(`${kind} '${item.Slug}'`, item.Version, body.Version);
-  const next = {
-    ...item,
-    Slug: body.Slug ?? item.Slug,
-    DisplayName: body.DisplayName ?? item.DisplayName,
-    Labels: patchMap(item.Labels, body.Labels),
-    Annotations: patchMap(item.Annotations, body.Annotations),
-    ...(RULES[kind].apply?.(item, body) ?? {}),
-    UpdatedAt: deps.now().toISOString(),
-    Version: item.Version + 1,
-  } as Item;
+  const next = { ...patched(item, body, deps), ...(RULES[kind].apply?.(item, body) ?? {}) } as Item;
   if (kind === 'ChangeSet' && item.State === ChangeSetState.Open && next.State === ChangeSetState.Closed) await closeChangeSet(deps, space, item as unknown as ChangeSet, next);
   else await deps.store.updateInSpace(kind, next, item.Version, item.Slug);
   return next;

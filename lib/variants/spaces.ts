@@ -1,4 +1,4 @@
-import { newEntity, patchMap, type Caller, type Component, type Space } from '../model/entities.ts';
+import { newEntity, patched, type Caller, type CommonPatch, type Component, type Space } from '../model/entities.ts';
 import { expectVersion } from '../model/errors.ts';
 import type { Deps } from '../ports/deps.ts';
 import { findComponent, findSpace, releaseTargetId } from './lookup.ts';
@@ -27,13 +27,8 @@ export async function createSpace(deps: Deps, caller: Caller, body: CreateSpaceI
   return space;
 }
 
-/** What may change on a Space: labels merge-patched; Component and release Target set, or cleared with null. */
-export interface UpdateSpaceInput {
-  Version?: number;
-  Slug?: string;
-  DisplayName?: string;
-  Labels?: Record<string, string | null>;
-  Annotations?: Record<string, string | null>;
+/** What may change on a Space: its common fields; Component and release Target set, or cleared with null. */
+export interface UpdateSpaceInput extends CommonPatch {
   ComponentID?: string | null;
   ReleaseTargetID?: string | null;
 }
@@ -42,15 +37,9 @@ export interface UpdateSpaceInput {
 export async function updateSpace(deps: Deps, caller: Caller, space: Space, body: UpdateSpaceInput): Promise<Space> {
   expectVersion(`space '${space.Slug}'`, space.Version, body.Version);
   const next: Space = {
-    ...space,
-    Slug: body.Slug ?? space.Slug,
-    DisplayName: body.DisplayName ?? space.DisplayName,
-    Labels: patchMap(space.Labels, body.Labels),
-    Annotations: patchMap(space.Annotations, body.Annotations),
+    ...patched(space, body, deps),
     ComponentID: body.ComponentID === undefined ? space.ComponentID : body.ComponentID ? (await findComponent(deps, caller, body.ComponentID)).ComponentID : undefined,
     ReleaseTargetID: body.ReleaseTargetID === undefined ? space.ReleaseTargetID : await releaseTargetId(deps, caller, body.ReleaseTargetID),
-    UpdatedAt: deps.now().toISOString(),
-    Version: space.Version + 1,
   };
   await deps.store.updateSpace(next, space.Version, space.Slug);
   return next;

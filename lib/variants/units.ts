@@ -1,6 +1,6 @@
 import { diffData, type PathChange } from '../config/diff.ts';
 import { bindArguments, isReadOnly, runFunction } from '../config/functions.ts';
-import { MarkRole, newEntity, patchMap, type Caller, type Mark, type Revision, type RevisionView, type Space, type Tag, type Unit } from '../model/entities.ts';
+import { MarkRole, newEntity, patched, type Caller, type CommonPatch, type Mark, type Revision, type RevisionView, type Space, type Tag, type Unit } from '../model/entities.ts';
 import { BatonError, Conflict, expectVersion, Invalid, NotFound } from '../model/errors.ts';
 import type { Deps } from '../ports/deps.ts';
 import { matches, parseWhere } from '../where/index.ts';
@@ -8,13 +8,8 @@ import { deleteUnitCascade, gated, type DeleteReport } from './deletion.ts';
 import { bySlug, findInSpace, findUnit } from './lookup.ts';
 import { dataAt, revisionNum, targetId, writeData } from './revisions.ts';
 
-/** What a person may change on a Unit: its fields (labels merge-patched) and, optionally, its data. */
-export interface UpdateUnitInput {
-  Version?: number;
-  Slug?: string;
-  DisplayName?: string;
-  Labels?: Record<string, string | null>;
-  Annotations?: Record<string, string | null>;
+/** What a person may change on a Unit: its common fields, its Target and, optionally, its data. */
+export interface UpdateUnitInput extends CommonPatch {
   TargetID?: string | null;
   Data?: string;
   LastChangeDescription?: string;
@@ -24,15 +19,10 @@ export interface UpdateUnitInput {
 /** Updates a Unit's fields, and writes new data as its next revision when given. */
 export async function updateUnit(deps: Deps, caller: Caller, space: Space, unit: Unit, body: UpdateUnitInput): Promise<Unit> {
   expectVersion(`unit '${unit.Slug}'`, unit.Version, body.Version);
-  const meta: Partial<Unit> = {
-    Slug: body.Slug ?? unit.Slug,
-    DisplayName: body.DisplayName ?? unit.DisplayName,
-    Labels: patchMap(unit.Labels, body.Labels),
-    Annotations: patchMap(unit.Annotations, body.Annotations),
-    TargetID: body.TargetID === undefined ? unit.TargetID : await targetId(deps, caller, space, body.TargetID),
-  };
+  const { Slug, DisplayName, Labels, Annotations } = patched(unit, body, deps);
+  const meta: Partial<Unit> = { Slug, DisplayName, Labels, Annotations, TargetID: body.TargetID === undefined ? unit.TargetID : await targetId(deps, caller, space, body.TargetID) };
   if (body.Data !== undefined) return (await writeData(deps, caller, space, unit, body.Data, { source: 'Update', description: body.LastChangeDescription, changeSetRef: body.ChangeSetID }, meta)).unit;
-  const next: Unit = { ...unit, ...meta, UpdatedAt: deps.now().toISOString(), Version: unit.Version + 1 };
+  const next: Unit = { ...patched(unit, body, deps), TargetID: meta.TargetID };
   await deps.store.updateUnit(next, unit.Version, unit.Slug);
   return next;
 }

@@ -113,4 +113,48 @@ describe('the change-order core through the API', () => {
       ['service', 1],
     ]);
   });
+
+  it('keeps what only the downstream added when both sides add the same map', async () => {
+    await variant('dev', 'acme-base', 'Development');
+    await post('/space/acme-dev/function/invoke', { FunctionName: 'set-label', Arguments: ['team', 'payments'], UnitIDs: ['service'] });
+    await post('/space/acme-base/function/invoke', { FunctionName: 'set-label', Arguments: ['tier', 'frontend'], UnitIDs: ['service'] });
+    await workflow('w', ['Development']);
+    await changeOrder('q-1', 'w');
+    const dry = await promote('q-1', { DryRun: true });
+    expect(dry.body.Spaces[0].Units.find((u: any) => u.UnitSlug === 'service').Changes).toEqual([{ Resource: 'Service/acme', Path: 'metadata.labels.tier', Op: 'Add', Value: 'frontend' }]);
+    await promote('q-1');
+    expect(parseAllDocuments((await env.api.get('/space/acme-dev/unit/service/data')).text)[0]!.toJS().metadata.labels).toEqual({ team: 'payments', tier: 'frontend' });
+  });
+
+  it('copies the Links of the Space above with a promotion', async () => {
+    await variant('dev', 'acme-base', 'Development');
+    await post('/space/acme-base/link', { Slug: 'deploy-needs-service', FromUnitID: 'deployment', ToUnitID: 'service', UpdateType: 'None' }, 201);
+    await bump('acme-base', ':v452');
+    await workflow('w', ['Development']);
+    await changeOrder('r-1', 'w');
+    await promote('r-1');
+    const units = new Map(((await env.api.get('/space/acme-dev/unit')).body as any[]).map((u) => [u.UnitID, u.Slug]));
+    const links = ((await env.api.get('/space/acme-dev/link')).body as any[]).filter((l) => l.UpdateType === 'None');
+    expect(links.map((l) => [l.Slug, units.get(l.FromUnitID), units.get(l.ToUnitID)])).toEqual([['deploy-needs-service', 'deployment', 'service']]);
+  });
+
+  it('gives CEL the ChangeOrder as the API returns it, and refuses an undeclared name when the workflow is written', async () => {
+    const typo = await env.api.post('/space/wf/change_workflow', { Slug: 'typo', Stages: [{ Name: 'a', WhereSpace: "Slug = 'x'", Prerequisites: ['f'] }], CustomPrerequisites: [{ Name: 'f', Expression: "cel:Spcae.Labels['x'] == 'y'" }] });
+    expect(typo.status).toBe(400);
+    expect(typo.body.Message).toBe("custom prerequisite 'f': the expression does not compile: Unknown variable: Spcae (an expression may name Space, ChangeOrder, Release)");
+    await variant('dev', 'acme-base', 'Development');
+    await variant('prod', 'acme-base', 'Production');
+    await post('/space/wf/change_workflow', {
+      Slug: 'w',
+      Stages: [
+        { Name: 'dev', WhereSpace: "Labels.Stage = 'Development'" },
+        { Name: 'prod', WhereSpace: "Labels.Stage = 'Production'", Prerequisites: ['dev-done'] },
+      ],
+      CustomPrerequisites: [{ Name: 'dev-done', Expression: "cel:ChangeOrder.State == 'InProgress' && ChangeOrder.Stage == 'dev' && size(ChangeOrder.ResolvedSpaceIDs) == 2" }],
+    }, 201);
+    await bump('acme-base', ':v452');
+    await changeOrder('s-1', 'w');
+    await promote('s-1');
+    expect((await promote('s-1')).body).toMatchObject({ Stage: 'prod', Landed: 1 });
+  });
 });

@@ -1,8 +1,7 @@
-import { newEntity, patchMap, type ChangeOrder, type ChangeWorkflow, type Space, type WorkflowDefinition } from '../../model/entities.ts';
-import { expectVersion } from '../../model/errors.ts';
-import { validateWorkflow } from '../../changes/workflow.ts';
-import { createChangeOrder, refreshScope } from '../../changes/create.ts';
-import { advanceStage, derive } from '../../changes/progress.ts';
+import type { ChangeOrder, ChangeWorkflow, Space } from '../../model/entities.ts';
+import { createChangeOrder } from '../../changes/create.ts';
+import { derive } from '../../changes/progress.ts';
+import { cloneWorkflow, createWorkflow, updateChangeOrder, updateWorkflow } from '../../changes/workflows.ts';
 import { findInSpace } from '../../variants/lookup.ts';
 import { listQueries, page } from '../lists.ts';
 import { pathSpace, withSpace } from '../resolve.ts';
@@ -11,10 +10,6 @@ import { CloneChangeWorkflow, CreateChangeOrder, CreateChangeWorkflow, ListQuery
 
 const wfPath = '/space/{space_id}/change_workflow';
 const coPath = '/space/{space_id}/change_order';
-
-function definition(w: WorkflowDefinition): WorkflowDefinition {
-  return { Stages: w.Stages, Final: w.Final, CustomPrerequisites: w.CustomPrerequisites, AttestationPrerequisites: w.AttestationPrerequisites };
-}
 
 export const changeRoutes = [
   route({
@@ -37,10 +32,7 @@ export const changeRoutes = [
     body: CreateChangeWorkflow,
     async handle({ deps, caller, params, body }) {
       const space = await pathSpace(deps, caller, params);
-      validateWorkflow(body);
-      const wf: ChangeWorkflow = { ...newEntity(deps, caller.OrganizationID, body), SpaceID: space.SpaceID, ChangeWorkflowID: deps.newId(), ...definition(body) };
-      await deps.store.createInSpace('ChangeWorkflow', wf);
-      return { status: 201, body: withSpace(wf, space) };
+      return { status: 201, body: withSpace(await createWorkflow(deps, caller, space, body), space) };
     },
   }),
   route({
@@ -51,11 +43,7 @@ export const changeRoutes = [
     body: CloneChangeWorkflow,
     async handle({ deps, caller, params, body }) {
       const dest = await pathSpace(deps, caller, params);
-      const { item: src } = await findInSpace<ChangeWorkflow>(deps, caller, dest, 'ChangeWorkflow', body.Source);
-      const now = deps.now().toISOString();
-      const wf: ChangeWorkflow = { ...src, ...definition(src), SpaceID: dest.SpaceID, ChangeWorkflowID: deps.newId(), Slug: body.Slug ?? src.Slug, DisplayName: body.Slug ?? src.DisplayName, CreatedAt: now, UpdatedAt: now, Version: 1 };
-      await deps.store.createInSpace('ChangeWorkflow', wf);
-      return { status: 201, body: withSpace(wf, dest) };
+      return { status: 201, body: withSpace(await cloneWorkflow(deps, caller, dest, body.Source, body.Slug), dest) };
     },
   }),
   route({
@@ -79,23 +67,7 @@ export const changeRoutes = [
     async handle({ deps, caller, params, body }) {
       const space = await pathSpace(deps, caller, params);
       const { item } = await findInSpace<ChangeWorkflow>(deps, caller, space, 'ChangeWorkflow', params.change_workflow_id!);
-      expectVersion(`change workflow '${item.Slug}'`, item.Version, body.Version);
-      const next: ChangeWorkflow = {
-        ...item,
-        Slug: body.Slug ?? item.Slug,
-        DisplayName: body.DisplayName ?? item.DisplayName,
-        Labels: patchMap(item.Labels, body.Labels),
-        Annotations: patchMap(item.Annotations, body.Annotations),
-        Stages: body.Stages ?? item.Stages,
-        Final: body.Final ?? item.Final,
-        CustomPrerequisites: body.CustomPrerequisites ?? item.CustomPrerequisites,
-        AttestationPrerequisites: body.AttestationPrerequisites ?? item.AttestationPrerequisites,
-        UpdatedAt: deps.now().toISOString(),
-        Version: item.Version + 1,
-      };
-      validateWorkflow(next);
-      await deps.store.updateInSpace('ChangeWorkflow', next, item.Version, item.Slug);
-      return { body: withSpace(next, space) };
+      return { body: withSpace(await updateWorkflow(deps, item, body), space) };
     },
   }),
   route({
@@ -171,20 +143,7 @@ export const changeRoutes = [
     async handle({ deps, caller, params, body }) {
       const space = await pathSpace(deps, caller, params);
       const { item: co } = await findInSpace<ChangeOrder>(deps, caller, space, 'ChangeOrder', params.change_order_id!);
-      expectVersion(`change order '${co.Slug}'`, co.Version, body.Version);
-      const next: ChangeOrder = {
-        ...co,
-        Description: body.Description ?? co.Description,
-        Labels: patchMap(co.Labels, body.Labels),
-        InScopeSpaceIDs: body.RefreshSpaces ? await refreshScope(deps, caller, space, co) : co.InScopeSpaceIDs,
-        AbortedReason: body.AbortedReason ?? co.AbortedReason,
-        UpdatedAt: deps.now().toISOString(),
-        Version: co.Version + 1,
-      };
-      await deps.store.transact([{ op: 'update', kind: 'ChangeOrder', item: next, expectedVersion: co.Version }]);
-      await advanceStage(deps, caller, next);
-      const fresh = (await deps.store.getInSpace<ChangeOrder>('ChangeOrder', space.SpaceID, co.ChangeOrderID))!;
-      return { body: withSpace(await derive(deps, caller, fresh, { completed: true }), space) };
+      return { body: withSpace(await updateChangeOrder(deps, caller, space, co, body), space) };
     },
   }),
 ];

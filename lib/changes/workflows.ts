@@ -1,0 +1,68 @@
+import { newEntity, patched, type Caller, type ChangeOrder, type ChangeOrderView, type ChangeWorkflow, type CommonPatch, type Space, type WorkflowDefinition } from '../model/entities.ts';
+import { expectVersion } from '../model/errors.ts';
+import type { Deps } from '../ports/deps.ts';
+import { findInSpace } from '../variants/lookup.ts';
+import { refreshScope } from './create.ts';
+import { advanceStage, derive } from './progress.ts';
+import { validateWorkflow } from './workflow.ts';
+
+/** The definition alone, as a ChangeOrder copies it. */
+function definition(w: WorkflowDefinition): WorkflowDefinition {
+  return { Stages: w.Stages, Final: w.Final, CustomPrerequisites: w.CustomPrerequisites, AttestationPrerequisites: w.AttestationPrerequisites };
+}
+
+/** Creates a ChangeWorkflow, checked when written. */
+export async function createWorkflow(deps: Deps, caller: Caller, space: Space, body: WorkflowDefinition & { Slug: string; DisplayName?: string; Labels?: Record<string, string>; Annotations?: Record<string, string> }): Promise<ChangeWorkflow> {
+  validateWorkflow(body);
+  const wf: ChangeWorkflow = { ...newEntity(deps, caller.OrganizationID, body), SpaceID: space.SpaceID, ChangeWorkflowID: deps.newId(), ...definition(body) };
+  await deps.store.createInSpace('ChangeWorkflow', wf);
+  return wf;
+}
+
+/** Copies a ChangeWorkflow (`space/slug` or a slug in `dest`) into `dest`, under its slug or a new one. */
+export async function cloneWorkflow(deps: Deps, caller: Caller, dest: Space, source: string, slug?: string): Promise<ChangeWorkflow> {
+  const { item: src } = await findInSpace<ChangeWorkflow>(deps, caller, dest, 'ChangeWorkflow', source);
+  const now = deps.now().toISOString();
+  const wf: ChangeWorkflow = { ...src, ...definition(src), SpaceID: dest.SpaceID, ChangeWorkflowID: deps.newId(), Slug: slug ?? src.Slug, DisplayName: slug ?? src.DisplayName, CreatedAt: now, UpdatedAt: now, Version: 1 };
+  await deps.store.createInSpace('ChangeWorkflow', wf);
+  return wf;
+}
+
+/** Edits a ChangeWorkflow in place, guarded by its Version and checked again; ChangeOrders keep the copy they took. */
+export async function updateWorkflow(deps: Deps, item: ChangeWorkflow, body: CommonPatch & Partial<WorkflowDefinition>): Promise<ChangeWorkflow> {
+  expectVersion(`change workflow '${item.Slug}'`, item.Version, body.Version);
+  const next: ChangeWorkflow = {
+    ...patched(item, body, deps),
+    Stages: body.Stages ?? item.Stages,
+    Final: body.Final ?? item.Final,
+    CustomPrerequisites: body.CustomPrerequisites ?? item.CustomPrerequisites,
+    AttestationPrerequisites: body.AttestationPrerequisites ?? item.AttestationPrerequisites,
+  };
+  validateWorkflow(next);
+  await deps.store.updateInSpace('ChangeWorkflow', next, item.Version, item.Slug);
+  return next;
+}
+
+/** What may change on a ChangeOrder: its description and labels, its scope selected again, or an abort. */
+export interface UpdateChangeOrderInput {
+  Version?: number;
+  Description?: string;
+  Labels?: Record<string, string | null>;
+  RefreshSpaces?: boolean;
+  AbortedReason?: string;
+}
+
+/** Updates a ChangeOrder, guarded by its Version; its Stage may then advance. Returns it as read. */
+export async function updateChangeOrder(deps: Deps, caller: Caller, base: Space, co: ChangeOrder, body: UpdateChangeOrderInput): Promise<ChangeOrderView> {
+  expectVersion(`change order '${co.Slug}'`, co.Version, body.Version);
+  const next: ChangeOrder = {
+    ...patched(co, { Labels: body.Labels }, deps),
+    Description: body.Description ?? co.Description,
+    InScopeSpaceIDs: body.RefreshSpaces ? await refreshScope(deps, caller, base, co) : co.InScopeSpaceIDs,
+    AbortedReason: body.AbortedReason ?? co.AbortedReason,
+  };
+  await deps.store.transact([{ op: 'update', kind: 'ChangeOrder', item: next, expectedVersion: co.Version }]);
+  await advanceStage(deps, caller, next);
+  const fresh = (await deps.store.getInSpace<ChangeOrder>('ChangeOrder', base.SpaceID, co.ChangeOrderID))!;
+  return derive(deps, caller, fresh, { completed: true });
+}
