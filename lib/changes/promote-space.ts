@@ -57,9 +57,9 @@ export interface PromoteContext {
   read: UpstreamReader;
   upstreamUnits: Map<string, Unit>;
   /** The Units of each upstream Space, listed once per promotion however many Spaces clone from it. */
-  upstreamLists?: Map<string, Promise<Unit[]>>;
+  upstreamLists: Map<string, Promise<Unit[]>>;
   /** The Links of each upstream Space, read once per promotion. */
-  upstreamLinks?: Map<string, Promise<Link[]>>;
+  upstreamLinks: Map<string, Promise<Link[]>>;
   /** Whether any Space may follow this one's Units (false spares a Link read per unchanged Unit). */
   hasFollowers(spaceId: string): boolean;
   /** The slugs of the organization's Spaces, when the promotion read them. */
@@ -89,6 +89,8 @@ export async function promoteContext(deps: ChangeDeps, co: ChangeOrder, o: { pri
       return p && num > p.storedHead ? Promise.resolve({ data: p.data }) : stored(unit, num);
     },
     upstreamUnits: new Map(),
+    upstreamLists: new Map(),
+    upstreamLinks: new Map(),
     hasFollowers: (id) => !upstreams || upstreams.has(id),
     spaceSlugs: new Map((o.spaces ?? []).map((s) => [s.SpaceID, s.Slug])),
     preview,
@@ -125,10 +127,7 @@ export async function promoteSpace(deps: ChangeDeps, caller: Caller, ctx: Promot
   const toClone: Unit[] = [];
   if (co.UpdateType === 'UpgradeUnit' && space.UpstreamSpaceID) {
     const have = new Set(units.map((u) => u.UpstreamUnitID));
-    ctx.upstreamLists ??= new Map();
-    let listing = ctx.upstreamLists.get(space.UpstreamSpaceID);
-    if (!listing) ctx.upstreamLists.set(space.UpstreamSpaceID, (listing = deps.store.listUnits(space.UpstreamSpaceID)));
-    const upstream = await listing;
+    const upstream = await sharedRead(ctx.upstreamLists, space.UpstreamSpaceID, () => deps.store.listUnits(space.UpstreamSpaceID!));
     for (const u of upstream) if (!ctx.upstreamUnits.has(u.UnitID)) ctx.upstreamUnits.set(u.UnitID, u);
     for (const up of upstream.filter((x) => !have.has(x.UnitID) && x.ToolchainType !== DESCRIBING_TOOLCHAIN)) {
       const s = marks.start.get(up.UnitID);
@@ -268,14 +267,18 @@ export async function promoteUnit(deps: ChangeDeps, caller: Caller, ctx: Promote
  * A Link whose slug the Space already has is left alone, so a rerun copies nothing twice.
  */
 async function copyUpstreamLinks(deps: ChangeDeps, caller: Caller, ctx: PromoteContext, space: Space, have: Link[]): Promise<void> {
-  ctx.upstreamLinks ??= new Map();
-  let listing = ctx.upstreamLinks.get(space.UpstreamSpaceID!);
-  if (!listing) ctx.upstreamLinks.set(space.UpstreamSpaceID!, (listing = deps.store.listInSpace<Link>('Link', space.UpstreamSpaceID!)));
-  const upstream = (await listing).filter((l) => l.UpdateType !== 'UpgradeUnit');
+  const upstream = (await sharedRead(ctx.upstreamLinks, space.UpstreamSpaceID!, () => deps.store.listInSpace<Link>('Link', space.UpstreamSpaceID!))).filter((l) => l.UpdateType !== 'UpgradeUnit');
   if (!upstream.length) return;
   const byUpstream = new Map((await deps.store.listUnits(space.SpaceID)).filter((u) => u.UpstreamUnitID).map((u) => [u.UpstreamUnitID!, u]));
   const ops = copyLinksOps(deps, caller, space, upstream, byUpstream, new Set(have.map((l) => l.Slug)));
   for (const part of chunk(ops, TRANSACTION_MAX_ITEMS)) await deps.store.transact(part);
+}
+
+/** A read every Space of a promotion shares (an upstream Space's Units or Links): made once per key. */
+function sharedRead<T>(cache: Map<string, Promise<T>>, key: string, read: () => Promise<T>): Promise<T> {
+  let p = cache.get(key);
+  if (!p) cache.set(key, (p = read()));
+  return p;
 }
 
 /** Places one mark in a ChangeOrder's marks, as read. */

@@ -31,11 +31,14 @@ export function stagesOver(co: ChangeOrder, spaces: Space[]): StageSpaces[] {
   });
 }
 
+/** The organization's Spaces as the ChangeOrder's Stages select among them (with `Component` when a Stage reads it). */
+export function workflowSpaces(deps: ChangeDeps, caller: Caller, co: ChangeOrder): Promise<Space[]> {
+  return orgSpaces(deps, caller, (co.ChangeWorkflow?.Stages ?? []).map((s) => parseWhere(s.WhereSpace, 'Space')));
+}
+
 /** The Spaces of each Stage, read now. */
 export async function stagesOf(deps: ChangeDeps, caller: Caller, co: ChangeOrder): Promise<StageSpaces[]> {
-  if (!co.ChangeWorkflow) return [];
-  const queries = co.ChangeWorkflow.Stages.map((s) => parseWhere(s.WhereSpace, 'Space'));
-  return stagesOver(co, await orgSpaces(deps, caller, queries));
+  return co.ChangeWorkflow ? stagesOver(co, await workflowSpaces(deps, caller, co)) : [];
 }
 
 /** What the gates read about one Space, read now. */
