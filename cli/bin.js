@@ -1,8 +1,11 @@
 #!/usr/bin/env node
-// `cub`: runs the TypeScript CLI through tsx's loader, so no build step stands between a clone and a working command.
-import { register } from 'tsx/esm/api';
+// `cub`: runs the bundle `npm install` built (cli/dist/cub.mjs); nothing is compiled at run time.
+import { existsSync } from 'node:fs';
 
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-register();
-const { main } = await import('./main.ts');
+const bundle = new URL('./dist/cub.mjs', import.meta.url);
+if (!existsSync(bundle)) {
+  process.stderr.write('cub is not built: run `npm install` (or `npm run build:cli`) in the Baton checkout\n');
+  process.exit(1);
+}
+const { main } = await import(bundle.href);
 process.exitCode = await main(process.argv.slice(2));

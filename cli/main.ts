@@ -48,6 +48,12 @@ export async function main(argv: string[]): Promise<number> {
     }
     const verbs = COMMANDS[entity];
     if (!verbs) throw new UsageError(`unknown command '${entity}'; one of ${Object.keys(COMMANDS).join(', ')}`);
+    // Asking about a command never runs it: -h/--help anywhere before `--` only prints what it takes.
+    const flagWords = argv.includes('--') ? argv.slice(0, argv.indexOf('--')) : argv;
+    if (flagWords.includes('--help') || flagWords.includes('-h')) {
+      process.stdout.write(`cub ${entity} ${verb && verbs[verb] ? verb : `<${Object.keys(verbs).join('|')}>`} [args] [flags]\n\nverbs of ${entity}: ${Object.keys(verbs).join(', ')}\nflags everywhere: --server URL, --token T, -o table|json|yaml; cub help lists every command\n`);
+      return 0;
+    }
     const cmd = verb ? verbs[verb] : undefined;
     if (!cmd) throw new UsageError(`cub ${entity} takes one of: ${Object.keys(verbs).join(', ')}`);
     const a = parseArgs(rest);

@@ -30,6 +30,16 @@ describe('the foundation through cub', () => {
     expect(updated).toMatchObject({ Version: 2, Annotations: { owner: 'dev-team', 'code-freeze': 'true' } });
   });
 
+  it('--help asks, and never acts: the space it names is still there', async () => {
+    await ok(['space', 'create', 'helptest']);
+    for (const args of [['space', 'delete', 'helptest', '--help'], ['space', 'delete', '-h', 'helptest'], ['space', '--help']]) {
+      const r = await cub(args);
+      expect(r.code, args.join(' ')).toBe(0);
+      expect(r.stdout).toMatch(/^cub space (delete|<create\|get\|list\|update\|delete>) \[args\] \[flags\]\n\nverbs of space: create, get, list, update, delete\n/);
+    }
+    expect(JSON.parse(await ok(['space', 'get', 'helptest', '-o', 'json'])).Slug).toBe('helptest');
+  });
+
   it('creates a unit from a file and from standard input, and reads its data', async () => {
     expect(await ok(['unit', 'create', '--space', 'acme-base', 'backend', backendFile])).toMatch(/backend\s+acme-base\s+1/);
     await ok(['unit', 'create', '--space', 'acme-base', 'frontend', '-'], 'kind: Deployment\nmetadata:\n  name: frontend\nspec:\n  replicas: 1\n');
