@@ -1,7 +1,5 @@
-import { readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { join } from 'node:path';
 import { flag, type Args } from './args.ts';
+import { contextNamed } from './contexts.ts';
 
 /** An error answer from the API. */
 export class ApiError extends Error {
@@ -14,17 +12,13 @@ export class ApiError extends Error {
   }
 }
 
-/** Server and token: flags, then CUB_SERVER/CUB_TOKEN, then the context file `npm start` wrote. */
+/** Server and token: --server/--token, then the context --context names, then CUB_SERVER/CUB_TOKEN, then the context in use. */
 export function connection(a: Args): { server: string; token: string } {
-  let ctx: { server?: string; token?: string } = {};
-  const file = process.env.CUB_CONTEXT ?? join(homedir(), '.config', 'baton', 'context.json');
-  try {
-    ctx = JSON.parse(readFileSync(file, 'utf8')) as typeof ctx;
-  } catch {
-    /* no context file: flags or env must say */
-  }
-  const server = flag(a, 'server') ?? process.env.CUB_SERVER ?? ctx.server ?? 'http://127.0.0.1:4000';
-  const token = flag(a, 'token') ?? process.env.CUB_TOKEN ?? ctx.token ?? '';
+  const named = flag(a, 'context');
+  const ctx = named !== undefined ? contextNamed(named) : {};
+  const current = named === undefined ? contextNamed(undefined) : {};
+  const server = flag(a, 'server') ?? ctx.server ?? process.env.CUB_SERVER ?? current.server ?? 'http://127.0.0.1:4000';
+  const token = flag(a, 'token') ?? ctx.token ?? process.env.CUB_TOKEN ?? current.token ?? '';
   return { server: server.replace(/\/$/, ''), token };
 }
 

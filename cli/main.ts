@@ -6,6 +6,7 @@ import { releasesCommands } from './commands/releases.ts';
 import { spacesCommands } from './commands/spaces.ts';
 import { unitsCommands } from './commands/units.ts';
 import { variantsCommands } from './commands/variants.ts';
+import { contextCommands } from './commands/contexts.ts';
 
 /** Every `cub <entity> <verb>`, in the order help lists them. */
 const COMMANDS: Record<string, Record<string, Command>> = {
@@ -24,6 +25,7 @@ const COMMANDS: Record<string, Record<string, Command>> = {
   tag: spacesCommands.tag!,
   filter: spacesCommands.filter!,
   target: spacesCommands.target!,
+  context: contextCommands.context!,
 };
 
 const HELP = `cub — the Baton command line

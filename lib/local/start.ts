@@ -9,6 +9,23 @@ import { startServer } from './server.ts';
 import { localDeps } from './wiring.ts';
 
 /** Where `npm start` leaves the server URL and first token for `cub`. */
+/**
+ * Writes the `default` context of cub's context file (the format cub reads: named contexts and the one
+ * in use), keeping every other context; a file of the first format, `{server, token}`, becomes `default`.
+ */
+function saveDefaultContext(file: string, set: { server: string; token?: string }): void {
+  let raw: { current?: string; contexts?: Record<string, { server?: string; token?: string }>; server?: string; token?: string } = {};
+  try {
+    raw = JSON.parse(readFileSync(file, 'utf8')) as typeof raw;
+  } catch {
+    /* no context file yet */
+  }
+  const contexts = raw.contexts ?? (raw.server || raw.token ? { default: { server: raw.server, token: raw.token } } : {});
+  contexts.default = { ...contexts.default, ...set };
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, JSON.stringify({ current: raw.current ?? 'default', contexts }, null, 2) + '\n', { mode: 0o600 });
+}
+
 export function contextPath(): string {
   return process.env.CUB_CONTEXT ?? join(homedir(), '.config', 'baton', 'context.json');
 }
@@ -35,17 +52,10 @@ async function main(): Promise<void> {
   const existing = await deps.store.firstOrganization();
   if (!existing) {
     const { token } = await createOrganization(deps, 'default');
-    mkdirSync(dirname(ctxFile), { recursive: true });
-    writeFileSync(ctxFile, JSON.stringify({ server: server.url, token }, null, 2) + '\n', { mode: 0o600 });
+    saveDefaultContext(ctxFile, { server: server.url, token });
     console.log(`Created organization 'default' with user 'admin'. Admin token (shown once; also saved to ${ctxFile}):\n\n  ${token}\n`);
   } else {
-    let saved: { token?: string } = {};
-    try {
-      saved = JSON.parse(readFileSync(ctxFile, 'utf8')) as { token?: string };
-    } catch {
-      /* no context file: the token was shown at first start */
-    }
-    writeFileSync(ctxFile, JSON.stringify({ ...saved, server: server.url }, null, 2) + '\n', { mode: 0o600 });
+    saveDefaultContext(ctxFile, { server: server.url });
     console.log(`Organization '${existing.Slug}' already set up; cub reads its token from ${ctxFile}.`);
   }
   console.log(`Baton API listening on ${server.url} — try: npx cub space list`);
