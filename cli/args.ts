@@ -3,7 +3,7 @@ const BOOLEAN = new Set(['move', 'protect', 'recursive', 'recursive-force', 'dry
 const SHORT: Record<string, string> = { o: 'output', h: 'help', q: 'quiet' };
 
 /** Every flag some command reads: anything else is a typo, refused rather than silently ignored. */
-const KNOWN = new Set([
+export const KNOWN = new Set([
   ...BOOLEAN,
   ...'aborted-reason annotation attestation-prerequisite context attestation-prerequisite-count auto-update change-desc change-order change-workflow changeset changeworkflow component continue description dest-space display-name end-tag environment fact filename filter force-reason from granularity health in-scope-space label limit merge-base merge-end merge-source message namespace new-slug operation output prerequisites prior-revisions region release release-target remove-annotation remove-label reporter restore revert revision server space space-filter space-label space-slug stage stage-prerequisites stage-release-prerequisites stage-where-space sync tag target target-stage to token toolchain unit unit-delete-gate update-type variant where where-field where-space where-space-field'.split(
     ' ',

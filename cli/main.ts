@@ -1,12 +1,14 @@
-import { parseArgs, UsageError } from './args.ts';
+import { bool, parseArgs, UsageError } from './args.ts';
 import { ApiError, Client, connection } from './client.ts';
 import type { Command } from './common.ts';
+import { setQuiet } from './output.ts';
 import { changesCommands } from './commands/changes.ts';
 import { releasesCommands } from './commands/releases.ts';
 import { spacesCommands } from './commands/spaces.ts';
 import { unitsCommands } from './commands/units.ts';
 import { variantsCommands } from './commands/variants.ts';
 import { contextCommands } from './commands/contexts.ts';
+import { complete, COMPLETION_SCRIPTS } from './completion.ts';
 
 /** Every `cub <entity> <verb>`, in the order help lists them. */
 const COMMANDS: Record<string, Record<string, Command>> = {
@@ -37,8 +39,9 @@ ${Object.entries(COMMANDS)
   .map(([e, verbs]) => `  ${e.padEnd(15)} ${Object.keys(verbs).join(', ')}`)
   .join('\n')}
 
-flags everywhere: --server URL, --token T (or CUB_SERVER, CUB_TOKEN, or the context file npm start writes),
+flags everywhere: --server URL, --token T, --context NAME (or CUB_SERVER, CUB_TOKEN, or the context in use),
                   -o table|json|yaml
+completion:       cub completion bash|zsh|fish
 `;
 
 export async function main(argv: string[]): Promise<number> {
@@ -46,6 +49,17 @@ export async function main(argv: string[]): Promise<number> {
     const [entity, verb, ...rest] = argv;
     if (!entity || entity === 'help' || entity === '--help' || entity === '-h') {
       process.stdout.write(HELP);
+      return 0;
+    }
+    if (entity === 'completion') {
+      const script = verb ? COMPLETION_SCRIPTS[verb] : undefined;
+      if (!script) throw new UsageError(`cub completion <${Object.keys(COMPLETION_SCRIPTS).join('|')}>`);
+      process.stdout.write(script);
+      return 0;
+    }
+    if (entity === '__complete') {
+      const found = await complete(COMMANDS, Number(verb), rest);
+      process.stdout.write(found.length ? `${found.join('\n')}\n` : '');
       return 0;
     }
     const verbs = COMMANDS[entity];
@@ -59,6 +73,7 @@ export async function main(argv: string[]): Promise<number> {
     const cmd = verb ? verbs[verb] : undefined;
     if (!cmd) throw new UsageError(`cub ${entity} takes one of: ${Object.keys(verbs).join(', ')}`);
     const a = parseArgs(rest);
+    setQuiet(bool(a, 'quiet'));
     await cmd(a, new Client(connection(a)));
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (e) {

@@ -20,8 +20,21 @@ export function table(rows: any[], columns: Column[]): string {
   return grid.map((g) => g.map((c, i) => (i === g.length - 1 ? c : c.padEnd(widths[i]!))).join('  ').trimEnd()).join('\n') + '\n';
 }
 
+let quiet = false;
+
+/** `--quiet`/`-q`: tables print only each row's name (its first column), one a line, for pipelines. */
+export function setQuiet(on: boolean): void {
+  quiet = on;
+}
+
 /** Prints a value per `-o`: table (default), json or yaml. */
 export function print(value: unknown, format: string | undefined, columns?: Column[]): void {
+  if (quiet && (format ?? 'table') === 'table') {
+    const rows = Array.isArray(value) ? value : [value];
+    const name = columns?.[0]?.[1] ?? ((r: any) => r?.Slug ?? '');
+    process.stdout.write(rows.map((r) => cell(name(r))).filter(Boolean).map((n) => `${n}\n`).join(''));
+    return;
+  }
   switch (format ?? 'table') {
     case 'json':
       process.stdout.write(JSON.stringify(value, null, 2) + '\n');

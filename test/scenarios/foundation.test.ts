@@ -38,6 +38,8 @@ describe('the foundation through cub', () => {
       expect(r.stdout).toMatch(/^cub space (delete|<create\|get\|list\|update\|delete>) \[args\] \[flags\]\n\nverbs of space: create, get, list, update, delete\n/);
     }
     expect(JSON.parse(await ok(['space', 'get', 'helptest', '-o', 'json'])).Slug).toBe('helptest');
+    // --quiet prints only names, one a line, for a pipeline.
+    expect(await ok(['space', 'list', '--where', "Slug = 'helptest'", '-q'])).toBe('helptest\n');
   });
 
   it('creates a unit from a file and from standard input, and reads its data', async () => {

@@ -95,7 +95,6 @@ export class MemoryStore implements Store {
   }
 
   async createOrganization(org: Organization, admin: User, tokenHash: string): Promise<void> {
-    this.table('Space');
     this.orgs.set(org.OrganizationID, org);
     this.tokens.set(tokenHash, { OrganizationID: org.OrganizationID, UserID: admin.UserID });
   }
