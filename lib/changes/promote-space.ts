@@ -148,7 +148,7 @@ export async function promoteSpace(deps: ChangeDeps, caller: Caller, ctx: Promot
   if (!toClone.length && units.length && units.every((u) => marks.end.has(u.UnitID))) {
     // A repair, or a run that stopped after its writes: record that the Space did.
     res.Units.push(...units.map((u) => ({ UnitID: u.UnitID, UnitSlug: u.Slug, SpaceID: space.SpaceID, Action: UnitAction.Unchanged, Reason: UnitReason.AlreadyTaken })));
-    if (!ctx.dryRun) await recordTaken(deps, co, space, now);
+    if (!ctx.dryRun) await finishSpace(deps, caller, ctx, space, links, now);
     return res;
   }
   for (const up of toClone) {
@@ -177,9 +177,14 @@ export async function promoteSpace(deps: ChangeDeps, caller: Caller, ctx: Promot
   // 4. Mark the Units the change leaves unchanged, only now that every Unit's write landed, and copy
   // the Links of the Space above onto the Units here that come from its Units; then record that this Space took the change.
   for (const part of chunk(markOnly, TRANSACTION_MAX_ITEMS)) await deps.store.transact(part);
-  if (co.UpdateType === 'UpgradeUnit' && space.UpstreamSpaceID) await copyUpstreamLinks(deps, caller, ctx, space, links);
-  await recordTaken(deps, co, space, now);
+  await finishSpace(deps, caller, ctx, space, links, now);
   return res;
+}
+
+/** The last steps of a Space that took the change (a rerun too): the Links of the Space above copied, then its progress recorded. */
+async function finishSpace(deps: ChangeDeps, caller: Caller, ctx: PromoteContext, space: Space, links: Link[], now: string): Promise<void> {
+  if (ctx.co.UpdateType === 'UpgradeUnit' && space.UpstreamSpaceID) await copyUpstreamLinks(deps, caller, ctx, space, links);
+  await recordTaken(deps, ctx.co, space, now);
 }
 
 /** One Unit's part of a promotion (also `cub unit update --upgrade --change-order`): merge the range with its marks, or say why not. */
