@@ -10,6 +10,9 @@ import { variantsCommands } from './commands/variants.ts';
 import { contextCommands } from './commands/contexts.ts';
 import { complete, COMPLETION_SCRIPTS } from './completion.ts';
 
+/** The version of the package the bundle was built from (esbuild defines it). */
+declare const CUB_VERSION: string;
+
 /** Every `cub <entity> <verb>`, in the order help lists them. */
 const COMMANDS: Record<string, Record<string, Command>> = {
   space: spacesCommands.space!,
@@ -47,6 +50,10 @@ completion:       cub completion bash|zsh|fish
 export async function main(argv: string[]): Promise<number> {
   try {
     const [entity, verb, ...rest] = argv;
+    if (entity === '--version' || entity === 'version') {
+      process.stdout.write(`cub ${CUB_VERSION}\n`);
+      return 0;
+    }
     if (!entity || entity === 'help' || entity === '--help' || entity === '-h') {
       process.stdout.write(HELP);
       return 0;

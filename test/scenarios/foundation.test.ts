@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -38,6 +39,8 @@ describe('the foundation through cub', () => {
       expect(r.stdout).toMatch(/^cub space (delete|<create\|get\|list\|update\|delete>) \[args\] \[flags\]\n\nverbs of space: create, get, list, update, delete\n/);
     }
     expect(JSON.parse(await ok(['space', 'get', 'helptest', '-o', 'json'])).Slug).toBe('helptest');
+    const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+    expect(await ok(['--version'])).toBe(`cub ${version}\n`);
     // --quiet prints only names, one a line, for a pipeline.
     expect(await ok(['space', 'list', '--where', "Slug = 'helptest'", '-q'])).toBe('helptest\n');
   });
