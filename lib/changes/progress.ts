@@ -5,7 +5,7 @@ import { DetailType, SOURCE } from '../events/contracts.ts';
 import { retryOnConflict } from '../util/retry.ts';
 import { marksOf } from './marks.ts';
 import type { ChangeDeps } from './ports.ts';
-import { gateState, gateView, stagesOf } from './stages.ts';
+import { gateContext, gateState } from './stages.ts';
 import { deriveProgress, lastNonEmpty, reachedStage, recordedStageIndex } from './state.ts';
 
 /** A ChangeOrder with State and the Space sets derived from its progress; Completed from Final over the last Stage when asked. */
@@ -20,15 +20,14 @@ export async function derive(deps: ChangeDeps, caller: Caller, co: ChangeOrder, 
 
 /** The latest Stage every Space of which took the change, or Completed once the last also satisfies Final. */
 export async function computeStage(deps: ChangeDeps, caller: Caller, co: ChangeOrder): Promise<{ stage?: string; index: number }> {
-  const stages = await stagesOf(deps, caller, co);
-  const progress = new Map((await deps.store.progressOf(co.ChangeOrderID)).map((p) => [p.SpaceID, p]));
+  const { stages, progress, view } = await gateContext(deps, caller, co);
   const index = reachedStage(stages, (id) => progress.has(id));
   if (index < 0) return { index };
   if (lastNonEmpty(stages, index)) {
     const final = co.ChangeWorkflow?.Final?.Prerequisites ?? [];
     const marks = await marksOf(deps, co);
     const states = await Promise.all(stages[index]!.spaces.map((s) => gateState(deps, co, marks, progress, s)));
-    if (evaluateGates(final, gateView(await derive(deps, caller, co)), states).every((g) => g.Satisfied)) return { stage: COMPLETED, index: stages.length };
+    if (evaluateGates(final, view, states).every((g) => g.Satisfied)) return { stage: COMPLETED, index: stages.length };
   }
   return { stage: stages[index]!.name, index };
 }
@@ -106,12 +105,10 @@ export async function reevaluateFor(deps: ChangeDeps, caller: Caller, spaceId: s
 
 /** Refuses a Release of the ChangeOrder in one of its Spaces when the release gates of the Space's Stage do not hold. */
 export async function checkReleaseGates(deps: ChangeDeps, caller: Caller, co: ChangeOrder, space: Space): Promise<void> {
-  const stages = await stagesOf(deps, caller, co);
+  const { stages, progress, view } = await gateContext(deps, caller, co);
   const stage = stages.find((s) => s.spaces.some((x) => x.SpaceID === space.SpaceID));
   if (!stage?.release.length) return;
-  const progress = new Map((await deps.store.progressOf(co.ChangeOrderID)).map((p) => [p.SpaceID, p]));
   const state = await gateState(deps, co, await marksOf(deps, co), progress, space);
-  const view = gateView(await derive(deps, caller, co));
   const gates = stage.release.map((p) => evaluatePrerequisite(p, view, state));
   const failed = gates.filter((g) => !g.Satisfied);
   if (failed.length) throw new GateRefused(`unable to publish a release of change order '${co.Slug}' in stage '${stage.name}': ${failed.map((g) => g.Message).join('; ')}`, { Gates: gates });

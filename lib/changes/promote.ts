@@ -10,8 +10,7 @@ import { planPromotion } from './plan.ts';
 import type { ChangeDeps } from './ports.ts';
 import { advanceStage, recordOn } from './progress.ts';
 import { promoteContext, promoteSpace, SpaceAction, type SpaceResult } from './promote-space.ts';
-import { gateState, gateView, orgSpaces, stagesOver, takenOnly, workflowSpaces } from './stages.ts';
-import { deriveProgress } from './state.ts';
+import { gateContext, gateState, orgSpaces, takenOnly } from './stages.ts';
 import { mergeWaves } from './waves.ts';
 
 /** Spaces of one Stage promoted at once. */
@@ -71,9 +70,7 @@ async function mergeSources(deps: ChangeDeps, targets: Space[]): Promise<Map<str
 export async function promoteChangeOrder(deps: ChangeDeps, caller: Caller, co: ChangeOrder, base: Space, o: PromoteOptions): Promise<PromoteOutcome> {
   if (co.AbortedReason) throw new Conflict(`change order '${co.Slug}' was aborted (${co.AbortedReason}); promote a new one`);
   if (o.force && !o.forceReason) throw new Invalid('--force needs --force-reason, which the change order records');
-  const [marks, progressList, spaces] = await Promise.all([marksOf(deps, co), deps.store.progressOf(co.ChangeOrderID), workflowSpaces(deps, caller, co)]);
-  const progress = new Map(progressList.map((p) => [p.SpaceID, p]));
-  const stages = stagesOver(co, spaces);
+  const [marks, { spaces, stages, progress, view }] = await Promise.all([marksOf(deps, co), gateContext(deps, caller, co)]);
   const named = o.spaces?.length || o.whereSpace ? await namedTargets(deps, caller, co, o) : undefined;
   const plan = planPromotion(stages, base, (id) => progress.has(id), named ? { named } : { targetStage: o.targetStage });
   if ('noWorkflow' in plan) throw new Invalid(`change order '${co.Slug}' has no workflow: name the spaces to promote`);
@@ -84,7 +81,6 @@ export async function promoteChangeOrder(deps: ChangeDeps, caller: Caller, co: C
   const { stageIndex, targets } = plan;
   const stageName = stageIndex >= 0 ? stages[stageIndex]?.name : undefined;
   // Gates: every earlier Stage must have taken the change; the target Stage's prerequisites hold over the Stage before.
-  const view = gateView({ ...co, ...deriveProgress(co, progressList, new Map(spaces.map((s) => [s.SpaceID, s]))) });
   const gates: GateResult[] = [];
   if (stageIndex >= 0) {
     const prereqs = stages[stageIndex]!.prerequisites;

@@ -5,7 +5,7 @@ import { releasesOf } from '../releases/bundle.ts';
 import { bySlug } from '../variants/lookup.ts';
 import type { CoMarks } from './marks.ts';
 import type { ChangeDeps } from './ports.ts';
-import type { StageSpaces } from './state.ts';
+import { deriveProgress, type StageSpaces } from './state.ts';
 
 /** Every Space of the organization, with `Component` attached when a query reads it. */
 export async function orgSpaces(deps: ChangeDeps, caller: Caller, queries: Query[]): Promise<Space[]> {
@@ -36,11 +36,6 @@ export function workflowSpaces(deps: ChangeDeps, caller: Caller, co: ChangeOrder
   return orgSpaces(deps, caller, (co.ChangeWorkflow?.Stages ?? []).map((s) => parseWhere(s.WhereSpace, 'Space')));
 }
 
-/** The Spaces of each Stage, read now. */
-export async function stagesOf(deps: ChangeDeps, caller: Caller, co: ChangeOrder): Promise<StageSpaces[]> {
-  return co.ChangeWorkflow ? stagesOver(co, await workflowSpaces(deps, caller, co)) : [];
-}
-
 /** What the gates read about one Space, read now. */
 export async function gateState(deps: ChangeDeps, co: ChangeOrder, marks: CoMarks, progress: Map<string, Progress>, space: Space): Promise<SpaceGateState> {
   const published = (await releasesOf(deps, space)).filter((r) => r.Published);
@@ -57,6 +52,25 @@ export async function gateState(deps: ChangeDeps, co: ChangeOrder, marks: CoMark
   const covered = [...marks.publish.values()].filter((m) => m.SpaceID === space.SpaceID);
   const carries = (r: Release) => r.ChangeOrderID === co.ChangeOrderID || (covered.length > 0 && covered.every((m) => (r.Units.find((u) => u.UnitID === m.UnitID)?.RevisionNum ?? 0) >= m.RevisionNum));
   return { space, taken: progress.has(space.SpaceID), published, carries, changed };
+}
+
+/** What a ChangeOrder's gates read together, from one reading of its progress and the Spaces: its Stages, progress by Space, and the view CEL sees. */
+export interface GateContext {
+  spaces: Space[];
+  stages: StageSpaces[];
+  progress: Map<string, Progress>;
+  view: GateChangeOrder;
+}
+
+/** Reads a ChangeOrder's progress and the organization's Spaces once, for its Stages, gates and CEL view. */
+export async function gateContext(deps: ChangeDeps, caller: Caller, co: ChangeOrder): Promise<GateContext> {
+  const [spaces, progressList] = await Promise.all([workflowSpaces(deps, caller, co), deps.store.progressOf(co.ChangeOrderID)]);
+  return {
+    spaces,
+    stages: stagesOver(co, spaces),
+    progress: new Map(progressList.map((p) => [p.SpaceID, p])),
+    view: gateView({ ...co, ...deriveProgress(co, progressList, new Map(spaces.map((s) => [s.SpaceID, s]))) }),
+  };
 }
 
 /** A Space's gate state when only "has it taken the change" is asked: nothing else is read. */
