@@ -2,6 +2,7 @@ import { DESCRIBING_TOOLCHAIN, MarkRole, type Caller, type Mark, type ChangeOrde
 import { BatonError, Conflict, Invalid, NotFound } from '../model/errors.ts';
 import type { StoreOp } from '../ports/store.ts';
 import { chunk, TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
+import { sharedRead } from '../util/concurrency.ts';
 import { cloneOps, copyLinksOps } from '../variants/clone.ts';
 import { cachedReader, mergeInto, UnitAction, type UnitResult, type UpstreamReader } from '../variants/merge.ts';
 import { intervalMarks, marksOf, type CoMarks } from './marks.ts';
@@ -277,13 +278,6 @@ async function copyUpstreamLinks(deps: ChangeDeps, caller: Caller, ctx: PromoteC
   const byUpstream = new Map((await deps.store.listUnits(space.SpaceID)).filter((u) => u.UpstreamUnitID).map((u) => [u.UpstreamUnitID!, u]));
   const ops = copyLinksOps(deps, caller, space, upstream, byUpstream, new Set(have.map((l) => l.Slug)));
   for (const part of chunk(ops, TRANSACTION_MAX_ITEMS)) await deps.store.transact(part);
-}
-
-/** A read every Space of a promotion shares (an upstream Space's Units or Links): made once per key. */
-function sharedRead<T>(cache: Map<string, Promise<T>>, key: string, read: () => Promise<T>): Promise<T> {
-  let p = cache.get(key);
-  if (!p) cache.set(key, (p = read()));
-  return p;
 }
 
 /** Places one mark in a ChangeOrder's marks, as read. */

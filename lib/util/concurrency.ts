@@ -1,3 +1,10 @@
+/** A read made once per key, its promise shared by every caller that asks for the same key. */
+export function sharedRead<T>(cache: Map<string, Promise<T>>, key: string, read: () => Promise<T>): Promise<T> {
+  let p = cache.get(key);
+  if (!p) cache.set(key, (p = read()));
+  return p;
+}
+
 /** Runs tasks with at most `limit` at once, keeping their order in the results. */
 export async function bounded<T, R>(items: T[], limit: number, f: (item: T) => Promise<R>): Promise<R[]> {
   const out: R[] = new Array(items.length);

@@ -5,6 +5,7 @@ import { Conflict, Invalid } from '../model/errors.ts';
 import type { UnitDeps } from './ports.ts';
 import type { StoreOp } from '../ports/store.ts';
 import { TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
+import { sharedRead } from '../util/concurrency.ts';
 import { findUnitRef } from './lookup.ts';
 import { advance, dataAt } from './revisions.ts';
 
@@ -82,12 +83,7 @@ export function storeReader(deps: UnitDeps): UpstreamReader {
 export function cachedReader(deps: UnitDeps): UpstreamReader {
   const cache = new Map<string, Promise<{ data: string; description?: string }>>();
   const read = storeReader(deps);
-  return (unit, num) => {
-    const key = `${unit.UnitID}#${num}`;
-    let v = cache.get(key);
-    if (!v) cache.set(key, (v = read(unit, num)));
-    return v;
-  };
+  return (unit, num) => sharedRead(cache, `${unit.UnitID}#${num}`, () => read(unit, num));
 }
 
 /**
