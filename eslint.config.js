@@ -45,6 +45,8 @@ export default tseslint.config(
     files: ['cli/**'],
     rules: {
       'no-restricted-imports': ['error', { patterns: [{ regex: '(^|/)lib/(?!model/)', message: 'cub talks to the API over HTTP: only lib/model types may be imported (see ARCHITECTURE.md)' }] }],
+      // What the API answers is typed (lib/model entities, cli/api.ts answers), never `any`.
+      '@typescript-eslint/no-explicit-any': 'error',
     },
   },
   // No import cycles anywhere in the product.

@@ -22,42 +22,76 @@ export function connection(a: Args): { server: string; token: string } {
   return { server: server.replace(/\/$/, ''), token };
 }
 
+/** An answer: its status, its JSON body as `T`, its text, and a header reader. */
+export interface Answer<T> {
+  status: number;
+  body: T;
+  text: string;
+  headers: { get(name: string): string | null };
+}
+
+/**
+ * One HTTP exchange over node:http (node:https for an https server, loaded only then). Not `fetch`:
+ * loading Node's fetch costs a third of cub's start on a small machine (npm run bench:cli).
+ */
+async function exchange(url: URL, method: string, headers: Record<string, string>, body: string | undefined): Promise<{ status: number; text: string; headers: Record<string, string | string[] | undefined> }> {
+  const { request } = url.protocol === 'https:' ? await import('node:https') : await import('node:http');
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method, headers: body === undefined ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8'), headers: res.headers }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
 /** A thin client of the HTTP API: never of the store. */
 export class Client {
   constructor(private readonly conn: { server: string; token: string }) {}
 
-  async request(method: string, path: string, opts: { body?: unknown; query?: Record<string, string | undefined> } = {}): Promise<{ status: number; body: any; text: string; headers: Headers }> {
+  /** One request; `T` is the answer's type (see cli/api.ts), checked by the API, not here. */
+  async request<T>(method: string, path: string, opts: { body?: unknown; query?: Record<string, string | undefined> } = {}): Promise<Answer<T>> {
     const qs = new URLSearchParams();
     for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined) qs.set(k, v);
-    const url = `${this.conn.server}${path}${qs.size ? `?${qs}` : ''}`;
-    let res: Response;
+    let url: URL;
     try {
-      res = await fetch(url, {
-        method,
-        headers: { authorization: `Bearer ${this.conn.token}`, ...(opts.body !== undefined ? { 'content-type': 'application/json' } : {}) },
-        body: opts.body !== undefined ? JSON.stringify(opts.body) : undefined,
-      });
-    } catch (e) {
-      throw new ApiError(0, 'Unreachable', `cannot reach ${this.conn.server} (${(e as Error).cause ? String((e as { cause: Error }).cause.message) : (e as Error).message}); is the server running (npm start)?`);
+      url = new URL(`${this.conn.server}${path}${qs.size ? `?${qs}` : ''}`);
+    } catch {
+      throw new ApiError(0, 'BadServer', `the server '${this.conn.server}' is not a URL; give --server http://host:port`);
     }
-    const text = await res.text();
-    let body: any;
-    if ((res.headers.get('content-type') ?? '').includes('json') && text) body = JSON.parse(text);
-    if (!res.ok && res.status !== 207) throw new ApiError(res.status, body?.Code ?? 'Error', body?.Message ?? text ?? res.statusText);
-    return { status: res.status, body, text, headers: res.headers };
+    let res: Awaited<ReturnType<typeof exchange>>;
+    try {
+      res = await exchange(url, method, { authorization: `Bearer ${this.conn.token}`, ...(opts.body !== undefined ? { 'content-type': 'application/json' } : {}) }, opts.body !== undefined ? JSON.stringify(opts.body) : undefined);
+    } catch (e) {
+      throw new ApiError(0, 'Unreachable', `cannot reach ${this.conn.server} (${(e as Error).message}); is the server running (npm start)?`);
+    }
+    const header = (name: string) => {
+      const v = res.headers[name.toLowerCase()];
+      return v === undefined ? null : Array.isArray(v) ? v.join(', ') : v;
+    };
+    const text = res.text;
+    const body: unknown = (header('content-type') ?? '').includes('json') && text ? JSON.parse(text) : undefined;
+    if ((res.status < 200 || res.status > 299) && res.status !== 207) {
+      const err = (body ?? {}) as { Code?: string; Message?: string };
+      throw new ApiError(res.status, err.Code ?? 'Error', err.Message ?? (text || `HTTP ${res.status}`));
+    }
+    return { status: res.status, body: body as T, text, headers: { get: header } };
   }
 
-  get(path: string, query?: Record<string, string | undefined>) {
-    return this.request('GET', path, { query });
+  get<T>(path: string, query?: Record<string, string | undefined>) {
+    return this.request<T>('GET', path, { query });
   }
-  post(path: string, body?: unknown, query?: Record<string, string | undefined>) {
-    return this.request('POST', path, { body, query });
+  post<T>(path: string, body?: unknown, query?: Record<string, string | undefined>) {
+    return this.request<T>('POST', path, { body, query });
   }
-  patch(path: string, body: unknown) {
-    return this.request('PATCH', path, { body });
+  patch<T>(path: string, body: unknown) {
+    return this.request<T>('PATCH', path, { body });
   }
-  delete(path: string, query?: Record<string, string | undefined>) {
-    return this.request('DELETE', path, { query });
+  delete<T>(path: string, query?: Record<string, string | undefined>) {
+    return this.request<T>('DELETE', path, { query });
   }
 }
 

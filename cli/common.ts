@@ -1,16 +1,50 @@
 import { flag, flags, need, pairs, UsageError, type Args } from './args.ts';
 import { Client, seg } from './client.ts';
-import { print, table, type Column } from './output.ts';
+import { print, say, table, type Column } from './output.ts';
 import { readFileSync } from 'node:fs';
+import type { StringMap, WithSpaceSlug } from '../lib/model/common.ts';
+import type { ChangeSet, Component, Filter, LinkView, Release, RevisionView, Space, Tag, Target, Unit } from '../lib/model/entities.ts';
+import type { ChangeOrderView, ChangeWorkflow } from '../lib/model/change-orders.ts';
+import type { Change, UnitResult } from './api.ts';
 
 /** One `cub <entity> <verb>`. */
 export type Command = (a: Args, c: Client) => Promise<void>;
 
-const labelsCol: Column = ['Labels', (r) => r.Labels];
-export const COLUMNS: Record<string, Column[]> = {
-  space: [['Name', (r) => r.Slug], labelsCol, ['Version', (r) => r.Version], ['ID', (r) => r.SpaceID]],
-  component: [['Name', (r) => r.Slug], ['ID', (r) => r.ComponentID]],
-  unit: [
+/** What `cub <entity> <verb> --help` says: a line, its arguments (commander syntax) and the flags it reads, and an example. */
+export interface Help {
+  summary: string;
+  args?: [name: string, help: string][];
+  /** Names in FLAGS (cli/flags.ts), or [name, what it means here]; the global flags are added to every verb. */
+  flags?: (string | [name: string, help: string, value?: string])[];
+  example: string;
+}
+
+/** The help of every verb of some entities. */
+export type HelpTable = Record<string, Record<string, Help>>;
+
+const LISTING = ['where', 'filter', 'limit', 'continue'];
+/** Help for a list in a Space (or everywhere). */
+export const listHelp = (what: string, entity: string, inSpace = true): Help => ({
+  summary: `List ${what}`,
+  flags: inSpace ? ['space', ...LISTING] : LISTING,
+  example: `cub ${entity} list${inSpace ? ' --space acme-base' : ''} --where "Slug LIKE 'acme%'"`,
+});
+/** Help for get/delete of a Space-resident kind named `space/slug` or `--space` + slug. */
+export const refHelp = (verb: string, what: string, entity: string, example: string, more: string[] = []): Help => ({
+  summary: `${verb[0]!.toUpperCase()}${verb.slice(1)} a ${what}`,
+  args: [[`[${entity}]`, `the ${what}: <slug> with --space, or <space>/<slug>`]],
+  flags: ['space', ...more],
+  example: `cub ${entity} ${verb} --space acme-base ${example}`,
+});
+
+/** Columns of a table of `R`s. */
+const cols = <R>(...c: Column<R>[]): Column<R>[] => c;
+const labelsCol: Column<{ Labels: StringMap }> = ['Labels', (r) => r.Labels];
+
+export const COLUMNS = {
+  space: cols<Space>(['Name', (r) => r.Slug], labelsCol, ['Version', (r) => r.Version], ['ID', (r) => r.SpaceID]),
+  component: cols<Component>(['Name', (r) => r.Slug], ['ID', (r) => r.ComponentID]),
+  unit: cols<WithSpaceSlug<Unit>>(
     ['Name', (r) => r.Slug],
     ['Space', (r) => r.SpaceSlug],
     ['Head', (r) => r.HeadRevisionNum],
@@ -18,14 +52,14 @@ export const COLUMNS: Record<string, Column[]> = {
     ['Released', (r) => r.LastReleasedRevisionNum],
     ['Toolchain', (r) => r.ToolchainType],
     ['Change', (r) => r.LastChangeDescription],
-  ],
-  revision: [['Num', (r) => r.RevisionNum], ['Source', (r) => r.Source], ['Description', (r) => r.Description], ['Created', (r) => r.CreatedAt], ['Hash', (r) => String(r.DataHash).slice(0, 12)]],
-  tag: [['Name', (r) => r.Slug], ['Space', (r) => r.SpaceSlug], ['ID', (r) => r.TagID]],
-  changeset: [['Name', (r) => r.Slug], ['State', (r) => r.State], ['Description', (r) => r.Description], ['ID', (r) => r.ChangeSetID]],
-  filter: [['Name', (r) => r.Slug], ['From', (r) => r.From], ['Where', (r) => r.Where]],
-  target: [['Name', (r) => r.Slug], ['Space', (r) => r.SpaceSlug], ['Facts', (r) => r.Facts], ['ID', (r) => r.TargetID]],
-  link: [['Name', (r) => r.Slug], ['Type', (r) => r.UpdateType], ['From', (r) => r.FromUnitID], ['To', (r) => r.ToUnitID], ['Merged', (r) => `${r.UpstreamLastMergedRevisionNum}→${r.DownstreamLastMergedRevisionNum}`], ['Stale', (r) => r.Stale]],
-  release: [
+  ),
+  revision: cols<RevisionView>(['Num', (r) => r.RevisionNum], ['Source', (r) => r.Source], ['Description', (r) => r.Description], ['Created', (r) => r.CreatedAt], ['Hash', (r) => r.DataHash.slice(0, 12)]),
+  tag: cols<WithSpaceSlug<Tag>>(['Name', (r) => r.Slug], ['Space', (r) => r.SpaceSlug], ['ID', (r) => r.TagID]),
+  changeset: cols<ChangeSet>(['Name', (r) => r.Slug], ['State', (r) => r.State], ['Description', (r) => r.Description], ['ID', (r) => r.ChangeSetID]),
+  filter: cols<Filter>(['Name', (r) => r.Slug], ['From', (r) => r.From], ['Where', (r) => r.Where]),
+  target: cols<WithSpaceSlug<Target>>(['Name', (r) => r.Slug], ['Space', (r) => r.SpaceSlug], ['Facts', (r) => r.Facts], ['ID', (r) => r.TargetID]),
+  link: cols<LinkView>(['Name', (r) => r.Slug], ['Type', (r) => r.UpdateType], ['From', (r) => r.FromUnitID], ['To', (r) => r.ToUnitID], ['Merged', (r) => `${r.UpstreamLastMergedRevisionNum}→${r.DownstreamLastMergedRevisionNum}`], ['Stale', (r) => r.Stale]),
+  release: cols<WithSpaceSlug<Release>>(
     ['Num', (r) => r.ReleaseNum],
     ['Space', (r) => r.SpaceSlug],
     ['Published', (r) => r.Published],
@@ -33,11 +67,11 @@ export const COLUMNS: Record<string, Column[]> = {
     ['Sync', (r) => r.LiveStatus?.Sync ?? ''],
     ['Health', (r) => r.LiveStatus?.Health ?? ''],
     ['Operation', (r) => r.LiveStatus?.Operation ?? ''],
-    ['Digest', (r) => String(r.Digest).slice(0, 12)],
-  ],
-  changeworkflow: [['Name', (r) => r.Slug], ['Stages', (r) => r.Stages.map((s: any) => s.Name).join(' → ')], ['Final', (r) => (r.Final?.Prerequisites ?? []).join(',')]],
-  changeorder: [['Name', (r) => r.Slug], ['Space', (r) => r.SpaceSlug], ['State', (r) => r.State], ['Stage', (r) => r.Stage ?? ''], ['Completed', (r) => r.Completed], ['Description', (r) => r.Description ?? '']],
-  change: [['Resource', (r) => r.Resource], ['Path', (r) => r.Path], ['Op', (r) => r.Op], ['Value', (r) => (r.Value === undefined ? '' : JSON.stringify(r.Value))]],
+    ['Digest', (r) => r.Digest.slice(0, 12)],
+  ),
+  changeworkflow: cols<ChangeWorkflow>(['Name', (r) => r.Slug], ['Stages', (r) => r.Stages.map((s) => s.Name).join(' → ')], ['Final', (r) => (r.Final?.Prerequisites ?? []).join(',')]),
+  changeorder: cols<WithSpaceSlug<ChangeOrderView>>(['Name', (r) => r.Slug], ['Space', (r) => r.SpaceSlug], ['State', (r) => r.State], ['Stage', (r) => r.Stage ?? ''], ['Completed', (r) => r.Completed], ['Description', (r) => r.Description ?? '']),
+  change: cols<Change>(['Resource', (r) => r.Resource], ['Path', (r) => r.Path], ['Op', (r) => r.Op], ['Value', (r) => (r.Value === undefined ? '' : JSON.stringify(r.Value))]),
 };
 
 export const out = (a: Args) => flag(a, 'output');
@@ -66,37 +100,38 @@ export function labelsPatch(a: Args): { Labels?: Record<string, string | null>; 
   return { ...(Object.keys(labels).length ? { Labels: labels } : {}), ...(Object.keys(annotations).length ? { Annotations: annotations } : {}) };
 }
 
-export async function list(c: Client, a: Args, path: string, kind: string): Promise<void> {
-  const r = await c.get(path, { where: flag(a, 'where'), filter: flag(a, 'filter'), limit: flag(a, 'limit'), continue: flag(a, 'continue') });
-  print(r.body, out(a), COLUMNS[kind]);
+export async function list<R>(c: Client, a: Args, path: string, columns: Column<R>[]): Promise<void> {
+  const r = await c.get<R[]>(path, { where: flag(a, 'where'), filter: flag(a, 'filter'), limit: flag(a, 'limit'), continue: flag(a, 'continue') });
+  print(r.body, out(a), columns);
   const next = r.headers.get('x-continue');
   if (next && (out(a) ?? 'table') === 'table') process.stderr.write(`more: --continue ${next}\n`);
 }
 
 /** The simple Space-resident kinds: create/get/list/delete alike. */
-export function spaceKind(kind: 'tag' | 'changeset' | 'filter' | 'target', segment: string): Record<string, Command> {
+export function spaceKind<K extends 'tag' | 'changeset' | 'filter' | 'target'>(kind: K, segment: string): Record<string, Command> {
+  const columns: Column<never>[] = COLUMNS[kind];
   const usage = `cub ${kind} get --space <space> <${kind}>`;
   return {
-    list: (a, c) => list(c, a, `/space/${seg(need(a, 'space', `cub ${kind} list --space <space>`))}/${segment}`, kind),
+    list: (a, c) => list(c, a, `/space/${seg(need(a, 'space', `cub ${kind} list --space <space>`))}/${segment}`, columns),
     get: async (a, c) => {
       const { space, slug } = locate(a, a.positional[0], kind, usage);
-      print((await c.get(`/space/${seg(space)}/${segment}/${seg(slug)}`)).body, out(a), COLUMNS[kind]);
+      print((await c.get<never>(`/space/${seg(space)}/${segment}/${seg(slug)}`)).body, out(a), columns);
     },
     delete: async (a, c) => {
       const { space, slug } = locate(a, a.positional[0], kind, `cub ${kind} delete --space <space> <${kind}>`);
       await c.delete(`/space/${seg(space)}/${segment}/${seg(slug)}`);
-      process.stdout.write(`Deleted ${kind} ${slug}\n`);
+      say(out(a), `Deleted ${kind} ${slug}`, { Deleted: kind, Space: space, Slug: slug }, slug);
     },
   };
 }
 
-export function printUnitResults(results: any[], format: string | undefined): void {
+export function printUnitResults(results: UnitResult[], format: string | undefined): void {
   if (format === 'json' || format === 'yaml') return print(results, format);
   if (format === 'mutations') {
     for (const r of results) {
       if (!r.Changes?.length && !r.Conflicts?.length) continue;
       process.stdout.write(`${r.UnitSlug}:\n`);
-      if (r.Changes?.length) process.stdout.write(table(r.Changes, COLUMNS.change!).replace(/^/gm, '  '));
+      if (r.Changes?.length) process.stdout.write(table(r.Changes, COLUMNS.change).replace(/^/gm, '  '));
       for (const k of r.Conflicts ?? []) process.stdout.write(`  conflict (protected, kept): ${k.Resource} ${k.Path} upstream=${JSON.stringify(k.UpstreamValue)} downstream=${JSON.stringify(k.DownstreamValue)}\n`);
     }
     return;

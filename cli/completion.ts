@@ -1,6 +1,7 @@
-import { KNOWN } from './args.ts';
+import type { Args } from './args.ts';
 import { Client, connection } from './client.ts';
-import { parseArgs } from './args.ts';
+import { FLAGS, GLOBAL } from './flags.ts';
+import { VERBS } from './program.ts';
 
 /** The scripts `cub completion <shell>` prints: each asks `cub __complete <index> <words…>` for candidates. */
 export const COMPLETION_SCRIPTS: Record<string, string> = {
@@ -31,19 +32,29 @@ complete -c cub -f -a '(__cub_complete)'
 
 /**
  * Candidates for the word at `index` (1 = the entity) of `words` (the command line after `cub`):
- * entities, then verbs, then flags for a word starting with `-`, and the Space slugs the server knows
- * after `--space` (nothing when it cannot be reached: completion never fails loudly).
+ * entities, then verbs, then the flags of that verb for a word starting with `-`, and the Space slugs
+ * the server knows after `--space` (nothing when it cannot be reached: completion never fails loudly).
  */
-export async function complete(commands: Record<string, Record<string, unknown>>, index: number, words: string[]): Promise<string[]> {
+export async function complete(index: number, words: string[]): Promise<string[]> {
   const current = words[index - 1] ?? '';
-  const starts = (xs: Iterable<string>) => [...xs].filter((x) => x.startsWith(current)).sort();
-  if (index <= 1) return starts(Object.keys(commands));
-  if (index === 2) return starts(Object.keys(commands[words[0]!] ?? {}));
-  if (current.startsWith('-')) return starts([...KNOWN].map((f) => `--${f}`));
+  const starts = (xs: Iterable<string>) => [...new Set(xs)].filter((x) => x.startsWith(current)).sort();
+  if (index <= 1) return starts(Object.keys(VERBS));
+  const verbs = VERBS[words[0]!] ?? {};
+  if (index === 2) return starts(Object.keys(verbs));
+  const verb = verbs[words[1]!];
+  if (current.startsWith('-')) {
+    const names = [...(verb?.flags ?? []).map((f) => (typeof f === 'string' ? f : f[0])), ...GLOBAL, 'help'].filter((f) => !FLAGS[f]?.hidden);
+    return starts(names.map((f) => `--${f}`));
+  }
   if (words[index - 2] === '--space') {
     try {
-      const before = words.slice(0, index - 2).filter((w) => w.startsWith('--server') || w.startsWith('--token') || w.startsWith('--context'));
-      const r = await new Client(connection(parseArgs(before))).get('/space');
+      const flags = new Map<string, string[]>();
+      for (const name of ['server', 'token', 'context']) {
+        const at = words.lastIndexOf(`--${name}`, index - 3);
+        if (at >= 0 && words[at + 1] !== undefined) flags.set(name, [words[at + 1]!]);
+      }
+      const a: Args = { positional: [], flags };
+      const r = await new Client(connection(a)).get('/space');
       return starts((r.body as { Slug: string }[]).map((s) => s.Slug));
     } catch {
       return [];

@@ -1,22 +1,27 @@
 import { bool, flag, flags, need, pairs, UsageError, type Args } from '../args.ts';
-import { ApiError, Client, seg } from '../client.ts';
-import { print } from '../output.ts';
+import { ApiError, Client, seg, type Answer } from '../client.ts';
+import type { WithSpaceSlug } from '../../lib/model/common.ts';
+import type { Space, Unit } from '../../lib/model/entities.ts';
+import type { AttestationPrerequisite, ChangeOrderView, ChangeWorkflow, WorkflowStage } from '../../lib/model/change-orders.ts';
+import type { ChangeOrderPromotion, UnitResult } from '../api.ts';
+import { failed, print, say } from '../output.ts';
+import { withProgress } from '../progress.ts';
 import { parse } from 'yaml';
 import { workflowFromFile, workflowFromFlags } from '../workflow.ts';
-import { type Command, COLUMNS, out, locate, readInput, list, printUnitResults } from '../common.ts';
+import { type Command, type HelpTable, COLUMNS, out, locate, readInput, list, printUnitResults, listHelp, refHelp } from '../common.ts';
 
 /** ChangeWorkflows and ChangeOrders. */
 export const changesCommands: Record<string, Record<string, Command>> = {
   changeworkflow: {
-    list: (a, c) => list(c, a, `/space/${seg(need(a, 'space', 'cub changeworkflow list --space <space>'))}/change_workflow`, 'changeworkflow'),
+    list: (a, c) => list(c, a, `/space/${seg(need(a, 'space', 'cub changeworkflow list --space <space>'))}/change_workflow`, COLUMNS.changeworkflow),
     get: async (a, c) => {
       const { space, slug } = locate(a, a.positional[0], 'changeworkflow', 'cub changeworkflow get --space <space> <workflow>');
-      print((await c.get(`/space/${seg(space)}/change_workflow/${seg(slug)}`)).body, out(a) ?? 'yaml');
+      print((await c.get<ChangeWorkflow>(`/space/${seg(space)}/change_workflow/${seg(slug)}`)).body, out(a) ?? 'yaml');
     },
     delete: async (a, c) => {
       const { space, slug } = locate(a, a.positional[0], 'changeworkflow', 'cub changeworkflow delete --space <space> <workflow>');
       await c.delete(`/space/${seg(space)}/change_workflow/${seg(slug)}`);
-      process.stdout.write(`Deleted change workflow ${slug}\n`);
+      say(out(a), `Deleted change workflow ${slug}`, { Deleted: 'ChangeWorkflow', Space: space, Slug: slug }, slug);
     },
     create: async (a, c) => {
       const usage = 'cub changeworkflow create --space <space> <slug> (--filename <file|-> | --stage S… [--prerequisites A,B]) | --changeworkflow <slug> --dest-space <space>';
@@ -24,7 +29,7 @@ export const changesCommands: Record<string, Record<string, Command>> = {
       if (source) {
         const dest = need(a, 'dest-space', usage);
         const ref = source.includes('/') ? source : `${need(a, 'space', usage)}/${source}`;
-        return print((await c.post(`/space/${seg(dest)}/change_workflow/clone`, { Source: ref, Slug: a.positional[0] })).body, out(a), COLUMNS.changeworkflow);
+        return print((await c.post<ChangeWorkflow>(`/space/${seg(dest)}/change_workflow/clone`, { Source: ref, Slug: a.positional[0] })).body, out(a), COLUMNS.changeworkflow);
       }
       const file = flag(a, 'filename');
       let body: Record<string, unknown>;
@@ -42,20 +47,20 @@ export const changesCommands: Record<string, Record<string, Command>> = {
                 body = workflowFromFlags(stages, (flag(a, 'prerequisites') ?? '').split(',').filter(Boolean)) as unknown as Record<string, unknown>;
       }
       if (!slug) throw new UsageError(`name the workflow: ${usage}`);
-      print((await c.post(`/space/${seg(need(a, 'space', usage))}/change_workflow`, { Slug: slug, ...body })).body, out(a), COLUMNS.changeworkflow);
+      print((await c.post<ChangeWorkflow>(`/space/${seg(need(a, 'space', usage))}/change_workflow`, { Slug: slug, ...body })).body, out(a), COLUMNS.changeworkflow);
     },
     update: async (a, c) => {
       const usage = 'cub changeworkflow update --space <space> <slug> [--stage S…] [--stage-where-space S=expr] [--stage-prerequisites S=A;B] [--attestation-prerequisite N] [--attestation-prerequisite-count N=2]';
       const { space, slug } = locate(a, a.positional[0], 'changeworkflow', usage);
       const path = `/space/${seg(space)}/change_workflow/${seg(slug)}`;
-      const cur = (await c.get(path)).body;
-      let stages: any[] = cur.Stages;
+      const cur = (await c.get<ChangeWorkflow>(path)).body;
+      let stages: WorkflowStage[] = cur.Stages;
       const named = flags(a, 'stage');
       if (named.length) {
         // The Stages named are the Stages it has, in that order; one named again keeps its fields.
         stages = named.map((n) => stages.find((s) => s.Name === n) ?? { Name: n, WhereSpace: `Labels.Stage = '${n.replace(/'/g, "''")}'` });
       }
-      const stageValue = (kv: string, flagName: string): [any, string] => {
+      const stageValue = (kv: string, flagName: string): [WorkflowStage, string] => {
         const eq = kv.indexOf('=');
         if (eq <= 0) throw new UsageError(`--${flagName} takes <stage>=<value>, got '${kv}'`);
         const stage = stages.find((s) => s.Name === kv.slice(0, eq));
@@ -74,7 +79,7 @@ export const changesCommands: Record<string, Record<string, Command>> = {
         const [stage, v] = stageValue(kv, 'stage-release-prerequisites');
         stage.ReleasePrerequisites = v.split(/[;,]/).map((x) => x.trim()).filter(Boolean);
       }
-      const attestations: any[] = [...(cur.AttestationPrerequisites ?? [])];
+      const attestations: AttestationPrerequisite[] = [...(cur.AttestationPrerequisites ?? [])];
       for (const name of flags(a, 'attestation-prerequisite')) if (!attestations.some((x) => x.Name === name)) attestations.push({ Name: name });
       for (const [name, n] of Object.entries(pairs(a, 'attestation-prerequisite-count'))) {
         const att = attestations.find((x) => x.Name === name);
@@ -85,7 +90,7 @@ export const changesCommands: Record<string, Record<string, Command>> = {
       const body: Record<string, unknown> = { Version: cur.Version, Stages: stages };
       if (attestations.length) body.AttestationPrerequisites = attestations;
       if (flag(a, 'prerequisites') !== undefined) body.Final = { Prerequisites: flag(a, 'prerequisites')!.split(',').filter(Boolean) };
-      print((await c.patch(path, body)).body, out(a), COLUMNS.changeworkflow);
+      print((await c.patch<ChangeWorkflow>(path, body)).body, out(a), COLUMNS.changeworkflow);
     },
   },
   changeorder: {
@@ -105,37 +110,37 @@ export const changesCommands: Record<string, Record<string, Command>> = {
         UpdateType: flag(a, 'update-type'),
         AllowExists: bool(a, 'allow-exists') || undefined,
       };
-      const r = await c.post(`/space/${seg(space)}/change_order`, body);
+      const r = await c.post<ChangeOrderView>(`/space/${seg(space)}/change_order`, body);
       await printChangeOrder(c, r.body, out(a));
     },
     get: async (a, c) => {
       const { space, slug } = locate(a, a.positional[0], 'changeorder', 'cub changeorder get --space <space> <change-order>');
-      await printChangeOrder(c, (await c.get(`/space/${seg(space)}/change_order/${seg(slug)}`)).body, out(a));
+      await printChangeOrder(c, (await c.get<ChangeOrderView>(`/space/${seg(space)}/change_order/${seg(slug)}`)).body, out(a));
     },
     list: async (a, c) => {
       const space = flag(a, 'space');
-      await list(c, a, space ? `/space/${seg(space)}/change_order` : '/change_order', 'changeorder');
+      await list(c, a, space ? `/space/${seg(space)}/change_order` : '/change_order', COLUMNS.changeorder);
     },
     update: async (a, c) => {
       const { space, slug } = locate(a, a.positional[0], 'changeorder', 'cub changeorder update --space <space> <change-order> [--refresh-spaces] [--description D] [--aborted-reason R]');
       const body = { RefreshSpaces: bool(a, 'refresh-spaces') || undefined, Description: flag(a, 'description'), AbortedReason: flag(a, 'aborted-reason') };
-      await printChangeOrder(c, (await c.patch(`/space/${seg(space)}/change_order/${seg(slug)}`, body)).body, out(a));
+      await printChangeOrder(c, (await c.patch<ChangeOrderView>(`/space/${seg(space)}/change_order/${seg(slug)}`, body)).body, out(a));
     },
   },
 };
 
 /** Space IDs → slugs, for reading a ChangeOrder. */
 async function spaceSlugs(c: Client): Promise<Map<string, string>> {
-  return new Map(((await c.get('/space')).body as any[]).map((s) => [s.SpaceID, s.Slug]));
+  return new Map((await c.get<Space[]>('/space')).body.map((s) => [s.SpaceID, s.Slug]));
 }
 
 /** `cub changeorder get`: where the change has got to. */
-async function printChangeOrder(c: Client, co: any, format: string | undefined): Promise<void> {
+async function printChangeOrder(c: Client, co: ChangeOrderView & Partial<WithSpaceSlug<object>>, format: string | undefined): Promise<void> {
   if (format === 'json' || format === 'yaml') return print(co, format);
   const slugs = await spaceSlugs(c);
   const names = (ids: string[] = []) => ids.map((id) => slugs.get(id) ?? id).sort().join(', ') || '-';
   const units = new Map<string, string>();
-  if (Object.keys(co.SkippedUnits ?? {}).length) for (const u of (await c.get(`/space/${seg(co.SpaceID)}/unit`)).body as any[]) units.set(u.UnitID, u.Slug);
+  if (Object.keys(co.SkippedUnits ?? {}).length) for (const u of (await c.get<Unit[]>(`/space/${seg(co.SpaceID)}/unit`)).body) units.set(u.UnitID, u.Slug);
   const failure = co.PromotionFailures?.[co.PromotionFailures.length - 1];
   const rows: [string, string][] = [
     ['Name', co.Slug],
@@ -154,7 +159,7 @@ async function printChangeOrder(c: Client, co: any, format: string | undefined):
   if (failure) {
     rows.push([
       'Promotion Failure',
-      `${failure.FailedAt} by ${failure.UserID}${failure.Stage ? ` into ${failure.Stage}` : ''}: ${failure.Spaces.map((s: any) => `${s.SpaceSlug} ${s.Action}${s.Error ? ` (${s.Error})` : ''}`).join('; ')}`,
+      `${failure.FailedAt} by ${failure.UserID}${failure.Stage ? ` into ${failure.Stage}` : ''}: ${failure.Spaces.map((s) => `${s.SpaceSlug} ${s.Action}${s.Error ? ` (${s.Error})` : ''}`).join('; ')}`,
     ]);
   }
   const width = Math.max(...rows.map(([k]) => k.length));
@@ -177,10 +182,10 @@ export async function promoteChangeOrder(a: Args, c: Client, co: string, space: 
   if (bool(a, 'protect')) throw new UsageError('--protect is refused here: promoting a change order along the clone lineage or over MergeUnits links is a merge, which protection holds paths against');
   let r;
   try {
-    r = await c.post('/promote', body);
+    r = await withProgress<Answer<ChangeOrderPromotion>>(`${body.DryRun ? 'planning' : 'promoting'} ${co}${body.TargetStage ? ` into ${body.TargetStage}` : ''}`, c.post<ChangeOrderPromotion>('/promote', body));
   } catch (e) {
     if (e instanceof ApiError && e.status === 409 && e.message.startsWith('unable to promote')) {
-      process.stderr.write(`Failed: ${e.message}\n`);
+      failed(e.message);
       process.exitCode = 1;
       return;
     }
@@ -188,14 +193,14 @@ export async function promoteChangeOrder(a: Args, c: Client, co: string, space: 
   }
   const format = out(a);
   if (format === 'json' || format === 'yaml') return print(r.body, format);
-  if (format === 'mutations') return printUnitResults(r.body.Spaces.flatMap((s: any) => s.Units.map((u: any) => ({ ...u, UnitSlug: `${s.SpaceSlug}/${u.UnitSlug}` }))), 'mutations');
+  if (format === 'mutations') return printUnitResults(r.body.Spaces.flatMap((s) => s.Units.map((u) => ({ ...u, UnitSlug: `${s.SpaceSlug}/${u.UnitSlug}` }))), 'mutations');
   if (r.body.Message && !r.body.Spaces.length) {
     process.stdout.write(`${r.body.Message}\n`);
     return;
   }
   process.stdout.write(`${r.body.DryRun ? 'Would promote' : 'Promoted'} change order into ${r.body.Stage ? `stage '${r.body.Stage}'` : 'the named spaces'}: ${r.body.Landed} of ${r.body.Total} space(s)${r.body.Forced ? ' (forced past failing gates)' : ''}\n`);
   print(
-    r.body.Spaces.flatMap((s: any) => (s.Units.length ? s.Units.map((u: any) => ({ s, u })) : [{ s, u: undefined }])),
+    r.body.Spaces.flatMap((s) => (s.Units.length ? s.Units.map((u): { s: typeof s; u?: UnitResult } => ({ s, u })) : [{ s, u: undefined }])),
     'table',
     [
       ['Space', (x) => x.s.SpaceSlug],
@@ -208,9 +213,42 @@ export async function promoteChangeOrder(a: Args, c: Client, co: string, space: 
     ],
   );
   if (r.status === 207) {
-    process.stderr.write(`Failed: ${r.body.Message}\n`);
+    failed(r.body.Message ?? 'some spaces did not take the change');
     process.exitCode = 1;
   }
 }
 
 /** Per-unit results of an upgrade, clone or promotion: a table, the values that change (`-o mutations`), or JSON/YAML. */
+
+const coArg: [string, string] = ['[change-order]', 'the ChangeOrder: <slug> with --space, or <space>/<slug>'];
+
+export const changesHelp: HelpTable = {
+  changeworkflow: {
+    list: listHelp('ChangeWorkflows', 'changeworkflow'),
+    get: refHelp('get', 'ChangeWorkflow', 'changeworkflow', 'standard'),
+    delete: refHelp('delete', 'ChangeWorkflow', 'changeworkflow', 'standard'),
+    create: {
+      summary: 'Create a ChangeWorkflow: the Stages a change goes through and what must hold before each',
+      args: [['[workflow]', 'the new workflow (default the name in the file)']],
+      flags: ['space', 'filename', ['stage', 'a Stage, in order (repeatable); it selects Spaces labelled Stage=<stage>'], 'prerequisites', 'changeworkflow', 'dest-space'],
+      example: 'cub changeworkflow create --space acme-base standard --stage dev --stage staging --stage prod --prerequisites Validated,Released',
+    },
+    update: {
+      summary: 'Change a ChangeWorkflow’s Stages, their selection and prerequisites',
+      args: [['[workflow]', '<slug> with --space, or <space>/<slug>']],
+      flags: ['space', ['stage', 'the Stages it has, in order (repeatable)'], 'stage-where-space', 'stage-prerequisites', 'stage-release-prerequisites', 'attestation-prerequisite', 'attestation-prerequisite-count', 'prerequisites'],
+      example: "cub changeworkflow update --space acme-base standard --stage-prerequisites 'prod=Released;Healthy'",
+    },
+  },
+  changeorder: {
+    create: {
+      summary: 'Start a ChangeOrder: name a change made in a Space, to carry it through the workflow’s Stages',
+      args: [coArg],
+      flags: ['space', 'description', 'change-workflow', 'in-scope-space', 'component', 'where-space-field', 'space-filter', 'end-tag', 'prior-revisions', 'update-type', 'allow-exists'],
+      example: "cub changeorder create --space acme-base bump-v452 --description 'Release v452' --change-workflow acme-base/standard",
+    },
+    get: { summary: 'Where a change has got to: State, Stage, Spaces resolved and released', args: [coArg], flags: ['space'], example: 'cub changeorder get --space acme-base bump-v452' },
+    list: { summary: 'List ChangeOrders, of a Space or everywhere', flags: ['space', 'where', 'filter', 'limit', 'continue'], example: "cub changeorder list --where \"State = 'InProgress'\"" },
+    update: { summary: 'Refresh a ChangeOrder’s scope, change its description, or abort it', args: [coArg], flags: ['space', 'refresh-spaces', 'description', 'aborted-reason'], example: 'cub changeorder update --space acme-base bump-v452 --refresh-spaces' },
+  },
+};

@@ -1,7 +1,7 @@
 import { flag, UsageError } from '../args.ts';
 import { out } from '../common.ts';
-import { print } from '../output.ts';
-import type { Command } from '../common.ts';
+import { print, say } from '../output.ts';
+import type { Command, HelpTable } from '../common.ts';
 import { readContexts, writeContexts } from '../contexts.ts';
 
 /** Named contexts (a server and a token each), so one person can work as several users or against several servers. */
@@ -18,7 +18,7 @@ export const contextCommands: Record<string, Record<string, Command>> = {
       f.contexts[name] = { ...had, ...(server !== undefined ? { server: server.replace(/\/$/, '') } : {}), ...(token !== undefined ? { token } : {}) };
       f.current ??= name;
       writeContexts(f);
-      process.stdout.write(`Context '${name}' ${Object.keys(had).length ? 'updated' : 'saved'}${f.current === name ? ' (in use)' : ''}\n`);
+      say(out(a), `Context '${name}' ${Object.keys(had).length ? 'updated' : 'saved'}${f.current === name ? ' (in use)' : ''}`, { Name: name, Current: f.current === name, Server: f.contexts[name].server ?? '' }, name);
     },
     use: async (a) => {
       const name = a.positional[0];
@@ -27,7 +27,7 @@ export const contextCommands: Record<string, Record<string, Command>> = {
       if (!f.contexts[name]) throw new UsageError(`no context '${name}'; one of ${Object.keys(f.contexts).sort().join(', ') || '(none yet)'}`);
       f.current = name;
       writeContexts(f);
-      process.stdout.write(`Using context '${name}'\n`);
+      say(out(a), `Using context '${name}'`, { Name: name, Current: true }, name);
     },
     list: async (a) => {
       const f = readContexts();
@@ -37,10 +37,19 @@ export const contextCommands: Record<string, Record<string, Command>> = {
         .map(([name, c]) => ({ Name: name, Current: name === f.current, Server: c.server ?? '', Token: c.token ? 'set' : '' }));
       print(rows, out(a), [['Name', (r) => r.Name], ['Current', (r) => (r.Current ? '*' : '')], ['Server', (r) => r.Server], ['Token', (r) => r.Token]]);
     },
-    current: async () => {
+    current: async (a) => {
       const f = readContexts();
       if (!f.current) throw new UsageError('no context in use; cub context set <name> --server URL --token T');
-      process.stdout.write(`${f.current}\n`);
+      say(out(a), f.current, { Name: f.current, Server: f.contexts[f.current]?.server ?? '' }, f.current);
     },
+  },
+};
+
+export const contextHelp: HelpTable = {
+  context: {
+    set: { summary: 'Save a named context: a server and a token (the first one saved is put in use)', args: [['<name>', 'the context']], example: 'cub context set reviewer --server http://127.0.0.1:4000 --token bt_…' },
+    use: { summary: 'Use a saved context from now on', args: [['<name>', 'the context']], example: 'cub context use reviewer' },
+    list: { summary: 'The saved contexts (tokens are not shown)', example: 'cub context list' },
+    current: { summary: 'The name of the context in use', example: 'cub context current' },
   },
 };

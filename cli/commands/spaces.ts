@@ -1,7 +1,10 @@
 import { bool, flag, pairs, UsageError } from '../args.ts';
 import { seg } from '../client.ts';
-import { print } from '../output.ts';
-import { type Command, COLUMNS, out, locate, labelsPatch, list, spaceKind } from '../common.ts';
+import { print, say } from '../output.ts';
+import type { WithSpaceSlug } from '../../lib/model/common.ts';
+import type { ChangeSet, Component, Filter, Space, Tag, Target } from '../../lib/model/entities.ts';
+import type { SpaceDeletion } from '../api.ts';
+import { type Command, type HelpTable, COLUMNS, out, locate, labelsPatch, list, spaceKind, listHelp, refHelp } from '../common.ts';
 
 /** Spaces, Components and the simple Space-resident kinds (ChangeSets, Tags, Filters, Targets). */
 export const spacesCommands: Record<string, Record<string, Command>> = {
@@ -10,57 +13,57 @@ export const spacesCommands: Record<string, Record<string, Command>> = {
       const slug = a.positional[0];
       if (!slug) throw new UsageError('cub space create <slug> [--label k=v] [--annotation k=v]');
       const body = { Slug: slug, DisplayName: flag(a, 'display-name'), Labels: pairs(a, 'label'), Annotations: pairs(a, 'annotation'), ReleaseTargetID: flag(a, 'release-target'), ComponentID: flag(a, 'component') };
-      print((await c.post('/space', body)).body, out(a), COLUMNS.space);
+      print((await c.post<Space>('/space', body)).body, out(a), COLUMNS.space);
     },
     get: async (a, c) => {
       const slug = a.positional[0] ?? flag(a, 'space');
       if (!slug) throw new UsageError('cub space get <slug>');
-      print((await c.get(`/space/${seg(slug)}`)).body, out(a), COLUMNS.space);
+      print((await c.get<Space>(`/space/${seg(slug)}`)).body, out(a), COLUMNS.space);
     },
-    list: (a, c) => list(c, a, '/space', 'space'),
+    list: (a, c) => list(c, a, '/space', COLUMNS.space),
     update: async (a, c) => {
       const slug = a.positional[0] ?? flag(a, 'space');
       if (!slug) throw new UsageError('cub space update <slug> [--label k=v] [--annotation k=v] [--release-target space/target]');
-      const cur = (await c.get(`/space/${seg(slug)}`)).body;
+      const cur = (await c.get<Space>(`/space/${seg(slug)}`)).body;
       const rt = flag(a, 'release-target') ?? flag(a, 'target');
       const body = { Version: cur.Version, ...labelsPatch(a), ...(flag(a, 'display-name') ? { DisplayName: flag(a, 'display-name') } : {}), ...(flag(a, 'new-slug') ? { Slug: flag(a, 'new-slug') } : {}), ...(rt !== undefined ? { ReleaseTargetID: rt || null } : {}) };
-      print((await c.patch(`/space/${seg(slug)}`, body)).body, out(a), COLUMNS.space);
+      print((await c.patch<Space>(`/space/${seg(slug)}`, body)).body, out(a), COLUMNS.space);
     },
     delete: async (a, c) => {
       const slug = a.positional[0] ?? flag(a, 'space');
       if (!slug) throw new UsageError('cub space delete <slug> [--recursive]');
-      const r = await c.delete(`/space/${seg(slug)}`, { recursive: bool(a, 'recursive') || bool(a, 'recursive-force') ? 'true' : undefined, force: bool(a, 'recursive-force') ? 'true' : undefined });
-      process.stdout.write(`Deleted space ${slug}${r.body?.DeletedUnits?.length ? ` with ${r.body.DeletedUnits.length} unit(s)` : ''}\n`);
-      for (const l of r.body?.RemovedLinks ?? []) process.stdout.write(`Removed link ${l.Slug} (space ${l.SpaceID}) that pointed into it\n`);
+      const r = await c.delete<SpaceDeletion | undefined>(`/space/${seg(slug)}`, { recursive: bool(a, 'recursive') || bool(a, 'recursive-force') ? 'true' : undefined, force: bool(a, 'recursive-force') ? 'true' : undefined });
+      const removed = ((r.body?.RemovedLinks ?? []) as { Slug: string; SpaceID: string }[]).map((l) => `Removed link ${l.Slug} (space ${l.SpaceID}) that pointed into it\n`).join('');
+      say(out(a), `Deleted space ${slug}${r.body?.DeletedUnits?.length ? ` with ${r.body.DeletedUnits.length} unit(s)` : ''}\n${removed}`, { Deleted: 'Space', Slug: slug, ...(r.body ?? {}) }, slug);
     },
   },
   component: {
-    list: (a, c) => list(c, a, '/component', 'component'),
+    list: (a, c) => list(c, a, '/component', COLUMNS.component),
     create: async (a, c) => {
       const slug = a.positional[0];
       if (!slug) throw new UsageError('cub component create <slug>');
-      print((await c.post('/component', { Slug: slug, Labels: pairs(a, 'label') })).body, out(a), COLUMNS.component);
+      print((await c.post<Component>('/component', { Slug: slug, Labels: pairs(a, 'label') })).body, out(a), COLUMNS.component);
     },
-    get: async (a, c) => print((await c.get(`/component/${seg(a.positional[0] ?? '')}`)).body, out(a), COLUMNS.component),
+    get: async (a, c) => print((await c.get<Component>(`/component/${seg(a.positional[0] ?? '')}`)).body, out(a), COLUMNS.component),
   },
   changeset: {
     ...spaceKind('changeset', 'change_set'),
     create: async (a, c) => {
       const { space, slug } = locate(a, a.positional[0], 'changeset', 'cub changeset create --space <space> <slug> [--description D]');
-      print((await c.post(`/space/${seg(space)}/change_set`, { Slug: slug, Description: flag(a, 'description') })).body, out(a), COLUMNS.changeset);
+      print((await c.post<ChangeSet>(`/space/${seg(space)}/change_set`, { Slug: slug, Description: flag(a, 'description') })).body, out(a), COLUMNS.changeset);
     },
     close: async (a, c) => {
       const { space, slug } = locate(a, a.positional[0], 'changeset', 'cub changeset close --space <space> <changeset>');
       const path = `/space/${seg(space)}/change_set/${seg(slug)}`;
-      const cur = (await c.get(path)).body;
-      print((await c.patch(path, { Version: cur.Version, State: 'Closed' })).body, out(a), COLUMNS.changeset);
+      const cur = (await c.get<ChangeSet>(path)).body;
+      print((await c.patch<ChangeSet>(path, { Version: cur.Version, State: 'Closed' })).body, out(a), COLUMNS.changeset);
     },
   },
   tag: {
     ...spaceKind('tag', 'tag'),
     create: async (a, c) => {
       const { space, slug } = locate(a, a.positional[0], 'tag', 'cub tag create --space <space> <slug>');
-      print((await c.post(`/space/${seg(space)}/tag`, { Slug: slug, Labels: pairs(a, 'label') })).body, out(a), COLUMNS.tag);
+      print((await c.post<WithSpaceSlug<Tag>>(`/space/${seg(space)}/tag`, { Slug: slug, Labels: pairs(a, 'label') })).body, out(a), COLUMNS.tag);
     },
   },
   filter: {
@@ -71,14 +74,57 @@ export const spacesCommands: Record<string, Record<string, Command>> = {
       const from = a.positional[1] ?? flag(a, 'from');
       if (!from) throw new UsageError(`name the entity the filter selects: ${usage}`);
       const where = flag(a, 'where-field') ?? flag(a, 'where') ?? '';
-      print((await c.post(`/space/${seg(space)}/filter`, { Slug: slug, From: from, Where: where })).body, out(a), COLUMNS.filter);
+      print((await c.post<Filter>(`/space/${seg(space)}/filter`, { Slug: slug, From: from, Where: where })).body, out(a), COLUMNS.filter);
     },
   },
   target: {
     ...spaceKind('target', 'target'),
     create: async (a, c) => {
       const { space, slug } = locate(a, a.positional[0], 'target', 'cub target create --space <space> <slug> [--fact k=v]');
-      print((await c.post(`/space/${seg(space)}/target`, { Slug: slug, Facts: pairs(a, 'fact'), Labels: pairs(a, 'label') })).body, out(a), COLUMNS.target);
+      print((await c.post<WithSpaceSlug<Target>>(`/space/${seg(space)}/target`, { Slug: slug, Facts: pairs(a, 'fact'), Labels: pairs(a, 'label') })).body, out(a), COLUMNS.target);
     },
+  },
+};
+
+const LABELS = ['label', 'remove-label', 'annotation', 'remove-annotation'];
+const spaceArg = (what: string): [string, string] => ['[space]', `the Space ${what} (or --space)`];
+
+export const spacesHelp: HelpTable = {
+  space: {
+    create: { summary: 'Create a Space', args: [['<slug>', 'the new Space']], flags: ['display-name', 'label', 'annotation', 'release-target', 'component'], example: 'cub space create acme-dev --label Stage=Development --annotation owner=dev-team' },
+    get: { summary: 'Show a Space', args: [spaceArg('to show')], flags: ['space'], example: 'cub space get acme-dev -o yaml' },
+    list: listHelp('Spaces', 'space', false),
+    update: { summary: 'Change a Space: labels, annotations, name, release target', args: [spaceArg('to change')], flags: ['space', ...LABELS, 'display-name', 'new-slug', 'release-target', 'target'], example: 'cub space update acme-prod --annotation code-freeze=true' },
+    delete: { summary: 'Delete a Space (empty, or with --recursive)', args: [spaceArg('to delete')], flags: ['space', 'recursive', 'recursive-force'], example: 'cub space delete acme-scratch --recursive' },
+  },
+  component: {
+    list: listHelp('Components', 'component', false),
+    create: { summary: 'Create a Component (one application across its variants)', args: [['<slug>', 'the new Component']], flags: ['label'], example: 'cub component create acme' },
+    get: { summary: 'Show a Component', args: [['<component>', 'its slug']], example: 'cub component get acme' },
+  },
+  changeset: {
+    list: listHelp('ChangeSets', 'changeset'),
+    get: refHelp('get', 'ChangeSet', 'changeset', 'release-v453'),
+    delete: refHelp('delete', 'ChangeSet', 'changeset', 'release-v453'),
+    create: { summary: 'Open a ChangeSet: Units written within it are locked to it until it closes', args: [['<changeset>', '<slug> with --space, or <space>/<slug>']], flags: ['space', 'description'], example: "cub changeset create --space acme-base release-v453 --description 'v453'" },
+    close: { summary: 'Close a ChangeSet, tagging its start and end revisions', args: [['[changeset]', '<slug> with --space, or <space>/<slug>']], flags: ['space'], example: 'cub changeset close --space acme-base release-v453' },
+  },
+  tag: {
+    list: listHelp('Tags', 'tag'),
+    get: refHelp('get', 'Tag', 'tag', 'v1'),
+    delete: refHelp('delete', 'Tag', 'tag', 'v1'),
+    create: { summary: 'Create a Tag (name revisions with cub unit tag)', args: [['<tag>', '<slug> with --space, or <space>/<slug>']], flags: ['space', 'label'], example: 'cub tag create --space acme-base v1' },
+  },
+  filter: {
+    list: listHelp('Filters', 'filter'),
+    get: refHelp('get', 'Filter', 'filter', 'prod-spaces'),
+    delete: refHelp('delete', 'Filter', 'filter', 'prod-spaces'),
+    create: { summary: 'Save a where expression over an entity, to select by name later', args: [['<filter>', '<slug> with --space, or <space>/<slug>'], ['[entity]', 'what it selects: Space, Unit, … (or --from)']], flags: ['space', ['from', 'the entity it selects (or the second argument)', '<entity>'], 'where-field', ['where', 'the same as --where-field']], example: "cub filter create --space acme-base prod-spaces Space --where-field \"Labels.Stage = 'Prod'\"" },
+  },
+  target: {
+    list: listHelp('Targets', 'target'),
+    get: refHelp('get', 'Target', 'target', 'prod-euw1'),
+    delete: refHelp('delete', 'Target', 'target', 'prod-euw1'),
+    create: { summary: 'Create a release Target (where a Space’s Releases deploy)', args: [['<target>', '<slug> with --space, or <space>/<slug>']], flags: ['space', 'fact', 'label'], example: 'cub target create --space acme-prod prod-euw1 --fact cluster=prod-euw1' },
   },
 };

@@ -1,7 +1,13 @@
 import { bool, flag, flags, need, pairs, UsageError, type Args } from '../args.ts';
 import { Client, seg } from '../client.ts';
-import { print, table } from '../output.ts';
-import { type Command, COLUMNS, out, locate, readInput, labelsPatch, printUnitResults } from '../common.ts';
+import { print, say, table } from '../output.ts';
+import type { WithSpaceSlug } from '../../lib/model/common.ts';
+import type { LinkView, Mutation, RevisionView, Unit } from '../../lib/model/entities.ts';
+import type { Change, InvokeAnswer, UnitResult } from '../api.ts';
+
+type UnitView = WithSpaceSlug<Unit>;
+import { withProgress } from '../progress.ts';
+import { type Command, type HelpTable, COLUMNS, out, locate, readInput, labelsPatch, printUnitResults } from '../common.ts';
 
 /** Units, their revisions and mutations, and functions. */
 export const unitsCommands: Record<string, Record<string, Command>> = {
@@ -21,22 +27,21 @@ export const unitsCommands: Record<string, Record<string, Command>> = {
         ChangeSetID: flag(a, 'changeset'),
         TargetID: flag(a, 'target'),
       };
-      print((await c.post(`/space/${seg(space)}/unit`, body)).body, out(a), COLUMNS.unit);
+      print((await c.post<UnitView>(`/space/${seg(space)}/unit`, body)).body, out(a), COLUMNS.unit);
     },
     get: async (a, c) => {
       const { space, slug } = locate(a, a.positional[0] ?? flag(a, 'unit'), 'unit', 'cub unit get --space <space> <unit>');
-      const unit = (await c.get(`/space/${seg(space)}/unit/${seg(slug)}`)).body;
-      print(unit, out(a) ?? 'yaml');
+      print((await c.get<UnitView>(`/space/${seg(space)}/unit/${seg(slug)}`)).body, out(a) ?? 'yaml');
     },
     list: async (a, c) => {
       const space = need(a, 'space', 'cub unit list --space <space> [--where W]');
-      const r = await c.get(`/space/${seg(space)}/unit`, { where: flag(a, 'where'), filter: flag(a, 'filter'), limit: flag(a, 'limit'), continue: flag(a, 'continue') });
+      const r = await c.get<UnitView[]>(`/space/${seg(space)}/unit`, { where: flag(a, 'where'), filter: flag(a, 'filter'), limit: flag(a, 'limit'), continue: flag(a, 'continue') });
       if ((out(a) ?? 'table') !== 'table') return print(r.body, out(a));
       // Whether each unit is behind its upstream comes from its Links' Stale.
-      const links = (await c.get(`/space/${seg(space)}/link`)).body as any[];
+      const links = (await c.get<LinkView[]>(`/space/${seg(space)}/link`)).body;
       const stale = new Set(links.filter((l) => l.Stale).map((l) => l.FromUnitID));
       print(
-        r.body.map((u: any) => ({ ...u, Behind: stale.has(u.UnitID) })),
+        r.body.map((u) => ({ ...u, Behind: stale.has(u.UnitID) })),
         'table',
         [...COLUMNS.unit!.slice(0, 4), ['Behind', (u) => (u.UpstreamUnitID ? (u.Behind ? 'yes' : 'no') : '')], ...COLUMNS.unit!.slice(4)],
       );
@@ -51,7 +56,7 @@ export const unitsCommands: Record<string, Record<string, Command>> = {
       const path = `/space/${seg(space)}/unit/${seg(slug)}`;
       if (bool(a, 'upgrade') || flag(a, 'merge-source')) {
         const num = (n: string) => (flag(a, n) === undefined ? undefined : Number(flag(a, n)));
-        const r = await c.post(`${path}/upgrade`, {
+        const r = await c.post<UnitResult>(`${path}/upgrade`, {
           ChangeOrderID: flag(a, 'change-order'),
           PriorRevisions: flag(a, 'prior-revisions'),
           MergeSourceID: flag(a, 'merge-source'),
@@ -64,13 +69,13 @@ export const unitsCommands: Record<string, Record<string, Command>> = {
       }
       if (flag(a, 'restore')) {
         const rev = flag(a, 'restore')!;
-        const r = await c.post(`${path}/restore`, { Revision: /^\d+$/.test(rev) ? Number(rev) : rev, ChangeDescription: flag(a, 'change-desc') });
+        const r = await c.post<UnitView>(`${path}/restore`, { Revision: /^\d+$/.test(rev) ? Number(rev) : rev, ChangeDescription: flag(a, 'change-desc') });
         return print(r.body, out(a), COLUMNS.unit);
       }
       if (flag(a, 'revert')) {
-        return print((await c.post(`${path}/revert`, { Range: flag(a, 'revert'), ChangeDescription: flag(a, 'change-desc') })).body, out(a), COLUMNS.unit);
+        return print((await c.post<UnitView>(`${path}/revert`, { Range: flag(a, 'revert'), ChangeDescription: flag(a, 'change-desc') })).body, out(a), COLUMNS.unit);
       }
-      const cur = (await c.get(path)).body;
+      const cur = (await c.get<UnitView>(path)).body;
       const file = a.positional[1];
       const body = {
         Version: cur.Version,
@@ -81,19 +86,19 @@ export const unitsCommands: Record<string, Record<string, Command>> = {
         ...(flag(a, 'target') !== undefined ? { TargetID: flag(a, 'target') || null } : {}),
         ...(flag(a, 'new-slug') ? { Slug: flag(a, 'new-slug') } : {}),
       };
-      print((await c.patch(path, body)).body, out(a), COLUMNS.unit);
+      print((await c.patch<UnitView>(path, body)).body, out(a), COLUMNS.unit);
     },
     conflicts: async (a, c) => {
       const { space, slug } = locate(a, a.positional[0] ?? flag(a, 'unit'), 'unit', 'cub unit conflicts --space <space> <unit> [--apply [--dry-run] | --dismiss]');
       const path = `/space/${seg(space)}/unit/${seg(slug)}`;
       if (bool(a, 'apply') || bool(a, 'dismiss')) {
-        const r = await c.post(`${path}/conflicts`, { Action: bool(a, 'apply') ? 'Apply' : 'Dismiss', DryRun: bool(a, 'dry-run') || undefined });
+        const r = await c.post<{ Changes: Change[]; RevisionNum?: number }>(`${path}/conflicts`, { Action: bool(a, 'apply') ? 'Apply' : 'Dismiss', DryRun: bool(a, 'dry-run') || undefined });
         if (out(a) === 'mutations' || (bool(a, 'dry-run') && (out(a) ?? 'table') === 'table')) return print(r.body.Changes, 'table', COLUMNS.change);
         if (out(a) === 'json' || out(a) === 'yaml') return print(r.body, out(a));
         process.stdout.write(bool(a, 'apply') ? `Applied ${r.body.Changes.length} upstream value(s) to ${slug}${r.body.RevisionNum ? ` as revision ${r.body.RevisionNum}` : ''}\n` : `Dismissed the conflicts of ${slug}; its data and protection are unchanged\n`);
         return;
       }
-      const unit = (await c.get(path)).body;
+      const unit = (await c.get<UnitView>(path)).body;
       if ((out(a) ?? 'table') !== 'table') return print(unit.Conflicts, out(a));
       if (!unit.Conflicts.length) {
         process.stdout.write(`No conflicts in ${slug}\n`);
@@ -110,7 +115,7 @@ export const unitsCommands: Record<string, Record<string, Command>> = {
     delete: async (a, c) => {
       const { space, slug } = locate(a, a.positional[0] ?? flag(a, 'unit'), 'unit', 'cub unit delete --space <space> <unit>');
       await c.delete(`/space/${seg(space)}/unit/${seg(slug)}`, { force: bool(a, 'force') ? 'true' : undefined });
-      process.stdout.write(`Deleted unit ${slug}\n`);
+      say(out(a), `Deleted unit ${slug}`, { Deleted: 'Unit', Space: space, Slug: slug }, slug);
     },
     tag: async (a, c) => {
       const usage = 'cub unit tag <tag> --space <space> --unit <unit> --revision <N> [--move]';
@@ -118,14 +123,15 @@ export const unitsCommands: Record<string, Record<string, Command>> = {
       if (!tag) throw new UsageError(usage);
       const { space, slug } = locate(a, flag(a, 'unit') ?? a.positional[1], 'unit', usage);
       const rev = flag(a, 'revision') ?? 'HeadRevisionNum';
-      const r = await c.post(`/space/${seg(space)}/unit/${seg(slug)}/tag`, { Tag: tag, Revision: /^\d+$/.test(rev) ? Number(rev) : rev, Move: bool(a, 'move') });
+      const r = await c.post<{ TagSlug: string; RevisionNum: number }>(`/space/${seg(space)}/unit/${seg(slug)}/tag`, { Tag: tag, Revision: /^\d+$/.test(rev) ? Number(rev) : rev, Move: bool(a, 'move') });
       if ((out(a) ?? 'table') === 'table') process.stdout.write(`Tag ${r.body.TagSlug} marks revision ${r.body.RevisionNum} of ${slug}\n`);
       else print(r.body, out(a));
     },
     diff: async (a, c) => {
       const { space, slug } = locate(a, a.positional[0] ?? flag(a, 'unit'), 'unit', 'cub unit diff --space <space> <unit> --from N [--to M]');
-      const r = await c.get(`/space/${seg(space)}/unit/${seg(slug)}/diff`, { from: flag(a, 'from') ?? '0', to: flag(a, 'to') });
-      print(out(a) && out(a) !== 'table' ? r.body : r.body.Changes, out(a), COLUMNS.change);
+      const r = await c.get<{ Changes: Change[] }>(`/space/${seg(space)}/unit/${seg(slug)}/diff`, { from: flag(a, 'from') ?? '0', to: flag(a, 'to') });
+      if (out(a) && out(a) !== 'table') return print(r.body, out(a));
+      print(r.body.Changes, out(a), COLUMNS.change);
     },
   },
   revision: {
@@ -133,31 +139,32 @@ export const unitsCommands: Record<string, Record<string, Command>> = {
       const query = { where: flag(a, 'where'), limit: flag(a, 'limit') };
       const ref = a.positional[0] ?? flag(a, 'unit');
       // Without a Unit: the revisions of every Unit of the Space (say, what a ChangeOrder brought there).
-      if (!ref) return print((await c.get(`/space/${seg(need(a, 'space', 'cub revision list --space <space> [<unit>] [--where W]'))}/revision`, query)).body, out(a), [['Unit', (r) => r.UnitSlug], ...COLUMNS.revision!]);
+      if (!ref) return print((await c.get<(RevisionView & { UnitSlug: string })[]>(`/space/${seg(need(a, 'space', 'cub revision list --space <space> [<unit>] [--where W]'))}/revision`, query)).body, out(a), [['Unit', (r) => r.UnitSlug], ...COLUMNS.revision]);
       const { space, slug } = locate(a, ref, 'unit', 'cub revision list --space <space> <unit>');
-      print((await c.get(`/space/${seg(space)}/unit/${seg(slug)}/revision`, query)).body, out(a), COLUMNS.revision);
+      print((await c.get<RevisionView[]>(`/space/${seg(space)}/unit/${seg(slug)}/revision`, query)).body, out(a), COLUMNS.revision);
     },
     get: async (a, c) => {
       const { space, slug } = locate(a, a.positional[0] ?? flag(a, 'unit'), 'unit', 'cub revision get --space <space> <unit> <N>');
       const n = a.positional[1] ?? flag(a, 'revision');
       if (!n) throw new UsageError('cub revision get --space <space> <unit> <N>');
-      print((await c.get(`/space/${seg(space)}/unit/${seg(slug)}/revision/${seg(n)}`)).body, out(a) ?? 'yaml');
+      print((await c.get<RevisionView>(`/space/${seg(space)}/unit/${seg(slug)}/revision/${seg(n)}`)).body, out(a) ?? 'yaml');
     },
   },
   mutation: {
     list: async (a, c) => {
       const { space, slug } = locate(a, a.positional[0] ?? flag(a, 'unit'), 'unit', 'cub mutation list --space <space> <unit>');
-      const muts = (await c.get(`/space/${seg(space)}/unit/${seg(slug)}/mutation`)).body as any[];
+      const muts = (await c.get<Mutation[]>(`/space/${seg(space)}/unit/${seg(slug)}/mutation`)).body;
       if ((out(a) ?? 'table') !== 'table') return print(muts, out(a));
-      const rows = muts.flatMap((m) => m.Changes.map((ch: any) => ({ Num: m.RevisionNum, Source: m.Source, ...ch })));
-      print(rows, 'table', [['Num', (r) => r.Num], ['Source', (r) => r.Source], ...COLUMNS.change!]);
+      const rows = muts.flatMap((m) => m.Changes.map((ch) => ({ Num: m.RevisionNum, Source: m.Source, ...ch })));
+      print(rows, 'table', [['Num', (r) => r.Num], ['Source', (r) => r.Source], ...COLUMNS.change]);
     },
   },
   function: {
     set: (a, c) => invoke(a, c, true),
     get: (a, c) => invoke(a, c, false),
-    list: async (_a, c) => {
-      process.stdout.write(((await c.get('/function')).body as string[]).join('\n') + '\n');
+    list: async (a, c) => {
+      const names = (await c.get<string[]>('/function')).body;
+      say(out(a), names.join('\n'), names, names.join('\n'));
     },
   },
 };
@@ -165,12 +172,11 @@ export const unitsCommands: Record<string, Record<string, Command>> = {
 async function invoke(a: Args, c: Client, mutating: boolean): Promise<void> {
   const verb = mutating ? 'set' : 'get';
   const usage = `cub function ${verb} --space <space> [--unit U] [--where W]${mutating ? ' [--change-desc D] [--protect]' : ''} [--] <function> <args…>`;
-  const words = a.rest ?? a.positional;
-  const [name, ...args] = a.rest ? [...a.positional, ...a.rest] : words;
+  const [name, ...args] = a.positional;
   if (!name) throw new UsageError(`name a function: ${usage}`);
   const space = need(a, 'space', usage);
   const units = flags(a, 'unit').flatMap((u) => u.split(','));
-  const r = await c.post(`/space/${seg(space)}/function/invoke`, {
+  const r = await withProgress(`${name} on ${units.length ? units.join(', ') : space}`, c.post<InvokeAnswer>(`/space/${seg(space)}/function/invoke`, {
     FunctionName: name,
     Arguments: args,
     ...(units.length ? { UnitIDs: units } : {}),
@@ -179,19 +185,20 @@ async function invoke(a: Args, c: Client, mutating: boolean): Promise<void> {
     Protect: bool(a, 'protect') || undefined,
     ChangeSetID: flag(a, 'changeset'),
     DryRun: bool(a, 'dry-run') || undefined,
-  });
-  const results = r.body.Results as any[];
+  }));
+
+  const results = r.body.Results;
   const format = out(a);
   if (format === 'json' || format === 'yaml') return print(r.body, format);
   if (format === 'mutations') {
     for (const res of results) {
       process.stdout.write(`${res.UnitSlug}:\n`);
-      process.stdout.write(table(res.Changes ?? [], COLUMNS.change!).replace(/^/gm, '  '));
+      process.stdout.write(table(res.Changes ?? [], COLUMNS.change).replace(/^/gm, '  '));
     }
     return;
   }
   if (!mutating) {
-    const rows = results.flatMap((res) => (Array.isArray(res.Output) ? res.Output.map((o: any) => ({ Unit: res.UnitSlug, ...o })) : [{ Unit: res.UnitSlug, Output: res.Output }]));
+    const rows = results.flatMap((res) => (Array.isArray(res.Output) ? res.Output.map((o: { Resource?: string; Path?: string }) => ({ Unit: res.UnitSlug, Output: undefined as unknown, ...o })) : [{ Unit: res.UnitSlug, Output: res.Output }]));
     if (name === 'get-placeholders' && rows.length === 0) {
       process.stdout.write('No placeholders left\n');
       return;
@@ -202,3 +209,62 @@ async function invoke(a: Args, c: Client, mutating: boolean): Promise<void> {
   print(results, 'table', [['Unit', (x) => x.UnitSlug], ['Changed', (x) => x.Changed], ['Revision', (x) => x.RevisionNum ?? ''], ['Error', (x) => x.Error?.Message ?? '']]);
   if (r.status === 207) process.exitCode = 1;
 }
+
+const unitArg: [string, string] = ['[unit]', 'the Unit: <slug> with --space, or <space>/<slug> (or --unit)'];
+const INVOKE = ['space', 'unit', 'where', 'changeset', 'dry-run'];
+
+export const unitsHelp: HelpTable = {
+  unit: {
+    create: {
+      summary: 'Create a Unit from a YAML file or standard input',
+      args: [['<unit>', '<slug> with --space, or <space>/<slug>'], ['<file>', 'its data, or - for standard input']],
+      flags: ['space', 'toolchain', 'label', 'annotation', 'change-desc', 'changeset', 'target'],
+      example: 'cub unit create --space acme-base backend backend.yaml',
+    },
+    get: { summary: 'Show a Unit (YAML by default)', args: [unitArg], flags: ['space', 'unit'], example: 'cub unit get --space acme-base backend' },
+    list: { summary: 'List the Units of a Space, with whether each is behind its upstream', flags: ['space', 'where', 'filter', 'limit', 'continue'], example: "cub unit list --space acme-prod --where \"Labels.tier = 'web'\"" },
+    data: { summary: 'Print the data of a Unit (at its head, or a revision)', args: [unitArg], flags: ['space', 'unit', 'revision'], example: 'cub unit data --space acme-base backend --revision 2' },
+    update: {
+      summary: 'Change a Unit: new data or labels, merge from upstream, restore or revert',
+      args: [unitArg, ['[file]', 'its new data, or - for standard input']],
+      flags: ['space', 'unit', 'label', 'remove-label', 'annotation', 'remove-annotation', 'change-desc', 'changeset', 'target', 'new-slug', 'upgrade', 'change-order', 'prior-revisions', 'merge-source', 'merge-base', 'merge-end', 'squash', 'dry-run', 'restore', 'revert'],
+      example: 'cub unit update --space acme-dev backend --upgrade --dry-run -o mutations',
+    },
+    conflicts: { summary: 'Show the protected paths an upstream merge could not change; apply or dismiss them', args: [unitArg], flags: ['space', 'unit', 'apply', 'dismiss', 'dry-run'], example: 'cub unit conflicts --space acme-dev backend --apply --dry-run' },
+    delete: { summary: 'Delete a Unit (delete gates refuse unless --force)', args: [unitArg], flags: ['space', 'unit', 'force'], example: 'cub unit delete --space acme-dev backend' },
+    tag: {
+      summary: 'Mark a revision of a Unit with a Tag',
+      args: [['<tag>', 'the Tag (created if new)'], ['[unit]', 'the Unit (or --unit)']],
+      flags: ['space', 'unit', ['revision', 'the revision to mark (default the head)'], 'move'],
+      example: 'cub unit tag v1 --space acme-base --unit backend --revision 3',
+    },
+    diff: { summary: 'What changed in a Unit between two revisions', args: [unitArg], flags: ['space', 'unit', 'from', 'to'], example: 'cub unit diff --space acme-base backend --from 1 --to 3' },
+  },
+  revision: {
+    list: {
+      summary: 'List the revisions of a Unit, or of every Unit of a Space',
+      args: [['[unit]', 'the Unit (omit for the whole Space)']],
+      flags: ['space', 'unit', 'where', 'limit'],
+      example: "cub revision list --space acme-prod --where \"ChangeOrders ? 'acme-base/bump-v452'\"",
+    },
+    get: { summary: 'Show one revision of a Unit', args: [unitArg, ['[num]', 'the revision number (or --revision)']], flags: ['space', 'unit', 'revision'], example: 'cub revision get --space acme-base backend 2' },
+  },
+  mutation: {
+    list: { summary: 'The paths each revision of a Unit changed', args: [unitArg], flags: ['space', 'unit'], example: 'cub mutation list --space acme-base backend' },
+  },
+  function: {
+    set: {
+      summary: 'Change Units by running a function on them (one revision per changed Unit)',
+      args: [['[function-and-args...]', 'the function and its arguments (after -- if any start with -)']],
+      flags: [...INVOKE, 'change-desc', 'protect'],
+      example: 'cub function set --space acme-base --unit backend -- set-image-reference-by-uri ghcr.io/acme/backend :v452',
+    },
+    get: {
+      summary: 'Read Units through a function (nothing is written)',
+      args: [['[function-and-args...]', 'the function and its arguments (after -- if any start with -)']],
+      flags: INVOKE,
+      example: 'cub function get --space acme-base --unit backend get-placeholders',
+    },
+    list: { summary: 'The functions there are', example: 'cub function list' },
+  },
+};

@@ -1,24 +1,27 @@
 import { bool, flag, flags, need, pairs, UsageError } from '../args.ts';
 import { seg } from '../client.ts';
-import { print } from '../output.ts';
+import { print, say } from '../output.ts';
+import type { LinkView } from '../../lib/model/entities.ts';
+import type { UploadAnswer, VariantAnswer } from '../api.ts';
+import { withProgress } from '../progress.ts';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { type Command, COLUMNS, out, locate, readInput, list, printUnitResults } from '../common.ts';
+import { type Command, type HelpTable, COLUMNS, out, locate, readInput, list, printUnitResults, listHelp, refHelp } from '../common.ts';
 import { promoteChangeOrder } from './changes.ts';
 
 /** Links and variants (upload, create, promote). */
 export const variantsCommands: Record<string, Record<string, Command>> = {
   link: {
-    list: (a, c) => list(c, a, `/space/${seg(need(a, 'space', 'cub link list --space <space>'))}/link`, 'link'),
+    list: (a, c) => list(c, a, `/space/${seg(need(a, 'space', 'cub link list --space <space>'))}/link`, COLUMNS.link),
     get: async (a, c) => {
       const { space, slug } = locate(a, a.positional[0], 'link', 'cub link get --space <space> <link>');
-      print((await c.get(`/space/${seg(space)}/link/${seg(slug)}`)).body, out(a) ?? 'yaml');
+      print((await c.get<LinkView>(`/space/${seg(space)}/link/${seg(slug)}`)).body, out(a) ?? 'yaml');
     },
     delete: async (a, c) => {
       const { space, slug } = locate(a, a.positional[0], 'link', 'cub link delete --space <space> <link>');
       await c.delete(`/space/${seg(space)}/link/${seg(slug)}`);
-      process.stdout.write(`Deleted link ${slug}\n`);
+      say(out(a), `Deleted link ${slug}`, { Deleted: 'Link', Space: space, Slug: slug }, slug);
     },
     create: async (a, c) => {
       const usage = 'cub link create --space <space> <slug|-> <from-unit> <to-unit> [<to-space>] [--update-type T] [--from-stdin]';
@@ -35,7 +38,7 @@ export const variantsCommands: Record<string, Record<string, Command>> = {
         UpdateType: flag(a, 'update-type') ?? extra.UpdateType ?? 'MergeUnits',
         ...(flag(a, 'auto-update') ? { AutoUpdate: flag(a, 'auto-update') === 'true' } : {}),
       };
-      print((await c.post(`/space/${seg(space)}/link`, body)).body, out(a), COLUMNS.link);
+      print((await c.post<LinkView>(`/space/${seg(space)}/link`, body)).body, out(a), COLUMNS.link);
     },
   },
   variant: {
@@ -54,9 +57,9 @@ export const variantsCommands: Record<string, Record<string, Command>> = {
       if (!files.length) throw new UsageError(`${dir} has no .yaml or .yml files`);
       const units = files.map((f) => ({ Slug: f.replace(/\.ya?ml$/i, '').replace(/[^-_A-Za-z0-9]+/g, '-').replace(/^[-_]+|[-_]+$/g, ''), Data: readInput(join(dir, f)) }));
       const body = { Component: need(a, 'component', usage), Variant: need(a, 'variant', usage), Units: units, Stage: flag(a, 'stage'), Environment: flag(a, 'environment'), Region: flag(a, 'region'), SpaceLabels: pairs(a, 'space-label') };
-      const r = await c.post('/variant/upload', body);
+      const r = await withProgress(`uploading ${units.length} unit(s)`, c.post<UploadAnswer>('/variant/upload', body));
       if ((out(a) ?? 'table') !== 'table') return print(r.body, out(a));
-      process.stdout.write(`Created space ${r.body.Space.Slug} with ${r.body.Units.length} unit(s): ${r.body.Units.map((u: any) => u.Slug).join(', ')}\n`);
+      process.stdout.write(`Created space ${r.body.Space.Slug} with ${r.body.Units.length} unit(s): ${r.body.Units.map((u) => u.Slug).join(', ')}\n`);
     },
     create: async (a, c) => {
       const usage = 'cub variant create <name> <upstream-space> [--target space/target] [--namespace N] [--stage S] [--environment E] [--region R] [--space-label k=v] [--unit-delete-gate g]';
@@ -74,7 +77,7 @@ export const variantsCommands: Record<string, Record<string, Command>> = {
         SpaceLabels: pairs(a, 'space-label'),
         UnitDeleteGates: flags(a, 'unit-delete-gate'),
       };
-      const r = await c.post('/variant', body);
+      const r = await withProgress(`creating variant ${name} of ${upstream}`, c.post<VariantAnswer>('/variant', body));
       if ((out(a) ?? 'table') !== 'table') return print(r.body, out(a));
       process.stdout.write(`Created space ${r.body.Space.Slug} from ${upstream}\n`);
       printUnitResults(r.body.Units, 'table');
@@ -84,9 +87,45 @@ export const variantsCommands: Record<string, Record<string, Command>> = {
       const co = flag(a, 'change-order');
       if (co) return promoteChangeOrder(a, c, co, space);
       if (!space) throw new UsageError('cub variant promote <space> [--dry-run] [-o mutations] | --change-order <space>/<change-order> [--target-stage S] [<space>|--where-space W]');
-      const r = await c.post('/promote', { Space: space, DryRun: bool(a, 'dry-run') || undefined, Squash: bool(a, 'squash') || undefined });
+      const r = await withProgress(`promoting ${space}`, c.post<VariantAnswer>('/promote', { Space: space, DryRun: bool(a, 'dry-run') || undefined, Squash: bool(a, 'squash') || undefined }));
       printUnitResults(r.body.Units, out(a));
       if (r.status === 207) process.exitCode = 1;
+    },
+  },
+};
+
+const LABELS = ['stage', 'environment', 'region', 'space-label'];
+
+export const variantsHelp: HelpTable = {
+  link: {
+    list: listHelp('Links', 'link'),
+    get: refHelp('get', 'Link', 'link', 'backend-upstream'),
+    delete: refHelp('delete', 'Link', 'link', 'backend-upstream'),
+    create: {
+      summary: 'Link a Unit to the Unit it takes changes from',
+      args: [['<link>', 'the new Link, or - to take its slug from standard input'], ['<from-unit>', 'the Unit that takes changes'], ['<to-unit>', 'the Unit it takes them from'], ['[to-space]', 'the Space of <to-unit>, if another']],
+      flags: ['space', 'update-type', 'auto-update', 'from-stdin'],
+      example: 'cub link create --space acme-dev backend-base backend backend acme-base --update-type MergeUnits',
+    },
+  },
+  variant: {
+    upload: {
+      summary: 'Create a Component’s first Space from a folder of YAML files, one Unit per file',
+      args: [['<dir>', 'the folder']],
+      flags: ['component', 'variant', 'granularity', ...LABELS],
+      example: 'cub variant upload --component acme --variant base --stage Base ./k8s',
+    },
+    create: {
+      summary: 'Create a variant: a new Space cloning every Unit of its upstream Space, linked to it',
+      args: [['<name>', 'the variant name'], ['<upstream-space>', 'the Space it clones']],
+      flags: ['space-slug', 'target', 'namespace', ...LABELS, 'unit-delete-gate'],
+      example: 'cub variant create prod-euw1 acme-base --stage Prod --region euw1 --namespace acme-prod',
+    },
+    promote: {
+      summary: 'Bring a Space’s Units up to their upstream, or carry a ChangeOrder into its next Stage',
+      args: [['[space]', 'the Space to promote (with --change-order: only this Space of the Stage)']],
+      flags: ['change-order', 'target-stage', 'where-space', 'prior-revisions', 'dry-run', 'force', 'force-reason', 'squash', 'tag', 'protect', 'clearance', 'guard', 'subgroup'],
+      example: 'cub variant promote --change-order acme-base/bump-v452 --target-stage staging',
     },
   },
 };

@@ -38,7 +38,10 @@ describe('cub completion', () => {
     await ok(['space', 'create', 'other']);
     expect(await bashComplete(['sp'])).toEqual(['space']);
     expect(await bashComplete(['changeorder', 'c'])).toEqual(['create']);
-    expect(await bashComplete(['unit', 'list', '--wh'])).toEqual(['--where', '--where-field', '--where-space', '--where-space-field']);
+    // The flags of that verb, not of every verb.
+    expect(await bashComplete(['unit', 'list', '--wh'])).toEqual(['--where']);
+    expect(await bashComplete(['changeworkflow', 'update', '--stage-'])).toEqual(['--stage-prerequisites', '--stage-release-prerequisites', '--stage-where-space']);
+    expect(await bashComplete(['variant', 'promote', '--cl'])).toEqual([]);
     expect(await bashComplete(['unit', 'list', '--space', 'acme'])).toEqual(['acme-base', 'acme-dev']);
   });
 

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cubAt, cubOk, type CubResult } from '../support/cli.ts';
+import { cubAt, cubOk, cubOnTerminal, type CubResult } from '../support/cli.ts';
 import { startEnv, type Env } from '../support/harness.ts';
 
 let env: Env;
@@ -36,7 +36,8 @@ describe('the foundation through cub', () => {
     for (const args of [['space', 'delete', 'helptest', '--help'], ['space', 'delete', '-h', 'helptest'], ['space', '--help']]) {
       const r = await cub(args);
       expect(r.code, args.join(' ')).toBe(0);
-      expect(r.stdout).toMatch(/^cub space (delete|<create\|get\|list\|update\|delete>) \[args\] \[flags\]\n\nverbs of space: create, get, list, update, delete\n/);
+      expect(r.stdout).toMatch(/^Usage: cub space (delete \[options\] \[space\]|<verb> \[args\] \[flags\])\n/);
+      expect(r.stdout).toMatch(args.length > 2 ? /--recursive-force +delete its Units and Links too, past delete gates\n[\s\S]*Example:\n {2}cub space delete / : /Commands:\n {2}create \[options\] <slug> +Create a Space\n/);
     }
     expect(JSON.parse(await ok(['space', 'get', 'helptest', '-o', 'json'])).Slug).toBe('helptest');
     const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
@@ -69,6 +70,32 @@ describe('the foundation through cub', () => {
     expect(placeholders).toMatch(/backend\s+Deployment\/backend\s+metadata\.namespace/);
   });
 
+  it('on a terminal: progress while it works, a bold header, red failures; plain with NO_COLOR and in a pipe', async () => {
+    const term = cubOnTerminal(env.url, env.api.token!);
+    const shown = await term(['function', 'get', '--space', 'acme-base', '--unit', 'backend', 'get-placeholders']);
+    expect(shown.code).toBe(0);
+    // The progress line is drawn, then cleared before the answer is printed.
+    const ESC = '\x1b';
+    expect(shown.stdout.startsWith('\r⠋ get-placeholders on backend ')).toBe(true);
+    const answer = shown.stdout.slice(shown.stdout.lastIndexOf(`\r${ESC}[K`) + 4);
+    expect(answer).toMatch(new RegExp(`^${ESC}\\[1mUNIT +RESOURCE +PATH${ESC}\\[0m\nbackend `));
+    const refused = await term(['space', 'get', 'nowhere']);
+    expect([refused.code, refused.stdout]).toEqual([1, "\x1b[31mFailed:\x1b[0m HTTP 404: space 'nowhere' not found\n"]);
+    const plain = await term(['space', 'list', '--where', "Slug = 'acme-base'"], { NO_COLOR: '1' });
+    expect(plain.stdout).toMatch(/^NAME +LABELS +VERSION +ID\nacme-base /);
+    // In a pipe (how every other test here runs cub) there is neither progress nor colour.
+    const piped = await cub(['function', 'get', '--space', 'acme-base', '--unit', 'backend', 'get-placeholders']);
+    expect(piped.stderr).toBe('');
+    expect(piped.stdout).toMatch(/^UNIT +RESOURCE +PATH\nbackend /);
+  });
+
+  it('-o json is one JSON document on stdout, whatever the verb said in words', async () => {
+    await ok(['space', 'create', 'json-doc']);
+    expect(JSON.parse(await ok(['space', 'delete', 'json-doc', '-o', 'json']))).toMatchObject({ Deleted: 'Space', Slug: 'json-doc' });
+    expect(JSON.parse(await ok(['function', 'list', '-o', 'json']))).toContain('set-replicas');
+    expect(await ok(['function', 'list', '-q'])).toMatch(/^(\S+\n)+$/);
+  });
+
   it('reports bad input on stderr with a non-zero exit, writing nothing', async () => {
     const r = await cub(['function', 'set', '--space', 'acme-base', '--unit', 'backend', 'set-replicas', 'many']);
     expect(r.code).toBe(1);
@@ -77,8 +104,9 @@ describe('the foundation through cub', () => {
     const missing = await cub(['space', 'get', 'nowhere']);
     expect(missing).toMatchObject({ code: 1, stderr: "Failed: HTTP 404: space 'nowhere' not found\n" });
     const typo = await cub(['changeorder', 'create', '--space', 'acme-base', 'x', '--change-workflo', 'w']);
-    expect(typo).toMatchObject({ code: 2, stderr: 'Usage: unknown flag --change-workflo; did you mean --change-workflow?\n' });
-    const usage = await cub(['unit', 'create', 'x']);
+    expect(typo).toMatchObject({ code: 2, stderr: "Usage: unknown option '--change-workflo'; Did you mean --change-workflow?\n" });
+    expect(await cub(['unit', 'create', 'x'])).toMatchObject({ code: 2, stderr: "Usage: missing required argument 'file'\n" });
+    const usage = await cub(['unit', 'create', 'x', '-']);
     expect(usage.code).toBe(2);
     expect(usage.stderr).toMatch(/--space is required/);
     const badToken = await cubAt(env.url, 'bt_wrong')(['space', 'list']);

@@ -26,6 +26,23 @@ export function cubAt(server: string, token: string) {
     });
 }
 
+/**
+ * Runs `cub` on a terminal (a pseudo-terminal through util-linux `script`), as a person at a shell
+ * would: returns everything the terminal showed, standard output and error together.
+ */
+export function cubOnTerminal(server: string, token: string) {
+  const quote = (w: string) => `'${w.replace(/'/g, `'\\''`)}'`;
+  return (args: string[], env: Record<string, string> = {}): Promise<CubResult> =>
+    new Promise((resolve) => {
+      execFile(
+        'script',
+        ['-qefc', [process.execPath, BIN, ...args].map(quote).join(' '), '/dev/null'],
+        { env: { ...process.env, NO_COLOR: '', TERM: 'xterm', CUB_SERVER: server, CUB_TOKEN: token, CUB_CONTEXT: '/nonexistent', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...env } },
+        (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout: stdout.replace(/\r\n/g, '\n'), stderr }),
+      );
+    });
+}
+
 /** Runs `cub` and expects it to succeed quietly; returns what it printed. */
 export function cubOk(cub: (args: string[], input?: string) => Promise<CubResult>) {
   return async (args: string[], input?: string): Promise<string> => {
