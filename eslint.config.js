@@ -6,7 +6,7 @@ import importX from 'eslint-plugin-import-x';
  * Dependencies point one way (ARCHITECTURE.md): each folder lists the folders it must not import.
  * A pattern names a folder relative to any depth, so `../api/x.ts` and `../../api/x.ts` both match.
  */
-const LIB = ['model', 'util', 'where', 'config', 'gates', 'events', 'ports', 'variants', 'releases', 'changes', 'store', 'api', 'local'];
+const LIB = ['model', 'util', 'where', 'config', 'gates', 'events', 'ports', 'people', 'variants', 'releases', 'changes', 'store', 'api', 'local'];
 const forbid = (folders, why) => ({
   'no-restricted-imports': ['error', { patterns: folders.map((f) => ({ regex: `(^|/)(lib/)?${f}/`, message: `${why} (see ARCHITECTURE.md: dependencies point one way)` })) }],
 });
@@ -34,9 +34,10 @@ export default tseslint.config(
   { files: ['lib/where/**', 'lib/config/**', 'lib/gates/**'], rules: forbid([...above(['model', 'util', 'where', 'config', 'gates']).concat(), ...OUTSIDE_LIB], 'lib/where, lib/config and lib/gates depend only on lib/model and each other') },
   { files: ['lib/events/**'], rules: forbid([...above(['model', 'util', 'ports']), ...OUTSIDE_LIB], 'lib/events depends only on lib/model and the ports') },
   { files: ['lib/ports/**'], rules: forbid([...above(['model', 'events']), ...OUTSIDE_LIB], 'lib/ports declares interfaces over lib/model') },
-  { files: ['lib/variants/**'], rules: forbid([...above(['model', 'util', 'where', 'config', 'gates', 'events', 'ports', 'variants']), ...OUTSIDE_LIB], 'lib/variants depends on the rules below it and on ports, never on releases, changes, api, local or store') },
-  { files: ['lib/releases/**'], rules: forbid([...above(['model', 'util', 'where', 'config', 'gates', 'events', 'ports', 'variants', 'releases']), ...OUTSIDE_LIB], 'lib/releases depends on variants, the rules and ports, never on changes, api, local or store') },
-  { files: ['lib/changes/**'], rules: forbid([...above(['model', 'util', 'where', 'config', 'gates', 'events', 'ports', 'variants', 'releases', 'changes']), ...OUTSIDE_LIB], 'lib/changes depends on variants, releases, the rules and ports, never on api, local or store') },
+  { files: ['lib/people/**'], rules: forbid([...above(['model', 'util', 'ports', 'events', 'people']), ...OUTSIDE_LIB], 'lib/people (users, groups, tokens) depends only on lib/model, lib/util, the events and the ports') },
+  { files: ['lib/variants/**'], rules: forbid([...above(['model', 'util', 'where', 'config', 'gates', 'events', 'ports', 'people', 'variants']), ...OUTSIDE_LIB], 'lib/variants depends on the rules below it and on ports, never on releases, changes, api, local or store') },
+  { files: ['lib/releases/**'], rules: forbid([...above(['model', 'util', 'where', 'config', 'gates', 'events', 'ports', 'people', 'variants', 'releases']), ...OUTSIDE_LIB], 'lib/releases depends on variants, the rules and ports, never on changes, api, local or store') },
+  { files: ['lib/changes/**'], rules: forbid([...above(['model', 'util', 'where', 'config', 'gates', 'events', 'ports', 'people', 'variants', 'releases', 'changes']), ...OUTSIDE_LIB], 'lib/changes depends on variants, releases, the rules and ports, never on api, local or store') },
   { files: ['lib/store/**'], rules: forbid(['variants', 'releases', 'changes', 'api', 'local', 'where', 'gates', 'config', ...OUTSIDE_LIB], 'lib/store implements the ports over lib/model; it knows no operation') },
   { files: ['lib/api/**'], rules: forbid(['store', 'local', ...OUTSIDE_LIB], 'lib/api is wired to a store by lib/local and functions, never imports one') },
   { files: ['lib/local/**'], rules: forbid(OUTSIDE_LIB, 'nothing in lib imports the entry points') },

@@ -66,3 +66,11 @@ export interface SpaceDeletion {
   DeletedUnits?: string[];
   RemovedLinks?: { Slug: string; SpaceID: string }[];
 }
+
+/** `POST /attest` and `POST /space/{space}/attestation`. */
+export interface ApproveAnswer {
+  DryRun: boolean;
+  Type: string;
+  Result: 'Pass' | 'Fail';
+  Spaces: { SpaceSlug: string; Action: 'Attest' | 'Skipped'; Reason?: string; AttestationID?: string; Units: { UnitSlug: string; RevisionNum?: number; Skipped?: string }[] }[];
+}

@@ -109,6 +109,22 @@ export const FLAGS: Record<string, FlagSpec> = {
   'end-tag': { value: '<tag>', help: 'the change ends at the revisions of this Tag (default each head)' },
   'allow-exists': { help: 'answer with the existing change order rather than refuse a duplicate' },
   'refresh-spaces': { help: 'resolve the scope again (Spaces added since creation)' },
+  // people
+  role: { value: '<role>', help: 'Admin, Member or Viewer (default Member)' },
+  user: { value: '<user>', help: 'a user, by slug or ID' },
+  member: { value: '<user>', help: 'a member, by slug or ID (repeatable)' },
+  service: { value: '<name>', help: 'a service token for this deploy tool (argocd, flux…): it carries a scope, not a user’s rights' },
+  scope: { value: '<scope>', help: 'what a service token may do: ReportStatus (post to /hooks, write live status)' },
+  'require-signature': { help: 'hooks sent with the token must be signed (Flux generic-hmac: X-Signature, keyed by the token)' },
+  'expires-in': { value: '<duration>', help: 'how long it counts for, e.g. 720h, 30d' },
+  permission: { value: '<verb=user:u|group:g>', help: 'grant View, Edit, Approve, Manage or ReportStatus in the Space (repeatable)' },
+  'remove-permission': { value: '<verb[=user:u|group:g]>', help: 'take a grant back; a verb alone goes back to the role defaults (repeatable)' },
+  // attestations
+  type: { value: '<type>', help: 'the attestation type, e.g. ChangeRecord, SecurityReview (Approval is cub variant approve)' },
+  claim: { value: '<k=v>', help: 'something worth keeping with it, e.g. a change ticket (repeatable)' },
+  note: { value: '<text>', help: 'the reason, in words' },
+  reject: { help: 'record a rejection, which blocks a requirement until it is revoked' },
+  all: { help: 'every Unit, not only those a Release would publish (a base has no Target)' },
   'aborted-reason': { value: '<text>', help: 'abort the change order, saying why' },
 };
 

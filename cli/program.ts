@@ -10,6 +10,7 @@ import { spacesCommands, spacesHelp } from './commands/spaces.ts';
 import { unitsCommands, unitsHelp } from './commands/units.ts';
 import { variantsCommands, variantsHelp } from './commands/variants.ts';
 import { contextCommands, contextHelp } from './commands/contexts.ts';
+import { peopleCommands, peopleHelp } from './commands/people.ts';
 
 /** Every `cub <entity> <verb>`, in the order help lists them, with what the entity is. */
 const ENTITIES: [entity: string, what: string, commands: Record<string, Record<string, Command>>, help: HelpTable][] = [
@@ -28,6 +29,10 @@ const ENTITIES: [entity: string, what: string, commands: Record<string, Record<s
   ['tag', 'Tags: names for revisions', spacesCommands, spacesHelp],
   ['filter', 'Filters: saved where expressions', spacesCommands, spacesHelp],
   ['target', 'Targets: where Releases deploy', spacesCommands, spacesHelp],
+  ['attestation', 'Attestations: approvals and other records about revisions', peopleCommands, peopleHelp],
+  ['user', 'Users of the organization, with a role', peopleCommands, peopleHelp],
+  ['group', 'Groups of users', peopleCommands, peopleHelp],
+  ['token', 'Bearer tokens: yours, and service tokens for deploy tools', peopleCommands, peopleHelp],
   ['context', 'Saved contexts: a server and a token each', contextCommands, contextHelp],
 ];
 

@@ -5,6 +5,7 @@ import { lambdaDeps } from './wiring.ts';
 
 /** The HTTP API's Lambda authorizer (simple responses): bearer token → the caller, passed to the API as context. */
 export const handler = middy<APIGatewayRequestAuthorizerEventV2>().handler(async (event) => {
-  const { isAuthorized, context } = await authorizeRequest(lambdaDeps().store, event.headers ?? {});
-  return { isAuthorized, context: context ? { ...context } : undefined };
+  const deps = lambdaDeps();
+  const { isAuthorized, context } = await authorizeRequest(deps.store, event.headers ?? {}, deps.now());
+  return { isAuthorized, context };
 });

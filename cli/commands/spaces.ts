@@ -4,6 +4,7 @@ import { print, say } from '../output.ts';
 import type { WithSpaceSlug } from '../../lib/model/common.ts';
 import type { ChangeSet, Component, Filter, Space, Tag, Target } from '../../lib/model/entities.ts';
 import type { SpaceDeletion } from '../api.ts';
+import { permissionsPatch } from './people.ts';
 import { type Command, type HelpTable, COLUMNS, out, locate, labelsPatch, list, spaceKind, listHelp, refHelp } from '../common.ts';
 
 /** Spaces, Components and the simple Space-resident kinds (ChangeSets, Tags, Filters, Targets). */
@@ -26,7 +27,8 @@ export const spacesCommands: Record<string, Record<string, Command>> = {
       if (!slug) throw new UsageError('cub space update <slug> [--label k=v] [--annotation k=v] [--release-target space/target]');
       const cur = (await c.get<Space>(`/space/${seg(slug)}`)).body;
       const rt = flag(a, 'release-target') ?? flag(a, 'target');
-      const body = { Version: cur.Version, ...labelsPatch(a), ...(flag(a, 'display-name') ? { DisplayName: flag(a, 'display-name') } : {}), ...(flag(a, 'new-slug') ? { Slug: flag(a, 'new-slug') } : {}), ...(rt !== undefined ? { ReleaseTargetID: rt || null } : {}) };
+      const permissions = permissionsPatch(a, cur.Permissions as Record<string, { UserIDs: string[]; GroupIDs: string[] }> | undefined);
+      const body = { Version: cur.Version, ...labelsPatch(a), ...(flag(a, 'display-name') ? { DisplayName: flag(a, 'display-name') } : {}), ...(flag(a, 'new-slug') ? { Slug: flag(a, 'new-slug') } : {}), ...(rt !== undefined ? { ReleaseTargetID: rt || null } : {}), ...(permissions ? { Permissions: permissions } : {}) };
       print((await c.patch<Space>(`/space/${seg(slug)}`, body)).body, out(a), COLUMNS.space);
     },
     delete: async (a, c) => {
@@ -94,7 +96,7 @@ export const spacesHelp: HelpTable = {
     create: { summary: 'Create a Space', args: [['<slug>', 'the new Space']], flags: ['display-name', 'label', 'annotation', 'release-target', 'component'], example: 'cub space create acme-dev --label Stage=Development --annotation owner=dev-team' },
     get: { summary: 'Show a Space', args: [spaceArg('to show')], flags: ['space'], example: 'cub space get acme-dev -o yaml' },
     list: listHelp('Spaces', 'space', false),
-    update: { summary: 'Change a Space: labels, annotations, name, release target', args: [spaceArg('to change')], flags: ['space', ...LABELS, 'display-name', 'new-slug', 'release-target', 'target'], example: 'cub space update acme-prod --annotation code-freeze=true' },
+    update: { summary: 'Change a Space: labels, annotations, name, release target', args: [spaceArg('to change')], flags: ['space', ...LABELS, 'display-name', 'new-slug', 'release-target', 'target', 'permission', 'remove-permission'], example: 'cub space update acme-prod --permission Approve=group:release-managers' },
     delete: { summary: 'Delete a Space (empty, or with --recursive)', args: [spaceArg('to delete')], flags: ['space', 'recursive', 'recursive-force'], example: 'cub space delete acme-scratch --recursive' },
   },
   component: {

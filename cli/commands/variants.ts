@@ -2,7 +2,8 @@ import { bool, flag, flags, need, pairs, UsageError } from '../args.ts';
 import { seg } from '../client.ts';
 import { print, say } from '../output.ts';
 import type { LinkView } from '../../lib/model/entities.ts';
-import type { UploadAnswer, VariantAnswer } from '../api.ts';
+import type { ApproveAnswer, UploadAnswer, VariantAnswer } from '../api.ts';
+import { printApproval } from './people.ts';
 import { withProgress } from '../progress.ts';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -82,6 +83,24 @@ export const variantsCommands: Record<string, Record<string, Command>> = {
       process.stdout.write(`Created space ${r.body.Space.Slug} from ${upstream}\n`);
       printUnitResults(r.body.Units, 'table');
     },
+    approve: async (a, c) => {
+      const body = {
+        Spaces: a.positional,
+        WhereSpace: flag(a, 'where-space'),
+        ChangeOrderID: flag(a, 'change-order'),
+        Stage: flag(a, 'stage'),
+        All: bool(a, 'all') || undefined,
+        Where: flag(a, 'where'),
+        Revision: flag(a, 'revision'),
+        Reject: bool(a, 'reject') || undefined,
+        Note: flag(a, 'note'),
+        Claims: pairs(a, 'claim'),
+        ExpiresIn: flag(a, 'expires-in'),
+        DryRun: bool(a, 'dry-run') || undefined,
+      };
+      if (!body.Spaces.length && body.WhereSpace === undefined && !body.ChangeOrderID) throw new UsageError('name the Spaces to approve: cub variant approve <space>… | --where-space W | --change-order <space>/<change-order> [--stage S]');
+      printApproval(a, (await withProgress(`${body.DryRun ? 'previewing' : body.Reject ? 'rejecting' : 'approving'}`, c.post<ApproveAnswer>('/attest', body))).body);
+    },
     promote: async (a, c) => {
       const space = a.positional[0];
       const co = flag(a, 'change-order');
@@ -120,6 +139,12 @@ export const variantsHelp: HelpTable = {
       args: [['<name>', 'the variant name'], ['<upstream-space>', 'the Space it clones']],
       flags: ['space-slug', 'target', 'namespace', ...LABELS, 'unit-delete-gate'],
       example: 'cub variant create prod-euw1 acme-base --stage Prod --region euw1 --namespace acme-prod',
+    },
+    approve: {
+      summary: 'Approve (or --reject) revisions in Spaces: what a ChangeOrder brought there, or each Unit’s head (Units with a Target; --all for every one)',
+      args: [['[spaces...]', 'the Spaces to approve in']],
+      flags: ['change-order', ['stage', 'with --change-order: every Space of this Stage'], 'where-space', 'all', ['where', 'only the Units this selects'], ['revision', 'approve this revision of each Unit: N, LastReleasedRevisionNum, Tag:, ChangeSet:, ChangeOrder:'], 'note', 'claim', 'expires-in', 'reject', 'dry-run'],
+      example: 'cub variant approve --change-order acme-base/release-v452 --stage staging',
     },
     promote: {
       summary: 'Bring a Space’s Units up to their upstream, or carry a ChangeOrder into its next Stage',

@@ -1,3 +1,4 @@
+import { checkAccess } from './access.ts';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { z } from 'zod';
 import type { Caller } from '../model/entities.ts';
@@ -6,7 +7,7 @@ import type { Deps } from '../ports/deps.ts';
 import { ROUTES } from './routes/index.ts';
 
 /** An HTTP API (payload 2.0) event whose Lambda authorizer put the Caller in its context. */
-export type ApiEvent = APIGatewayProxyEventV2 & { requestContext: { authorizer?: { lambda?: Caller } } };
+export type ApiEvent = APIGatewayProxyEventV2 & { requestContext: { authorizer?: { lambda?: { caller?: string } } } };
 
 const BY_KEY = new Map(ROUTES.map((r) => [`${r.method} ${r.path}`, r]));
 
@@ -89,14 +90,18 @@ export async function handleApiEvent(deps: Deps, event: ApiEvent): Promise<APIGa
   try {
     const route = BY_KEY.get(event.routeKey);
     if (!route) throw new NotFound(`no route ${event.routeKey}`);
-    const caller = event.requestContext.authorizer?.lambda;
-    if (!caller) throw new Unauthorized('no caller: the authorizer did not run for this route');
+    const context = event.requestContext.authorizer?.lambda?.caller;
+    if (!context) throw new Unauthorized('no caller: the authorizer did not run for this route');
+    const caller = JSON.parse(context) as Caller;
     const query = route.query.safeParse(event.queryStringParameters ?? {});
     if (!query.success) throw new Invalid(describeIssues('query', query.error));
     const raw = parseBody(event);
     const body = route.body.safeParse(raw);
     if (!body.success) throw new Invalid(raw !== undefined && route.body instanceof z.ZodUndefined ? 'this route takes no request body' : describeIssues('request body', body.error));
-    const out = await route.handle({ deps, caller, params: event.pathParameters as Record<string, string>, query: query.data, body: body.data });
+    const params = (event.pathParameters ?? {}) as Record<string, string>;
+    await checkAccess(deps, caller, route, params);
+    const rawText = event.body ? (event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body) : '';
+    const out = await route.handle({ deps, caller, params, query: query.data, body: body.data, raw: { body: rawText, headers: event.headers ?? {} } });
     const status = out.status ?? 200;
     if (out.text !== undefined) return { statusCode: status, headers: { 'content-type': out.contentType ?? 'text/plain', ...out.headers }, body: out.text };
     return reply(status, out.body, out.headers);

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { Caller } from '../model/entities.ts';
+import type { Caller, SpaceVerb } from '../model/entities.ts';
 import type { Deps } from '../ports/deps.ts';
 
 /** What an operation answers: JSON, or text (unit data) with its content type. */
@@ -11,14 +11,23 @@ export interface Reply {
   headers?: Record<string, string>;
 }
 
-/** The request an operation sees, already validated. */
+/** The request an operation sees, already validated (and what was sent, for a route that verifies a signature). */
 export interface RouteRequest<Q, B> {
   deps: Deps;
   caller: Caller;
   params: Record<string, string>;
   query: Q;
   body: B;
+  raw: { body: string; headers: Record<string, string | undefined> };
 }
+
+/**
+ * What a route needs of its caller, checked before it runs (lib/api/access.ts). On a route with a
+ * `{space_id}`, a verb in that Space (default: View to GET, Edit otherwise). On one without, `Member`
+ * (any role but Viewer; the default for writes), `Admin`, `Anyone` (the default for reads), or
+ * `ReportStatus` (the only thing a service token may do; the operation checks each Space it writes).
+ */
+export type Access = SpaceVerb | 'Member' | 'Admin' | 'Anyone';
 
 /** One route: method, path (API Gateway syntax), the request schemas, and the operation. */
 export interface Route<Q = any, B = any> {
@@ -28,6 +37,7 @@ export interface Route<Q = any, B = any> {
   name: string;
   query: z.ZodType<Q>;
   body: z.ZodType<B>;
+  access?: Access;
   handle(req: RouteRequest<Q, B>): Promise<Reply>;
 }
 

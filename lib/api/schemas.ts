@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { LiveStatusSchema } from '../events/contracts.ts';
-import { ChangeOrderUpdateTypes, LinkUpdateTypes, PriorRevisionsModes, TOOLCHAIN_TYPES } from '../model/entities.ts';
+import { ChangeOrderUpdateTypes, LinkUpdateTypes, PriorRevisionsModes, ROLES, SERVICE_SCOPES, SPACE_VERBS, TOOLCHAIN_TYPES } from '../model/entities.ts';
 
 /** Zod schemas shared by the routes, the CLI and the tests: one per request shape. */
 export const SLUG_PATTERN = /^[A-Za-z0-9]([-_A-Za-z0-9]*[A-Za-z0-9])?$/;
@@ -35,10 +35,29 @@ export const CreateSpace = z.strictObject({
   ReleaseTargetID: Ref.optional(),
   UpstreamSpaceID: Ref.optional(),
 });
+/** Who a verb is granted to, by user and group slug or ID; null gives the verb back to the role defaults. */
+export const PermissionsPatch = z.partialRecord(z.enum(SPACE_VERBS), z.strictObject({ UserIDs: z.array(Ref).max(100).optional(), GroupIDs: z.array(Ref).max(100).optional() }).nullable());
+
 export const UpdateSpace = z.strictObject({
   ...commonUpdate,
   ComponentID: Ref.nullable().optional(),
   ReleaseTargetID: Ref.nullable().optional(),
+  Permissions: PermissionsPatch.optional(),
+});
+
+export const Role = z.enum(ROLES);
+export const CreateUser = z.strictObject({ Slug, DisplayName: z.string().max(256).optional(), Role: Role.optional() });
+export const UpdateUser = z.strictObject({ Version, DisplayName: z.string().max(256).optional(), Role: Role.optional() });
+export const CreateGroup = z.strictObject({ Slug, DisplayName: z.string().max(256).optional(), Members: z.array(Ref).max(1000).optional() });
+export const ChangeMembers = z.strictObject({ Add: z.array(Ref).max(1000).optional(), Remove: z.array(Ref).max(1000).optional() });
+export const CreateToken = z.strictObject({
+  User: Ref.optional(),
+  Service: Slug.optional(),
+  Scope: z.enum(SERVICE_SCOPES).optional(),
+  Spaces: z.array(Ref).max(1000).optional(),
+  RequireSignature: z.boolean().optional(),
+  ExpiresIn: z.string().max(16).optional(),
+  Description: z.string().max(1024).optional(),
 });
 
 export const CreateComponent = z.strictObject({ ...commonCreate });
@@ -197,8 +216,9 @@ export const WorkflowBody = {
         Name: z.string().min(1).max(128),
         Type: z.string().min(1).max(128).optional(),
         Count: z.number().int().min(1).max(100).optional(),
-        FromUserIDs: z.array(z.uuid()).max(100).optional(),
-        FromGroupIDs: z.array(z.uuid()).max(100).optional(),
+        // Users and groups by ID or slug; a slug is stored as the ID it names.
+        FromUserIDs: z.array(Ref).max(100).optional(),
+        FromGroupIDs: z.array(Ref).max(100).optional(),
         AllowAuthors: z.boolean().optional(),
         IgnoreFail: z.boolean().optional(),
         MaxAge: z.string().max(16).optional(),
@@ -246,3 +266,27 @@ export const Promote = z.strictObject({
   Force: z.boolean().optional(),
   ForceReason: z.string().min(1).max(1024).optional(),
 });
+
+const Claims = z.record(z.string().min(1).max(253), z.string().max(1024));
+const attestFields = {
+  ChangeOrderID: Ref.optional(),
+  All: z.boolean().optional(),
+  Where: z.string().max(4096).optional(),
+  Revision: z.string().max(300).optional(),
+  Note: z.string().max(4096).optional(),
+  Claims: Claims.optional(),
+  ExpiresIn: z.string().max(16).optional(),
+  DryRun: z.boolean().optional(),
+};
+/** `POST /attest` (cub variant approve): which Spaces, which revisions, and what is said of them. */
+export const Approve = z.strictObject({
+  ...attestFields,
+  Spaces: z.array(Ref).max(1000).optional(),
+  WhereSpace: z.string().max(4096).optional(),
+  Stage: z.string().max(128).optional(),
+  Type: z.string().min(1).max(128).optional(),
+  Reject: z.boolean().optional(),
+});
+/** `POST /space/{space}/attestation`: an attestation of a type in one Space. */
+export const CreateAttestation = z.strictObject({ ...attestFields, Type: z.string().min(1).max(128), Reject: z.boolean().optional() });
+export const RevokeAttestation = z.strictObject({ Note: z.string().max(4096).optional() });

@@ -1,4 +1,4 @@
-import { DetailType, ReleaseLiveStatusChangedDetail, type BatonEvent } from '../events/contracts.ts';
+import { AttestationEventDetail, DetailType, ReleaseLiveStatusChangedDetail, type BatonEvent } from '../events/contracts.ts';
 import type { Deps } from '../ports/deps.ts';
 import { consumeDeployToolEvent, drop, type Outcome } from '../releases/deploy-events.ts';
 import { reevaluateFor } from './progress.ts';
@@ -11,7 +11,17 @@ export async function consumeLiveStatusChanged(deps: Deps, event: BatonEvent): P
   return { applied: true, ReleaseID: d.data.ReleaseID };
 }
 
+/** The same re-evaluation after an attestation is recorded or revoked in a Space. */
+export async function consumeAttestationEvent(deps: Deps, event: BatonEvent): Promise<Outcome> {
+  const d = AttestationEventDetail.safeParse(event.detail);
+  if (!d.success) return drop('malformed attestation event', event);
+  await reevaluateFor(deps, { OrganizationID: d.data.OrganizationID, UserID: 'baton' }, d.data.SpaceID);
+  return { applied: true, ReleaseID: '' };
+}
+
 /** Every consumer of Baton's bus, by the detail type it takes (the rules in lib/events route each there). */
 export async function consumeEvent(deps: Deps, event: BatonEvent): Promise<Outcome> {
-  return event.detailType === DetailType.ReleaseLiveStatusChanged ? consumeLiveStatusChanged(deps, event) : consumeDeployToolEvent(deps, event);
+  if (event.detailType === DetailType.ReleaseLiveStatusChanged) return consumeLiveStatusChanged(deps, event);
+  if (event.detailType === DetailType.AttestationRecorded || event.detailType === DetailType.AttestationRevoked) return consumeAttestationEvent(deps, event);
+  return consumeDeployToolEvent(deps, event);
 }

@@ -1,11 +1,11 @@
 import { COMPLETED, type Caller, type ChangeOrder, type ChangeOrderView, type Progress, type Release, type Space } from '../model/entities.ts';
-import { Conflict, GateRefused } from '../model/errors.ts';
+import { Conflict, Unprocessable } from '../model/errors.ts';
 import { evaluateGates, evaluatePrerequisite } from '../gates/prerequisites.ts';
 import { DetailType, SOURCE } from '../events/contracts.ts';
 import { retryOnConflict } from '../util/retry.ts';
 import { marksOf } from './marks.ts';
 import type { ChangeDeps } from './ports.ts';
-import { gateContext, gateState } from './stages.ts';
+import { gateContext, gateState, readsAttestations } from './stages.ts';
 import { deriveProgress, lastNonEmpty, reachedStage, recordedStageIndex } from './state.ts';
 
 /** A ChangeOrder with State and the Space sets derived from its progress; Completed from Final over the last Stage when asked. */
@@ -26,7 +26,8 @@ export async function computeStage(deps: ChangeDeps, caller: Caller, co: ChangeO
   if (lastNonEmpty(stages, index)) {
     const final = co.ChangeWorkflow?.Final?.Prerequisites ?? [];
     const marks = await marksOf(deps, co);
-    const states = await Promise.all(stages[index]!.spaces.map((s) => gateState(deps, co, marks, progress, s)));
+    const attest = readsAttestations(co, final) ? caller : undefined;
+    const states = await Promise.all(stages[index]!.spaces.map((s) => gateState(deps, co, marks, progress, s, { attest })));
     if (evaluateGates(final, view, states).every((g) => g.Satisfied)) return { stage: COMPLETED, index: stages.length };
   }
   return { stage: stages[index]!.name, index };
@@ -99,7 +100,7 @@ export async function recordRelease(deps: ChangeDeps, caller: Caller, space: Spa
 
 /** After a live-status change: the Stages of the ChangeOrders that Space took may advance (to Completed, say). */
 export async function reevaluateFor(deps: ChangeDeps, caller: Caller, spaceId: string): Promise<void> {
-  const cos = (await deps.store.changeOrdersOf(caller.OrganizationID)).filter((c) => c.InScopeSpaceIDs.includes(spaceId) && !c.AbortedReason && c.Stage !== COMPLETED);
+  const cos = (await deps.store.changeOrdersOf(caller.OrganizationID)).filter((c) => (c.InScopeSpaceIDs.includes(spaceId) || c.SpaceID === spaceId) && !c.AbortedReason && c.Stage !== COMPLETED);
   for (const co of cos) await advanceStage(deps, caller, co);
 }
 
@@ -108,8 +109,9 @@ export async function checkReleaseGates(deps: ChangeDeps, caller: Caller, co: Ch
   const { stages, progress, view } = await gateContext(deps, caller, co);
   const stage = stages.find((s) => s.spaces.some((x) => x.SpaceID === space.SpaceID));
   if (!stage?.release.length) return;
-  const state = await gateState(deps, co, await marksOf(deps, co), progress, space);
+  const state = await gateState(deps, co, await marksOf(deps, co), progress, space, { attest: caller });
   const gates = stage.release.map((p) => evaluatePrerequisite(p, view, state));
   const failed = gates.filter((g) => !g.Satisfied);
-  if (failed.length) throw new GateRefused(`unable to publish a release of change order '${co.Slug}' in stage '${stage.name}': ${failed.map((g) => g.Message).join('; ')}`, { Gates: gates });
+  // The spec answers a publish its release prerequisites refuse with 422.
+  if (failed.length) throw new Unprocessable(`unable to publish a release of change order '${co.Slug}' in stage '${stage.name}': ${failed.map((g) => g.Message).join('; ')}`);
 }

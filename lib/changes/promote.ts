@@ -1,4 +1,4 @@
-import type { Caller, ChangeOrder, GateResult, Link, PriorRevisions, Space } from '../model/entities.ts';
+import { requireVerb, type Caller, type ChangeOrder, type GateResult, type Link, type PriorRevisions, type Space } from '../model/entities.ts';
 import { BatonError, Conflict, GateRefused, Invalid } from '../model/errors.ts';
 import { evaluateGates, evaluatePrerequisite, refusal } from '../gates/prerequisites.ts';
 import { DetailType, SOURCE } from '../events/contracts.ts';
@@ -10,7 +10,7 @@ import { planPromotion } from './plan.ts';
 import type { ChangeDeps } from './ports.ts';
 import { advanceStage, recordOn } from './progress.ts';
 import { promoteContext, promoteSpace, SpaceAction, type SpaceResult } from './promote-space.ts';
-import { gateContext, gateState, orgSpaces, takenOnly } from './stages.ts';
+import { gateContext, gateState, orgSpaces, readsAttestations, takenOnly } from './stages.ts';
 import { mergeWaves } from './waves.ts';
 
 /** Spaces of one Stage promoted at once. */
@@ -79,6 +79,7 @@ export async function promoteChangeOrder(deps: ChangeDeps, caller: Caller, co: C
     return { outcome: 'Done', result: { ChangeOrderID: co.ChangeOrderID, DryRun: !!o.dryRun, Forced: false, Gates: [], Spaces: [], Landed: 0, Total: 0, Message: `change order '${co.Slug}' has reached every stage` } };
   }
   const { stageIndex, targets } = plan;
+  if (!o.dryRun) requireVerb(caller, targets.filter((t) => !progress.has(t.SpaceID)), 'Edit', `promote change order '${co.Slug}' into it`);
   const stageName = stageIndex >= 0 ? stages[stageIndex]?.name : undefined;
   // Gates: every earlier Stage must have taken the change; the target Stage's prerequisites hold over the Stage before.
   const gates: GateResult[] = [];
@@ -86,7 +87,8 @@ export async function promoteChangeOrder(deps: ChangeDeps, caller: Caller, co: C
     const prereqs = stages[stageIndex]!.prerequisites;
     // "Taken" needs only progress; Releases, Units and revisions are read only for the prerequisites that use them.
     gates.push(...plan.earlier.flatMap((s) => evaluateGates([], view, [takenOnly(s, progress)])));
-    const beforeStates = await Promise.all(plan.before.map((s) => (prereqs.length ? gateState(deps, co, marks, progress, s) : takenOnly(s, progress))));
+    const attest = readsAttestations(co, prereqs) ? caller : undefined;
+    const beforeStates = await Promise.all(plan.before.map((s) => (prereqs.length ? gateState(deps, co, marks, progress, s, { attest }) : takenOnly(s, progress))));
     if (stageIndex === 0) gates.push(...beforeStates.flatMap((s) => prereqs.map((p) => evaluatePrerequisite(p, view, s))));
     else gates.push(...evaluateGates(prereqs, view, beforeStates));
   }

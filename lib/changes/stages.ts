@@ -1,4 +1,5 @@
-import type { Caller, ChangeOrder, ChangeOrderView, Progress, Release, Space } from '../model/entities.ts';
+import type { Attestation, AttestationView, Caller, ChangeOrder, ChangeOrderView, Progress, Release, Space } from '../model/entities.ts';
+import type { AttestationFacts } from '../gates/attestations.ts';
 import type { GateChangeOrder, SpaceGateState } from '../gates/prerequisites.ts';
 import { matches, parseWhere, relationsUsed, type Query } from '../where/index.ts';
 import { releasesOf } from '../releases/bundle.ts';
@@ -36,8 +37,33 @@ export function workflowSpaces(deps: ChangeDeps, caller: Caller, co: ChangeOrder
   return orgSpaces(deps, caller, (co.ChangeWorkflow?.Stages ?? []).map((s) => parseWhere(s.WhereSpace, 'Space')));
 }
 
-/** What the gates read about one Space, read now. */
-export async function gateState(deps: ChangeDeps, co: ChangeOrder, marks: CoMarks, progress: Map<string, Progress>, space: Space): Promise<SpaceGateState> {
+/** Whether evaluating these prerequisites reads attestations. */
+export function readsAttestations(co: ChangeOrder, names: string[]): boolean {
+  const declared = new Set((co.ChangeWorkflow?.AttestationPrerequisites ?? []).map((a) => a.Name));
+  return names.some((n) => declared.has(n));
+}
+
+/** Who attested what in a Space, and the organization's users and groups (who may). */
+export async function attestationFacts(deps: ChangeDeps, caller: Caller, space: Space): Promise<AttestationFacts> {
+  const [attestations, users, groups] = await Promise.all([attestationsOf(deps, space), deps.store.listUsers(caller.OrganizationID), deps.store.listGroups(caller.OrganizationID)]);
+  return { now: deps.now(), space, attestations, users, groups };
+}
+
+/** A Space's attestations, each marked with the record that revoked it, if any. */
+export async function attestationsOf(deps: ChangeDeps, space: Space): Promise<AttestationView[]> {
+  const all = await deps.store.listInSpace<Attestation>('Attestation', space.SpaceID);
+  const revokedBy = new Map(all.filter((a) => a.RevokedAttestationID).map((a) => [a.RevokedAttestationID!, a.AttestationID]));
+  return all.map((a) => ({ ...a, ...(revokedBy.has(a.AttestationID) ? { RevokedBy: revokedBy.get(a.AttestationID) } : {}) }));
+}
+
+/** The authors of a Unit's revisions in (start, upTo]: who wrote the change there. */
+export async function authorsOf(deps: ChangeDeps, unitId: string, start: number, upTo: number): Promise<string[]> {
+  const revs = await deps.store.listRevisions(unitId);
+  return [...new Set(revs.filter((r) => r.RevisionNum > start && r.RevisionNum <= upTo).map((r) => r.UserID))];
+}
+
+/** What the gates read about one Space, read now (attestations too when `o.attest`, with the caller's organization's people). */
+export async function gateState(deps: ChangeDeps, co: ChangeOrder, marks: CoMarks, progress: Map<string, Progress>, space: Space, o: { attest?: Caller } = {}): Promise<SpaceGateState> {
   const published = (await releasesOf(deps, space)).filter((r) => r.Published);
   const changedMarks = [...marks.end.values()].filter((m) => m.SpaceID === space.SpaceID && marks.start.get(m.UnitID)?.RevisionNum !== m.RevisionNum);
   const units = new Map((await deps.store.listUnits(space.SpaceID)).map((u) => [u.UnitID, u]));
@@ -45,13 +71,15 @@ export async function gateState(deps: ChangeDeps, co: ChangeOrder, marks: CoMark
     changedMarks.map(async (m) => {
       const rev = marks.publish.get(m.UnitID)?.RevisionNum ?? m.RevisionNum;
       const r = await deps.store.getRevision(m.UnitID, rev);
-      return { slug: units.get(m.UnitID)?.Slug ?? m.UnitID, revision: rev, validationErrors: r?.ValidationErrors ?? {}, unitId: m.UnitID, end: m.RevisionNum };
+      const authors = o.attest ? await authorsOf(deps, m.UnitID, marks.start.get(m.UnitID)?.RevisionNum ?? 0, rev) : [];
+      return { slug: units.get(m.UnitID)?.Slug ?? m.UnitID, revision: rev, validationErrors: r?.ValidationErrors ?? {}, unitId: m.UnitID, end: m.RevisionNum, dataHash: r?.DataHash ?? '', authors };
     }),
   );
+  const attest = o.attest ? await attestationFacts(deps, o.attest, space) : undefined;
   // A Release carries the change when it was published for it, or bundles every Unit the change covers in the Space at (or past) the revision its release Tag marks there.
   const covered = [...marks.publish.values()].filter((m) => m.SpaceID === space.SpaceID);
   const carries = (r: Release) => r.ChangeOrderID === co.ChangeOrderID || (covered.length > 0 && covered.every((m) => (r.Units.find((u) => u.UnitID === m.UnitID)?.RevisionNum ?? 0) >= m.RevisionNum));
-  return { space, taken: progress.has(space.SpaceID), published, carries, changed };
+  return { space, taken: progress.has(space.SpaceID), published, carries, changed, attest };
 }
 
 /** What a ChangeOrder's gates read together, from one reading of its progress and the Spaces: its Stages, progress by Space, and the view CEL sees. */

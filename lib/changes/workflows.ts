@@ -1,5 +1,6 @@
-import { newEntity, patched, type Caller, type ChangeOrder, type ChangeOrderView, type ChangeWorkflow, type CommonPatch, type Space, type WorkflowDefinition } from '../model/entities.ts';
-import { expectVersion } from '../model/errors.ts';
+import { newEntity, patched, type AttestationPrerequisite, type Caller, type ChangeOrder, type ChangeOrderView, type ChangeWorkflow, type CommonPatch, type Space, type WorkflowDefinition } from '../model/entities.ts';
+import { expectVersion, Invalid, NotFound } from '../model/errors.ts';
+import { findGroup, findUser } from '../people/people.ts';
 import type { Deps } from '../ports/deps.ts';
 import { findInSpace } from '../variants/lookup.ts';
 import { refreshScope } from './create.ts';
@@ -11,9 +12,30 @@ function definition(w: WorkflowDefinition): WorkflowDefinition {
   return { Stages: w.Stages, Final: w.Final, CustomPrerequisites: w.CustomPrerequisites, AttestationPrerequisites: w.AttestationPrerequisites };
 }
 
+/** Attestation requirements with their users and groups named by ID: a slug is looked up now (unknown → 400). */
+async function resolvePeople(deps: Deps, caller: Caller, reqs: AttestationPrerequisite[] | undefined): Promise<AttestationPrerequisite[] | undefined> {
+  if (!reqs) return reqs;
+  const one = async <T>(what: string, find: () => Promise<T>): Promise<T> => {
+    try {
+      return await find();
+    } catch (e) {
+      if (e instanceof NotFound) throw new Invalid(`${what}: ${e.message}`);
+      throw e;
+    }
+  };
+  return Promise.all(
+    reqs.map(async (r) => ({
+      ...r,
+      ...(r.FromUserIDs ? { FromUserIDs: await Promise.all(r.FromUserIDs.map(async (u) => (await one(`attestation prerequisite '${r.Name}' FromUserIDs`, () => findUser(deps, caller, u))).UserID)) } : {}),
+      ...(r.FromGroupIDs ? { FromGroupIDs: await Promise.all(r.FromGroupIDs.map(async (g) => (await one(`attestation prerequisite '${r.Name}' FromGroupIDs`, () => findGroup(deps, caller, g))).GroupID)) } : {}),
+    })),
+  );
+}
+
 /** Creates a ChangeWorkflow, checked when written. */
-export async function createWorkflow(deps: Deps, caller: Caller, space: Space, body: WorkflowDefinition & { Slug: string; DisplayName?: string; Labels?: Record<string, string>; Annotations?: Record<string, string> }): Promise<ChangeWorkflow> {
-  validateWorkflow(body);
+export async function createWorkflow(deps: Deps, caller: Caller, space: Space, input: WorkflowDefinition & { Slug: string; DisplayName?: string; Labels?: Record<string, string>; Annotations?: Record<string, string> }): Promise<ChangeWorkflow> {
+  validateWorkflow(input);
+  const body = { ...input, AttestationPrerequisites: await resolvePeople(deps, caller, input.AttestationPrerequisites) };
   const wf: ChangeWorkflow = { ...newEntity(deps, caller.OrganizationID, body), SpaceID: space.SpaceID, ChangeWorkflowID: deps.newId(), ...definition(body) };
   await deps.store.createInSpace('ChangeWorkflow', wf);
   return wf;
@@ -29,14 +51,14 @@ export async function cloneWorkflow(deps: Deps, caller: Caller, dest: Space, sou
 }
 
 /** Edits a ChangeWorkflow in place, guarded by its Version and checked again; ChangeOrders keep the copy they took. */
-export async function updateWorkflow(deps: Deps, item: ChangeWorkflow, body: CommonPatch & Partial<WorkflowDefinition>): Promise<ChangeWorkflow> {
+export async function updateWorkflow(deps: Deps, caller: Caller, item: ChangeWorkflow, body: CommonPatch & Partial<WorkflowDefinition>): Promise<ChangeWorkflow> {
   expectVersion(`change workflow '${item.Slug}'`, item.Version, body.Version);
   const next: ChangeWorkflow = {
     ...patched(item, body, deps),
     Stages: body.Stages ?? item.Stages,
     Final: body.Final ?? item.Final,
     CustomPrerequisites: body.CustomPrerequisites ?? item.CustomPrerequisites,
-    AttestationPrerequisites: body.AttestationPrerequisites ?? item.AttestationPrerequisites,
+    AttestationPrerequisites: body.AttestationPrerequisites ? await resolvePeople(deps, caller, body.AttestationPrerequisites) : item.AttestationPrerequisites,
   };
   validateWorkflow(next);
   await deps.store.updateInSpace('ChangeWorkflow', next, item.Version, item.Slug);

@@ -1,3 +1,4 @@
+import type { Caller } from '../model/entities.ts';
 import { z } from 'zod';
 
 /** Event contracts: one zod schema per event, shared by the routes that put them, the consumers and the CDK rules. */
@@ -22,6 +23,10 @@ export const DetailType = {
   ChangeOrderCompleted: 'ChangeOrder Completed',
   /** A promotion did not land everywhere it was meant to. */
   PromotionFailed: 'Promotion Failed',
+  /** An Attestation (an approval, a rejection, another type) was recorded in a Space. */
+  AttestationRecorded: 'Attestation Recorded',
+  /** An Attestation was revoked (a revocation recorded beside it). */
+  AttestationRevoked: 'Attestation Revoked',
 } as const;
 export type DetailType = (typeof DetailType)[keyof typeof DetailType];
 
@@ -33,7 +38,8 @@ export interface BatonEvent {
 }
 
 /** What an ingest route puts on the bus: the caller's organization and the tool's body, unchanged. */
-export const HookDetail = z.object({ OrganizationID: z.uuid(), ReceivedAt: z.string(), Payload: z.unknown() });
+/** A hook's body on the bus, with who sent it (a user or a service token), so the consumer writes only where they may report. */
+export const HookDetail = z.object({ OrganizationID: z.uuid(), ReceivedAt: z.string(), Payload: z.unknown(), Caller: z.custom<Caller>((v) => typeof v === 'object' && v !== null).optional() });
 
 export const LiveStatusSchema = z.strictObject({
   Sync: z.enum(['Synced', 'OutOfSync', 'Unknown']).optional(),
@@ -65,6 +71,19 @@ export const ReleaseLiveStatusChangedDetail = z.object({
   ReleaseNum: z.number().int(),
   LiveStatus: LiveStatusSchema,
   Previous: LiveStatusSchema.optional(),
+});
+
+/** An attestation recorded or revoked: the ChangeOrders its Space took are re-evaluated (Final may now hold, or no longer). */
+export const AttestationEventDetail = z.object({
+  OrganizationID: z.uuid(),
+  SpaceID: z.uuid(),
+  SpaceSlug: z.string(),
+  AttestationID: z.uuid(),
+  Type: z.string(),
+  Result: z.enum(['Pass', 'Fail']),
+  UserID: z.string(),
+  ChangeOrderID: z.uuid().optional(),
+  RevokedAttestationID: z.uuid().optional(),
 });
 
 /** Argo CD's Application as `{{toJson .app}}` renders it in a Notifications webhook template (bare, or under `app`). */
@@ -108,5 +127,5 @@ export interface Rule {
 /** Deploy-tool events go to the live-status consumer. */
 export const LIVE_STATUS_RULE: Rule = { name: 'DeployToolLiveStatus', source: [HOOK_SOURCE], detailType: [DetailType.ArgoCd, DetailType.Flux] };
 /** Baton's own Release events go to the stage re-evaluation: live status can complete a rollout. */
-export const STAGE_RULE: Rule = { name: 'ChangeOrderStageReevaluation', source: [SOURCE], detailType: [DetailType.ReleaseLiveStatusChanged] };
+export const STAGE_RULE: Rule = { name: 'ChangeOrderStageReevaluation', source: [SOURCE], detailType: [DetailType.ReleaseLiveStatusChanged, DetailType.AttestationRecorded, DetailType.AttestationRevoked] };
 export const RULES: Rule[] = [LIVE_STATUS_RULE, STAGE_RULE];

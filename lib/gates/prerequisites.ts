@@ -1,5 +1,6 @@
 import { BUILTIN_PREREQUISITES, type GateResult, type Release, type Space, type WorkflowDefinition } from '../model/entities.ts';
 import { compileCel } from './cel.ts';
+import { evaluateAttestationRequirement, type AttestationFacts, type AttestedUnit } from './attestations.ts';
 
 /** What the gates read about one Space, gathered by the caller at evaluation time (never cached). */
 export interface SpaceGateState {
@@ -11,7 +12,9 @@ export interface SpaceGateState {
   /** Which of them carry the change (for the ChangeOrder, or bundling each changed Unit at or past its end mark). */
   carries: (r: Release) => boolean;
   /** The Units the change changed there, at the revision a Release of the change would bundle. */
-  changed: { slug: string; revision: number; validationErrors: Record<string, string> }[];
+  changed: (AttestedUnit & { validationErrors: Record<string, string> })[];
+  /** Who attested what there, and who may: read only when an attestation prerequisite is evaluated. */
+  attest?: AttestationFacts;
 }
 
 /** The ChangeOrder as the gates see it: its API JSON and the names its messages use. */
@@ -74,10 +77,9 @@ export function evaluatePrerequisite(name: string, co: GateChangeOrder, s: Space
   }
   const attestation = co.workflow.AttestationPrerequisites?.find((a) => a.Name === name);
   if (attestation) {
-    // No Attestation can be recorded yet (approvals arrive with their own issue), so each revision has none.
-    const count = attestation.Count ?? 1;
-    const first = s.changed[0];
-    return result(name, s, false, `requires ${name}: ${count} ${attestation.Type ?? 'Approval'} attestation(s) from eligible attesters who did not write the change${first ? `; ${first.slug} revision ${first.revision} has 0 of ${count}` : ''}`);
+    const facts = s.attest ?? { now: new Date(0), space: s.space, attestations: [], users: [], groups: [] };
+    const r = evaluateAttestationRequirement(attestation, s.changed, facts);
+    return result(name, s, r.ok, r.message);
   }
   return result(name, s, false, `prerequisite '${name}' is not declared by the workflow`);
 }

@@ -34,7 +34,7 @@ export async function startServer(deps: Deps, opts: { port?: number; host?: stri
         result = { statusCode: 405, headers: { 'content-type': 'application/json', allow: match.allowed.join(', ') }, body: JSON.stringify({ Code: 'MethodNotAllowed', Message: `${method} is not allowed on ${url.pathname}; allowed: ${match.allowed.join(', ')}` }) };
       } else {
         const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(',') : v]));
-        const auth = await authorizeRequest(deps.store, headers);
+        const auth = await authorizeRequest(deps.store, headers, deps.now());
         if (!auth.isAuthorized) throw new Unauthorized(auth.error ?? 'unauthorized');
         const query: Record<string, string> = {};
         url.searchParams.forEach((v, k) => (query[k] = k in query ? `${query[k]},${v}` : v));

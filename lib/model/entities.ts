@@ -4,9 +4,11 @@
  */
 
 import type { Common, InSpace, StringMap } from './common.ts';
+import type { Permissions } from './people.ts';
 
 export * from './common.ts';
 export * from './change-orders.ts';
+export * from './people.ts';
 
 export interface Organization {
   OrganizationID: string;
@@ -14,25 +16,14 @@ export interface Organization {
   CreatedAt: string;
 }
 
-export interface User {
-  OrganizationID: string;
-  UserID: string;
-  Slug: string;
-  Admin?: boolean;
-  CreatedAt: string;
-}
-
-/** Who is calling: resolved from the bearer token by the authorizer. */
-export interface Caller {
-  OrganizationID: string;
-  UserID: string;
-}
 
 export interface Space extends Common {
   SpaceID: string;
   ComponentID?: string;
   ReleaseTargetID?: string;
   UpstreamSpaceID?: string;
+  /** Who may do what here, by verb; a verb not named falls back to the role defaults (ROLE_DEFAULTS). */
+  Permissions?: Permissions;
 }
 
 export interface Component extends Common {

@@ -1,7 +1,10 @@
-import type { Caller, ChangeOrder, Component, Link, Mark, Progress, Mutation, Organization, Revision, Space, StoredRevision, Tag, Unit, User } from '../model/entities.ts';
+import type { ApiToken, ChangeOrder, Component, Group, Link, Mark, Progress, Mutation, Organization, Revision, Space, StoredRevision, Tag, Unit, User } from '../model/entities.ts';
 
 /** The kinds of Space-resident entity stored alike: an ID, a slug unique in the Space, a Version. */
-export type SpaceKind = 'Tag' | 'ChangeSet' | 'Filter' | 'Target' | 'Link' | 'Release' | 'ChangeWorkflow' | 'ChangeOrder';
+export type SpaceKind = 'Tag' | 'ChangeSet' | 'Filter' | 'Target' | 'Link' | 'Release' | 'ChangeWorkflow' | 'ChangeOrder' | 'Attestation';
+
+/** The kinds that live under the organization, slugs unique in it. */
+export type OrgKind = 'User' | 'Group';
 
 /** The kinds whose slugs are unique within a Space (a Unit's too). */
 export type SluggedInSpace = SpaceKind | 'Unit';
@@ -26,7 +29,7 @@ export interface ReleaseCounter {
 }
 
 /** The kinds a transaction can write. */
-export type WriteKind = 'Space' | 'Component' | 'Unit' | 'Revision' | 'Mutation' | 'Mark' | 'ReleaseCounter' | 'Progress' | SpaceKind;
+export type WriteKind = 'Space' | 'Component' | 'Unit' | 'Revision' | 'Mutation' | 'Mark' | 'ReleaseCounter' | 'Progress' | 'ApiToken' | OrgKind | SpaceKind;
 
 /**
  * One item of a multi-item write. `create` also claims the item's slug (fails if taken, or if the item
@@ -41,10 +44,19 @@ export type StoreOp =
 
 /** Persistence as Baton needs it, each read named after the question it answers; lib/store implements it over one DynamoDB table. */
 export interface Store {
-  createOrganization(org: Organization, admin: User, tokenHash: string): Promise<void>;
-  createToken(caller: Caller, tokenHash: string, createdAt: string): Promise<void>;
-  tokenOwner(tokenHash: string): Promise<Caller | undefined>;
+  createOrganization(org: Organization, admin: User, token: ApiToken): Promise<void>;
   firstOrganization(): Promise<Organization | undefined>;
+
+  /** The token with this secret's hash, if any (revoked and expired ones too: the caller decides). */
+  getToken(tokenHash: string): Promise<ApiToken | undefined>;
+  /** An organization's tokens. */
+  tokensOf(orgId: string): Promise<ApiToken[]>;
+  getUser(orgId: string, userId: string): Promise<User | undefined>;
+  listUsers(orgId: string): Promise<User[]>;
+  getGroup(orgId: string, groupId: string): Promise<Group | undefined>;
+  listGroups(orgId: string): Promise<Group[]>;
+  /** The User or Group of an organization with this slug, if any. */
+  idInOrg(orgId: string, kind: OrgKind, slug: string): Promise<string | undefined>;
 
   /** The Space of an organization with this slug, if any. */
   spaceIdBySlug(orgId: string, slug: string): Promise<string | undefined>;

@@ -1,4 +1,4 @@
-import type { Release, Space } from '../model/entities.ts';
+import { allows, type Release, type Space } from '../model/entities.ts';
 import { DetailType, HookDetail, type BatonEvent } from '../events/contracts.ts';
 import { mapArgoCd, mapFlux, type LiveStatusReport } from '../events/mapping.ts';
 import type { Deps } from '../ports/deps.ts';
@@ -31,6 +31,7 @@ export async function consumeDeployToolEvent(deps: Deps, event: BatonEvent): Pro
   const spaceId = await deps.store.spaceIdBySlug(OrganizationID, mapped.spaceSlug);
   const space = spaceId ? await deps.store.getSpace(OrganizationID, spaceId) : undefined;
   if (!space) return drop(`no space '${mapped.spaceSlug}'`, event);
+  if (detail.data.Caller && !allows(detail.data.Caller, space, 'ReportStatus')) return drop(`the sender may not report status in space '${space.Slug}'`, event);
   return retryOnConflict(
     async (): Promise<Outcome> => {
       const release = await matchRelease(deps, space, mapped);

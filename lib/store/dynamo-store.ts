@@ -1,7 +1,7 @@
 import type { EntityItem } from 'electrodb';
-import type { Caller, ChangeOrder, Component, Link, Mark, Progress, Mutation, Organization, Revision, Space, StoredRevision, Tag, Unit, User } from '../model/entities.ts';
+import type { ApiToken, ChangeOrder, Component, Group, Link, Mark, Progress, Mutation, Organization, Revision, Space, StoredRevision, Tag, Unit, User } from '../model/entities.ts';
 import { Conflict } from '../model/errors.ts';
-import type { MarkWrite, ReleaseCounter, SluggedInSpace, SpaceKind, Store, StoreOp, WriteKind } from '../ports/store.ts';
+import type { MarkWrite, OrgKind, ReleaseCounter, SluggedInSpace, SpaceKind, Store, StoreOp, WriteKind } from '../ports/store.ts';
 import { TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
 import * as E from './entities.ts';
 import { makeService, type BatonService } from './entities.ts';
@@ -50,7 +50,10 @@ const orgScope = (orgId: string) => `ORG#${orgId}`;
 const spaceScope = (spaceId: string) => `SPACE#${spaceId}`;
 const GLOBAL = 'GLOBAL';
 
-const ID_FIELD: Record<SpaceKind | 'Space' | 'Component' | 'Unit', string> = {
+const ID_FIELD: Record<SpaceKind | OrgKind | 'Space' | 'Component' | 'Unit', string> = {
+  User: 'UserID',
+  Group: 'GroupID',
+  Attestation: 'AttestationID',
   Link: 'LinkID',
   Release: 'ReleaseID',
   ChangeWorkflow: 'ChangeWorkflowID',
@@ -132,25 +135,47 @@ export class DynamoStore implements Store {
     return m.Move ? { op: 'put', kind: 'Mark', item } : { op: 'create', kind: 'Mark', item };
   }
 
-  async createOrganization(org: Organization, admin: User, tokenHash: string): Promise<void> {
+  async createOrganization(org: Organization, admin: User, token: ApiToken): Promise<void> {
     await this.run(
       (e) => [
         e.Organization.create(org).commit(),
-        e.User.create(admin).commit(),
-        e.ApiToken.create({ TokenHash: tokenHash, OrganizationID: org.OrganizationID, UserID: admin.UserID, CreatedAt: org.CreatedAt }).commit(),
         this.claim(GLOBAL, 'organization', org.Slug, org.OrganizationID),
       ],
-      ['organization exists', 'user exists', 'token exists', REASONS.slugTaken('organization', org.Slug)],
+      ['organization exists', REASONS.slugTaken('organization', org.Slug)],
     );
+    await this.transact([
+      { op: 'create', kind: 'User', item: admin },
+      { op: 'create', kind: 'ApiToken', item: token },
+    ]);
   }
 
-  async createToken(caller: Caller, tokenHash: string, createdAt: string): Promise<void> {
-    await this.db.ApiToken.create({ TokenHash: tokenHash, ...caller, CreatedAt: createdAt }).go();
-  }
-
-  async tokenOwner(tokenHash: string): Promise<Caller | undefined> {
+  async getToken(tokenHash: string): Promise<ApiToken | undefined> {
     const { data } = await this.db.ApiToken.get({ TokenHash: tokenHash }).go();
-    return data ? { OrganizationID: data.OrganizationID, UserID: data.UserID } : undefined;
+    return data ? (data as ApiToken) : undefined;
+  }
+  async tokensOf(orgId: string): Promise<ApiToken[]> {
+    return (await this.db.ApiToken.query.byOrg({ OrganizationID: orgId }).go({ pages: 'all' })).data as ApiToken[];
+  }
+  /** A user as stored before roles had `Admin`, no Role and no Version: read as the role it had. */
+  private static user(u: { Role?: User['Role']; Admin?: boolean; Version?: number; UpdatedAt?: string; CreatedAt: string }): User {
+    const { Admin, ...rest } = u;
+    return { ...rest, Role: u.Role ?? (Admin ? 'Admin' : 'Member'), Version: u.Version ?? 1, UpdatedAt: u.UpdatedAt ?? u.CreatedAt } as User;
+  }
+  async getUser(orgId: string, userId: string): Promise<User | undefined> {
+    const { data } = await this.db.User.get({ OrganizationID: orgId, UserID: userId }).go();
+    return data ? DynamoStore.user(data) : undefined;
+  }
+  async listUsers(orgId: string): Promise<User[]> {
+    return (await this.db.User.query.primary({ OrganizationID: orgId }).go({ pages: 'all' })).data.map((u) => DynamoStore.user(u));
+  }
+  async getGroup(orgId: string, groupId: string): Promise<Group | undefined> {
+    return ((await this.db.Group.get({ OrganizationID: orgId, GroupID: groupId }).go()).data ?? undefined) as Group | undefined;
+  }
+  async listGroups(orgId: string): Promise<Group[]> {
+    return (await this.db.Group.query.primary({ OrganizationID: orgId }).go({ pages: 'all' })).data as Group[];
+  }
+  idInOrg(orgId: string, kind: OrgKind, slug: string): Promise<string | undefined> {
+    return this.claimed(orgScope(orgId), kind.toLowerCase(), slug);
   }
 
   async firstOrganization(): Promise<Organization | undefined> {
@@ -273,7 +298,11 @@ export class DynamoStore implements Store {
     switch (kind) {
       case 'Space':
       case 'Component':
+      case 'User':
+      case 'Group':
         return { OrganizationID: item.OrganizationID, [ID_FIELD[kind]]: item[ID_FIELD[kind]] };
+      case 'ApiToken':
+        return { TokenHash: item.TokenHash };
       case 'Revision':
       case 'Mutation':
         return { UnitID: item.UnitID, RevisionNum: item.RevisionNum };
@@ -290,8 +319,8 @@ export class DynamoStore implements Store {
 
   /** Where a kind's slugs are unique, or undefined for kinds without slugs. */
   private static slugScope(kind: WriteKind, item: Record<string, unknown>): string | undefined {
-    if (kind === 'Space' || kind === 'Component') return orgScope(String(item.OrganizationID));
-    if (kind === 'Revision' || kind === 'Mutation' || kind === 'Mark' || kind === 'ReleaseCounter' || kind === 'Release' || kind === 'Progress') return undefined;
+    if (kind === 'Space' || kind === 'Component' || kind === 'User' || kind === 'Group') return orgScope(String(item.OrganizationID));
+    if (kind === 'Revision' || kind === 'Mutation' || kind === 'Mark' || kind === 'ReleaseCounter' || kind === 'Release' || kind === 'Progress' || kind === 'ApiToken' || kind === 'Attestation') return undefined;
     return spaceScope(String(item.SpaceID));
   }
 

@@ -1,7 +1,7 @@
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { Entity, Service } from 'electrodb';
-import { ChangeOrderUpdateTypes, LinkUpdateTypes, PriorRevisionsModes, TOOLCHAIN_TYPES } from '../model/entities.ts';
+import { ChangeOrderUpdateTypes, LinkUpdateTypes, PriorRevisionsModes, ROLES, TOOLCHAIN_TYPES } from '../model/entities.ts';
 
 const MARK_ROLES = ['start', 'end', 'publish'] as const;
 
@@ -37,17 +37,42 @@ export const Organization = new Entity({
   indexes: { primary: primary(['OrganizationID'], []) },
 });
 
+/** An organization member. `Admin` is how users were stored before roles (read as Role Admin). */
 export const User = new Entity({
   model: { entity: 'user', version: '1', service },
-  attributes: { OrganizationID: reqStr, UserID: reqStr, Slug: reqStr, Admin: { type: 'boolean' }, CreatedAt: reqStr },
+  attributes: { OrganizationID: reqStr, UserID: reqStr, Slug: reqStr, DisplayName: str, Role: { type: ROLES }, Admin: { type: 'boolean' }, CreatedAt: reqStr, UpdatedAt: str, Version: num },
   indexes: { primary: primary(['OrganizationID'], ['UserID']) },
 });
 
-/** A user's API token, stored only as the sha256 of the secret: the authorizer's one GetItem. */
+export const Group = new Entity({
+  model: { entity: 'group', version: '1', service },
+  attributes: { OrganizationID: reqStr, GroupID: reqStr, Slug: reqStr, DisplayName: str, MemberUserIDs: reqAny, CreatedAt: reqStr, UpdatedAt: reqStr, Version: reqNum },
+  indexes: { primary: primary(['OrganizationID'], ['GroupID']) },
+});
+
+/** An API token, stored only as the sha256 of the secret: the authorizer's one GetItem. The GSI lists an organization's tokens. */
 export const ApiToken = new Entity({
   model: { entity: 'token', version: '1', service },
-  attributes: { TokenHash: reqStr, OrganizationID: reqStr, UserID: reqStr, CreatedAt: reqStr },
-  indexes: { primary: primary(['TokenHash'], []) },
+  attributes: {
+    TokenHash: reqStr,
+    TokenID: str,
+    OrganizationID: reqStr,
+    UserID: str,
+    Service: str,
+    Scope: str,
+    SpaceIDs: any,
+    RequireSignature: { type: 'boolean' },
+    Description: str,
+    ExpiresAt: str,
+    RevokedAt: str,
+    CreatedAt: reqStr,
+    CreatedBy: str,
+    Version: num,
+  },
+  indexes: {
+    primary: primary(['TokenHash'], []),
+    byOrg: { index: 'gsi1', pk: key(['OrganizationID'], 'gsi1pk'), sk: key(['TokenID'], 'gsi1sk') },
+  },
 });
 
 /** Reserves a slug within its scope (an organization or a Space); written in the create transaction. */
@@ -59,7 +84,7 @@ export const SlugClaim = new Entity({
 
 export const Space = new Entity({
   model: { entity: 'space', version: '1', service },
-  attributes: { ...common, SpaceID: reqStr, ComponentID: str, ReleaseTargetID: str, UpstreamSpaceID: str },
+  attributes: { ...common, SpaceID: reqStr, ComponentID: str, ReleaseTargetID: str, UpstreamSpaceID: str, Permissions: any },
   indexes: { primary: primary(['OrganizationID'], ['SpaceID']) },
 });
 
@@ -209,6 +234,20 @@ export const Counter = new Entity({
   indexes: { primary: primary(['Name'], []) },
 });
 
+/** Immutable once written; a revocation is another Attestation naming it. */
+export const Attestation = spaceEntity('attestation', 'AttestationID', {
+  UserID: reqStr,
+  Type: reqStr,
+  Result: reqStr,
+  Note: str,
+  Claims: reqAny,
+  ChangeOrderID: str,
+  ReleaseID: str,
+  ExpiresAt: str,
+  RevokedAttestationID: str,
+  Revisions: reqAny,
+} as never);
+
 export const ChangeWorkflow = spaceEntity('changeworkflow', 'ChangeWorkflowID', { Stages: any, Final: any, CustomPrerequisites: any, AttestationPrerequisites: any } as never);
 
 /** A ChangeOrder lives in its base Space; the GSI serves "the ChangeOrders of an organization". */
@@ -263,7 +302,7 @@ export function makeService(raw: unknown, table: string) {
   // Optional fields left undefined inside maps and lists are dropped, not refused.
   const client = DynamoDBDocumentClient.from(raw as DynamoDBClient, { marshallOptions: { removeUndefinedValues: true } });
   return new Service(
-    { Organization, User, ApiToken, SlugClaim, Space, Component, Unit, Revision, Mutation, Tag, ChangeSet, Filter, Target, Mark, Link, Release, Counter, ChangeWorkflow, ChangeOrder, Progress },
+    { Organization, User, Group, ApiToken, Attestation, SlugClaim, Space, Component, Unit, Revision, Mutation, Tag, ChangeSet, Filter, Target, Mark, Link, Release, Counter, ChangeWorkflow, ChangeOrder, Progress },
     { client: client as never, table },
   );
 }

@@ -1,14 +1,11 @@
-import type { Caller, Component, Space, Target, Unit } from '../model/entities.ts';
+import { allows, type Caller, type Component, type Space, type Target, type Unit } from '../model/entities.ts';
 import { Invalid, NotFound } from '../model/errors.ts';
 import type { Deps } from '../ports/deps.ts';
 import type { SpaceKind, Store } from '../ports/store.ts';
 
-const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+import { isId } from '../model/ids.ts';
 
-/** Whether a reference is an ID rather than a slug. */
-export function isId(ref: string): boolean {
-  return UUID.test(ref);
-}
+export { isId };
 
 type LookupDeps = Pick<Deps<Pick<Store, 'spaceIdBySlug' | 'getSpace' | 'idInSpace' | 'getUnit' | 'getInSpace' | 'componentIdBySlug' | 'getComponent'>>, 'store'>;
 
@@ -17,7 +14,8 @@ export async function findSpace(deps: LookupDeps, caller: Caller, ref: string): 
   const org = caller.OrganizationID;
   const id = isId(ref) ? ref.toLowerCase() : await deps.store.spaceIdBySlug(org, ref);
   const space = id ? await deps.store.getSpace(org, id) : undefined;
-  if (!space) throw new NotFound(`space '${ref}' not found`);
+  // A Space the caller may not View is not found, as another organization's is (a service token finds those it reports on).
+  if (!space || !(allows(caller, space, 'View') || (caller.Service && allows(caller, space, 'ReportStatus')))) throw new NotFound(`space '${ref}' not found`);
   return space;
 }
 
@@ -57,7 +55,7 @@ export async function findInSpace<T>(deps: LookupDeps, caller: Caller, space: Sp
 }
 
 function kindName(kind: SpaceKind): string {
-  return { Tag: 'tag', ChangeSet: 'changeset', Filter: 'filter', Target: 'target', Link: 'link', Release: 'release', ChangeWorkflow: 'changeworkflow', ChangeOrder: 'changeorder' }[kind];
+  return { Tag: 'tag', ChangeSet: 'changeset', Filter: 'filter', Target: 'target', Link: 'link', Release: 'release', ChangeWorkflow: 'changeworkflow', ChangeOrder: 'changeorder', Attestation: 'attestation' }[kind];
 }
 
 /** Finds a Unit named `unit` (in `space`) or `space/unit`. */

@@ -1,4 +1,5 @@
-import { newEntity, patched, type Caller, type CommonPatch, type Component, type Space } from '../model/entities.ts';
+import { patchPermissions } from '../people/people.ts';
+import { newEntity, patched, type Caller, type CommonPatch, type Component, type Space, type SpaceVerb } from '../model/entities.ts';
 import { expectVersion } from '../model/errors.ts';
 import type { Deps } from '../ports/deps.ts';
 import { findComponent, findSpace, releaseTargetId } from './lookup.ts';
@@ -31,6 +32,8 @@ export async function createSpace(deps: Deps, caller: Caller, body: CreateSpaceI
 export interface UpdateSpaceInput extends CommonPatch {
   ComponentID?: string | null;
   ReleaseTargetID?: string | null;
+  /** Verb → users and groups (slugs or IDs); null gives the verb back to the role defaults. */
+  Permissions?: Partial<Record<SpaceVerb, { UserIDs?: string[]; GroupIDs?: string[] } | null>>;
 }
 
 /** Updates a Space, guarded by its Version; a rename moves its slug claim. */
@@ -40,6 +43,7 @@ export async function updateSpace(deps: Deps, caller: Caller, space: Space, body
     ...patched(space, body, deps),
     ComponentID: body.ComponentID === undefined ? space.ComponentID : body.ComponentID ? (await findComponent(deps, caller, body.ComponentID)).ComponentID : undefined,
     ReleaseTargetID: body.ReleaseTargetID === undefined ? space.ReleaseTargetID : await releaseTargetId(deps, caller, body.ReleaseTargetID),
+    Permissions: body.Permissions === undefined ? space.Permissions : await patchPermissions(deps, caller, space.Permissions, body.Permissions),
   };
   await deps.store.updateSpace(next, space.Version, space.Slug);
   return next;

@@ -123,6 +123,13 @@ export const ENTITY_ATTRIBUTES: Record<string, EntityAttributes> = {
     relations: {},
   },
   Target: { entity: 'Target', attributes: { ...inSpace, TargetID: 'uuid', Facts: 'map' }, relations: {} },
+  User: { entity: 'User', attributes: { Slug: 'string', DisplayName: 'string', OrganizationID: 'uuid', CreatedAt: 'time', UpdatedAt: 'time', Version: 'int', UserID: 'uuid', Role: 'string' }, relations: {} },
+  Group: { entity: 'Group', attributes: { Slug: 'string', DisplayName: 'string', OrganizationID: 'uuid', CreatedAt: 'time', UpdatedAt: 'time', Version: 'int', GroupID: 'uuid', MemberUserIDs: 'array' }, relations: {} },
+  Attestation: {
+    entity: 'Attestation',
+    attributes: { ...inSpace, AttestationID: 'uuid', UserID: 'uuid', Type: 'string', Result: 'string', Note: 'string', ChangeOrderID: 'uuid', ReleaseID: 'uuid', ExpiresAt: 'time', RevokedAttestationID: 'uuid', Claims: 'map' },
+    relations: {},
+  },
 };
 
 /** The entity kinds a Filter's `From` may name. */

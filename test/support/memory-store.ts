@@ -1,11 +1,11 @@
-import type { Caller, ChangeOrder, Component, Link, Mark, Mutation, Organization, Progress, Revision, Space, StoredRevision, Tag, Unit, User } from '../../lib/model/entities.ts';
+import type { ApiToken, ChangeOrder, Component, Group, Link, Mark, Mutation, Organization, Progress, Revision, Space, StoredRevision, Tag, Unit, User } from '../../lib/model/entities.ts';
 import { Conflict } from '../../lib/model/errors.ts';
-import type { MarkWrite, ReleaseCounter, SluggedInSpace, SpaceKind, Store, StoreOp, WriteKind } from '../../lib/ports/store.ts';
+import type { MarkWrite, OrgKind, ReleaseCounter, SluggedInSpace, SpaceKind, Store, StoreOp, WriteKind } from '../../lib/ports/store.ts';
 import { TRANSACTION_MAX_ITEMS } from '../../lib/util/chunk.ts';
 
 type Item = Record<string, any>;
 
-const ID: Record<string, string> = { Space: 'SpaceID', Component: 'ComponentID', Unit: 'UnitID', Tag: 'TagID', ChangeSet: 'ChangeSetID', Filter: 'FilterID', Target: 'TargetID', Link: 'LinkID', Release: 'ReleaseID', ChangeWorkflow: 'ChangeWorkflowID', ChangeOrder: 'ChangeOrderID' };
+const ID: Record<string, string> = { User: 'UserID', Group: 'GroupID', ApiToken: 'TokenHash', Attestation: 'AttestationID', Space: 'SpaceID', Component: 'ComponentID', Unit: 'UnitID', Tag: 'TagID', ChangeSet: 'ChangeSetID', Filter: 'FilterID', Target: 'TargetID', Link: 'LinkID', Release: 'ReleaseID', ChangeWorkflow: 'ChangeWorkflowID', ChangeOrder: 'ChangeOrderID' };
 
 /** The key of an item of a kind, as the table would have it. */
 function keyOf(kind: WriteKind, i: Item): string {
@@ -25,8 +25,8 @@ function keyOf(kind: WriteKind, i: Item): string {
 }
 
 function scopeOf(kind: WriteKind, i: Item): string | undefined {
-  if (kind === 'Space' || kind === 'Component') return `org:${i.OrganizationID}`;
-  if (['Revision', 'Mutation', 'Mark', 'ReleaseCounter', 'Release', 'Progress'].includes(kind)) return undefined;
+  if (kind === 'Space' || kind === 'Component' || kind === 'User' || kind === 'Group') return `org:${i.OrganizationID}`;
+  if (['Revision', 'Mutation', 'Mark', 'ReleaseCounter', 'Release', 'Progress', 'ApiToken', 'Attestation'].includes(kind)) return undefined;
   return `space:${i.SpaceID}`;
 }
 
@@ -94,17 +94,22 @@ export class MemoryStore implements Store {
     this.transactions.push(copy(ops));
   }
 
-  async createOrganization(org: Organization, admin: User, tokenHash: string): Promise<void> {
+  async createOrganization(org: Organization, admin: User, token: ApiToken): Promise<void> {
     this.orgs.set(org.OrganizationID, org);
-    this.tokens.set(tokenHash, { OrganizationID: org.OrganizationID, UserID: admin.UserID });
+    await this.transact([
+      { op: 'create', kind: 'User', item: admin },
+      { op: 'create', kind: 'ApiToken', item: token },
+    ]);
   }
   private readonly orgs = new Map<string, Organization>();
-  private readonly tokens = new Map<string, Caller>();
-  async createToken(caller: Caller, tokenHash: string): Promise<void> {
-    this.tokens.set(tokenHash, caller);
-  }
-  async tokenOwner(tokenHash: string): Promise<Caller | undefined> {
-    return this.tokens.get(tokenHash);
+  getToken = async (hash: string) => this.one<ApiToken>('ApiToken', hash);
+  tokensOf = async (orgId: string) => this.all<ApiToken>('ApiToken', (t) => t.OrganizationID === orgId);
+  getUser = async (orgId: string, id: string) => this.all<User>('User', (u) => u.OrganizationID === orgId && u.UserID === id)[0];
+  listUsers = async (orgId: string) => this.all<User>('User', (u) => u.OrganizationID === orgId);
+  getGroup = async (orgId: string, id: string) => this.all<Group>('Group', (g) => g.OrganizationID === orgId && g.GroupID === id)[0];
+  listGroups = async (orgId: string) => this.all<Group>('Group', (g) => g.OrganizationID === orgId);
+  async idInOrg(orgId: string, kind: OrgKind, slug: string) {
+    return this.slugs.get(`org:${orgId}#${kind}#${slug}`);
   }
   async firstOrganization(): Promise<Organization | undefined> {
     return [...this.orgs.values()][0];

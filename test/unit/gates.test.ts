@@ -54,7 +54,7 @@ const state = (over: Partial<SpaceGateState> = {}): SpaceGateState => ({
   taken: true,
   published: [],
   carries: (r) => r.ChangeOrderID === 'co1',
-  changed: [{ slug: 'deployment', revision: 3, validationErrors: {} }],
+  changed: [{ slug: 'deployment', revision: 3, validationErrors: {}, unitId: 'u1', dataHash: 'h3', authors: ['dev'] }],
   ...over,
 });
 const healthy = { Sync: 'Synced', Health: 'Healthy', Operation: 'Succeeded' } as const;
@@ -62,7 +62,7 @@ const healthy = { Sync: 'Synced', Health: 'Healthy', Operation: 'Succeeded' } as
 describe('gates are pure functions of what they read', () => {
   const cases: [string, string, SpaceGateState, boolean, RegExp][] = [
     ['Validated passes clean data', 'Validated', state(), true, /no validation errors/],
-    ['Validated fails on errors in what would be bundled', 'Validated', state({ changed: [{ slug: 'deployment', revision: 3, validationErrors: { placeholders: 'left' } }] }), false, /deployment revision 3 \(left\)/],
+    ['Validated fails on errors in what would be bundled', 'Validated', state({ changed: [{ slug: 'deployment', revision: 3, validationErrors: { placeholders: 'left' }, unitId: 'u1', dataHash: 'h3', authors: [] }] }), false, /deployment revision 3 \(left\)/],
     ['Released needs a release carrying the change', 'Released', state({ published: [release(1, undefined)] }), false, /has taken change order 'release-v452' but has not released it/],
     ['Released is satisfied by one', 'Released', state({ published: [release(2, 'co1')] }), true, /released it in release 2/],
     ['Released passes a space with no release target', 'Released', state({ space: space({ ReleaseTargetID: undefined }) }), true, /no release target/],
@@ -78,7 +78,7 @@ describe('gates are pure functions of what they read', () => {
     ['cel sees the Release carrying the change', 'verified', state({ published: [release(2, 'co1')] }), true, /holds/],
     ['cel with no Release carrying the change cannot hold', 'verified', state(), false, /cannot be evaluated/],
     ['cel sees the ChangeOrder', 'low-risk', state(), true, /holds/],
-    ['attestations: none can be recorded yet', 'two-approvers', state(), false, /requires two-approvers: 2 Approval attestation\(s\) from eligible attesters who did not write the change; deployment revision 3 has 0 of 2/],
+    ['attestations: none recorded', 'two-approvers', state(), false, /requires two-approvers: 2 Approval attestation\(s\) from eligible attesters who did not write the change; deployment revision 3 has 0 of 2/],
   ];
   it.each(cases)('%s', (_name, prerequisite, s, satisfied, message) => {
     const g = evaluatePrerequisite(prerequisite, co, s);

@@ -1,3 +1,4 @@
+import { visible } from '../access.ts';
 import type { ChangeOrder, ChangeWorkflow, Space } from '../../model/entities.ts';
 import { createChangeOrder } from '../../changes/create.ts';
 import { derive } from '../../changes/progress.ts';
@@ -67,7 +68,7 @@ export const changeRoutes = [
     async handle({ deps, caller, params, body }) {
       const space = await pathSpace(deps, caller, params);
       const { item } = await findInSpace<ChangeWorkflow>(deps, caller, space, 'ChangeWorkflow', params.change_workflow_id!);
-      return { body: withSpace(await updateWorkflow(deps, item, body), space) };
+      return { body: withSpace(await updateWorkflow(deps, caller, item, body), space) };
     },
   }),
   route({
@@ -117,8 +118,10 @@ export const changeRoutes = [
     body: NoBody,
     async handle({ deps, caller, query }) {
       const queries = await listQueries(deps, caller, 'ChangeOrder', query);
-      const spaces = new Map((await deps.store.listSpaces(caller.OrganizationID)).map((s): [string, Space] => [s.SpaceID, s]));
-      const cos = await Promise.all((await deps.store.changeOrdersOf(caller.OrganizationID)).map(async (c) => ({ ...(await derive(deps, caller, c, { spaces })), SpaceSlug: spaces.get(c.SpaceID)?.Slug })));
+      const all = await deps.store.listSpaces(caller.OrganizationID);
+      const spaces = new Map(all.map((s): [string, Space] => [s.SpaceID, s]));
+      const seen = new Set(visible(caller, all).map((s) => s.SpaceID));
+      const cos = await Promise.all((await deps.store.changeOrdersOf(caller.OrganizationID)).filter((c) => seen.has(c.SpaceID)).map(async (c) => ({ ...(await derive(deps, caller, c, { spaces })), SpaceSlug: spaces.get(c.SpaceID)?.Slug })));
       return listReply(await page(cos, queries, query));
     },
   }),

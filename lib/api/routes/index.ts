@@ -7,6 +7,8 @@ import { linkRoutes } from './links.ts';
 import { unitHistoryRoutes } from './unit-history.ts';
 import { releaseRoutes } from './releases.ts';
 import { changeRoutes } from './changes.ts';
+import { peopleRoutes } from './people.ts';
+import { attestationRoutes } from './attestations.ts';
 
 /** The route table: the one list the Lambda handler, the local server and the CDK stack all read. */
-export const ROUTES: Route[] = [...spaceRoutes, ...unitRoutes, ...spaceEntityRoutes, ...variantRoutes, ...linkRoutes, ...unitHistoryRoutes, ...releaseRoutes, ...changeRoutes];
+export const ROUTES: Route[] = [...spaceRoutes, ...unitRoutes, ...spaceEntityRoutes, ...variantRoutes, ...linkRoutes, ...unitHistoryRoutes, ...releaseRoutes, ...changeRoutes, ...peopleRoutes, ...attestationRoutes];

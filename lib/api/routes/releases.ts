@@ -1,3 +1,7 @@
+import { bearerSecret, signatureMatches } from '../auth.ts';
+import { Unauthorized } from '../../model/errors.ts';
+import { requireVerb } from '../../model/entities.ts';
+import { visible } from '../access.ts';
 import { patchMap, type Release } from '../../model/entities.ts';
 import { DetailType, HOOK_SOURCE } from '../../events/contracts.ts';
 import { publishRelease } from '../../changes/release.ts';
@@ -18,8 +22,14 @@ function hook(path: string, name: string, detailType: DetailType) {
     name,
     query: NoQuery,
     body: HookBody,
-    async handle({ deps, caller, body }) {
-      await deps.bus.put([{ source: HOOK_SOURCE, detailType, detail: { OrganizationID: caller.OrganizationID, ReceivedAt: deps.now().toISOString(), Payload: body } }]);
+    access: 'ReportStatus',
+    async handle({ deps, caller, body, raw }) {
+      // A token made to require it (Flux's generic-hmac provider) sends each body signed with the token itself.
+      if (caller.Service?.RequireSignature && !signatureMatches(raw.body, bearerSecret(raw.headers.authorization ?? raw.headers.Authorization), raw.headers['x-signature'] ?? raw.headers['X-Signature'])) {
+        throw new Unauthorized('the X-Signature header does not match the body: this token requires hooks signed with HMAC-SHA256 (sha256=<hex>) keyed by the token');
+      }
+      // The consumer checks ReportStatus in the Space the event names, as the caller.
+      await deps.bus.put([{ source: HOOK_SOURCE, detailType, detail: { OrganizationID: caller.OrganizationID, ReceivedAt: deps.now().toISOString(), Payload: body, Caller: caller } }]);
       return { status: 202, body: { Accepted: true } };
     },
   });
@@ -60,7 +70,7 @@ export const releaseRoutes = [
     body: NoBody,
     async handle({ deps, caller, query }) {
       const queries = await listQueries(deps, caller, 'Release', query);
-      const spaces = await deps.store.listSpaces(caller.OrganizationID);
+      const spaces = visible(caller, await deps.store.listSpaces(caller.OrganizationID));
       const all = (await Promise.all(spaces.map(async (s) => (await releasesOf(deps, s)).map((r) => withSpace(r, s))))).flat();
       const p = await page(all.map((r) => ({ ...r, Slug: `${r.SpaceSlug}/${r.Slug}` })), queries, query);
       return listReply(p);
@@ -95,8 +105,11 @@ export const releaseRoutes = [
     name: 'UpdateRelease',
     query: NoQuery,
     body: UpdateRelease,
+    access: 'ReportStatus',
     async handle({ deps, caller, params, body }) {
       const space = await pathSpace(deps, caller, params);
+      // Live status needs ReportStatus (checked before); labels and annotations are an edit.
+      if (body.Labels !== undefined || body.Annotations !== undefined || body.LiveStatus === undefined) requireVerb(caller, [space], 'Edit', 'change the labels of its releases');
       const release = await findRelease(deps, space, params.release_id!);
       const written = await writeLiveStatus(
         deps,

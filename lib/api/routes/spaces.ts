@@ -1,10 +1,11 @@
-import type { Caller, Space } from '../../model/entities.ts';
+import { requireVerb, type Caller, type Space } from '../../model/entities.ts';
 import type { Deps } from '../../ports/deps.ts';
 import { deleteSpace } from '../../variants/deletion.ts';
 import { findComponent } from '../../variants/lookup.ts';
 import { createComponent, createSpace, updateSpace } from '../../variants/spaces.ts';
 import { listQueries, page } from '../lists.ts';
 import { pathSpace } from '../resolve.ts';
+import { visible } from '../access.ts';
 import { listReply, route } from '../route.ts';
 import { CreateComponent, CreateSpace, DeleteWithGates, ListQuery, NoBody, NoQuery, UpdateSpace } from '../schemas.ts';
 
@@ -27,7 +28,7 @@ export const spaceRoutes = [
     body: NoBody,
     async handle({ deps, caller, query }) {
       const queries = await listQueries(deps, caller, 'Space', query);
-      const all = await deps.store.listSpaces(caller.OrganizationID);
+      const all = visible(caller, await deps.store.listSpaces(caller.OrganizationID));
       return listReply(await page(all, queries, query, (items, rel) => loadSpaceRelations(deps, caller, items, rel)));
     },
   }),
@@ -58,7 +59,10 @@ export const spaceRoutes = [
     query: NoQuery,
     body: UpdateSpace,
     async handle({ deps, caller, params, body }) {
-      return { body: await updateSpace(deps, caller, await pathSpace(deps, caller, params), body) };
+      const space = await pathSpace(deps, caller, params);
+      // Who may do what is the Space's managers' to change.
+      if (body.Permissions !== undefined) requireVerb(caller, [space], 'Manage', 'change its permissions');
+      return { body: await updateSpace(deps, caller, space, body) };
     },
   }),
   route({
@@ -67,6 +71,7 @@ export const spaceRoutes = [
     name: 'DeleteSpace',
     query: DeleteWithGates,
     body: NoBody,
+    access: 'Manage',
     async handle({ deps, caller, params, query }) {
       const space = await pathSpace(deps, caller, params);
       const report = await deleteSpace(deps, space, { recursive: query.recursive === 'true', force: query.force === 'true' });

@@ -1,3 +1,5 @@
+import { isReadOnly } from '../../config/functions.ts';
+import { requireVerb } from '../../model/entities.ts';
 import { functionNames } from '../../config/functions.ts';
 import type { Space, Unit } from '../../model/entities.ts';
 import { adoptIntoRelease } from '../../changes/adopt.ts';
@@ -175,8 +177,11 @@ export const unitRoutes = [
     name: 'InvokeFunction',
     query: NoQuery,
     body: InvokeFunction,
+    // Reading through a function needs View; one that writes needs Edit.
+    access: 'View',
     async handle({ deps, caller, params, body }) {
       const space = await pathSpace(deps, caller, params);
+      if (!isReadOnly(body.FunctionName)) requireVerb(caller, [space], 'Edit', `run ${body.FunctionName} there`);
       const { Results, failed } = await invokeFunction(deps, caller, space, body);
       return { status: failed ? 207 : 200, body: { Results } };
     },

@@ -1,0 +1,77 @@
+import { approve, createAttestation, listAttestations, revokeAttestation } from '../../changes/attest.ts';
+import { NotFound } from '../../model/errors.ts';
+import { listQueries, page } from '../lists.ts';
+import { pathSpace } from '../resolve.ts';
+import { listReply, route } from '../route.ts';
+import { Approve, CreateAttestation, ListQuery, NoBody, NoQuery, RevokeAttestation } from '../schemas.ts';
+
+const inSpace = '/space/{space_id}/attestation';
+
+/** Attestations: approvals and other records about revisions, immutable, revoked by another record. */
+export const attestationRoutes = [
+  route({
+    method: 'POST',
+    path: '/attest',
+    name: 'Approve',
+    query: NoQuery,
+    body: Approve,
+    // Any role may ask (a dry run reads); recording needs Approve in every Space, checked by the operation.
+    access: 'Anyone',
+    async handle({ deps, caller, body }) {
+      const r = await approve(deps, caller, body);
+      return { status: r.DryRun || !r.Attestations.length ? 200 : 201, body: r };
+    },
+  }),
+  route({
+    method: 'POST',
+    path: inSpace,
+    name: 'CreateAttestation',
+    query: NoQuery,
+    body: CreateAttestation,
+    access: 'Approve',
+    async handle({ deps, caller, params, body }) {
+      const r = await createAttestation(deps, caller, await pathSpace(deps, caller, params), body);
+      return { status: r.DryRun || !r.Attestations.length ? 200 : 201, body: r };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: inSpace,
+    name: 'ListAttestations',
+    query: ListQuery,
+    body: NoBody,
+    async handle({ deps, caller, params, query }) {
+      const space = await pathSpace(deps, caller, params);
+      const all = (await listAttestations(deps, space)).map((a) => ({ ...a, SpaceSlug: space.Slug }));
+      const p = await page(all, await listQueries(deps, caller, 'Attestation', query, space), query);
+      // Newest first, as they were listed before paging.
+      return listReply({ ...p, items: p.items.sort((a, b) => (a.CreatedAt < b.CreatedAt ? 1 : a.CreatedAt > b.CreatedAt ? -1 : 0)) });
+    },
+  }),
+  route({
+    method: 'GET',
+    path: `${inSpace}/{attestation_id}`,
+    name: 'GetAttestation',
+    query: NoQuery,
+    body: NoBody,
+    async handle({ deps, caller, params }) {
+      const space = await pathSpace(deps, caller, params);
+      const a = (await listAttestations(deps, space)).find((x) => x.AttestationID === params.attestation_id!.toLowerCase());
+      if (!a) throw new NotFound(`attestation '${params.attestation_id}' not found in space '${space.Slug}'`);
+      return { body: { ...a, SpaceSlug: space.Slug } };
+    },
+  }),
+  route({
+    method: 'POST',
+    path: `${inSpace}/{attestation_id}/revoke`,
+    name: 'RevokeAttestation',
+    query: NoQuery,
+    body: RevokeAttestation,
+    // Its author may revoke it; anyone else needs Manage (checked by the operation).
+    access: 'View',
+    async handle({ deps, caller, params, body }) {
+      const space = await pathSpace(deps, caller, params);
+      return { status: 201, body: { ...(await revokeAttestation(deps, caller, space, params.attestation_id!, body.Note)), SpaceSlug: space.Slug } };
+    },
+  }),
+];
