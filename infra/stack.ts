@@ -85,13 +85,14 @@ export class BatonStack extends Stack {
         targets: [new LambdaFunction(liveStatusFn, { retryAttempts: 2, maxEventAge: Duration.hours(1) })],
       });
     }
-    // The authorizer makes one lookup: the token's hash.
-    authorizerFn.addToRolePolicy(new PolicyStatement({ actions: ['dynamodb:GetItem'], resources: [this.table.tableArn] }));
+    // The authorizer only reads: the token by its hash, its user, and the organization's groups (one query).
+    authorizerFn.addToRolePolicy(new PolicyStatement({ actions: ['dynamodb:GetItem', 'dynamodb:Query'], resources: [this.table.tableArn] }));
 
     const authorizer = new HttpLambdaAuthorizer('BearerToken', authorizerFn, {
       responseTypes: [HttpLambdaResponseType.SIMPLE],
       identitySource: ['$request.header.Authorization'],
-      resultsCacheTtl: Duration.minutes(5),
+      // A revoked or expired token, or a deleted user's, is refused by API Gateway within this long (locally at once).
+      resultsCacheTtl: Duration.minutes(1),
     });
     this.api = new HttpApi(this, 'Api', { apiName: 'baton', defaultAuthorizer: authorizer });
     const integration = new HttpLambdaIntegration('ApiIntegration', apiFn);

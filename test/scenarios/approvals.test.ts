@@ -71,6 +71,12 @@ describe('review and approval, as the spec walks it, with people switching conte
     // Members cannot make users; the list of tokens never shows a secret.
     expect((await tryAs('dana')(['user', 'create', 'mallory'])).stderr).toBe('Failed: HTTP 403: only an Admin may POST /user\n');
     expect(await as('dana')(['token', 'list'])).not.toMatch(/bt_/);
+    // Switching the context in use switches who cub is.
+    await ok(['context', 'use', 'vic']);
+    expect(await ok(['context', 'current'])).toBe('vic\n');
+    expect((await cub(['space', 'create', 'vics'])).stderr).toBe('Failed: HTTP 403: a Viewer may only read; POST /space needs a Member or Admin\n');
+    await ok(['context', 'use', 'admin']);
+    expect(await ok(['space', 'create', 'admins-space', '-q'])).toBe('admins-space\n');
   });
 
   it('a Member writes the change and carries it to staging; a Viewer may only look', async () => {
@@ -142,5 +148,41 @@ describe('review and approval, as the spec walks it, with people switching conte
     await as('admin')(['attestation', 'create', '--space', 'acme-prod-use1', '--type', 'ChangeRecord', '--change-order', 'acme-base/release-v452', '--claim', 'servicenow.com/change=CHG0012345']);
     const records = JSON.parse(await alice(['attestation', 'list', '--space', 'acme-prod-use1', '--where', "Type = 'ChangeRecord'", '-o', 'json']));
     expect(records).toEqual([expect.objectContaining({ Type: 'ChangeRecord', Result: 'Pass', Claims: { 'servicenow.com/change': 'CHG0012345' } })]);
+  });
+
+  it('people, tokens and Space permissions through cub', async () => {
+    const admin = as('admin');
+    expect(await admin(['group', 'add-member', 'release-managers', 'alice', 'bob'])).toMatch(/release-managers\s+3\s/);
+    expect(await admin(['group', 'remove-member', 'release-managers', 'bob'])).toMatch(/release-managers\s+2\s/);
+    expect(await admin(['group', 'list', '-q'])).toBe('release-managers\n');
+    expect(await admin(['user', 'update', 'vic', '--role', 'Member'])).toMatch(/vic\s+Member/);
+    // Approve in acme-dev goes to the release managers only.
+    expect(await admin(['space', 'update', 'acme-dev', '--permission', 'Approve=group:release-managers', '--permission', 'Approve=user:vic', '-o', 'json'])).toMatch(/"Approve"/);
+    const dev = JSON.parse(await admin(['space', 'get', 'acme-dev', '-o', 'json']));
+    expect(dev.Permissions.Approve.GroupIDs).toHaveLength(1);
+    expect(dev.Permissions.Approve.UserIDs).toHaveLength(1);
+    expect((await tryAs('bob')(['variant', 'approve', 'acme-dev', '--dry-run'])).code).toBe(0);
+    expect((await tryAs('bob')(['variant', 'approve', 'acme-dev'])).stderr).toBe("Failed: HTTP 403: Approve permission in space 'acme-dev' is needed to approve there\n");
+    expect(await as('vic')(['variant', 'approve', 'acme-dev', '--claim', 'ticket=T-1', '--expires-in', '24h', '-o', 'json'])).toMatch(/"Result": "Pass"/);
+    await admin(['space', 'update', 'acme-dev', '--remove-permission', 'Approve']);
+    expect(JSON.parse(await admin(['space', 'get', 'acme-dev', '-o', 'json'])).Permissions).toBeUndefined();
+    expect((await tryAs('bob')(['variant', 'approve', 'acme-dev'])).code).toBe(0);
+    expect((await tryAs('admin')(['space', 'update', 'acme-dev', '--permission', 'Approve=team:x'])).stderr).toMatch(/^Usage: --permission takes <View\|Edit\|Approve\|Manage\|ReportStatus>=user:<user>\|group:<group>; got 'Approve=team:x'/);
+    // Tokens: made (the secret shown once), listed without secrets, revoked.
+    const made = await as('bob')(['token', 'create', '--expires-in', '720h', '--description', 'ci']);
+    const [, id, secret] = /^Token (\S+), expires \S+ \(the secret is shown once\):\n\n {2}(bt_\S+)\n$/.exec(made) ?? [];
+    expect(secret).toBeDefined();
+    await ok(['context', 'set', 'bob-ci', '--server', env.url, '--token', secret!]);
+    expect(await as('bob-ci')(['space', 'list', '-q'])).toMatch(/acme-base/);
+    const tokens = await as('bob')(['token', 'list']);
+    expect(tokens).toMatch(new RegExp(`${id}\\s+\\S+\\s+\\S+Z\\s+ci`));
+    expect(tokens).not.toContain(secret!);
+    expect(await as('bob')(['token', 'revoke', id!])).toMatch(new RegExp(`^Revoked token ${id} at `));
+    expect((await tryAs('bob-ci')(['space', 'list'])).stderr).toMatch(/^Failed: HTTP 401: the bearer token was revoked at /);
+    expect(await admin(['token', 'create', '--service', 'argocd', '--scope', 'ReportStatus', '--space', 'acme-prod-use1'])).toMatch(/^Token \S+ \(the secret is shown once\)/);
+    expect((await tryAs('bob')(['token', 'create', '--service', 'flux', '--scope', 'ReportStatus'])).stderr).toBe('Failed: HTTP 403: only an Admin may create service tokens\n');
+    // A deleted user's tokens stop at once.
+    expect(await admin(['user', 'delete', 'bob'])).toBe('Deleted user bob and 2 token(s) of theirs\n');
+    expect((await tryAs('bob')(['space', 'list'])).stderr).toBe('Failed: HTTP 401: the bearer token is not valid\n');
   });
 });
