@@ -191,6 +191,12 @@ describe('attestation requirements over a rollout', () => {
     expect(approved.body.Spaces).toEqual([expect.objectContaining({ SpaceSlug: 'roll-base-stg', Action: 'Attest', Units: [expect.objectContaining({ UnitSlug: 'deployment', RevisionNum: 2 })] })]);
     expect(env.bus.log.at(-1)).toMatchObject({ detailType: 'Attestation Recorded', detail: { SpaceSlug: 'roll-base-stg', Result: 'Pass' } });
     expect((await publish('roll-base-stg')).status).toBe(201);
+    // A promotion needs Edit in every Space it writes.
+    const prd = (await env.api.get('/space/roll-base-prd')).body;
+    await env.api.patch('/space/roll-base-prd', { Version: prd.Version, Permissions: { Edit: { UserIDs: ['rhea'] } } });
+    expect((await dev.api.post('/promote', { ChangeOrderID: 'roll-base/v2', TargetStage: 'prod' })).body.Message).toBe("Edit permission in space 'roll-base-prd' is needed to promote change order 'v2' into it");
+    expect((await dev.api.post('/promote', { Space: 'roll-base-prd' })).body.Message).toBe("Edit permission in space 'roll-base-prd' is needed to promote it");
+    await env.api.patch('/space/roll-base-prd', { Version: prd.Version + 1, Permissions: { Edit: null } });
     expect((await dev.api.post('/promote', { ChangeOrderID: 'roll-base/v2', TargetStage: 'prod' })).status).toBe(200);
     const co = async () => (await env.api.get('/space/roll-base/change_order/v2')).body;
     expect((await co()).Stage).toBe('prod');

@@ -2,7 +2,7 @@ import { findInSpace, findSpace } from '../../variants/lookup.ts';
 import { UnitAction } from '../../variants/merge.ts';
 import { createVariant, promoteVariant, uploadVariant } from '../../variants/variant.ts';
 import { promoteChangeOrder } from '../../changes/promote.ts';
-import type { ChangeOrder } from '../../model/entities.ts';
+import { requireVerb, type ChangeOrder } from '../../model/entities.ts';
 import { Invalid } from '../../model/errors.ts';
 import { withSpace } from '../resolve.ts';
 import { route } from '../route.ts';
@@ -57,7 +57,9 @@ export const variantRoutes = [
       for (const k of ['TargetStage', 'Spaces', 'WhereSpace', 'PriorRevisions', 'Force', 'ForceReason'] as const) {
         if (body[k] !== undefined) throw new Invalid(`${k} applies only to a change order promotion`);
       }
-      const r = await promoteVariant(deps, caller, await findSpace(deps, caller, body.Space), { dryRun: body.DryRun, squash: body.Squash });
+      const space = await findSpace(deps, caller, body.Space);
+      if (!body.DryRun) requireVerb(caller, [space], 'Edit', 'promote it');
+      const r = await promoteVariant(deps, caller, space, { dryRun: body.DryRun, squash: body.Squash });
       const failures = r.Units.filter((u) => u.Action === UnitAction.Failed).length;
       return { status: failures ? (failures === r.Units.length ? 409 : 207) : 200, body: r };
     },
