@@ -74,3 +74,11 @@ export interface ApproveAnswer {
   Result: 'Pass' | 'Fail';
   Spaces: { SpaceSlug: string; Action: 'Attest' | 'Skipped'; Reason?: string; AttestationID?: string; Units: { UnitSlug: string; RevisionNum?: number; Skipped?: string }[] }[];
 }
+
+/** `POST /demote`. */
+export interface DemoteAnswer {
+  SpaceSlug: string;
+  DryRun: boolean;
+  Restored: boolean;
+  Units: { UnitSlug: string; Action: string; Reason?: string; RestoredRevisionNum?: number; RevisionNum?: number; Dropped?: { RevisionNum: number; UserID: string; Description?: string }[]; Error?: string }[];
+}

@@ -155,7 +155,11 @@ async function printChangeOrder(c: Client, co: ChangeOrderView & Partial<WithSpa
     ['Released Spaces', names(co.ReleasedSpaceIDs)],
     ['Skipped Units', Object.entries(co.SkippedUnits ?? {}).map(([id, why]) => `${units.get(id) ?? id} (${why})`).join('; ') || '-'],
   ];
-  if (co.AbortedReason) rows.push(['Aborted Reason', co.AbortedReason]);
+  if (co.AbortedReason) rows.push(['Aborted Reason', `${co.AbortedReason}${co.AbortedAt ? ` (${co.AbortedAt}${co.AbortedBy ? ` by ${co.AbortedBy}` : ''})` : ''}`]);
+  if (co.AbortedReason || co.RestoredSpaceIDs?.length) {
+    rows.push(['Restored Spaces', names(co.RestoredSpaceIDs)]);
+    rows.push(['Restore-released Spaces', names(co.ReleasedRestoredSpaceIDs)]);
+  }
   if (failure) {
     rows.push([
       'Promotion Failure',

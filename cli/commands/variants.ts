@@ -2,7 +2,7 @@ import { bool, flag, flags, need, pairs, UsageError } from '../args.ts';
 import { seg } from '../client.ts';
 import { print, say } from '../output.ts';
 import type { LinkView } from '../../lib/model/entities.ts';
-import type { ApproveAnswer, UploadAnswer, VariantAnswer } from '../api.ts';
+import type { ApproveAnswer, DemoteAnswer, UploadAnswer, VariantAnswer } from '../api.ts';
 import { printApproval } from './people.ts';
 import { withProgress } from '../progress.ts';
 import { readdirSync } from 'node:fs';
@@ -101,6 +101,34 @@ export const variantsCommands: Record<string, Record<string, Command>> = {
       if (!body.Spaces.length && body.WhereSpace === undefined && !body.ChangeOrderID) throw new UsageError('name the Spaces to approve: cub variant approve <space>… | --where-space W | --change-order <space>/<change-order> [--stage S]');
       printApproval(a, (await withProgress(`${body.DryRun ? 'previewing' : body.Reject ? 'rejecting' : 'approving'}`, c.post<ApproveAnswer>('/attest', body))).body);
     },
+    demote: async (a, c) => {
+      const usage = 'cub variant demote <space> --change-order <space>/<change-order> [--change-desc D] [--dry-run]';
+      const space = a.positional[0];
+      if (!space) throw new UsageError(`name the Space to demote: ${usage}`);
+      const co = need(a, 'change-order', usage);
+      const body = { Space: space, ChangeOrderID: co, ChangeDescription: flag(a, 'change-desc'), DryRun: bool(a, 'dry-run') || undefined };
+      const r = await withProgress(`${body.DryRun ? 'planning the demote of' : 'demoting'} ${space}`, c.post<DemoteAnswer>('/demote', body));
+      const format = out(a);
+      if (format === 'json' || format === 'yaml') return print(r.body, format);
+      const restoring = r.body.Units.filter((u) => u.Action === 'Restore' || u.Action === 'Mark').length;
+      // Authors by name, as people know each other.
+      const authors = r.body.Units.some((u) => u.Dropped?.length) ? new Map((await c.get<{ UserID: string; Slug: string }[]>('/user')).body.map((x) => [x.UserID, x.Slug])) : new Map<string, string>();
+      process.stdout.write(
+        r.body.DryRun
+          ? `Would restore ${restoring} unit(s) of ${space} to what change order ${co} started from\n`
+          : `${restoring ? `Restored ${restoring} unit(s) of ${space}` : `Nothing left to restore in ${space}`}${r.body.Restored ? `; change order ${co} is taken back out of it` : ''}\n`,
+      );
+      print(r.body.Units, 'table', [
+        ['Unit', (u) => u.UnitSlug],
+        ['Action', (u) => u.Action],
+        ['Reason', (u) => u.Reason ?? ''],
+        ['RestoredTo', (u) => u.RestoredRevisionNum ?? ''],
+        ['Revision', (u) => u.RevisionNum ?? ''],
+        ['Drops', (u) => (u.Dropped ?? []).map((d) => `${d.RevisionNum} by ${authors.get(d.UserID) ?? d.UserID}${d.Description ? ` (${d.Description})` : ''}`).join('; ')],
+        ['Error', (u) => u.Error ?? ''],
+      ]);
+      if (r.status === 207) process.exitCode = 1;
+    },
     promote: async (a, c) => {
       const space = a.positional[0];
       const co = flag(a, 'change-order');
@@ -145,6 +173,12 @@ export const variantsHelp: HelpTable = {
       args: [['[spaces...]', 'the Spaces to approve in']],
       flags: ['change-order', ['stage', 'with --change-order: every Space of this Stage'], 'where-space', 'all', ['where', 'only the Units this selects'], ['revision', 'approve this revision of each Unit: N, LastReleasedRevisionNum, Tag:, ChangeSet:, ChangeOrder:'], 'note', 'claim', 'expires-in', 'reject', 'dry-run'],
       example: 'cub variant approve --change-order acme-base/release-v452 --stage staging',
+    },
+    demote: {
+      summary: 'Take an aborted ChangeOrder back out of one Space: each Unit it marked goes back to where the change started, as one new revision',
+      args: [['<space>', 'the Space to demote']],
+      flags: ['change-order', ['change-desc', 'the description of the restoring revisions'], ['dry-run', 'name, per Unit, the later revisions the restore would drop; write nothing']],
+      example: 'cub variant demote acme-prod-use1 --change-order acme-base/release-v452 --change-desc "back out v452"',
     },
     promote: {
       summary: 'Bring a Space’s Units up to their upstream, or carry a ChangeOrder into its next Stage',

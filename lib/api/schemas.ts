@@ -267,6 +267,14 @@ export const Promote = z.strictObject({
   ForceReason: z.string().min(1).max(1024).optional(),
 });
 
+/** `POST /demote` (cub variant demote): take an aborted ChangeOrder back out of one Space. */
+export const Demote = z.strictObject({
+  Space: Ref,
+  ChangeOrderID: Ref,
+  ChangeDescription: z.string().max(4096).optional(),
+  DryRun: z.boolean().optional(),
+});
+
 const Claims = z.record(z.string().min(1).max(253), z.string().max(1024));
 const attestFields = {
   ChangeOrderID: Ref.optional(),

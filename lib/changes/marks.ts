@@ -7,17 +7,23 @@ export interface CoMarks {
   start: Map<string, Mark>;
   end: Map<string, Mark>;
   publish: Map<string, Mark>;
+  /** Where a demote restored each Unit (empty until the first demote). */
+  restore: Map<string, Mark>;
 }
 
-/** Reads a ChangeOrder's three Tags' marks, by Unit. */
+/** Reads a ChangeOrder's Tags' marks, by Unit. */
 export async function marksOf(deps: ChangeDeps, co: ChangeOrder): Promise<CoMarks> {
-  const [s, e, p] = await Promise.all([deps.store.marksOfTag(co.StartTagID), deps.store.marksOfTag(co.EndTagID), deps.store.marksOfTag(co.PublishTagID)]);
+  const [s, e, p, r] = await Promise.all([deps.store.marksOfTag(co.StartTagID), deps.store.marksOfTag(co.EndTagID), deps.store.marksOfTag(co.PublishTagID), co.RestoreTagID ? deps.store.marksOfTag(co.RestoreTagID) : []]);
   const by = (l: Mark[]) => new Map(l.map((m) => [m.UnitID, m]));
-  return { start: by(s), end: by(e), publish: by(p) };
+  return { start: by(s), end: by(e), publish: by(p), restore: by(r) };
 }
 
 /** The Tag of a ChangeOrder that plays a role. */
 export function tagOf(co: ChangeOrder, role: MarkRole): string {
+  if (role === MarkRole.restore) {
+    if (!co.RestoreTagID) throw new Error(`change order '${co.Slug}' has no restore Tag yet`);
+    return co.RestoreTagID;
+  }
   return role === MarkRole.start ? co.StartTagID : role === MarkRole.end ? co.EndTagID : co.PublishTagID;
 }
 

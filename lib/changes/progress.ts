@@ -83,6 +83,10 @@ export async function recordRelease(deps: ChangeDeps, caller: Caller, space: Spa
   const cos = (await deps.store.changeOrdersOf(caller.OrganizationID)).filter((c) => c.InScopeSpaceIDs.includes(space.SpaceID) || c.SpaceID === space.SpaceID);
   for (const co of cos) {
     const progress = (await deps.store.progressOf(co.ChangeOrderID)).find((p) => p.SpaceID === space.SpaceID);
+    if (progress?.RestoredAt && !progress.RestoreReleaseID) {
+      await recordRestoreRelease(deps, co, space, progress, release);
+      continue;
+    }
     if (!progress || progress.ReleaseID) continue;
     const marks = await marksOf(deps, co);
     const state = await gateState(deps, co, marks, new Map([[space.SpaceID, progress]]), space);
@@ -95,6 +99,18 @@ export async function recordRelease(deps: ChangeDeps, caller: Caller, space: Spa
       if (!(e instanceof Conflict)) throw e;
     }
     await advanceStage(deps, caller, co);
+  }
+}
+
+/** A Release of a demoted Space publishes what the restore marks when it bundles each restored Unit at that revision or later. */
+async function recordRestoreRelease(deps: ChangeDeps, co: ChangeOrder, space: Space, progress: Progress, release: Release): Promise<void> {
+  const marks = await marksOf(deps, co);
+  const restored = [...marks.restore.values()].filter((m) => m.SpaceID === space.SpaceID);
+  if (!restored.length || !restored.every((m) => (release.Units.find((u) => u.UnitID === m.UnitID)?.RevisionNum ?? 0) >= m.RevisionNum)) return;
+  try {
+    await deps.store.transact([{ op: 'update', kind: 'Progress', item: { ...progress, RestoreReleaseID: release.ReleaseID, RestoreReleaseNum: release.ReleaseNum, Version: progress.Version + 1 }, expectedVersion: progress.Version }]);
+  } catch (e) {
+    if (!(e instanceof Conflict)) throw e;
   }
 }
 

@@ -11,8 +11,16 @@ export function deriveProgress(co: ChangeOrder, progress: Progress[], spaces: Ma
   const inScope = co.InScopeSpaceIDs;
   const taken = inScope.filter((id) => resolved.includes(id));
   const needRelease = inScope.filter((id) => spaces.get(id)?.ReleaseTargetID);
+  // Demoted Spaces, and those that released what the demote restored.
+  const restored = progress.filter((p) => p.RestoredAt).map((p) => p.SpaceID);
+  const restoreReleased = progress.filter((p) => p.RestoreReleaseID).map((p) => p.SpaceID);
+  const tookInScope = progress.filter((p) => p.ResolvedAt && inScope.includes(p.SpaceID));
+  const releasedInScope = released.filter((p) => inScope.includes(p.SpaceID));
   let state: ChangeOrderState;
-  if (co.AbortedReason) state = ChangeOrderState.Aborted;
+  if (co.AbortedReason && tookInScope.length && tookInScope.every((p) => p.RestoredAt)) {
+    // Restored once every Space that took it was demoted; RestoreReleased once every Space that had released it released the restore.
+    state = releasedInScope.length && releasedInScope.every((p) => p.RestoreReleaseID) ? ChangeOrderState.RestoreReleased : ChangeOrderState.Restored;
+  } else if (co.AbortedReason) state = ChangeOrderState.Aborted;
   else if (!taken.length) state = ChangeOrderState.New;
   else if (taken.length < inScope.length) state = ChangeOrderState.InProgress;
   else if (needRelease.length && needRelease.every((id) => released.some((p) => p.SpaceID === id))) state = ChangeOrderState.Released;
@@ -22,6 +30,8 @@ export function deriveProgress(co: ChangeOrder, progress: Progress[], spaces: Ma
     ResolvedSpaceIDs: resolved,
     ReleasedSpaceIDs: released.map((p) => p.SpaceID),
     Releases: released.map((p) => ({ ReleaseID: p.ReleaseID!, ReleaseNum: p.ReleaseNum ?? 0, SpaceID: p.SpaceID })),
+    RestoredSpaceIDs: restored,
+    ReleasedRestoredSpaceIDs: restoreReleased,
     Completed: co.Stage === COMPLETED,
   };
 }

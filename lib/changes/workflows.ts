@@ -1,5 +1,6 @@
 import { newEntity, patched, type AttestationPrerequisite, type Caller, type ChangeOrder, type ChangeOrderView, type ChangeWorkflow, type CommonPatch, type Space, type WorkflowDefinition } from '../model/entities.ts';
-import { expectVersion, Invalid, NotFound } from '../model/errors.ts';
+import { Conflict, expectVersion, Invalid, NotFound } from '../model/errors.ts';
+import { DetailType, SOURCE } from '../events/contracts.ts';
 import { findGroup, findUser } from '../people/people.ts';
 import type { Deps } from '../ports/deps.ts';
 import { findInSpace } from '../variants/lookup.ts';
@@ -77,13 +78,23 @@ export interface UpdateChangeOrderInput {
 /** Updates a ChangeOrder, guarded by its Version; its Stage may then advance. Returns it as read. */
 export async function updateChangeOrder(deps: Deps, caller: Caller, base: Space, co: ChangeOrder, body: UpdateChangeOrderInput): Promise<ChangeOrderView> {
   expectVersion(`change order '${co.Slug}'`, co.Version, body.Version);
+  const aborting = body.AbortedReason !== undefined && body.AbortedReason !== co.AbortedReason;
+  if (aborting && co.AbortedReason && (await deps.store.progressOf(co.ChangeOrderID)).some((p) => p.RestoredAt)) {
+    throw new Conflict(`change order '${co.Slug}' has been restored in some spaces, so its abort reason ('${co.AbortedReason}') can no longer change`);
+  }
+  const now = deps.now().toISOString();
   const next: ChangeOrder = {
     ...patched(co, { Labels: body.Labels }, deps),
     Description: body.Description ?? co.Description,
     InScopeSpaceIDs: body.RefreshSpaces ? await refreshScope(deps, caller, base, co) : co.InScopeSpaceIDs,
     AbortedReason: body.AbortedReason ?? co.AbortedReason,
+    // Who aborted it and when: the first abort, or whoever last changed the reason.
+    ...(aborting ? { AbortedAt: now, AbortedBy: caller.UserID } : {}),
   };
   await deps.store.transact([{ op: 'update', kind: 'ChangeOrder', item: next, expectedVersion: co.Version }]);
+  if (aborting) {
+    await deps.bus.put([{ source: SOURCE, detailType: DetailType.ChangeOrderAborted, detail: { OrganizationID: co.OrganizationID, SpaceID: co.SpaceID, ChangeOrderID: co.ChangeOrderID, Slug: co.Slug, AbortedReason: next.AbortedReason!, AbortedAt: now, AbortedBy: caller.UserID } }]);
+  }
   await advanceStage(deps, caller, next);
   const fresh = (await deps.store.getInSpace<ChangeOrder>('ChangeOrder', base.SpaceID, co.ChangeOrderID))!;
   return derive(deps, caller, fresh, { completed: true });

@@ -23,6 +23,10 @@ export const DetailType = {
   ChangeOrderCompleted: 'ChangeOrder Completed',
   /** A promotion did not land everywhere it was meant to. */
   PromotionFailed: 'Promotion Failed',
+  /** A ChangeOrder was aborted: it is not coming to the Spaces still waiting for it. */
+  ChangeOrderAborted: 'ChangeOrder Aborted',
+  /** A demote took a ChangeOrder back out of one Space. */
+  ChangeOrderRestored: 'ChangeOrder Restored',
   /** An Attestation (an approval, a rejection, another type) was recorded in a Space. */
   AttestationRecorded: 'Attestation Recorded',
   /** An Attestation was revoked (a revocation recorded beside it). */
@@ -71,6 +75,29 @@ export const ReleaseLiveStatusChangedDetail = z.object({
   ReleaseNum: z.number().int(),
   LiveStatus: LiveStatusSchema,
   Previous: LiveStatusSchema.optional(),
+});
+
+/** A ChangeOrder aborted: who, when, why. */
+export const ChangeOrderAbortedDetail = z.object({
+  OrganizationID: z.uuid(),
+  SpaceID: z.uuid(),
+  ChangeOrderID: z.uuid(),
+  Slug: z.string(),
+  AbortedReason: z.string(),
+  AbortedAt: z.string(),
+  AbortedBy: z.string(),
+});
+
+/** A demote landed in one Space: each Unit the start Tag marks there carries the restore mark. */
+export const ChangeOrderRestoredDetail = z.object({
+  OrganizationID: z.uuid(),
+  SpaceID: z.uuid(),
+  SpaceSlug: z.string(),
+  ChangeOrderID: z.uuid(),
+  Slug: z.string(),
+  RestoredAt: z.string(),
+  UserID: z.string(),
+  Units: z.array(z.object({ UnitID: z.uuid(), UnitSlug: z.string(), RevisionNum: z.number().int() })),
 });
 
 /** An attestation recorded or revoked: the ChangeOrders its Space took are re-evaluated (Final may now hold, or no longer). */

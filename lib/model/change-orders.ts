@@ -114,6 +114,11 @@ export interface ChangeOrder extends InSpace {
   EndTagID: string;
   PublishTagID: string;
   AbortedReason?: string;
+  /** When the abort was recorded, and by whom. */
+  AbortedAt?: string;
+  AbortedBy?: string;
+  /** The Tag marking what each demoted Unit was restored to; made by the first demote. */
+  RestoreTagID?: string;
   SkippedUnits: StringMap;
   PriorRevisions: PriorRevisions;
   /** Recorded: the latest Stage every Space of which took the change, or Completed; never moves back. */
@@ -130,6 +135,9 @@ export interface ChangeOrderProgress {
   ResolvedSpaceIDs: string[];
   ReleasedSpaceIDs: string[];
   Releases: { ReleaseID: string; ReleaseNum: number; SpaceID: string }[];
+  /** Spaces a demote took the change back out of, and those of them that released what it restored. */
+  RestoredSpaceIDs: string[];
+  ReleasedRestoredSpaceIDs: string[];
 }
 
 /** A ChangeOrder as read: stored fields and derived ones. */
@@ -143,5 +151,10 @@ export interface Progress {
   ReleaseID?: string;
   ReleaseNum?: number;
   ReleasedAt?: string;
+  /** Demoted: every Unit the start Tag marks here carries the restore mark. */
+  RestoredAt?: string;
+  /** The Release that published what the restore marks here. */
+  RestoreReleaseID?: string;
+  RestoreReleaseNum?: number;
   Version: number;
 }

@@ -131,6 +131,8 @@ export const MarkRole = {
   end: 'end',
   /** What a Release of the change bundles; a fix moves it past the end. */
   publish: 'publish',
+  /** The revision a demote restored the Unit to (`<slug>-co-restore`): the change was taken back out. */
+  restore: 'restore',
 } as const;
 export type MarkRole = (typeof MarkRole)[keyof typeof MarkRole];
 

@@ -3,7 +3,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { Entity, Service } from 'electrodb';
 import { ChangeOrderUpdateTypes, LinkUpdateTypes, PriorRevisionsModes, ROLES, TOOLCHAIN_TYPES } from '../model/entities.ts';
 
-const MARK_ROLES = ['start', 'end', 'publish'] as const;
+const MARK_ROLES = ['start', 'end', 'publish', 'restore'] as const;
 
 /**
  * The ElectroDB model of Baton's one table. Attribute names are the API's PascalCase field names,
@@ -267,6 +267,9 @@ export const ChangeOrder = new Entity({
     EndTagID: reqStr,
     PublishTagID: reqStr,
     AbortedReason: str,
+    AbortedAt: str,
+    AbortedBy: str,
+    RestoreTagID: str,
     SkippedUnits: reqAny,
     PriorRevisions: { type: PriorRevisionsModes, required: true },
     Stage: str,
@@ -283,7 +286,7 @@ export const ChangeOrder = new Entity({
 /** (ChangeOrder, Space) progress: one query reads every Space's progress with a ChangeOrder. */
 export const Progress = new Entity({
   model: { entity: 'progress', version: '1', service },
-  attributes: { ChangeOrderID: reqStr, SpaceID: reqStr, ResolvedAt: reqStr, ReleaseID: str, ReleaseNum: num, ReleasedAt: str, Version: { type: 'number', required: true } },
+  attributes: { ChangeOrderID: reqStr, SpaceID: reqStr, ResolvedAt: reqStr, ReleaseID: str, ReleaseNum: num, ReleasedAt: str, RestoredAt: str, RestoreReleaseID: str, RestoreReleaseNum: num, Version: { type: 'number', required: true } },
   indexes: { primary: primary(['ChangeOrderID'], ['SpaceID']) },
 });
 

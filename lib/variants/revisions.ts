@@ -273,9 +273,13 @@ export async function revisionNum(deps: UnitDeps, caller: Caller, space: Space, 
     what = `changeset '${cs.Slug}'`;
   } else if (rest.startsWith('ChangeOrder:')) {
     const { item: co } = await findInSpace<ChangeOrder>(deps, caller, space, 'ChangeOrder', rest.slice('ChangeOrder:'.length));
-    // The release Tag names what a Release of the change bundles; Before: is the state the change started from.
+    // The release Tag names what a Release of the change bundles; Before: is the state the change started from:
+    // once a demote restored the Unit, exactly what the restore Tag marks (that state, written again).
+    const unitMarks = await deps.store.marksOfUnit(unit.UnitID);
+    const restored = before && co.RestoreTagID ? unitMarks.find((m) => m.TagID === co.RestoreTagID) : undefined;
+    if (restored) return restored.RevisionNum;
     const tagId = before ? co.StartTagID : co.PublishTagID;
-    mark = (await deps.store.marksOfUnit(unit.UnitID)).find((m) => m.TagID === tagId);
+    mark = unitMarks.find((m) => m.TagID === tagId);
     if (!mark) throw new NotFound(`unit '${unit.Slug}' has not taken change order '${co.Slug}'`);
     return mark.RevisionNum;
   } else {

@@ -6,10 +6,25 @@ import { requireVerb, type ChangeOrder } from '../../model/entities.ts';
 import { Invalid } from '../../model/errors.ts';
 import { withSpace } from '../resolve.ts';
 import { route } from '../route.ts';
-import { CreateVariant, NoQuery, Promote, UploadVariant } from '../schemas.ts';
+import { CreateVariant, Demote, NoQuery, Promote, UploadVariant } from '../schemas.ts';
+import { demote } from '../../changes/demote.ts';
 
 /** Variants: upload a base, create a variant of a Space, promote one (from its upstream, or a ChangeOrder into a Stage). */
 export const variantRoutes = [
+  route({
+    method: 'POST',
+    path: '/demote',
+    name: 'Demote',
+    query: NoQuery,
+    body: Demote,
+    // A dry run reads; a demote needs Edit in the Space (checked by the operation).
+    access: 'Anyone',
+    async handle({ deps, caller, body }) {
+      const { item: co } = await findInSpace<ChangeOrder>(deps, caller, undefined, 'ChangeOrder', body.ChangeOrderID);
+      const r = await demote(deps, caller, co, await findSpace(deps, caller, body.Space), { changeDesc: body.ChangeDescription, dryRun: body.DryRun });
+      return { status: r.Units.some((u) => u.Action === 'Failed') ? 207 : 200, body: r };
+    },
+  }),
   route({
     method: 'POST',
     path: '/variant/upload',
