@@ -3,7 +3,7 @@ import { Client, seg } from './client.ts';
 import { print, say, table, type Column } from './output.ts';
 import { readFileSync } from 'node:fs';
 import type { StringMap, WithSpaceSlug } from '../lib/model/common.ts';
-import type { ChangeSet, Component, Filter, LinkView, Release, RevisionView, Space, Tag, Target, Unit } from '../lib/model/entities.ts';
+import type { ChangeSet, Component, Filter, Invocation, LinkView, Release, RevisionView, Space, Tag, Target, Unit } from '../lib/model/entities.ts';
 import type { ChangeOrderView, ChangeWorkflow } from '../lib/model/change-orders.ts';
 import type { Change, UnitResult } from './api.ts';
 
@@ -57,6 +57,12 @@ export const COLUMNS = {
   tag: cols<WithSpaceSlug<Tag>>(['Name', (r) => r.Slug], ['Space', (r) => r.SpaceSlug], ['ID', (r) => r.TagID]),
   changeset: cols<ChangeSet>(['Name', (r) => r.Slug], ['State', (r) => r.State], ['Description', (r) => r.Description], ['ID', (r) => r.ChangeSetID]),
   filter: cols<Filter>(['Name', (r) => r.Slug], ['From', (r) => r.From], ['Where', (r) => r.Where]),
+  invocation: cols<Invocation>(
+    ['Name', (r) => r.Slug],
+    ['Toolchain', (r) => r.ToolchainType],
+    ['Calls', (r) => r.FunctionInvocations.map((f) => `${f.FunctionName} ${f.Arguments.map((x) => `--${x.ParameterName}=${x.Evaluator === 'template' ? `template:${x.Value}` : x.Value}`).join(' ')}`).join('; ')],
+    ['Parameters', (r) => r.Parameters.map((p) => `${p.ParameterName}:${p.DataType}${p.Required ? ':required' : ''}`).join(', ')],
+  ),
   target: cols<WithSpaceSlug<Target>>(['Name', (r) => r.Slug], ['Space', (r) => r.SpaceSlug], ['Facts', (r) => r.Facts], ['ID', (r) => r.TargetID]),
   link: cols<LinkView>(['Name', (r) => r.Slug], ['Type', (r) => r.UpdateType], ['From', (r) => r.FromUnitID], ['To', (r) => r.ToUnitID], ['Merged', (r) => `${r.UpstreamLastMergedRevisionNum}→${r.DownstreamLastMergedRevisionNum}`], ['Stale', (r) => r.Stale]),
   release: cols<WithSpaceSlug<Release>>(
@@ -108,7 +114,7 @@ export async function list<R>(c: Client, a: Args, path: string, columns: Column<
 }
 
 /** The simple Space-resident kinds: create/get/list/delete alike. */
-export function spaceKind<K extends 'tag' | 'changeset' | 'filter' | 'target'>(kind: K, segment: string): Record<string, Command> {
+export function spaceKind<K extends 'tag' | 'changeset' | 'filter' | 'target' | 'invocation'>(kind: K, segment: string): Record<string, Command> {
   const columns: Column<never>[] = COLUMNS[kind];
   const usage = `cub ${kind} get --space <space> <${kind}>`;
   return {

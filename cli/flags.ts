@@ -63,6 +63,8 @@ export const FLAGS: Record<string, FlagSpec> = {
   squash: { help: 'one revision for everything merged, not one per upstream revision' },
   restore: { value: '<rev>', help: 'make the data what it was at this revision' },
   revert: { value: '<range>', help: 'undo the changes of these revisions, e.g. 4 or 4-6' },
+  patch: { help: 'change the Unit in place (with --resolve)' },
+  resolve: { value: '<Link:*|Link:name>', help: 'resolve its TransformPaths Links against their upstream (head, or --merge-end)' },
   apply: { help: 'take the upstream values of the conflicting paths' },
   dismiss: { help: 'keep the downstream values and clear the conflicts' },
   // links and variants
@@ -119,6 +121,11 @@ export const FLAGS: Record<string, FlagSpec> = {
   'expires-in': { value: '<duration>', help: 'how long it counts for, e.g. 720h, 30d' },
   permission: { value: '<verb=user:u|group:g>', help: 'grant View, Edit, Approve, Manage or ReportStatus in the Space (repeatable)' },
   'remove-permission': { value: '<verb[=user:u|group:g]>', help: 'take a grant back; a verb alone goes back to the role defaults (repeatable)' },
+  invocation: { value: '<space/invocation>', help: 'Invoke: the Invocation to run in each Space' },
+  param: { value: '<k=v>', help: 'Invoke: a value for one of the Invocation’s parameters (repeatable)' },
+  'where-unit': { value: '<where>', help: 'Invoke: the Units it runs on, by where expression' },
+  'unit-filter': { value: '<space/filter>', help: 'Invoke: the Units it runs on, by saved Filter' },
+  parameter: { value: '<name:type:required>', help: 'a parameter the Invocation declares, e.g. tag:string:true (repeatable)' },
   // attestations
   type: { value: '<type>', help: 'the attestation type, e.g. ChangeRecord, SecurityReview (Approval is cub variant approve)' },
   claim: { value: '<k=v>', help: 'something worth keeping with it, e.g. a change ticket (repeatable)' },

@@ -29,6 +29,7 @@ const ENTITIES: [entity: string, what: string, commands: Record<string, Record<s
   ['tag', 'Tags: names for revisions', spacesCommands, spacesHelp],
   ['filter', 'Filters: saved where expressions', spacesCommands, spacesHelp],
   ['target', 'Targets: where Releases deploy', spacesCommands, spacesHelp],
+  ['invocation', 'Invocations: saved operations a ChangeOrder runs in each Space', spacesCommands, spacesHelp],
   ['attestation', 'Attestations: approvals and other records about revisions', peopleCommands, peopleHelp],
   ['user', 'Users of the organization, with a role', peopleCommands, peopleHelp],
   ['group', 'Groups of users', peopleCommands, peopleHelp],

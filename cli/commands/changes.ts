@@ -109,6 +109,10 @@ export const changesCommands: Record<string, Record<string, Command>> = {
         PriorRevisions: flag(a, 'prior-revisions'),
         UpdateType: flag(a, 'update-type'),
         AllowExists: bool(a, 'allow-exists') || undefined,
+        InvocationID: flag(a, 'invocation'),
+        Parameters: flags(a, 'param').length ? pairs(a, 'param') : undefined,
+        WhereUnit: flag(a, 'where-unit'),
+        UnitFilterID: flag(a, 'unit-filter'),
       };
       const r = await c.post<ChangeOrderView>(`/space/${seg(space)}/change_order`, body);
       await printChangeOrder(c, r.body, out(a));
@@ -181,9 +185,10 @@ export async function promoteChangeOrder(a: Args, c: Client, co: string, space: 
     PriorRevisions: flag(a, 'prior-revisions'),
     Force: bool(a, 'force') || undefined,
     ForceReason: flag(a, 'force-reason'),
+    // Accepted for an Invoke change order (its Invocation's writes are protected); the server refuses it for a merge.
+    Protect: bool(a, 'protect') || undefined,
   };
   if (flag(a, 'tag') !== undefined) throw new UsageError("--tag is refused with --change-order: the change order's own tags mark what it promotes");
-  if (bool(a, 'protect')) throw new UsageError('--protect is refused here: promoting a change order along the clone lineage or over MergeUnits links is a merge, which protection holds paths against');
   let r;
   try {
     r = await withProgress<Answer<ChangeOrderPromotion>>(`${body.DryRun ? 'planning' : 'promoting'} ${co}${body.TargetStage ? ` into ${body.TargetStage}` : ''}`, c.post<ChangeOrderPromotion>('/promote', body));
@@ -248,7 +253,7 @@ export const changesHelp: HelpTable = {
     create: {
       summary: 'Start a ChangeOrder: name a change made in a Space, to carry it through the workflow’s Stages',
       args: [coArg],
-      flags: ['space', 'description', 'change-workflow', 'in-scope-space', 'component', 'where-space-field', 'space-filter', 'end-tag', 'prior-revisions', 'update-type', 'allow-exists'],
+      flags: ['space', 'description', 'change-workflow', 'in-scope-space', 'component', 'where-space-field', 'space-filter', 'end-tag', 'prior-revisions', ['update-type', 'UpgradeUnit (default), MergeUnits, or Invoke (run an Invocation in each Space)'], 'invocation', 'param', 'where-unit', 'unit-filter', 'allow-exists'],
       example: "cub changeorder create --space acme-base bump-v452 --description 'Release v452' --change-workflow acme-base/standard",
     },
     get: { summary: 'Where a change has got to: State, Stage, Spaces resolved and released', args: [coArg], flags: ['space'], example: 'cub changeorder get --space acme-base bump-v452' },

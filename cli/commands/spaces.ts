@@ -1,8 +1,8 @@
-import { bool, flag, pairs, UsageError } from '../args.ts';
+import { bool, flag, flags, pairs, UsageError } from '../args.ts';
 import { seg } from '../client.ts';
 import { print, say } from '../output.ts';
 import type { WithSpaceSlug } from '../../lib/model/common.ts';
-import type { ChangeSet, Component, Filter, Space, Tag, Target } from '../../lib/model/entities.ts';
+import type { ChangeSet, Component, Filter, Invocation, Space, Tag, Target } from '../../lib/model/entities.ts';
 import type { SpaceDeletion } from '../api.ts';
 import { permissionsPatch } from './people.ts';
 import { type Command, type HelpTable, COLUMNS, out, locate, labelsPatch, list, spaceKind, listHelp, refHelp } from '../common.ts';
@@ -79,6 +79,28 @@ export const spacesCommands: Record<string, Record<string, Command>> = {
       print((await c.post<Filter>(`/space/${seg(space)}/filter`, { Slug: slug, From: from, Where: where })).body, out(a), COLUMNS.filter);
     },
   },
+  invocation: {
+    ...spaceKind('invocation', 'invocation'),
+    create: async (a, c) => {
+      const usage = 'cub invocation create --space <space> <slug> <ToolchainType> [--parameter name:type:required]… -- <function> <args…>';
+      const [ref, toolchain, fn, ...words] = a.positional;
+      const { space, slug } = locate(a, ref, 'invocation', usage);
+      if (!toolchain || !fn) throw new UsageError(`name the toolchain and the function: ${usage}`);
+      // Arguments as typed: --name=value or positional; a value starting template: is rendered from the parameters.
+      const Arguments = words.map((w) => {
+        const m = /^--([a-z][a-z-]*)=(.*)$/s.exec(w);
+        const [name, value] = m ? [m[1], m[2]!] : [undefined, w];
+        return { ...(name ? { ParameterName: name } : {}), ...(value.startsWith('template:') ? { Value: value.slice('template:'.length), Evaluator: 'template' } : { Value: value }) };
+      });
+      const Parameters = flags(a, 'parameter').map((p) => {
+        const m = /^([^:]+):([^:]+)(?::(true|false))?$/.exec(p);
+        if (!m) throw new UsageError(`--parameter takes name:type[:required], e.g. tag:string:true; got '${p}'`);
+        return { ParameterName: m[1], DataType: m[2], Required: m[3] === 'true' };
+      });
+      const body = { Slug: slug, ToolchainType: toolchain, FunctionInvocations: [{ FunctionName: fn, Arguments }], Parameters, Labels: pairs(a, 'label') };
+      print((await c.post<Invocation>(`/space/${seg(space)}/invocation`, body)).body, out(a), COLUMNS.invocation);
+    },
+  },
   target: {
     ...spaceKind('target', 'target'),
     create: async (a, c) => {
@@ -122,6 +144,17 @@ export const spacesHelp: HelpTable = {
     get: refHelp('get', 'Filter', 'filter', 'prod-spaces'),
     delete: refHelp('delete', 'Filter', 'filter', 'prod-spaces'),
     create: { summary: 'Save a where expression over an entity, to select by name later', args: [['<filter>', '<slug> with --space, or <space>/<slug>'], ['[entity]', 'what it selects: Space, Unit, … (or --from)']], flags: ['space', ['from', 'the entity it selects (or the second argument)', '<entity>'], 'where-field', ['where', 'the same as --where-field']], example: "cub filter create --space acme-base prod-spaces Space --where-field \"Labels.Stage = 'Prod'\"" },
+  },
+  invocation: {
+    list: listHelp('Invocations', 'invocation'),
+    get: refHelp('get', 'Invocation', 'invocation', 'set-image'),
+    delete: refHelp('delete', 'Invocation', 'invocation', 'set-image'),
+    create: {
+      summary: 'Save an operation to run in each Space a ChangeOrder reaches: a function with arguments, templates over declared parameters',
+      args: [['<invocation>', '<slug> with --space, or <space>/<slug>'], ['<toolchain>', 'the ToolchainType it runs on, e.g. Kubernetes/YAML'], ['[function-and-args...]', "after --: the function and its arguments, positional or --name=value; 'template:{{ .Params.x }}' renders a parameter"]],
+      flags: ['space', 'parameter', 'label'],
+      example: "cub invocation create --space platform set-image Kubernetes/YAML --parameter tag:string:true -- set-image-reference-by-uri --repository-uri=ghcr.io/acme/acme --image-reference='template:{{ .Params.tag }}'",
+    },
   },
   target: {
     list: listHelp('Targets', 'target'),

@@ -54,6 +54,18 @@ export const unitsCommands: Record<string, Record<string, Command>> = {
       const usage = 'cub unit update --space <space> <unit> [<file|->] [--label k=v] [--change-desc D] [--changeset CS] | --upgrade | --merge-source X [--merge-base N] [--merge-end M] | --restore <rev> | --revert <range>';
       const { space, slug } = locate(a, a.positional[0] ?? flag(a, 'unit'), 'unit', usage);
       const path = `/space/${seg(space)}/unit/${seg(slug)}`;
+      if (flag(a, 'resolve') !== undefined) {
+        // --patch --resolve Link:* resolves the Unit's TransformPaths Links (at the upstream's head or --merge-end).
+        const r = await c.post<{ UnitSlug: string; Changed: boolean; RevisionNum: number; Links: { LinkSlug: string; UpstreamRevisionNum: number; Values: Record<string, string> }[] }>(`${path}/resolve`, {
+          Resolve: flag(a, 'resolve'),
+          MergeEndRevisionNum: flag(a, 'merge-end') === undefined ? undefined : Number(flag(a, 'merge-end')),
+          ChangeDescription: flag(a, 'change-desc'),
+          DryRun: bool(a, 'dry-run') || undefined,
+        });
+        if ((out(a) ?? 'table') !== 'table') return print(r.body, out(a));
+        process.stdout.write(`${r.body.Changed ? `${bool(a, 'dry-run') ? 'Would resolve' : 'Resolved'} ${r.body.UnitSlug} as revision ${r.body.RevisionNum}` : `${r.body.UnitSlug} already reflects its links (revision ${r.body.RevisionNum})`}\n`);
+        return print(r.body.Links, 'table', [['Link', (l) => l.LinkSlug], ['Upstream', (l) => l.UpstreamRevisionNum], ['Values', (l) => l.Values]]);
+      }
       if (bool(a, 'upgrade') || flag(a, 'merge-source')) {
         const num = (n: string) => (flag(a, n) === undefined ? undefined : Number(flag(a, n)));
         const r = await c.post<UnitResult>(`${path}/upgrade`, {
@@ -227,7 +239,7 @@ export const unitsHelp: HelpTable = {
     update: {
       summary: 'Change a Unit: new data or labels, merge from upstream, restore or revert',
       args: [unitArg, ['[file]', 'its new data, or - for standard input']],
-      flags: ['space', 'unit', 'label', 'remove-label', 'annotation', 'remove-annotation', 'change-desc', 'changeset', 'target', 'new-slug', 'upgrade', 'change-order', 'prior-revisions', 'merge-source', 'merge-base', 'merge-end', 'squash', 'dry-run', 'restore', 'revert'],
+      flags: ['space', 'unit', 'label', 'remove-label', 'annotation', 'remove-annotation', 'change-desc', 'changeset', 'target', 'new-slug', 'upgrade', 'change-order', 'prior-revisions', 'merge-source', 'merge-base', ['merge-end', 'merge (or resolve) up to this upstream revision'], 'squash', 'dry-run', 'restore', 'revert', 'patch', 'resolve'],
       example: 'cub unit update --space acme-dev backend --upgrade --dry-run -o mutations',
     },
     conflicts: { summary: 'Show the protected paths an upstream merge could not change; apply or dismiss them', args: [unitArg], flags: ['space', 'unit', 'apply', 'dismiss', 'dry-run'], example: 'cub unit conflicts --space acme-dev backend --apply --dry-run' },

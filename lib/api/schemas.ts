@@ -107,6 +107,20 @@ export const UpdateChangeSet = z.strictObject({ ...commonUpdate, Description: z.
 export const CreateFilter = z.strictObject({ ...commonCreate, From: z.string().min(1), Where: z.string().min(1).max(4096) });
 export const UpdateFilter = z.strictObject({ ...commonUpdate, Where: z.string().min(1).max(4096).optional() });
 
+const InvocationCalls = z
+  .array(
+    z.strictObject({
+      FunctionName: z.string().min(1).max(128),
+      // ParameterName may be left out: positional arguments are named in the function's order.
+      Arguments: z.array(z.strictObject({ ParameterName: z.string().min(1).max(128).optional(), Value: z.string().max(4096), Evaluator: z.literal('template').optional() })).max(20),
+    }),
+  )
+  .min(1)
+  .max(20);
+const InvocationParameters = z.array(z.strictObject({ ParameterName: z.string().regex(/^[A-Za-z_][A-Za-z0-9_-]{0,62}$/, 'must be a name: letters, digits, - and _'), DataType: z.enum(['string', 'int', 'bool']), Required: z.boolean() })).max(20);
+export const CreateInvocation = z.strictObject({ ...commonCreate, ToolchainType: z.enum(TOOLCHAIN_TYPES), FunctionInvocations: InvocationCalls, Parameters: InvocationParameters.optional() });
+export const UpdateInvocation = z.strictObject({ ...commonUpdate, FunctionInvocations: InvocationCalls.optional(), Parameters: InvocationParameters.optional() });
+
 export const Facts = z.record(z.string().min(1).max(128), z.string().max(4096));
 export const CreateTarget = z.strictObject({ ...commonCreate, Facts: Facts.optional() });
 export const UpdateTarget = z.strictObject({ ...commonUpdate, Facts: z.record(z.string().min(1).max(128), z.string().max(4096).nullable()).optional() });
@@ -157,6 +171,8 @@ export const UpgradeUnit = z.strictObject({
   Squash: z.boolean().optional(),
   DryRun: z.boolean().optional(),
 });
+/** `cub unit update --patch --resolve Link:*`: resolve TransformPaths Links at the upstream's head or MergeEndRevisionNum. */
+export const ResolveLinks = z.strictObject({ Resolve: z.string().min(1).max(300), MergeEndRevisionNum: z.number().int().positive().optional(), ChangeDescription: z.string().max(4096).optional(), DryRun: z.boolean().optional() });
 export const RestoreUnit = z.strictObject({ Revision: RevisionRef, ChangeDescription: z.string().max(4096).optional() });
 export const RevertUnit = z.strictObject({ Range: z.string().regex(/^\d+((-|\.\.)\d+)?$/, "must be 'N' or 'A-B' (revision numbers)"), ChangeDescription: z.string().max(4096).optional() });
 export const ResolveConflicts = z.strictObject({ Action: z.enum(['Apply', 'Dismiss']), DryRun: z.boolean().optional() });
@@ -245,6 +261,11 @@ export const CreateChangeOrder = z.strictObject({
   EndTagID: Ref.optional(),
   PriorRevisions: z.enum(PriorRevisionsModes).default('Include'),
   AllowExists: z.boolean().optional(),
+  // Invoke: the Invocation, its parameter values, and which Units it runs on.
+  InvocationID: Ref.optional(),
+  Parameters: z.record(z.string().min(1).max(63), z.string().max(4096)).optional(),
+  WhereUnit: z.string().max(4096).optional(),
+  UnitFilterID: Ref.optional(),
 });
 export const UpdateChangeOrder = z.strictObject({
   Version: Version.optional(),
@@ -265,6 +286,7 @@ export const Promote = z.strictObject({
   PriorRevisions: z.enum(PriorRevisionsModes).optional(),
   Force: z.boolean().optional(),
   ForceReason: z.string().min(1).max(1024).optional(),
+  Protect: z.boolean().optional(),
 });
 
 /** `POST /demote` (cub variant demote): take an aborted ChangeOrder back out of one Space. */

@@ -6,6 +6,7 @@ import { parseWhere, type Query } from '../where/index.ts';
 import { bySlug, findComponent, findInSpace, findSpace } from '../variants/lookup.ts';
 import { intervalOf } from './intervals.ts';
 import { intervalMarks } from './marks.ts';
+import { createInvokeChangeOrder } from './invoke.ts';
 import type { ChangeDeps } from './ports.ts';
 import { selectScope } from './scope.ts';
 import { orgSpaces } from './stages.ts';
@@ -24,6 +25,11 @@ export interface CreateChangeOrderInput {
   EndTagID?: string;
   PriorRevisions: PriorRevisions;
   AllowExists?: boolean;
+  /** Invoke only: the Invocation, its parameter values, and the Units it runs on. */
+  InvocationID?: string;
+  Parameters?: Record<string, string>;
+  WhereUnit?: string;
+  UnitFilterID?: string;
 }
 
 /** The marks of the ChangeOrder's first transaction leave room for the ChangeOrder, its Tags, progress and their slug claims. */
@@ -37,6 +43,8 @@ export async function createChangeOrder(deps: ChangeDeps, caller: Caller, base: 
     if (existing && body.AllowExists) return { co: existing, existed: true };
     throw new Conflict(`change order '${body.Slug}' already exists in space '${base.Slug}'`);
   }
+  if (body.UpdateType === 'Invoke') return { co: await createInvokeChangeOrder(deps, caller, base, body), existed: false };
+  for (const k of ['InvocationID', 'Parameters', 'WhereUnit', 'UnitFilterID'] as const) if (body[k] !== undefined) throw new Invalid(`${k} applies only to an Invoke change order (--update-type Invoke)`);
   const workflow = body.ChangeWorkflowID ? (await findInSpace<ChangeWorkflow>(deps, caller, base, 'ChangeWorkflow', body.ChangeWorkflowID)).item : undefined;
   const updateType = body.UpdateType;
   const units = (await deps.store.listUnits(base.SpaceID)).sort(bySlug);

@@ -6,11 +6,12 @@ import { retryOnConflict } from '../util/retry.ts';
 import { marksOf } from './marks.ts';
 import type { ChangeDeps } from './ports.ts';
 import { gateContext, gateState, readsAttestations } from './stages.ts';
+import { effectiveProgress } from './selection.ts';
 import { deriveProgress, lastNonEmpty, reachedStage, recordedStageIndex } from './state.ts';
 
 /** A ChangeOrder with State and the Space sets derived from its progress; Completed from Final over the last Stage when asked. */
 export async function derive(deps: ChangeDeps, caller: Caller, co: ChangeOrder, opts: { completed?: boolean; spaces?: Map<string, Space> } = {}): Promise<ChangeOrderView> {
-  const progress = await deps.store.progressOf(co.ChangeOrderID);
+  const progress = await effectiveProgress(deps, co, await deps.store.progressOf(co.ChangeOrderID));
   // A list derives many ChangeOrders from one reading of the organization's Spaces.
   const spaces = opts.spaces ?? new Map((await deps.store.listSpaces(caller.OrganizationID)).map((s) => [s.SpaceID, s]));
   const out: ChangeOrderView = { ...co, ...deriveProgress(co, progress, spaces) };

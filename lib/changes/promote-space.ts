@@ -8,6 +8,7 @@ import { cachedReader, mergeInto, UnitAction, type UnitResult, type UpstreamRead
 import { intervalMarks, marksOf, type CoMarks } from './marks.ts';
 import type { ChangeDeps } from './ports.ts';
 import { recordTaken } from './progress.ts';
+import { promoteInvokeSpace } from './invoke.ts';
 
 /** What a promotion did in one Space. */
 export const SpaceAction = {
@@ -70,10 +71,12 @@ export interface PromoteContext {
    * wave previews merging from what an earlier wave would write, as the real run does.
    */
   preview: Map<string, { unit: Unit; data: string; storedHead: number }>;
+  /** Invoke: protect the paths the Invocation writes. */
+  protect: boolean;
 }
 
 /** A promotion's shared context: the ChangeOrder's marks, read once, and one cache of upstream revisions. */
-export async function promoteContext(deps: ChangeDeps, co: ChangeOrder, o: { prior?: PriorRevisions; dryRun?: boolean; marks?: CoMarks; spaces?: Space[] }): Promise<PromoteContext> {
+export async function promoteContext(deps: ChangeDeps, co: ChangeOrder, o: { prior?: PriorRevisions; dryRun?: boolean; marks?: CoMarks; spaces?: Space[]; protect?: boolean }): Promise<PromoteContext> {
   // With the organization's Spaces known, an UpgradeUnit change knows which Spaces nothing is cloned from.
   const upstreams = o.spaces && co.UpdateType === 'UpgradeUnit' ? new Set(o.spaces.map((s) => s.UpstreamSpaceID).filter(Boolean)) : undefined;
   const preview = new Map<string, { unit: Unit; data: string; storedHead: number }>();
@@ -95,6 +98,7 @@ export async function promoteContext(deps: ChangeDeps, co: ChangeOrder, o: { pri
     hasFollowers: (id) => !upstreams || upstreams.has(id),
     spaceSlugs: new Map((o.spaces ?? []).map((s) => [s.SpaceID, s.Slug])),
     preview,
+    protect: !!o.protect,
   };
 }
 
@@ -118,6 +122,17 @@ export async function restingRevision(deps: ChangeDeps, ctx: PromoteContext, spa
 export async function promoteSpace(deps: ChangeDeps, caller: Caller, ctx: PromoteContext, space: Space): Promise<SpaceResult> {
   const { co, marks } = ctx;
   const res: SpaceResult = { SpaceID: space.SpaceID, SpaceSlug: space.Slug, Action: SpaceAction.Promote, Units: [] };
+  if (co.UpdateType === 'Invoke') {
+    // Nothing to merge: the Invocation runs on the Units the selection picks here.
+    const r = await promoteInvokeSpace(deps, caller, co, marks, space, { dryRun: ctx.dryRun, protect: ctx.protect });
+    res.Units = r.units as PromotedUnit[];
+    const failed = r.units.filter((u) => u.Error);
+    if (failed.length) {
+      res.Action = SpaceAction.Failed;
+      res.Error = failed.map((u) => `${u.UnitSlug}: ${u.Error!.Message}`).join('; ');
+    } else if (!ctx.dryRun) await recordTaken(deps, co, space, deps.now().toISOString());
+    return res;
+  }
   const [unitsList, links] = await Promise.all([deps.store.listUnits(space.SpaceID), deps.store.listInSpace<Link>('Link', space.SpaceID)]);
   const now = deps.now().toISOString();
   const linkOf = new Map(links.filter((l) => l.UpdateType === co.UpdateType).map((l) => [l.FromUnitID, l]));
@@ -300,6 +315,7 @@ async function restMarks(deps: ChangeDeps, ctx: PromoteContext, space: Space, un
 /** Upgrades one Unit with a ChangeOrder's range: a repair, not a promotion, so it is not gated and clones nothing. */
 export async function upgradeUnitWithChangeOrder(deps: ChangeDeps, caller: Caller, co: ChangeOrder, space: Space, unit: Unit, o: { dryRun?: boolean; priorRevisions?: PriorRevisions }): Promise<PromotedUnit> {
   if (co.AbortedReason) throw new Conflict(`change order '${co.Slug}' was aborted (${co.AbortedReason})`);
+  if (co.UpdateType === 'Invoke') throw new Invalid(`change order '${co.Slug}' is an Invoke change order: there is no upstream revision to merge; promote it into the Space (cub variant promote --change-order … ${space.Slug})`);
   const link = (await deps.store.listInSpace<Link>('Link', space.SpaceID)).find((l) => l.FromUnitID === unit.UnitID && l.UpdateType === co.UpdateType);
   if (!link) throw new Invalid(`unit '${unit.Slug}' has no ${co.UpdateType} link for change order '${co.Slug}' to follow`);
   const ctx = await promoteContext(deps, co, { prior: o.priorRevisions, dryRun: o.dryRun });

@@ -41,6 +41,8 @@ export interface PromoteOptions {
   priorRevisions?: PriorRevisions;
   force?: boolean;
   forceReason?: string;
+  /** Invoke only: protect the paths the Invocation writes. */
+  protect?: boolean;
 }
 
 /** The target Spaces a promotion names (by reference, or by a where over the ChangeOrder's scope), each in scope. */
@@ -70,6 +72,7 @@ async function mergeSources(deps: ChangeDeps, targets: Space[]): Promise<Map<str
 export async function promoteChangeOrder(deps: ChangeDeps, caller: Caller, co: ChangeOrder, base: Space, o: PromoteOptions): Promise<PromoteOutcome> {
   if (co.AbortedReason) throw new Conflict(`change order '${co.Slug}' was aborted (${co.AbortedReason}); promote a new one`);
   if (o.force && !o.forceReason) throw new Invalid('--force needs --force-reason, which the change order records');
+  if (o.protect && co.UpdateType !== 'Invoke') throw new Invalid('--protect is refused here: promoting a change order along the clone lineage or over MergeUnits links is a merge, which protection holds paths against');
   const [marks, { spaces, stages, progress, view }] = await Promise.all([marksOf(deps, co), gateContext(deps, caller, co)]);
   const named = o.spaces?.length || o.whereSpace ? await namedTargets(deps, caller, co, o) : undefined;
   const plan = planPromotion(stages, base, (id) => progress.has(id), named ? { named } : { targetStage: o.targetStage });
@@ -101,7 +104,7 @@ export async function promoteChangeOrder(deps: ChangeDeps, caller: Caller, co: C
     throw new GateRefused(result.Message, result);
   }
   result.Forced = failedGates.length > 0;
-  const ctx = await promoteContext(deps, co, { prior: o.priorRevisions, dryRun: o.dryRun, marks, spaces });
+  const ctx = await promoteContext(deps, co, { prior: o.priorRevisions, dryRun: o.dryRun, marks, spaces, protect: o.protect });
   const promoteOne = async (space: Space): Promise<SpaceResult> => {
     if (progress.has(space.SpaceID)) return { SpaceID: space.SpaceID, SpaceSlug: space.Slug, Action: SpaceAction.Unchanged, Units: [] };
     if (co.UpdateType === 'UpgradeUnit' && space.UpstreamSpaceID && space.UpstreamSpaceID !== base.SpaceID && !progress.has(space.UpstreamSpaceID)) {

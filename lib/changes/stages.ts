@@ -5,6 +5,7 @@ import { matches, parseWhere, relationsUsed, type Query } from '../where/index.t
 import { releasesOf } from '../releases/bundle.ts';
 import { bySlug } from '../variants/lookup.ts';
 import type { CoMarks } from './marks.ts';
+import { effectiveProgress } from './selection.ts';
 import type { ChangeDeps } from './ports.ts';
 import { deriveProgress, type StageSpaces } from './state.ts';
 
@@ -92,7 +93,8 @@ export interface GateContext {
 
 /** Reads a ChangeOrder's progress and the organization's Spaces once, for its Stages, gates and CEL view. */
 export async function gateContext(deps: ChangeDeps, caller: Caller, co: ChangeOrder): Promise<GateContext> {
-  const [spaces, progressList] = await Promise.all([workflowSpaces(deps, caller, co), deps.store.progressOf(co.ChangeOrderID)]);
+  const [spaces, recorded] = await Promise.all([workflowSpaces(deps, caller, co), deps.store.progressOf(co.ChangeOrderID)]);
+  const progressList = await effectiveProgress(deps, co, recorded);
   return {
     spaces,
     stages: stagesOver(co, spaces),

@@ -251,6 +251,11 @@ export function functionNames(): string[] {
   return Object.keys(FUNCTIONS);
 }
 
+/** A function's parameter names, in order (unknown function: 400 naming the known ones). */
+export function functionParams(name: string): string[] {
+  return lookup(name).params.map((p) => p.name);
+}
+
 /** Whether a function only reads. */
 export function isReadOnly(name: string): boolean {
   return lookup(name).readOnly;

@@ -52,7 +52,7 @@ export const PriorRevisionsModes = ['Include', 'Skip', 'Error', 'All'] as const;
 export type PriorRevisions = (typeof PriorRevisionsModes)[number];
 
 /** How a ChangeOrder carries its change: along the clone lineage, or along MergeUnits Links. */
-export const ChangeOrderUpdateTypes = ['UpgradeUnit', 'MergeUnits'] as const;
+export const ChangeOrderUpdateTypes = ['UpgradeUnit', 'MergeUnits', 'Invoke'] as const;
 export type ChangeOrderUpdateType = (typeof ChangeOrderUpdateTypes)[number];
 
 /** A ChangeOrder's states, derived when read. */
@@ -117,6 +117,12 @@ export interface ChangeOrder extends InSpace {
   /** When the abort was recorded, and by whom. */
   AbortedAt?: string;
   AbortedBy?: string;
+  /** Invoke: the Invocation run in each Space (copied, so every Space gets the same), its parameter values, and the Units it selects. */
+  InvocationID?: string;
+  Invocation?: { Slug: string; ToolchainType: string; FunctionInvocations: { FunctionName: string; Arguments: { ParameterName: string; Value: string; Evaluator?: 'template' }[] }[] };
+  Parameters?: Record<string, string>;
+  WhereUnit?: string;
+  UnitFilterID?: string;
   /** The Tag marking what each demoted Unit was restored to; made by the first demote. */
   RestoreTagID?: string;
   SkippedUnits: StringMap;

@@ -235,3 +235,26 @@ export interface Link extends InSpace {
 
 /** A Link as read: `Stale` when its upstream has revisions past the cursor. */
 export type LinkView = Link & { Stale: boolean };
+
+/** One argument of a saved function call: a literal, or a template over the Invocation's parameters. */
+export interface InvocationArgument {
+  ParameterName: string;
+  Value: string;
+  /** `template`: Value is rendered with `{{ .Params.<name> }}` from the parameter values. */
+  Evaluator?: 'template';
+}
+
+/** A parameter an Invocation declares, given a value by each ChangeOrder that runs it. */
+export interface InvocationParameter {
+  ParameterName: string;
+  DataType: 'string' | 'int' | 'bool';
+  Required: boolean;
+}
+
+/** A saved operation: function calls with arguments, to run in each Space a ChangeOrder is promoted into. */
+export interface Invocation extends InSpace {
+  InvocationID: string;
+  ToolchainType: ToolchainType;
+  FunctionInvocations: { FunctionName: string; Arguments: InvocationArgument[] }[];
+  Parameters: InvocationParameter[];
+}

@@ -1,7 +1,7 @@
 import type { ApiToken, ChangeOrder, Component, Group, Link, Mark, Progress, Mutation, Organization, Revision, Space, StoredRevision, Tag, Unit, User } from '../model/entities.ts';
 
 /** The kinds of Space-resident entity stored alike: an ID, a slug unique in the Space, a Version. */
-export type SpaceKind = 'Tag' | 'ChangeSet' | 'Filter' | 'Target' | 'Link' | 'Release' | 'ChangeWorkflow' | 'ChangeOrder' | 'Attestation';
+export type SpaceKind = 'Tag' | 'ChangeSet' | 'Filter' | 'Target' | 'Link' | 'Release' | 'ChangeWorkflow' | 'ChangeOrder' | 'Attestation' | 'Invocation';
 
 /** The kinds that live under the organization, slugs unique in it. */
 export type OrgKind = 'User' | 'Group';

@@ -54,6 +54,7 @@ const ID_FIELD: Record<SpaceKind | OrgKind | 'Space' | 'Component' | 'Unit', str
   User: 'UserID',
   Group: 'GroupID',
   Attestation: 'AttestationID',
+  Invocation: 'InvocationID',
   Link: 'LinkID',
   Release: 'ReleaseID',
   ChangeWorkflow: 'ChangeWorkflowID',

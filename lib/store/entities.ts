@@ -178,6 +178,7 @@ const spaceEntity = (entity: string, idField: string, extra: Record<string, unkn
 export const Tag = spaceEntity('tag', 'TagID', { ChangeOrderID: str, ChangeSetID: str, ReleaseID: str });
 export const ChangeSet = spaceEntity('changeset', 'ChangeSetID', { Description: str, StartTagID: str, EndTagID: str, State: str });
 export const Filter = spaceEntity('filter', 'FilterID', { From: str, Where: str });
+export const Invocation = spaceEntity('invocation', 'InvocationID', { ToolchainType: reqStr, FunctionInvocations: reqAny, Parameters: reqAny } as never);
 export const Target = spaceEntity('target', 'TargetID', { Facts: any, LastReleaseNum: num as never });
 
 /** A published bundle of a Space's Units; content fields never change, LiveStatus and labels do. */
@@ -270,6 +271,11 @@ export const ChangeOrder = new Entity({
     AbortedAt: str,
     AbortedBy: str,
     RestoreTagID: str,
+    InvocationID: str,
+    Invocation: any,
+    Parameters: any,
+    WhereUnit: str,
+    UnitFilterID: str,
     SkippedUnits: reqAny,
     PriorRevisions: { type: PriorRevisionsModes, required: true },
     Stage: str,
@@ -305,7 +311,7 @@ export function makeService(raw: unknown, table: string) {
   // Optional fields left undefined inside maps and lists are dropped, not refused.
   const client = DynamoDBDocumentClient.from(raw as DynamoDBClient, { marshallOptions: { removeUndefinedValues: true } });
   return new Service(
-    { Organization, User, Group, ApiToken, Attestation, SlugClaim, Space, Component, Unit, Revision, Mutation, Tag, ChangeSet, Filter, Target, Mark, Link, Release, Counter, ChangeWorkflow, ChangeOrder, Progress },
+    { Organization, User, Group, ApiToken, Attestation, Invocation, SlugClaim, Space, Component, Unit, Revision, Mutation, Tag, ChangeSet, Filter, Target, Mark, Link, Release, Counter, ChangeWorkflow, ChangeOrder, Progress },
     { client: client as never, table },
   );
 }

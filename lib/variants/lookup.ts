@@ -55,7 +55,7 @@ export async function findInSpace<T>(deps: LookupDeps, caller: Caller, space: Sp
 }
 
 function kindName(kind: SpaceKind): string {
-  return { Tag: 'tag', ChangeSet: 'changeset', Filter: 'filter', Target: 'target', Link: 'link', Release: 'release', ChangeWorkflow: 'changeworkflow', ChangeOrder: 'changeorder', Attestation: 'attestation' }[kind];
+  return { Tag: 'tag', ChangeSet: 'changeset', Filter: 'filter', Target: 'target', Link: 'link', Release: 'release', ChangeWorkflow: 'changeworkflow', ChangeOrder: 'changeorder', Attestation: 'attestation', Invocation: 'invocation' }[kind];
 }
 
 /** Finds a Unit named `unit` (in `space`) or `space/unit`. */

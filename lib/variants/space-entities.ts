@@ -1,11 +1,12 @@
-import { ChangeSetState, newEntity, patched, patchMap, type Caller, type ChangeSet, type InSpace, type Space, type Tag, type Unit } from '../model/entities.ts';
+import { ChangeSetState, newEntity, patched, patchMap, type Caller, type ChangeSet, type InSpace, type Invocation, type Space, type Tag, type Unit } from '../model/entities.ts';
+import { nameArguments, validateInvocation } from '../config/invocations.ts';
 import { Conflict, expectVersion, Invalid } from '../model/errors.ts';
 import type { Deps } from '../ports/deps.ts';
 import type { SpaceKind } from '../ports/store.ts';
 import { FILTERABLE, parseWhere } from '../where/index.ts';
 
 /** The kinds kept alike in a Space: Tags, ChangeSets, Filters and Targets. */
-export type SimpleKind = 'Tag' | 'ChangeSet' | 'Filter' | 'Target';
+export type SimpleKind = 'Tag' | 'ChangeSet' | 'Filter' | 'Target' | 'Invocation';
 
 /** What a person gives to create or change one: common fields, and the kind's own. */
 export type EntityInput = { Slug?: string; DisplayName?: string; Labels?: Record<string, string | null>; Annotations?: Record<string, string | null>; Version?: number } & Record<string, unknown>;
@@ -34,6 +35,21 @@ const RULES: Record<SimpleKind, { idField: string; fields(body: EntityInput): Re
     apply(item, body) {
       if (body.Where !== undefined) parseWhere(String(body.Where), String(item.From));
       return { Where: body.Where ?? item.Where };
+    },
+  },
+  Invocation: {
+    idField: 'InvocationID',
+    fields(body) {
+      const i = body as unknown as Pick<Invocation, 'ToolchainType' | 'FunctionInvocations' | 'Parameters'>;
+      const calls = i.FunctionInvocations.map(nameArguments);
+      validateInvocation(i.ToolchainType, calls, i.Parameters ?? []);
+      return { ToolchainType: i.ToolchainType, FunctionInvocations: calls, Parameters: i.Parameters ?? [] };
+    },
+    apply(item, body) {
+      const cur = item as unknown as Invocation;
+      const next = { FunctionInvocations: ((body.FunctionInvocations as Invocation['FunctionInvocations'] | undefined) ?? cur.FunctionInvocations).map(nameArguments), Parameters: (body.Parameters as Invocation['Parameters'] | undefined) ?? cur.Parameters };
+      validateInvocation(cur.ToolchainType, next.FunctionInvocations, next.Parameters);
+      return next;
     },
   },
   Target: {

@@ -127,6 +127,7 @@ export const ENTITY_ATTRIBUTES: Record<string, EntityAttributes> = {
     relations: {},
   },
   Target: { entity: 'Target', attributes: { ...inSpace, TargetID: 'uuid', Facts: 'map' }, relations: {} },
+  Invocation: { entity: 'Invocation', attributes: { ...inSpace, InvocationID: 'uuid', ToolchainType: 'string' }, relations: {} },
   User: { entity: 'User', attributes: { Slug: 'string', DisplayName: 'string', OrganizationID: 'uuid', CreatedAt: 'time', UpdatedAt: 'time', Version: 'int', UserID: 'uuid', Role: 'string' }, relations: {} },
   Group: { entity: 'Group', attributes: { Slug: 'string', DisplayName: 'string', OrganizationID: 'uuid', CreatedAt: 'time', UpdatedAt: 'time', Version: 'int', GroupID: 'uuid', MemberUserIDs: 'array' }, relations: {} },
   Attestation: {

@@ -5,7 +5,7 @@ import { TRANSACTION_MAX_ITEMS } from '../../lib/util/chunk.ts';
 
 type Item = Record<string, any>;
 
-const ID: Record<string, string> = { User: 'UserID', Group: 'GroupID', ApiToken: 'TokenHash', Attestation: 'AttestationID', Space: 'SpaceID', Component: 'ComponentID', Unit: 'UnitID', Tag: 'TagID', ChangeSet: 'ChangeSetID', Filter: 'FilterID', Target: 'TargetID', Link: 'LinkID', Release: 'ReleaseID', ChangeWorkflow: 'ChangeWorkflowID', ChangeOrder: 'ChangeOrderID' };
+const ID: Record<string, string> = { User: 'UserID', Group: 'GroupID', ApiToken: 'TokenHash', Attestation: 'AttestationID', Invocation: 'InvocationID', Space: 'SpaceID', Component: 'ComponentID', Unit: 'UnitID', Tag: 'TagID', ChangeSet: 'ChangeSetID', Filter: 'FilterID', Target: 'TargetID', Link: 'LinkID', Release: 'ReleaseID', ChangeWorkflow: 'ChangeWorkflowID', ChangeOrder: 'ChangeOrderID' };
 
 /** The key of an item of a kind, as the table would have it. */
 function keyOf(kind: WriteKind, i: Item): string {

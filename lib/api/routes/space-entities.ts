@@ -5,7 +5,7 @@ import { createSpaceEntity, deleteSpaceEntity, updateSpaceEntity, type EntityInp
 import { listQueries, page } from '../lists.ts';
 import { pathSpace, withSpace } from '../resolve.ts';
 import { listReply, route, type Route } from '../route.ts';
-import { CreateChangeSet, CreateFilter, CreateTag, CreateTarget, ListQuery, NoBody, NoQuery, UpdateChangeSet, UpdateFilter, UpdateTag, UpdateTarget } from '../schemas.ts';
+import { CreateChangeSet, CreateFilter, CreateInvocation, CreateTag, CreateTarget, ListQuery, NoBody, NoQuery, UpdateChangeSet, UpdateFilter, UpdateInvocation, UpdateTag, UpdateTarget } from '../schemas.ts';
 
 type Created = z.output<typeof CreateTag> & EntityInput;
 type Updated = z.output<typeof UpdateTag> & EntityInput;
@@ -97,4 +97,5 @@ export const spaceEntityRoutes: Route[] = [
   ...crud({ kind: 'ChangeSet', segment: 'change_set', create: CreateChangeSet as never, update: UpdateChangeSet as never }),
   ...crud({ kind: 'Filter', segment: 'filter', create: CreateFilter as never, update: UpdateFilter as never }),
   ...crud({ kind: 'Target', segment: 'target', create: CreateTarget as never, update: UpdateTarget as never }),
+  ...crud({ kind: 'Invocation', segment: 'invocation', create: CreateInvocation as never, update: UpdateInvocation as never }),
 ];

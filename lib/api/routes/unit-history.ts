@@ -5,14 +5,26 @@ import { applyConflicts, dismissConflicts } from '../../variants/conflicts.ts';
 import { restoreUnit, revertUnit } from '../../variants/history.ts';
 import { findInSpace } from '../../variants/lookup.ts';
 import { mergeFromSource, upgradeUnit } from '../../variants/merge.ts';
+import { resolveLinks } from '../../variants/resolve.ts';
 import { spaceAndUnit, withSpace } from '../resolve.ts';
 import { route } from '../route.ts';
-import { NoQuery, ResolveConflicts, RestoreUnit, RevertUnit, UpgradeUnit } from '../schemas.ts';
+import { NoQuery, ResolveConflicts, ResolveLinks, RestoreUnit, RevertUnit, UpgradeUnit } from '../schemas.ts';
 
 const unitPath = '/space/{space_id}/unit/{unit_id}';
 
 /** A Unit's history moved on purpose: upgrade or merge from upstream, restore, revert, resolve conflicts. */
 export const unitHistoryRoutes = [
+  route({
+    method: 'POST',
+    path: `${unitPath}/resolve`,
+    name: 'ResolveLinks',
+    query: NoQuery,
+    body: ResolveLinks,
+    async handle({ deps, caller, params, body }) {
+      const { space, unit } = await spaceAndUnit(deps, caller, params);
+      return { body: await resolveLinks(deps, caller, space, unit, { which: body.Resolve, mergeEnd: body.MergeEndRevisionNum, dryRun: body.DryRun, description: body.ChangeDescription }) };
+    },
+  }),
   route({
     method: 'POST',
     path: `${unitPath}/upgrade`,

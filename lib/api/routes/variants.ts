@@ -65,11 +65,12 @@ export const variantRoutes = [
           priorRevisions: body.PriorRevisions,
           force: body.Force,
           forceReason: body.ForceReason,
+          protect: body.Protect,
         });
         return { status: outcome === 'Partial' ? 207 : 200, body: result };
       }
       if (!body.Space) throw new Invalid('name the Space to promote, or a ChangeOrderID');
-      for (const k of ['TargetStage', 'Spaces', 'WhereSpace', 'PriorRevisions', 'Force', 'ForceReason'] as const) {
+      for (const k of ['TargetStage', 'Spaces', 'WhereSpace', 'PriorRevisions', 'Force', 'ForceReason', 'Protect'] as const) {
         if (body[k] !== undefined) throw new Invalid(`${k} applies only to a change order promotion`);
       }
       const space = await findSpace(deps, caller, body.Space);
