@@ -137,20 +137,8 @@ export async function approve(deps: ChangeDeps, caller: Caller, o: ApproveInput)
         return { UnitID: u.UnitID, RevisionNum: u.RevisionNum!, DataHash: r.DataHash };
       }),
     );
-    const id = deps.newId();
-    const a: Attestation = {
-      ...newEntity(deps, caller.OrganizationID, { Slug: id }),
-      SpaceID: space.SpaceID,
-      AttestationID: id,
-      UserID: caller.UserID,
-      Type: type,
-      Result: result,
-      Note: o.Note,
-      Claims: o.Claims ?? {},
-      ChangeOrderID: co?.ChangeOrderID,
-      ExpiresAt: expires ? new Date(now.getTime() + expires).toISOString() : undefined,
-      Revisions: revisions,
-    };
+    const a = attestation(deps, caller, space, { Type: type, Result: result, Note: o.Note, Claims: o.Claims ?? {}, ChangeOrderID: co?.ChangeOrderID, ExpiresAt: expires ? new Date(now.getTime() + expires).toISOString() : undefined, Revisions: revisions });
+    const id = a.AttestationID;
     writes.push(a);
     out.Spaces.push({ SpaceID: space.SpaceID, SpaceSlug: space.Slug, Action: 'Attest', AttestationID: o.DryRun ? undefined : id, Units: units });
   }
@@ -159,6 +147,12 @@ export async function approve(deps: ChangeDeps, caller: Caller, o: ApproveInput)
     out.Attestations = writes;
   }
   return out;
+}
+
+/** A new attestation record by the caller in a Space (its Slug is its ID: attestations have no names). */
+function attestation(deps: ChangeDeps, caller: Caller, space: Space, fields: Pick<Attestation, 'Type' | 'Result' | 'Note' | 'Claims' | 'ChangeOrderID' | 'ExpiresAt' | 'RevokedAttestationID' | 'Revisions'>): Attestation {
+  const id = deps.newId();
+  return { ...newEntity(deps, caller.OrganizationID, { Slug: id }), SpaceID: space.SpaceID, AttestationID: id, UserID: caller.UserID, ...fields };
 }
 
 /** Writes attestations (each its own item; at most a transaction's worth at a time) and tells the bus. */
@@ -188,20 +182,7 @@ export async function revokeAttestation(deps: ChangeDeps, caller: Caller, space:
   if (!a) throw new NotFound(`attestation '${id}' not found in space '${space.Slug}'`);
   if (a.RevokedBy) throw new Invalid(`attestation '${id}' was already revoked (by ${a.RevokedBy})`);
   if (a.UserID !== caller.UserID) requireVerb(caller, [space], 'Manage', "revoke another user's attestation");
-  const rid = deps.newId();
-  const revocation: Attestation = {
-    ...newEntity(deps, caller.OrganizationID, { Slug: rid }),
-    SpaceID: space.SpaceID,
-    AttestationID: rid,
-    UserID: caller.UserID,
-    Type: a.Type,
-    Result: a.Result,
-    Note: note,
-    Claims: {},
-    ChangeOrderID: a.ChangeOrderID,
-    RevokedAttestationID: a.AttestationID,
-    Revisions: [],
-  };
+  const revocation = attestation(deps, caller, space, { Type: a.Type, Result: a.Result, Note: note, Claims: {}, ChangeOrderID: a.ChangeOrderID, RevokedAttestationID: a.AttestationID, Revisions: [] });
   await record(deps, caller, [revocation], [space]);
   return revocation;
 }

@@ -5,7 +5,7 @@ import { chunk, TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
 import { parseWhere, type Query } from '../where/index.ts';
 import { bySlug, findComponent, findInSpace, findSpace } from '../variants/lookup.ts';
 import { intervalOf } from './intervals.ts';
-import { intervalMarks } from './marks.ts';
+import { changeOrderTags, intervalMarks, workflowCopy } from './marks.ts';
 import { createInvokeChangeOrder } from './invoke.ts';
 import type { ChangeDeps } from './ports.ts';
 import { selectScope } from './scope.ts';
@@ -88,8 +88,7 @@ export async function createChangeOrder(deps: ChangeDeps, caller: Caller, base: 
 
   const now = deps.now().toISOString();
   const coId = deps.newId();
-  const tag = (suffix: string): Tag => ({ ...newEntity(deps, caller.OrganizationID, { Slug: `${body.Slug}-co-${suffix}` }), SpaceID: base.SpaceID, TagID: deps.newId(), ChangeOrderID: coId });
-  const [startTag, endTagOwn, publishTag] = [tag('start'), tag('end'), tag('publish')];
+  const [startTag, endTagOwn, publishTag] = changeOrderTags(deps, caller, base, body.Slug, coId);
   const co: ChangeOrder = {
     ...newEntity(deps, caller.OrganizationID, { Slug: body.Slug, Labels: body.Labels }),
     SpaceID: base.SpaceID,
@@ -97,7 +96,7 @@ export async function createChangeOrder(deps: ChangeDeps, caller: Caller, base: 
     Description: body.Description,
     UpdateType: updateType,
     ChangeWorkflowID: workflow?.ChangeWorkflowID,
-    ChangeWorkflow: workflow ? { Stages: workflow.Stages, Final: workflow.Final, CustomPrerequisites: workflow.CustomPrerequisites, AttestationPrerequisites: workflow.AttestationPrerequisites } : undefined,
+    ChangeWorkflow: workflowCopy(workflow),
     InScopeSpaceIDs: scope,
     WhereSpace: [where, filter?.Where].filter(Boolean).join(' AND ') || undefined,
     SpaceFilterID: filter?.FilterID,

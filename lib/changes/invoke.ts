@@ -8,13 +8,13 @@
 import { render, checkParameterValues } from '../config/invocations.ts';
 import { runFunction } from '../config/functions.ts';
 import { chunk, TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
-import { DESCRIBING_TOOLCHAIN, MarkRole, newEntity, type Caller, type ChangeOrder, type ChangeWorkflow, type Filter, type Invocation, type Space, type Tag } from '../model/entities.ts';
+import { DESCRIBING_TOOLCHAIN, MarkRole, newEntity, type Caller, type ChangeOrder, type ChangeWorkflow, type Filter, type Invocation, type Space } from '../model/entities.ts';
 import { BatonError, Conflict, Invalid } from '../model/errors.ts';
 import { matches, parseWhere, type Query } from '../where/index.ts';
 import { bySlug, findComponent, findInSpace, findSpace } from '../variants/lookup.ts';
 import { advance, dataAt } from '../variants/revisions.ts';
 import { UnitAction } from '../variants/merge.ts';
-import { markOp, type CoMarks } from './marks.ts';
+import { changeOrderTags, markOp, workflowCopy, type CoMarks } from './marks.ts';
 import type { ChangeDeps } from './ports.ts';
 import { orgSpaces } from './stages.ts';
 import { selectedUnits } from './selection.ts';
@@ -53,8 +53,7 @@ export async function createInvokeChangeOrder(deps: ChangeDeps, caller: Caller, 
   const workflow = body.ChangeWorkflowID ? (await findInSpace<ChangeWorkflow>(deps, caller, base, 'ChangeWorkflow', body.ChangeWorkflowID)).item : undefined;
   const scope = await invokeScope(deps, caller, base, body);
   const coId = deps.newId();
-  const tag = (suffix: string): Tag => ({ ...newEntity(deps, caller.OrganizationID, { Slug: `${body.Slug}-co-${suffix}` }), SpaceID: base.SpaceID, TagID: deps.newId(), ChangeOrderID: coId });
-  const [start, end, publish] = [tag('start'), tag('end'), tag('publish')];
+  const [start, end, publish] = changeOrderTags(deps, caller, base, body.Slug, coId);
   const co: ChangeOrder = {
     ...newEntity(deps, caller.OrganizationID, { Slug: body.Slug, Labels: body.Labels }),
     SpaceID: base.SpaceID,
@@ -62,7 +61,7 @@ export async function createInvokeChangeOrder(deps: ChangeDeps, caller: Caller, 
     Description: body.Description,
     UpdateType: 'Invoke',
     ChangeWorkflowID: workflow?.ChangeWorkflowID,
-    ChangeWorkflow: workflow ? { Stages: workflow.Stages, Final: workflow.Final, CustomPrerequisites: workflow.CustomPrerequisites, AttestationPrerequisites: workflow.AttestationPrerequisites } : undefined,
+    ChangeWorkflow: workflowCopy(workflow),
     InScopeSpaceIDs: scope,
     WhereSpace: body.WhereSpace,
     SpaceFilterID: body.SpaceFilterID,

@@ -1,4 +1,5 @@
-import { MarkRole, type ChangeOrder, type Mark, type Unit } from '../model/entities.ts';
+import { MarkRole, newEntity, type Caller, type ChangeOrder, type ChangeWorkflow, type Mark, type Space, type Tag, type Unit, type WorkflowDefinition } from '../model/entities.ts';
+import type { Deps } from '../ports/deps.ts';
 import type { StoreOp } from '../ports/store.ts';
 import type { ChangeDeps } from './ports.ts';
 
@@ -36,4 +37,15 @@ export function markOp(co: ChangeOrder, role: MarkRole, unit: Unit, rev: number,
 /** The three marks of a Unit whose interval is (start, end]: what a Release of it bundles starts at the end. */
 export function intervalMarks(co: ChangeOrder, unit: Unit, start: number, end: number, now: string): StoreOp[] {
   return [markOp(co, MarkRole.start, unit, start, now), markOp(co, MarkRole.end, unit, end, now), markOp(co, MarkRole.publish, unit, end, now)];
+}
+
+/** A new ChangeOrder's start, end and publish Tags (`<slug>-co-start|end|publish`), in its base. */
+export function changeOrderTags(deps: Pick<Deps, 'now' | 'newId'>, caller: Caller, base: Space, slug: string, coId: string): [Tag, Tag, Tag] {
+  const tag = (suffix: string): Tag => ({ ...newEntity(deps, caller.OrganizationID, { Slug: `${slug}-co-${suffix}` }), SpaceID: base.SpaceID, TagID: deps.newId(), ChangeOrderID: coId });
+  return [tag('start'), tag('end'), tag('publish')];
+}
+
+/** The definition a ChangeOrder copies from its workflow, so editing the workflow later changes no rollout under way. */
+export function workflowCopy(w: ChangeWorkflow | undefined): WorkflowDefinition | undefined {
+  return w ? { Stages: w.Stages, Final: w.Final, CustomPrerequisites: w.CustomPrerequisites, AttestationPrerequisites: w.AttestationPrerequisites } : undefined;
 }

@@ -1,21 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChangeOrderAbortedDetail, ChangeOrderRestoredDetail } from '../../lib/events/contracts.ts';
-import { Api, startEnv, type Env } from '../support/harness.ts';
+import { Api, deploymentYaml, startEnv, type Env } from '../support/harness.ts';
 
 let env: Env;
-const deployment = (image: string) => `apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: acme
-  namespace: acme
-spec:
-  replicas: 1
-  template:
-    spec:
-      containers:
-        - name: acme
-          image: ${image}
-`;
+const deployment = (image: string) => deploymentYaml('acme', { image, namespace: 'acme' });
 
 beforeAll(async () => {
   env = await startEnv();

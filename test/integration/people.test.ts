@@ -1,21 +1,9 @@
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Api, startEnv, type Env } from '../support/harness.ts';
+import { Api, deploymentYaml, startEnv, type Env } from '../support/harness.ts';
 
 let env: Env;
-const deployment = (image: string) => `apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: acme
-  namespace: acme
-spec:
-  replicas: 1
-  template:
-    spec:
-      containers:
-        - name: acme
-          image: ${image}
-`;
+const deployment = (image: string) => deploymentYaml('acme', { image, namespace: 'acme' });
 /** A user of the first organization, made by its admin, and an API client with their first token. */
 async function user(slug: string, role = 'Member'): Promise<{ api: Api; id: string }> {
   const r = await env.api.post('/user', { Slug: slug, Role: role });
