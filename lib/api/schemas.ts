@@ -259,7 +259,8 @@ export const CreateChangeOrder = z.strictObject({
   WhereSpace: z.string().max(4096).optional(),
   SpaceFilterID: Ref.optional(),
   EndTagID: Ref.optional(),
-  PriorRevisions: z.enum(PriorRevisionsModes).default('Include'),
+  // Include when not given (refused for a change order of Links' type, where it does not apply).
+  PriorRevisions: z.enum(PriorRevisionsModes).optional(),
   AllowExists: z.boolean().optional(),
   // Invoke: the Invocation, its parameter values, and which Units it runs on.
   InvocationID: Ref.optional(),

@@ -7,6 +7,7 @@ import { bySlug, findComponent, findInSpace, findSpace } from '../variants/looku
 import { intervalOf } from './intervals.ts';
 import { changeOrderTags, intervalMarks, workflowCopy } from './marks.ts';
 import { createInvokeChangeOrder } from './invoke.ts';
+import { createLinkChangeOrder } from './link-change.ts';
 import type { ChangeDeps } from './ports.ts';
 import { selectScope } from './scope.ts';
 import { orgSpaces } from './stages.ts';
@@ -23,7 +24,8 @@ export interface CreateChangeOrderInput {
   WhereSpace?: string;
   SpaceFilterID?: string;
   EndTagID?: string;
-  PriorRevisions: PriorRevisions;
+  /** Include when not given. */
+  PriorRevisions?: PriorRevisions;
   AllowExists?: boolean;
   /** Invoke only: the Invocation, its parameter values, and the Units it runs on. */
   InvocationID?: string;
@@ -43,7 +45,8 @@ export async function createChangeOrder(deps: ChangeDeps, caller: Caller, base: 
     if (existing && body.AllowExists) return { co: existing, existed: true };
     throw new Conflict(`change order '${body.Slug}' already exists in space '${base.Slug}'`);
   }
-  if (body.UpdateType === 'Invoke') return { co: await createInvokeChangeOrder(deps, caller, base, body), existed: false };
+  if (body.UpdateType === 'Invoke') return { co: await createInvokeChangeOrder(deps, caller, base, { ...body, PriorRevisions: body.PriorRevisions ?? 'Include' }), existed: false };
+  if (body.UpdateType === 'TransformPaths' || body.UpdateType === 'Insert' || body.UpdateType === 'Upsert') return { co: await createLinkChangeOrder(deps, caller, base, body), existed: false };
   for (const k of ['InvocationID', 'Parameters', 'WhereUnit', 'UnitFilterID'] as const) if (body[k] !== undefined) throw new Invalid(`${k} applies only to an Invoke change order (--update-type Invoke)`);
   const workflow = body.ChangeWorkflowID ? (await findInSpace<ChangeWorkflow>(deps, caller, base, 'ChangeWorkflow', body.ChangeWorkflowID)).item : undefined;
   const updateType = body.UpdateType;
@@ -73,7 +76,7 @@ export async function createChangeOrder(deps: ChangeDeps, caller: Caller, base: 
   const intervals: { unit: (typeof units)[number]; start: number; end: number }[] = [];
   for (const unit of units) {
     const links: Link[] = linksByUnit.get(unit.UnitID)!.filter((l) => inScope.has(l.SpaceID));
-    const interval = intervalOf({ unit, updateType, links, endTagged: endMarks ? { revision: endMarks.get(unit.UnitID) } : undefined, prior: body.PriorRevisions, spaceName: (id) => byId.get(id)?.Slug ?? id });
+    const interval = intervalOf({ unit, updateType, links, endTagged: endMarks ? { revision: endMarks.get(unit.UnitID) } : undefined, prior: body.PriorRevisions ?? 'Include', spaceName: (id) => byId.get(id)?.Slug ?? id });
     if ('excluded' in interval) {
       skipped[unit.UnitID] = interval.excluded;
       continue;
@@ -104,7 +107,7 @@ export async function createChangeOrder(deps: ChangeDeps, caller: Caller, base: 
     EndTagID: endTagOwn.TagID,
     PublishTagID: publishTag.TagID,
     SkippedUnits: skipped,
-    PriorRevisions: body.PriorRevisions,
+    PriorRevisions: body.PriorRevisions ?? 'Include',
     Promotions: [],
     PromotionFailures: [],
     PromotionOverrides: [],

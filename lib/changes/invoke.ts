@@ -85,7 +85,7 @@ export async function createInvokeChangeOrder(deps: ChangeDeps, caller: Caller, 
 }
 
 /** The Spaces in scope: named and/or selected (ANDed), or, with neither, every other Space of the base's Component. */
-async function invokeScope(deps: ChangeDeps, caller: Caller, base: Space, body: InvokeInput): Promise<string[]> {
+export async function invokeScope(deps: ChangeDeps, caller: Caller, base: Space, body: Pick<InvokeInput, 'WhereSpace' | 'ComponentID' | 'SpaceFilterID' | 'InScopeSpaceIDs'>): Promise<string[]> {
   const where = [body.WhereSpace, body.ComponentID ? `ComponentID = '${(await findComponent(deps, caller, body.ComponentID)).ComponentID}'` : undefined].filter((x): x is string => !!x);
   const queries: Query[] = where.map((w) => parseWhere(w, 'Space'));
   if (body.SpaceFilterID) {

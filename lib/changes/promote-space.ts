@@ -9,6 +9,7 @@ import { intervalMarks, marksOf, type CoMarks } from './marks.ts';
 import type { ChangeDeps } from './ports.ts';
 import { recordTaken } from './progress.ts';
 import { promoteInvokeSpace } from './invoke.ts';
+import { promoteLinkSpace } from './link-change.ts';
 
 /** What a promotion did in one Space. */
 export const SpaceAction = {
@@ -122,9 +123,9 @@ export async function restingRevision(deps: ChangeDeps, ctx: PromoteContext, spa
 export async function promoteSpace(deps: ChangeDeps, caller: Caller, ctx: PromoteContext, space: Space): Promise<SpaceResult> {
   const { co, marks } = ctx;
   const res: SpaceResult = { SpaceID: space.SpaceID, SpaceSlug: space.Slug, Action: SpaceAction.Promote, Units: [] };
-  if (co.UpdateType === 'Invoke') {
-    // Nothing to merge: the Invocation runs on the Units the selection picks here.
-    const r = await promoteInvokeSpace(deps, caller, co, marks, space, { dryRun: ctx.dryRun, protect: ctx.protect });
+  if (co.UpdateType === 'Invoke' || co.UpdateType === 'TransformPaths') {
+    // Nothing to merge: the Invocation runs on the Units the selection picks here, or each Unit resolves its Links at the sources' end.
+    const r = co.UpdateType === 'Invoke' ? await promoteInvokeSpace(deps, caller, co, marks, space, { dryRun: ctx.dryRun, protect: ctx.protect }) : await promoteLinkSpace(deps, caller, co, marks, space, { dryRun: ctx.dryRun });
     res.Units = r.units as PromotedUnit[];
     const failed = r.units.filter((u) => u.Error);
     if (failed.length) {

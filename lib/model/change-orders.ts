@@ -52,7 +52,9 @@ export const PriorRevisionsModes = ['Include', 'Skip', 'Error', 'All'] as const;
 export type PriorRevisions = (typeof PriorRevisionsModes)[number];
 
 /** How a ChangeOrder carries its change: along the clone lineage, or along MergeUnits Links. */
-export const ChangeOrderUpdateTypes = ['UpgradeUnit', 'MergeUnits', 'Invoke'] as const;
+export const ChangeOrderUpdateTypes = ['UpgradeUnit', 'MergeUnits', 'Invoke', 'TransformPaths', 'Insert', 'Upsert'] as const;
+/** The ChangeOrder types whose change was made in sources outside their scope, reached by Links of that type. */
+export const LINK_CHANGE_TYPES = ['TransformPaths', 'Insert', 'Upsert'] as const;
 export type ChangeOrderUpdateType = (typeof ChangeOrderUpdateTypes)[number];
 
 /** A ChangeOrder's states, derived when read. */

@@ -32,8 +32,19 @@ function selectLinks(links: Link[], which: string): Link[] {
   return picked;
 }
 
-export async function resolveLinks(deps: UnitDeps, caller: Caller, space: Space, unit: Unit, o: { which: string; mergeEnd?: number; dryRun?: boolean; description?: string }): Promise<ResolveResult> {
-  const links = selectLinks((await deps.store.listInSpace<Link>('Link', space.SpaceID)).filter((l) => l.FromUnitID === unit.UnitID), o.which);
+/** A resolve worked out: the result, and the store ops that write it (the Unit, its revision, each Link's cursor). */
+export interface ResolvePlan {
+  result: ResolveResult;
+  /** The Unit as it would be written (its head unchanged when nothing changes). */
+  unit: Unit;
+  ops: StoreOp[];
+}
+
+/**
+ * Works out resolving `links` of a Unit, each against its upstream at `endOf(link)` (its head when
+ * undefined), without writing: a caller adds its own ops (a ChangeOrder's marks) to the same transaction.
+ */
+export async function planResolve(deps: UnitDeps, caller: Caller, unit: Unit, links: Link[], endOf: (l: Link) => number | undefined, description?: string): Promise<ResolvePlan> {
   const head = await dataAt(deps, unit, unit.HeadRevisionNum);
   let data = head;
   let protect = unit.ProtectedPaths;
@@ -41,7 +52,7 @@ export async function resolveLinks(deps: UnitDeps, caller: Caller, space: Space,
   for (const link of links) {
     const up = await deps.store.getUnit(link.ToSpaceID, link.ToUnitID);
     if (!up) throw new NotFound(`link '${link.Slug}': its upstream unit no longer exists`);
-    const rev = o.mergeEnd ?? up.HeadRevisionNum;
+    const rev = endOf(link) ?? up.HeadRevisionNum;
     if (rev < 1 || rev > up.HeadRevisionNum) throw new NotFound(`link '${link.Slug}': unit '${up.Slug}' has no revision ${rev} (head is ${up.HeadRevisionNum})`);
     const r = applyTransform(link, await dataAt(deps, up, rev), data);
     data = r.data;
@@ -50,7 +61,6 @@ export async function resolveLinks(deps: UnitDeps, caller: Caller, space: Space,
   }
   const changed = data !== head;
   const result: ResolveResult = { UnitID: unit.UnitID, UnitSlug: unit.Slug, Changed: changed, RevisionNum: changed ? unit.HeadRevisionNum + 1 : unit.HeadRevisionNum, Links: moved.map((m) => ({ LinkSlug: m.link.Slug, UpstreamRevisionNum: m.upstreamRev, Values: m.values })) };
-  if (o.dryRun) return result;
   const now = deps.now().toISOString();
   const ops: StoreOp[] = [];
   let next: Unit = unit;
@@ -58,7 +68,7 @@ export async function resolveLinks(deps: UnitDeps, caller: Caller, space: Space,
     const first = moved[0]!;
     const step = advance(deps, caller, { ...unit, ProtectedPaths: protect }, head, data, {
       source: 'Resolve',
-      description: o.description ?? `resolve ${moved.map((m) => `${m.link.Slug}@${m.upstreamRev}`).join(', ')}`,
+      description: description ?? `resolve ${moved.map((m) => `${m.link.Slug}@${m.upstreamRev}`).join(', ')}`,
       merge: { MergeSourceID: first.link.ToUnitID, MergeBaseRevisionNum: first.link.UpstreamLastMergedRevisionNum, MergeEndRevisionNum: first.upstreamRev, LinkID: first.link.LinkID },
     });
     next = { ...step.unit, Version: unit.Version + 1 };
@@ -66,11 +76,22 @@ export async function resolveLinks(deps: UnitDeps, caller: Caller, space: Space,
   }
   // Each Link's cursor says which upstream revision the Unit now reflects.
   for (const m of moved) ops.push({ op: 'update', kind: 'Link', item: { ...m.link, UpstreamLastMergedRevisionNum: m.upstreamRev, DownstreamLastMergedRevisionNum: next.HeadRevisionNum, UpdatedAt: now, Version: m.link.Version + 1 }, expectedVersion: m.link.Version });
+  return { result, unit: next, ops };
+}
+
+/** Writes a resolve's ops as one transaction; a race is a 409 saying to run it again. */
+export async function writeResolve(deps: UnitDeps, unit: Unit, ops: StoreOp[]): Promise<void> {
   try {
     await deps.store.transact(ops);
   } catch (e) {
     if (e instanceof Conflict) throw new Conflict(`unit '${unit.Slug}' or one of its links changed while resolving; run it again (${e.message})`);
     throw e;
   }
-  return result;
+}
+
+export async function resolveLinks(deps: UnitDeps, caller: Caller, space: Space, unit: Unit, o: { which: string; mergeEnd?: number; dryRun?: boolean; description?: string }): Promise<ResolveResult> {
+  const links = selectLinks((await deps.store.listInSpace<Link>('Link', space.SpaceID)).filter((l) => l.FromUnitID === unit.UnitID), o.which);
+  const plan = await planResolve(deps, caller, unit, links, () => o.mergeEnd, o.description);
+  if (!o.dryRun) await writeResolve(deps, unit, plan.ops);
+  return plan.result;
 }

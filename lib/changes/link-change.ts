@@ -1,0 +1,146 @@
+/**
+ * ChangeOrders of the Links' type (TransformPaths): the change was made in source Units outside the
+ * scope (registrybot's image tags), which the Spaces in scope follow by Links of that type. Creating
+ * one marks each source (end at its current revision or the end Tag's, start at the oldest revision a
+ * Link in scope has taken); promotion resolves each Space's Links at the end revision, never the
+ * source's head, so a newer source revision during the rollout reaches no later stage.
+ */
+import { DESCRIBING_TOOLCHAIN, MarkRole, newEntity, type Caller, type ChangeOrder, type ChangeWorkflow, type Link, type Space, type Tag, type Unit } from '../model/entities.ts';
+import { BatonError, Conflict, Invalid, NotFound } from '../model/errors.ts';
+import type { StoreOp } from '../ports/store.ts';
+import { chunk, TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
+import { bySlug, findInSpace } from '../variants/lookup.ts';
+import { UnitAction } from '../variants/merge.ts';
+import { planResolve, writeResolve } from '../variants/resolve.ts';
+import { invokeScope, type InvokedUnit } from './invoke.ts';
+import { changeOrderTags, markOp, workflowCopy, type CoMarks } from './marks.ts';
+import type { ChangeDeps } from './ports.ts';
+
+/** What a ChangeOrder of the Links' type is made with. */
+export interface LinkChangeInput {
+  Slug: string;
+  Description?: string;
+  Labels?: Record<string, string>;
+  ChangeWorkflowID?: string;
+  UpdateType: 'TransformPaths' | 'Insert' | 'Upsert' | string;
+  InScopeSpaceIDs?: string[];
+  ComponentID?: string;
+  WhereSpace?: string;
+  SpaceFilterID?: string;
+  EndTagID?: string;
+  PriorRevisions?: string;
+}
+
+export async function createLinkChangeOrder(deps: ChangeDeps, caller: Caller, base: Space, body: LinkChangeInput): Promise<ChangeOrder> {
+  const type = body.UpdateType;
+  if (type !== 'TransformPaths') throw new Invalid(`--update-type ${type} is not supported yet: change orders of TransformPaths Links are`);
+  if (body.PriorRevisions !== undefined) throw new Invalid(`--prior-revisions does not apply to a ${type} change order: its change was made in the sources its Links follow`);
+  if (!body.InScopeSpaceIDs?.length && !body.ComponentID && !body.WhereSpace && !body.SpaceFilterID) {
+    throw new Invalid(`a ${type} change order needs the Spaces in scope (--component, --in-scope-space, --where-space-field or --space-filter): its Links leave from them, and a Space in scope is a target, never a source`);
+  }
+  const scope = await invokeScope(deps, caller, base, body);
+  const inScope = new Set(scope);
+  // The Links of that type leaving the Spaces in scope for Units outside it: their sources.
+  const links = (await Promise.all(scope.map((id) => deps.store.listInSpace<Link>('Link', id)))).flat().filter((l) => l.UpdateType === type && !inScope.has(l.ToSpaceID));
+  if (!links.length) throw new Invalid(`no ${type} Link leaves the Spaces in scope for a Unit outside it: nothing to carry`);
+  const auto = links.find((l) => l.AutoUpdate);
+  if (auto) throw new Conflict(`link '${auto.Slug}' is AutoUpdate: it takes a new source revision the moment it is written, ahead of any gate; turn AutoUpdate off first`);
+  const endTag = body.EndTagID ? (await findInSpace<Tag>(deps, caller, base, 'Tag', body.EndTagID)).item : undefined;
+  const sources = new Map<string, { unit: Unit; links: Link[] }>();
+  for (const l of links) {
+    const s = sources.get(l.ToUnitID) ?? { unit: (await deps.store.getUnit(l.ToSpaceID, l.ToUnitID))!, links: [] };
+    if (!s.unit) throw new NotFound(`link '${l.Slug}': its source unit no longer exists`);
+    s.links.push(l);
+    sources.set(l.ToUnitID, s);
+  }
+  const now = deps.now().toISOString();
+  const coId = deps.newId();
+  const [start, end, publish] = changeOrderTags(deps, caller, base, body.Slug, coId);
+  const co: ChangeOrder = {
+    ...newEntity(deps, caller.OrganizationID, { Slug: body.Slug, Labels: body.Labels }),
+    SpaceID: base.SpaceID,
+    ChangeOrderID: coId,
+    Description: body.Description,
+    UpdateType: 'TransformPaths',
+    ChangeWorkflowID: undefined,
+    ChangeWorkflow: undefined,
+    InScopeSpaceIDs: scope,
+    WhereSpace: body.WhereSpace,
+    SpaceFilterID: body.SpaceFilterID,
+    StartTagID: start.TagID,
+    EndTagID: end.TagID,
+    PublishTagID: publish.TagID,
+    SkippedUnits: {},
+    PriorRevisions: 'Include',
+    Promotions: [],
+    PromotionFailures: [],
+    PromotionOverrides: [],
+  };
+  if (body.ChangeWorkflowID) {
+    const { item: wf } = await findInSpace<ChangeWorkflow>(deps, caller, base, 'ChangeWorkflow', body.ChangeWorkflowID);
+    co.ChangeWorkflowID = wf.ChangeWorkflowID;
+    co.ChangeWorkflow = workflowCopy(wf);
+  }
+  // Each source: end where it is now (or where the end Tag marks it), start at the oldest revision a Link in scope has taken.
+  const marks: StoreOp[] = [];
+  for (const { unit, links: ls } of [...sources.values()].sort((a, b) => bySlug(a.unit, b.unit))) {
+    let endRev = unit.HeadRevisionNum;
+    if (endTag) {
+      const m = (await deps.store.marksOfUnit(unit.UnitID)).find((x) => x.TagID === endTag.TagID);
+      if (!m) throw new NotFound(`tag '${endTag.Slug}' does not mark source unit '${unit.Slug}'`);
+      endRev = m.RevisionNum;
+    }
+    const past = ls.find((l) => l.UpstreamLastMergedRevisionNum > endRev);
+    if (past) throw new Conflict(`link '${past.Slug}' has already resolved revision ${past.UpstreamLastMergedRevisionNum} of '${unit.Slug}', past the revision ${endRev} this change order would end at: resolving it to the end would take it back`);
+    const startRev = Math.min(...ls.map((l) => l.UpstreamLastMergedRevisionNum));
+    marks.push(markOp(co, MarkRole.start, unit, startRev, now), markOp(co, MarkRole.end, unit, endRev, now), markOp(co, MarkRole.publish, unit, endRev, now));
+  }
+  await deps.store.transact([{ op: 'create', kind: 'ChangeOrder', item: co }, ...[start, end, publish].map((t) => ({ op: 'create' as const, kind: 'Tag' as const, item: t }))]);
+  for (const part of chunk(marks, TRANSACTION_MAX_ITEMS)) await deps.store.transact(part);
+  return co;
+}
+
+/**
+ * Promotes a ChangeOrder of the Links' type into one Space: each Unit with Links of that type to its
+ * sources resolves them at the end revision (a new revision where that changes something, marked with
+ * the write); every other Unit is marked where it rests. No Space waits for another.
+ */
+export async function promoteLinkSpace(deps: ChangeDeps, caller: Caller, co: ChangeOrder, marks: CoMarks, space: Space, o: { dryRun: boolean }): Promise<{ units: InvokedUnit[] }> {
+  const [all, links] = await Promise.all([deps.store.listUnits(space.SpaceID), deps.store.listInSpace<Link>('Link', space.SpaceID)]);
+  const ours = links.filter((l) => l.UpdateType === co.UpdateType && marks.end.has(l.ToUnitID));
+  const now = deps.now().toISOString();
+  const out: InvokedUnit[] = [];
+  for (const unit of all.filter((u) => u.ToolchainType !== DESCRIBING_TOOLCHAIN).sort(bySlug)) {
+    const r: InvokedUnit = { UnitID: unit.UnitID, UnitSlug: unit.Slug, SpaceID: space.SpaceID, Action: UnitAction.Unchanged };
+    out.push(r);
+    if (marks.end.has(unit.UnitID)) {
+      r.Reason = 'AlreadyTaken';
+      continue;
+    }
+    const mine = ours.filter((l) => l.FromUnitID === unit.UnitID);
+    try {
+      if (!mine.length) {
+        r.Action = 'Mark';
+        r.Reason = 'NotCovered';
+        if (!o.dryRun) await deps.store.transact([MarkRole.start, MarkRole.end, MarkRole.publish].map((role) => markOp(co, role, unit, unit.HeadRevisionNum, now)));
+        continue;
+      }
+      const plan = await planResolve(deps, caller, unit, mine, (l) => marks.end.get(l.ToUnitID)?.RevisionNum, co.Description ?? `change order ${co.Slug}`);
+      r.Action = plan.result.Changed ? 'Resolve' : 'Mark';
+      if (plan.result.Changed) r.RevisionNums = [plan.unit.HeadRevisionNum];
+      else r.Reason = 'NoChange';
+      if (o.dryRun) continue;
+      await writeResolve(deps, unit, [
+        ...plan.ops,
+        markOp(co, MarkRole.start, unit, unit.HeadRevisionNum, now),
+        markOp(co, MarkRole.end, unit, plan.unit.HeadRevisionNum, now),
+        markOp(co, MarkRole.publish, unit, plan.unit.HeadRevisionNum, now),
+      ]);
+    } catch (e) {
+      if (!(e instanceof BatonError)) throw e;
+      r.Action = UnitAction.Failed;
+      r.Error = { Code: e.code, Message: e.message };
+    }
+  }
+  return { units: out };
+}
