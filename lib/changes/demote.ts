@@ -97,8 +97,8 @@ export async function demote(deps: ChangeDeps, caller: Caller, coRef: ChangeOrde
   }
   const now = deps.now().toISOString();
   const byId = new Map(units.map((u) => [u.UnitID, u]));
-  const todo = plans.filter((p) => p.Action === 'Restore' || p.Action === 'Mark');
-  for (const part of chunk(todo, UNITS_PER_TRANSACTION)) {
+  const writes = plans.filter((p) => p.Action === 'Restore' || p.Action === 'Mark');
+  for (const part of chunk(writes, UNITS_PER_TRANSACTION)) {
     const ops: StoreOp[] = [];
     for (const p of part) {
       const unit = byId.get(p.UnitID)!;

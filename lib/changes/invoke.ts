@@ -8,13 +8,13 @@
 import { render, checkParameterValues } from '../config/invocations.ts';
 import { runFunction } from '../config/functions.ts';
 import { chunk, TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
-import { DESCRIBING_TOOLCHAIN, MarkRole, newEntity, type Caller, type ChangeOrder, type ChangeWorkflow, type Filter, type Invocation, type Space } from '../model/entities.ts';
+import { DESCRIBING_TOOLCHAIN, newEntity, type Caller, type ChangeOrder, type ChangeWorkflow, type Filter, type Invocation, type Space } from '../model/entities.ts';
 import { BatonError, Conflict, Invalid } from '../model/errors.ts';
 import { matches, parseWhere, type Query } from '../where/index.ts';
 import { bySlug, findComponent, findInSpace, findSpace } from '../variants/lookup.ts';
 import { advance, dataAt } from '../variants/revisions.ts';
 import { UnitAction } from '../variants/merge.ts';
-import { changeOrderTags, markOp, workflowCopy, type CoMarks } from './marks.ts';
+import { changeOrderTags, intervalMarks, workflowCopy, type CoMarks } from './marks.ts';
 import type { ChangeDeps } from './ports.ts';
 import { orgSpaces } from './stages.ts';
 import { selectedUnits } from './selection.ts';
@@ -143,7 +143,7 @@ export async function promoteInvokeSpace(deps: ChangeDeps, caller: Caller, co: C
       if (data === head) {
         r.Action = 'Mark';
         r.Reason = 'NoChange';
-        if (!o.dryRun) await deps.store.transact([MarkRole.start, MarkRole.end, MarkRole.publish].map((role) => markOp(co, role, unit, unit.HeadRevisionNum, now)));
+        if (!o.dryRun) await deps.store.transact(intervalMarks(co, unit, unit.HeadRevisionNum, unit.HeadRevisionNum, now));
         continue;
       }
       r.Action = 'Invoke';
@@ -157,9 +157,7 @@ export async function promoteInvokeSpace(deps: ChangeDeps, caller: Caller, co: C
       await deps.store.transact([
         { op: 'update', kind: 'Unit', item: { ...step.unit, Version: unit.Version + 1 }, expectedVersion: unit.Version },
         ...step.ops,
-        markOp(co, MarkRole.start, unit, unit.HeadRevisionNum, now),
-        markOp(co, MarkRole.end, unit, step.unit.HeadRevisionNum, now),
-        markOp(co, MarkRole.publish, unit, step.unit.HeadRevisionNum, now),
+        ...intervalMarks(co, unit, unit.HeadRevisionNum, step.unit.HeadRevisionNum, now),
       ]);
     } catch (e) {
       if (!(e instanceof BatonError)) throw e;
@@ -172,7 +170,7 @@ export async function promoteInvokeSpace(deps: ChangeDeps, caller: Caller, co: C
   const picked = new Set(units.map((u) => u.UnitID));
   const rest = all.filter((u) => !picked.has(u.UnitID) && u.ToolchainType !== DESCRIBING_TOOLCHAIN && !marks.publish.has(u.UnitID)).sort(bySlug);
   for (const unit of rest) out.push({ UnitID: unit.UnitID, UnitSlug: unit.Slug, SpaceID: space.SpaceID, Action: 'Mark', Reason: 'NotCovered' });
-  if (!o.dryRun) for (const part of chunk(rest.flatMap((u) => [MarkRole.start, MarkRole.end, MarkRole.publish].map((role) => markOp(co, role, u, u.HeadRevisionNum, now))), TRANSACTION_MAX_ITEMS)) await deps.store.transact(part);
+  if (!o.dryRun) for (const part of chunk(rest.flatMap((u) => intervalMarks(co, u, u.HeadRevisionNum, u.HeadRevisionNum, now)), TRANSACTION_MAX_ITEMS)) await deps.store.transact(part);
   return { units: out, taken: out.every((u) => !u.Error) };
 }
 

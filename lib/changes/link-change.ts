@@ -5,7 +5,7 @@
  * Link in scope has taken); promotion resolves each Space's Links at the end revision, never the
  * source's head, so a newer source revision during the rollout reaches no later stage.
  */
-import { DESCRIBING_TOOLCHAIN, MarkRole, newEntity, type Caller, type ChangeOrder, type ChangeWorkflow, type Link, type Space, type Tag, type Unit } from '../model/entities.ts';
+import { DESCRIBING_TOOLCHAIN, newEntity, type Caller, type ChangeOrder, type ChangeWorkflow, type Link, type Space, type Tag, type Unit } from '../model/entities.ts';
 import { BatonError, Conflict, Invalid, NotFound } from '../model/errors.ts';
 import type { StoreOp } from '../ports/store.ts';
 import { chunk, TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
@@ -13,7 +13,7 @@ import { bySlug, findInSpace } from '../variants/lookup.ts';
 import { UnitAction } from '../variants/merge.ts';
 import { planResolve, writeResolve } from '../variants/resolve.ts';
 import { invokeScope, type InvokedUnit } from './invoke.ts';
-import { changeOrderTags, markOp, workflowCopy, type CoMarks } from './marks.ts';
+import { changeOrderTags, intervalMarks, workflowCopy, type CoMarks } from './marks.ts';
 import type { ChangeDeps } from './ports.ts';
 
 /** What a ChangeOrder of the Links' type is made with. */
@@ -93,7 +93,7 @@ export async function createLinkChangeOrder(deps: ChangeDeps, caller: Caller, ba
     const past = ls.find((l) => l.UpstreamLastMergedRevisionNum > endRev);
     if (past) throw new Conflict(`link '${past.Slug}' has already resolved revision ${past.UpstreamLastMergedRevisionNum} of '${unit.Slug}', past the revision ${endRev} this change order would end at: resolving it to the end would take it back`);
     const startRev = Math.min(...ls.map((l) => l.UpstreamLastMergedRevisionNum));
-    marks.push(markOp(co, MarkRole.start, unit, startRev, now), markOp(co, MarkRole.end, unit, endRev, now), markOp(co, MarkRole.publish, unit, endRev, now));
+    marks.push(...intervalMarks(co, unit, startRev, endRev, now));
   }
   await deps.store.transact([{ op: 'create', kind: 'ChangeOrder', item: co }, ...[start, end, publish].map((t) => ({ op: 'create' as const, kind: 'Tag' as const, item: t }))]);
   for (const part of chunk(marks, TRANSACTION_MAX_ITEMS)) await deps.store.transact(part);
@@ -122,7 +122,7 @@ export async function promoteLinkSpace(deps: ChangeDeps, caller: Caller, co: Cha
       if (!mine.length) {
         r.Action = 'Mark';
         r.Reason = 'NotCovered';
-        if (!o.dryRun) await deps.store.transact([MarkRole.start, MarkRole.end, MarkRole.publish].map((role) => markOp(co, role, unit, unit.HeadRevisionNum, now)));
+        if (!o.dryRun) await deps.store.transact(intervalMarks(co, unit, unit.HeadRevisionNum, unit.HeadRevisionNum, now));
         continue;
       }
       const plan = await planResolve(deps, caller, unit, mine, (l) => marks.end.get(l.ToUnitID)?.RevisionNum, co.Description ?? `change order ${co.Slug}`);
@@ -132,9 +132,7 @@ export async function promoteLinkSpace(deps: ChangeDeps, caller: Caller, co: Cha
       if (o.dryRun) continue;
       await writeResolve(deps, unit, [
         ...plan.ops,
-        markOp(co, MarkRole.start, unit, unit.HeadRevisionNum, now),
-        markOp(co, MarkRole.end, unit, plan.unit.HeadRevisionNum, now),
-        markOp(co, MarkRole.publish, unit, plan.unit.HeadRevisionNum, now),
+        ...intervalMarks(co, unit, unit.HeadRevisionNum, plan.unit.HeadRevisionNum, now),
       ]);
     } catch (e) {
       if (!(e instanceof BatonError)) throw e;

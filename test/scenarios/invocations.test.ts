@@ -100,24 +100,7 @@ describe('Invocations through cub, as the spec writes them', () => {
     const registry = (tag: string) => `configHub:\n  configSchema: registrybot.confighub.com/v1alpha4\n  configName: acme\nrepository: ghcr.io/acme/acme\nstreams:\n  stable:\n    tag: ${tag}\n    digest: sha256:41aa0c3b5e9d7f2a8c6e1b4d0f3a9c7e5b2d8f6a4c1e9b7d3f0a6c8e2b5d9f1a\n`;
     await ok(['space', 'create', 'registry-facts']);
     await ok(['unit', 'create', '--space', 'registry-facts', 'acme', '-', '--toolchain', 'ConfigHub/YAML'], registry('v460'));
-    const link = `Protect: true
-UpstreamPaths:
-  - Name: tag
-    Path: streams.stable.tag
-    Resource:
-      ResourceType: registrybot.confighub.com/v1alpha4
-      ResourceName: acme
-DownstreamSetters:
-  - Parameters: [tag]
-    FunctionInvocation:
-      FunctionName: set-container-image-reference
-      Arguments:
-        - ParameterName: container-name
-          Value: acme
-        - ParameterName: image-reference
-          Value: ":{{.Params.tag}}"
-          Evaluator: template
-`;
+    const link = readFileSync(fileURLToPath(new URL('../fixtures/registrybot/link.yaml', import.meta.url)), 'utf8');
     // The spec's command, verbatim but for the Space (web-dev here).
     await ok(['link', 'create', '--space', 'web-dev', '-', 'deployment', 'acme', 'registry-facts', '--update-type', 'TransformPaths', '--from-stdin'], link);
     const image = async () => (await env.api.get('/space/web-dev/unit/deployment/data')).text.match(/image: (\S+)/)![1];

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cubAt, cubOk, type CubResult } from '../support/cli.ts';
@@ -8,24 +9,7 @@ let cub: (args: string[], input?: string) => Promise<CubResult>;
 const ok = (args: string[], input?: string) => cubOk(cub)(args, input);
 const acmeDir = fileURLToPath(new URL('../fixtures/acme', import.meta.url));
 const registry = (tag: string) => `configHub:\n  configSchema: registrybot.confighub.com/v1alpha4\n  configName: acme\nrepository: ghcr.io/acme/acme\nstreams:\n  stable:\n    tag: ${tag}\n`;
-const link = `Protect: true
-UpstreamPaths:
-  - Name: tag
-    Path: streams.stable.tag
-    Resource:
-      ResourceType: registrybot.confighub.com/v1alpha4
-      ResourceName: acme
-DownstreamSetters:
-  - Parameters: [tag]
-    FunctionInvocation:
-      FunctionName: set-container-image-reference
-      Arguments:
-        - ParameterName: container-name
-          Value: acme
-        - ParameterName: image-reference
-          Value: ":{{.Params.tag}}"
-          Evaluator: template
-`;
+const link = readFileSync(fileURLToPath(new URL('../fixtures/registrybot/link.yaml', import.meta.url)), 'utf8');
 const SPACES = ['acme-dev', 'acme-staging', 'acme-prod'];
 const images = async () => Object.fromEntries(await Promise.all(SPACES.map(async (s) => [s, (await env.api.get(`/space/${s}/unit/deployment/data`)).text.match(/image: (\S+)/)![1]] as const)));
 

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -112,24 +113,7 @@ describe('links through cub', () => {
     await ok('space', 'create', 'registry-facts');
     await cub(['unit', 'create', '--space', 'acme-dev', 'deployment', '-'], 'kind: Deployment\nmetadata:\n  name: acme\nspec:\n  replicas: 1\n');
     await cub(['unit', 'create', '--space', 'registry-facts', 'acme', '--toolchain', 'ConfigHub/YAML', '-'], 'repository: ghcr.io/acme/acme\nstreams:\n  stable:\n    tag: v453\n');
-    const spec = `Protect: true
-UpstreamPaths:
-  - Name: tag
-    Path: streams.stable.tag
-    Resource:
-      ResourceType: registrybot.confighub.com/v1alpha4
-      ResourceName: acme
-DownstreamSetters:
-  - Parameters: [tag]
-    FunctionInvocation:
-      FunctionName: set-container-image-reference
-      Arguments:
-        - ParameterName: container-name
-          Value: acme
-        - ParameterName: image-reference
-          Value: ":{{.Params.tag}}"
-          Evaluator: template
-`;
+    const spec = readFileSync(fileURLToPath(new URL('../fixtures/registrybot/link.yaml', import.meta.url)), 'utf8');
     const created = await cub(['link', 'create', '--space', 'acme-dev', '-', 'deployment', 'acme', 'registry-facts', '--update-type', 'TransformPaths', '--from-stdin', '-o', 'json'], spec);
     expect(created.stderr).toBe('');
     const link = JSON.parse(created.stdout);
