@@ -11,9 +11,9 @@ import { deriveProgress, lastNonEmpty, reachedStage, recordedStageIndex } from '
 
 /** A ChangeOrder with State and the Space sets derived from its progress; Completed from Final over the last Stage when asked. */
 export async function derive(deps: ChangeDeps, caller: Caller, co: ChangeOrder, opts: { completed?: boolean; spaces?: Map<string, Space> } = {}): Promise<ChangeOrderView> {
-  const progress = await effectiveProgress(deps, co, await deps.store.progressOf(co.ChangeOrderID));
   // A list derives many ChangeOrders from one reading of the organization's Spaces.
   const spaces = opts.spaces ?? new Map((await deps.store.listSpaces(caller.OrganizationID)).map((s) => [s.SpaceID, s]));
+  const progress = await effectiveProgress(deps, co, await deps.store.progressOf(co.ChangeOrderID), spaces);
   const out: ChangeOrderView = { ...co, ...deriveProgress(co, progress, spaces) };
   if (opts.completed && co.ChangeWorkflow && co.Stage !== COMPLETED) out.Completed = (await computeStage(deps, caller, co)).stage === COMPLETED;
   return out;

@@ -15,13 +15,14 @@ export function selectedUnits(co: ChangeOrder, space: Space, units: Unit[]): Uni
  * Progress as an Invoke ChangeOrder reads it: a Space whose selection now picks a Unit without the end
  * mark (added since) has not taken the change, whatever was recorded. Other kinds read as recorded.
  */
-export async function effectiveProgress(deps: ChangeDeps, co: ChangeOrder, progress: Progress[], marks?: CoMarks): Promise<Progress[]> {
+export async function effectiveProgress(deps: ChangeDeps, co: ChangeOrder, progress: Progress[], spaces: Map<string, Space>, marks?: CoMarks): Promise<Progress[]> {
   if (co.UpdateType !== 'Invoke' || !progress.length) return progress;
   const m = marks ?? (await marksOf(deps, co));
   const kept = await Promise.all(
     progress.map(async (p) => {
       const units = await deps.store.listUnits(p.SpaceID);
-      const space = { SpaceID: p.SpaceID, Slug: '' } as Space;
+      // The selection may name the Space (SpaceSlug): read it as the promotion does.
+      const space = spaces.get(p.SpaceID) ?? ({ SpaceID: p.SpaceID, Slug: '' } as Space);
       return selectedUnits(co, space, units).every((u) => m.end.has(u.UnitID)) ? p : undefined;
     }),
   );

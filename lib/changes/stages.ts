@@ -94,7 +94,7 @@ export interface GateContext {
 /** Reads a ChangeOrder's progress and the organization's Spaces once, for its Stages, gates and CEL view. */
 export async function gateContext(deps: ChangeDeps, caller: Caller, co: ChangeOrder): Promise<GateContext> {
   const [spaces, recorded] = await Promise.all([workflowSpaces(deps, caller, co), deps.store.progressOf(co.ChangeOrderID)]);
-  const progressList = await effectiveProgress(deps, co, recorded);
+  const progressList = await effectiveProgress(deps, co, recorded, new Map(spaces.map((s) => [s.SpaceID, s])));
   return {
     spaces,
     stages: stagesOver(co, spaces),
