@@ -7,9 +7,10 @@ import type { ApproveAnswer } from '../api.ts';
 
 const userCols: Column<User>[] = [['Name', (u) => u.Slug], ['Role', (u) => u.Role], ['Display', (u) => u.DisplayName], ['ID', (u) => u.UserID]];
 const groupCols: Column<Group>[] = [['Name', (g) => g.Slug], ['Members', (g) => g.MemberUserIDs.length], ['ID', (g) => g.GroupID]];
-const tokenCols: Column<TokenView>[] = [
+/** Token columns; a user is shown by name when the names are at hand. */
+const tokenCols = (names: Map<string, string> = new Map()): Column<TokenView>[] => [
   ['ID', (t) => t.TokenID],
-  ['For', (t) => (t.Service ? `service:${t.Service}` : (t.UserID ?? ''))],
+  ['For', (t) => (t.Service ? `service:${t.Service}` : (names.get(t.UserID ?? '') ?? t.UserID ?? ''))],
   ['Scope', (t) => t.Scope ?? ''],
   ['Expires', (t) => t.ExpiresAt ?? 'never'],
   ['Revoked', (t) => t.RevokedAt ?? ''],
@@ -153,7 +154,11 @@ export const peopleCommands: Record<string, Record<string, Command>> = {
       if ((out(a) ?? 'table') !== 'table') return print(r.body, out(a));
       process.stdout.write(`Token ${r.body.TokenInfo.TokenID}${r.body.TokenInfo.ExpiresAt ? `, expires ${r.body.TokenInfo.ExpiresAt}` : ''} (the secret is shown once):\n\n  ${r.body.Token}\n`);
     },
-    list: async (a, c) => print((await c.get<TokenView[]>('/token')).body, out(a), tokenCols),
+    list: async (a, c) => {
+      const tokens = (await c.get<TokenView[]>('/token')).body;
+      const names = (out(a) ?? 'table') === 'table' ? new Map((await c.get<User[]>('/user')).body.map((u) => [u.UserID, u.Slug])) : undefined;
+      print(tokens, out(a), tokenCols(names));
+    },
     revoke: async (a, c) => {
       const id = ref(a, 'token', 'cub token revoke <token-id>');
       const r = await c.post<TokenView>(`/token/${seg(id)}/revoke`);

@@ -9,7 +9,7 @@ export async function createOrganization(deps: Deps, slug: string, adminSlug = '
   const token = deps.newToken();
   await deps.store.createOrganization(
     { OrganizationID: caller.OrganizationID, Slug: slug, CreatedAt: now },
-    { OrganizationID: caller.OrganizationID, UserID: caller.UserID, Slug: adminSlug, Role: 'Admin', CreatedAt: now, UpdatedAt: now, Version: 1 },
+    { OrganizationID: caller.OrganizationID, UserID: caller.UserID, Slug: adminSlug, DisplayName: adminSlug, Role: 'Admin', CreatedAt: now, UpdatedAt: now, Version: 1 },
     { TokenHash: tokenHash(token), TokenID: deps.newId(), OrganizationID: caller.OrganizationID, UserID: caller.UserID, Description: 'the first admin token', CreatedAt: now, CreatedBy: caller.UserID, Version: 1 },
   );
   return { caller, token };
