@@ -1,11 +1,11 @@
-import { ChangeSetState, type Caller, type ChangeOrder, type ChangeOrderUpdateType, type ChangeSet, type ChangeWorkflow, type Filter, type Link, type PriorRevisions, type Progress, type Space, type Tag, newEntity } from '../model/entities.ts';
+import { ChangeSetState, type Caller, type ChangeOrder, type ChangeOrderUpdateType, type ChangeSet, type ChangeWorkflow, type Filter, type Link, type PriorRevisions, type Progress, type Space, type Tag } from '../model/entities.ts';
 import { Conflict, Invalid, NotFound } from '../model/errors.ts';
 import type { StoreOp } from '../ports/store.ts';
 import { chunk, TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
 import { parseWhere, type Query } from '../where/index.ts';
 import { bySlug, findComponent, findInSpace, findSpace } from '../variants/lookup.ts';
 import { intervalOf } from './intervals.ts';
-import { changeOrderTags, intervalMarks, workflowCopy } from './marks.ts';
+import { intervalMarks, newChangeOrder } from './marks.ts';
 import { createInvokeChangeOrder } from './invoke.ts';
 import { createLinkChangeOrder } from './link-change.ts';
 import type { ChangeDeps } from './ports.ts';
@@ -90,28 +90,22 @@ export async function createChangeOrder(deps: ChangeDeps, caller: Caller, base: 
   }
 
   const now = deps.now().toISOString();
-  const coId = deps.newId();
-  const [startTag, endTagOwn, publishTag] = changeOrderTags(deps, caller, base, body.Slug, coId);
-  const co: ChangeOrder = {
-    ...newEntity(deps, caller.OrganizationID, { Slug: body.Slug, Labels: body.Labels }),
-    SpaceID: base.SpaceID,
-    ChangeOrderID: coId,
+  const {
+    co,
+    tags: [startTag, endTagOwn, publishTag],
+  } = newChangeOrder(deps, caller, base, {
+    Slug: body.Slug,
+    Labels: body.Labels,
     Description: body.Description,
     UpdateType: updateType,
-    ChangeWorkflowID: workflow?.ChangeWorkflowID,
-    ChangeWorkflow: workflowCopy(workflow),
+    workflow,
     InScopeSpaceIDs: scope,
     WhereSpace: [where, filter?.Where].filter(Boolean).join(' AND ') || undefined,
     SpaceFilterID: filter?.FilterID,
-    StartTagID: startTag.TagID,
-    EndTagID: endTagOwn.TagID,
-    PublishTagID: publishTag.TagID,
     SkippedUnits: skipped,
     PriorRevisions: body.PriorRevisions ?? 'Include',
-    Promotions: [],
-    PromotionFailures: [],
-    PromotionOverrides: [],
-  };
+  });
+
   const head: StoreOp[] = [
     { op: 'create', kind: 'ChangeOrder', item: co },
     ...[startTag, endTagOwn, publishTag].map((t): StoreOp => ({ op: 'create', kind: 'Tag', item: t })),

@@ -8,13 +8,13 @@
 import { render, checkParameterValues } from '../config/invocations.ts';
 import { runFunction } from '../config/functions.ts';
 import { chunk, TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
-import { DESCRIBING_TOOLCHAIN, newEntity, type Caller, type ChangeOrder, type ChangeWorkflow, type Filter, type Invocation, type Space } from '../model/entities.ts';
+import { DESCRIBING_TOOLCHAIN, type Caller, type ChangeOrder, type ChangeWorkflow, type Filter, type Invocation, type Space } from '../model/entities.ts';
 import { BatonError, Conflict, Invalid } from '../model/errors.ts';
 import { matches, parseWhere, type Query } from '../where/index.ts';
 import { bySlug, findComponent, findInSpace, findSpace } from '../variants/lookup.ts';
 import { advance, dataAt } from '../variants/revisions.ts';
 import { UnitAction } from '../variants/merge.ts';
-import { changeOrderTags, intervalMarks, workflowCopy, type CoMarks } from './marks.ts';
+import { intervalMarks, newChangeOrder, type CoMarks } from './marks.ts';
 import type { ChangeDeps } from './ports.ts';
 import { orgSpaces } from './stages.ts';
 import { selectedUnits } from './selection.ts';
@@ -52,16 +52,15 @@ export async function createInvokeChangeOrder(deps: ChangeDeps, caller: Caller, 
   if (whereUnit) parseWhere(whereUnit, 'Unit');
   const workflow = body.ChangeWorkflowID ? (await findInSpace<ChangeWorkflow>(deps, caller, base, 'ChangeWorkflow', body.ChangeWorkflowID)).item : undefined;
   const scope = await invokeScope(deps, caller, base, body);
-  const coId = deps.newId();
-  const [start, end, publish] = changeOrderTags(deps, caller, base, body.Slug, coId);
-  const co: ChangeOrder = {
-    ...newEntity(deps, caller.OrganizationID, { Slug: body.Slug, Labels: body.Labels }),
-    SpaceID: base.SpaceID,
-    ChangeOrderID: coId,
+  const {
+    co,
+    tags: [start, end, publish],
+  } = newChangeOrder(deps, caller, base, {
+    Slug: body.Slug,
+    Labels: body.Labels,
     Description: body.Description,
     UpdateType: 'Invoke',
-    ChangeWorkflowID: workflow?.ChangeWorkflowID,
-    ChangeWorkflow: workflowCopy(workflow),
+    workflow,
     InScopeSpaceIDs: scope,
     WhereSpace: body.WhereSpace,
     SpaceFilterID: body.SpaceFilterID,
@@ -70,15 +69,9 @@ export async function createInvokeChangeOrder(deps: ChangeDeps, caller: Caller, 
     Parameters: values,
     WhereUnit: whereUnit,
     UnitFilterID: filter?.FilterID,
-    StartTagID: start.TagID,
-    EndTagID: end.TagID,
-    PublishTagID: publish.TagID,
-    SkippedUnits: {},
     PriorRevisions: body.PriorRevisions,
-    Promotions: [],
-    PromotionFailures: [],
-    PromotionOverrides: [],
-  };
+  });
+
   // The ChangeOrder and its Tags land together; the change is made in no Space yet, the base included.
   await deps.store.transact([{ op: 'create', kind: 'ChangeOrder', item: co }, ...[start, end, publish].map((t) => ({ op: 'create' as const, kind: 'Tag' as const, item: t }))]);
   return co;

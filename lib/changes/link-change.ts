@@ -5,7 +5,7 @@
  * Link in scope has taken); promotion resolves each Space's Links at the end revision, never the
  * source's head, so a newer source revision during the rollout reaches no later stage.
  */
-import { DESCRIBING_TOOLCHAIN, newEntity, type Caller, type ChangeOrder, type ChangeWorkflow, type Link, type Space, type Tag, type Unit } from '../model/entities.ts';
+import { DESCRIBING_TOOLCHAIN, type Caller, type ChangeOrder, type ChangeWorkflow, type Link, type Space, type Tag, type Unit } from '../model/entities.ts';
 import { BatonError, Conflict, Invalid, NotFound } from '../model/errors.ts';
 import type { StoreOp } from '../ports/store.ts';
 import { chunk, TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
@@ -13,7 +13,7 @@ import { bySlug, findInSpace } from '../variants/lookup.ts';
 import { UnitAction } from '../variants/merge.ts';
 import { planResolve, writeResolve } from '../variants/resolve.ts';
 import { invokeScope, type InvokedUnit } from './invoke.ts';
-import { changeOrderTags, intervalMarks, workflowCopy, type CoMarks } from './marks.ts';
+import { intervalMarks, newChangeOrder, type CoMarks } from './marks.ts';
 import type { ChangeDeps } from './ports.ts';
 
 /** What a ChangeOrder of the Links' type is made with. */
@@ -54,33 +54,11 @@ export async function createLinkChangeOrder(deps: ChangeDeps, caller: Caller, ba
     sources.set(l.ToUnitID, s);
   }
   const now = deps.now().toISOString();
-  const coId = deps.newId();
-  const [start, end, publish] = changeOrderTags(deps, caller, base, body.Slug, coId);
-  const co: ChangeOrder = {
-    ...newEntity(deps, caller.OrganizationID, { Slug: body.Slug, Labels: body.Labels }),
-    SpaceID: base.SpaceID,
-    ChangeOrderID: coId,
-    Description: body.Description,
-    UpdateType: 'TransformPaths',
-    ChangeWorkflowID: undefined,
-    ChangeWorkflow: undefined,
-    InScopeSpaceIDs: scope,
-    WhereSpace: body.WhereSpace,
-    SpaceFilterID: body.SpaceFilterID,
-    StartTagID: start.TagID,
-    EndTagID: end.TagID,
-    PublishTagID: publish.TagID,
-    SkippedUnits: {},
-    PriorRevisions: 'Include',
-    Promotions: [],
-    PromotionFailures: [],
-    PromotionOverrides: [],
-  };
-  if (body.ChangeWorkflowID) {
-    const { item: wf } = await findInSpace<ChangeWorkflow>(deps, caller, base, 'ChangeWorkflow', body.ChangeWorkflowID);
-    co.ChangeWorkflowID = wf.ChangeWorkflowID;
-    co.ChangeWorkflow = workflowCopy(wf);
-  }
+  const workflow = body.ChangeWorkflowID ? (await findInSpace<ChangeWorkflow>(deps, caller, base, 'ChangeWorkflow', body.ChangeWorkflowID)).item : undefined;
+  const {
+    co,
+    tags: [start, end, publish],
+  } = newChangeOrder(deps, caller, base, { Slug: body.Slug, Labels: body.Labels, Description: body.Description, UpdateType: 'TransformPaths', workflow, InScopeSpaceIDs: scope, WhereSpace: body.WhereSpace, SpaceFilterID: body.SpaceFilterID });
   // Each source: end where it is now (or where the end Tag marks it), start at the oldest revision a Link in scope has taken.
   const marks: StoreOp[] = [];
   for (const { unit, links: ls } of [...sources.values()].sort((a, b) => bySlug(a.unit, b.unit))) {

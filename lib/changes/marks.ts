@@ -49,3 +49,31 @@ export function changeOrderTags(deps: Pick<Deps, 'now' | 'newId'>, caller: Calle
 export function workflowCopy(w: ChangeWorkflow | undefined): WorkflowDefinition | undefined {
   return w ? { Stages: w.Stages, Final: w.Final, CustomPrerequisites: w.CustomPrerequisites, AttestationPrerequisites: w.AttestationPrerequisites } : undefined;
 }
+
+/** What a new ChangeOrder is made from: its own fields, and the workflow whose definition it copies. */
+export type NewChangeOrder = Pick<ChangeOrder, 'Slug' | 'UpdateType' | 'InScopeSpaceIDs'> &
+  Partial<Omit<ChangeOrder, 'ChangeOrderID' | 'StartTagID' | 'EndTagID' | 'PublishTagID' | 'ChangeWorkflow' | 'ChangeWorkflowID'>> & { workflow?: ChangeWorkflow };
+
+/** A new ChangeOrder in its base with its three Tags, nothing promoted, failed or overridden yet; the caller writes them. */
+export function newChangeOrder(deps: Pick<Deps, 'now' | 'newId'>, caller: Caller, base: Space, f: NewChangeOrder): { co: ChangeOrder; tags: [Tag, Tag, Tag] } {
+  const { workflow, Labels, Slug, ...fields } = f;
+  const coId = deps.newId();
+  const tags = changeOrderTags(deps, caller, base, Slug, coId);
+  const co: ChangeOrder = {
+    ...newEntity(deps, caller.OrganizationID, { Slug, Labels }),
+    SkippedUnits: {},
+    PriorRevisions: 'Include',
+    Promotions: [],
+    PromotionFailures: [],
+    PromotionOverrides: [],
+    ...fields,
+    SpaceID: base.SpaceID,
+    ChangeOrderID: coId,
+    ChangeWorkflowID: workflow?.ChangeWorkflowID,
+    ChangeWorkflow: workflowCopy(workflow),
+    StartTagID: tags[0].TagID,
+    EndTagID: tags[1].TagID,
+    PublishTagID: tags[2].TagID,
+  };
+  return { co, tags };
+}
