@@ -1,16 +1,16 @@
-import { ChangeSetState, type Caller, type ChangeOrder, type ChangeOrderUpdateType, type ChangeSet, type ChangeWorkflow, type Filter, type Link, type PriorRevisions, type Progress, type Space, type Tag } from '../model/entities.ts';
+import { ChangeSetState, type Caller, type ChangeOrder, type ChangeOrderUpdateType, type ChangeSet, type ChangeWorkflow, type Link, type PriorRevisions, type Progress, type Space, type Tag } from '../model/entities.ts';
 import { Conflict, Invalid, NotFound } from '../model/errors.ts';
 import type { StoreOp } from '../ports/store.ts';
 import { chunk, TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
-import { parseWhere, type Query } from '../where/index.ts';
-import { bySlug, findComponent, findInSpace, findSpace } from '../variants/lookup.ts';
+import { parseWhere } from '../where/index.ts';
+import { bySlug, findInSpace } from '../variants/lookup.ts';
 import { intervalOf } from './intervals.ts';
 import { intervalMarks, newChangeOrder } from './marks.ts';
 import { createInvokeChangeOrder } from './invoke.ts';
 import { createLinkChangeOrder } from './link-change.ts';
 import type { ChangeDeps } from './ports.ts';
 import { selectScope } from './scope.ts';
-import { orgSpaces } from './stages.ts';
+import { askedScope, orgSpaces } from './stages.ts';
 
 /** What a person gives to name a change made in a base Space; references by slug or ID. */
 export interface CreateChangeOrderInput {
@@ -54,17 +54,8 @@ export async function createChangeOrder(deps: ChangeDeps, caller: Caller, base: 
   const linksByUnit = new Map(await Promise.all(units.map(async (u) => [u.UnitID, (await deps.store.linksInto(u.UnitID)).filter((l) => l.UpdateType === updateType)] as const)));
 
   // Scope: listed and/or selected (ANDed), or wherever the Links reach.
-  const where = [body.WhereSpace, body.ComponentID ? `ComponentID = '${(await findComponent(deps, caller, body.ComponentID)).ComponentID}'` : undefined].filter((x): x is string => !!x).join(' AND ');
-  const queries: Query[] = where ? [parseWhere(where, 'Space')] : [];
-  let filter: Filter | undefined;
-  if (body.SpaceFilterID) {
-    filter = (await findInSpace<Filter>(deps, caller, base, 'Filter', body.SpaceFilterID)).item;
-    if (filter.From !== 'Space') throw new Invalid(`filter '${body.SpaceFilterID}' selects ${filter.From}, not Space`);
-    queries.push(parseWhere(filter.Where, 'Space'));
-  }
-  const spaces = await orgSpaces(deps, caller, queries);
+  const { where, filter, queries, listed, spaces } = await askedScope(deps, caller, base, body);
   const byId = new Map(spaces.map((s) => [s.SpaceID, s]));
-  const listed = body.InScopeSpaceIDs?.length ? await Promise.all(body.InScopeSpaceIDs.map(async (ref) => (await findSpace(deps, caller, ref)).SpaceID)) : undefined;
   const linkSpaces = new Set([...linksByUnit.values()].flat().map((l) => l.SpaceID));
   const scope = selectScope({ base, spaces, updateType, linkSpaces, listed, queries });
 

@@ -10,13 +10,14 @@ import { runFunction } from '../config/functions.ts';
 import { chunk, TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
 import { DESCRIBING_TOOLCHAIN, type Caller, type ChangeOrder, type ChangeWorkflow, type Filter, type Invocation, type Space } from '../model/entities.ts';
 import { BatonError, Conflict, Invalid } from '../model/errors.ts';
-import { matches, parseWhere, type Query } from '../where/index.ts';
-import { bySlug, findComponent, findInSpace, findSpace } from '../variants/lookup.ts';
+import { parseWhere } from '../where/index.ts';
+import { bySlug, findInSpace } from '../variants/lookup.ts';
 import { advance, dataAt } from '../variants/revisions.ts';
 import { UnitAction } from '../variants/merge.ts';
 import { intervalMarks, newChangeOrder, type CoMarks } from './marks.ts';
 import type { ChangeDeps } from './ports.ts';
-import { orgSpaces } from './stages.ts';
+import { askedScope } from './stages.ts';
+import { selectScope } from './scope.ts';
 import { selectedUnits } from './selection.ts';
 
 /** What an Invoke ChangeOrder is made with. */
@@ -79,20 +80,10 @@ export async function createInvokeChangeOrder(deps: ChangeDeps, caller: Caller, 
 
 /** The Spaces in scope: named and/or selected (ANDed), or, with neither, every other Space of the base's Component. */
 export async function invokeScope(deps: ChangeDeps, caller: Caller, base: Space, body: Pick<InvokeInput, 'WhereSpace' | 'ComponentID' | 'SpaceFilterID' | 'InScopeSpaceIDs'>): Promise<string[]> {
-  const where = [body.WhereSpace, body.ComponentID ? `ComponentID = '${(await findComponent(deps, caller, body.ComponentID)).ComponentID}'` : undefined].filter((x): x is string => !!x);
-  const queries: Query[] = where.map((w) => parseWhere(w, 'Space'));
-  if (body.SpaceFilterID) {
-    const { item } = await findInSpace<Filter>(deps, caller, base, 'Filter', body.SpaceFilterID);
-    if (item.From !== 'Space') throw new Invalid(`filter '${body.SpaceFilterID}' selects ${item.From}, not Space`);
-    queries.push(parseWhere(item.Where, 'Space'));
-  }
-  const spaces = await orgSpaces(deps, caller, queries);
-  const listed = body.InScopeSpaceIDs?.length ? new Set(await Promise.all(body.InScopeSpaceIDs.map(async (r) => (await findSpace(deps, caller, r)).SpaceID))) : undefined;
-  let picked: Space[];
-  if (listed || queries.length) picked = spaces.filter((s) => (!listed || listed.has(s.SpaceID)) && queries.every((q) => matches(q, s)));
-  else if (base.ComponentID) picked = spaces.filter((s) => s.ComponentID === base.ComponentID);
-  else throw new Invalid(`space '${base.Slug}' belongs to no Component: name the Spaces an Invoke change order runs in (--in-scope-space, --component, --where-space-field or --space-filter)`);
-  return picked.filter((s) => s.SpaceID !== base.SpaceID).sort(bySlug).map((s) => s.SpaceID);
+  const { queries, listed, spaces } = await askedScope(deps, caller, base, body);
+  if (listed || queries.length) return selectScope({ base, spaces, updateType: 'Invoke', linkSpaces: new Set(), listed, queries });
+  if (!base.ComponentID) throw new Invalid(`space '${base.Slug}' belongs to no Component: name the Spaces an Invoke change order runs in (--in-scope-space, --component, --where-space-field or --space-filter)`);
+  return spaces.filter((s) => s.ComponentID === base.ComponentID && s.SpaceID !== base.SpaceID).sort(bySlug).map((s) => s.SpaceID);
 }
 
 /** One Unit's part of an Invoke promotion. */

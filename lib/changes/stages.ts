@@ -1,9 +1,10 @@
-import type { Attestation, AttestationView, Caller, ChangeOrder, ChangeOrderView, Progress, Release, Space } from '../model/entities.ts';
+import type { Attestation, AttestationView, Caller, ChangeOrder, ChangeOrderView, Filter, Progress, Release, Space } from '../model/entities.ts';
+import { Invalid } from '../model/errors.ts';
 import type { AttestationFacts } from '../gates/attestations.ts';
 import type { GateChangeOrder, SpaceGateState } from '../gates/prerequisites.ts';
 import { matches, parseWhere, relationsUsed, type Query } from '../where/index.ts';
 import { releasesOf } from '../releases/bundle.ts';
-import { bySlug } from '../variants/lookup.ts';
+import { bySlug, findComponent, findInSpace, findSpace } from '../variants/lookup.ts';
 import type { CoMarks } from './marks.ts';
 import { effectiveProgress } from './selection.ts';
 import type { ChangeDeps } from './ports.ts';
@@ -31,6 +32,31 @@ export function stagesOver(co: ChangeOrder, spaces: Space[]): StageSpaces[] {
     const q = parseWhere(st.WhereSpace, 'Space');
     return { name: st.Name, spaces: candidates.filter((s) => matches(q, s)).sort(bySlug), prerequisites: st.Prerequisites ?? [], release: st.ReleasePrerequisites ?? [] };
   });
+}
+
+/** How a ChangeOrder's Spaces were asked for: where/component/filter as queries, Spaces named one by one, and the organization's Spaces to choose among. */
+export interface ScopeAsked {
+  /** WhereSpace and the Component, as one where. */
+  where: string;
+  filter?: Filter;
+  queries: Query[];
+  listed?: string[];
+  spaces: Space[];
+}
+
+/** Reads a scope selection (--where-space-field, --component, --space-filter, --in-scope-space): checked, resolved to IDs, with the Spaces it chooses among. */
+export async function askedScope(deps: ChangeDeps, caller: Caller, base: Space, body: { WhereSpace?: string; ComponentID?: string; SpaceFilterID?: string; InScopeSpaceIDs?: string[] }): Promise<ScopeAsked> {
+  const where = [body.WhereSpace, body.ComponentID ? `ComponentID = '${(await findComponent(deps, caller, body.ComponentID)).ComponentID}'` : undefined].filter((x): x is string => !!x).join(' AND ');
+  const queries: Query[] = where ? [parseWhere(where, 'Space')] : [];
+  let filter: Filter | undefined;
+  if (body.SpaceFilterID) {
+    filter = (await findInSpace<Filter>(deps, caller, base, 'Filter', body.SpaceFilterID)).item;
+    if (filter.From !== 'Space') throw new Invalid(`filter '${body.SpaceFilterID}' selects ${filter.From}, not Space`);
+    queries.push(parseWhere(filter.Where, 'Space'));
+  }
+  const spaces = await orgSpaces(deps, caller, queries);
+  const listed = body.InScopeSpaceIDs?.length ? await Promise.all(body.InScopeSpaceIDs.map(async (ref) => (await findSpace(deps, caller, ref)).SpaceID)) : undefined;
+  return { where, filter, queries, listed, spaces };
 }
 
 /** The organization's Spaces as the ChangeOrder's Stages select among them (with `Component` when a Stage reads it). */
