@@ -189,7 +189,7 @@ export const CreateLink = z.strictObject({
   Protect: z.boolean().optional(),
   Squash: z.boolean().optional(),
   UpstreamPaths: z
-    .array(z.strictObject({ Name: z.string().min(1).max(128), Path: z.string().min(1).max(1024), Resource: z.strictObject({ ResourceType: z.string().min(1), ResourceName: z.string().min(1) }).optional() }))
+    .array(z.strictObject({ Name: z.string().min(1).max(128), Path: z.string().min(1).max(1024).optional(), Resource: z.strictObject({ ResourceType: z.string().min(1), ResourceName: z.string().min(1) }).optional() }))
     .max(50)
     .optional(),
   DownstreamSetters: z

@@ -1,4 +1,4 @@
-import { DESCRIBING_TOOLCHAIN, MarkRole, type Caller, type Mark, type ChangeOrder, type Link, type PriorRevisions, type Space, type Unit } from '../model/entities.ts';
+import { DESCRIBING_TOOLCHAIN, isLinkChange, MarkRole, type Caller, type Mark, type ChangeOrder, type Link, type PriorRevisions, type Space, type Unit } from '../model/entities.ts';
 import { BatonError, Conflict, Invalid, NotFound } from '../model/errors.ts';
 import type { StoreOp } from '../ports/store.ts';
 import { chunk, TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
@@ -123,7 +123,7 @@ export async function restingRevision(deps: ChangeDeps, ctx: PromoteContext, spa
 export async function promoteSpace(deps: ChangeDeps, caller: Caller, ctx: PromoteContext, space: Space): Promise<SpaceResult> {
   const { co, marks } = ctx;
   const res: SpaceResult = { SpaceID: space.SpaceID, SpaceSlug: space.Slug, Action: SpaceAction.Promote, Units: [] };
-  if (co.UpdateType === 'Invoke' || co.UpdateType === 'TransformPaths') {
+  if (co.UpdateType === 'Invoke' || isLinkChange(co)) {
     // Nothing to merge: the Invocation runs on the Units the selection picks here, or each Unit resolves its Links at the sources' end.
     const r = co.UpdateType === 'Invoke' ? await promoteInvokeSpace(deps, caller, co, marks, space, { dryRun: ctx.dryRun, protect: ctx.protect }) : await promoteLinkSpace(deps, caller, co, marks, space, { dryRun: ctx.dryRun });
     res.Units = r.units as PromotedUnit[];
@@ -317,6 +317,7 @@ async function restMarks(deps: ChangeDeps, ctx: PromoteContext, space: Space, un
 export async function upgradeUnitWithChangeOrder(deps: ChangeDeps, caller: Caller, co: ChangeOrder, space: Space, unit: Unit, o: { dryRun?: boolean; priorRevisions?: PriorRevisions }): Promise<PromotedUnit> {
   if (co.AbortedReason) throw new Conflict(`change order '${co.Slug}' was aborted (${co.AbortedReason})`);
   if (co.UpdateType === 'Invoke') throw new Invalid(`change order '${co.Slug}' is an Invoke change order: there is no upstream revision to merge; promote it into the Space (cub variant promote --change-order … ${space.Slug})`);
+  if (isLinkChange(co)) throw new Invalid(`change order '${co.Slug}' is ${/^[AEIOU]/.test(co.UpdateType) ? 'an' : 'a'} ${co.UpdateType} change order: its Units take it by resolving their Links at the sources' end, not by a merge; promote it into the Space (cub variant promote --change-order … ${space.Slug})`);
   const link = (await deps.store.listInSpace<Link>('Link', space.SpaceID)).find((l) => l.FromUnitID === unit.UnitID && l.UpdateType === co.UpdateType);
   if (!link) throw new Invalid(`unit '${unit.Slug}' has no ${co.UpdateType} link for change order '${co.Slug}' to follow`);
   const ctx = await promoteContext(deps, co, { prior: o.priorRevisions, dryRun: o.dryRun });

@@ -1,7 +1,7 @@
 import type { Document } from 'yaml';
 import { Invalid } from '../model/errors.ts';
 import { parseYaml, resourceKey, stringifyYaml } from './documents.ts';
-import { formatPath, type Segment } from './paths.ts';
+import { formatPath, parsePath, type Segment } from './paths.ts';
 
 /** The placeholder values a base leaves for variants to fill. */
 export const PLACEHOLDER_STRING = 'confighubplaceholder';
@@ -205,6 +205,31 @@ const FUNCTIONS: Record<string, FunctionDef> = {
         } else if (env) c.doc.addIn([...c.at, 'env'], c.doc.createNode({ name: args['env-var'], value: args['env-value'] }));
         else c.doc.setIn([...c.at, 'env'], c.doc.createNode([{ name: args['env-var'], value: args['env-value'] }]));
         written.push({ Resource: c.resource, Path: formatPath([...c.seg, 'env', { key: 'name', value: String(args['env-var']) }, 'value']) });
+      }
+    },
+  },
+  'set-string-path': {
+    description: 'set a string at a path of every resource of a type (apiVersion/kind), such as a ConfigMap data key',
+    params: [
+      { name: 'resource-type', kind: 'string' },
+      { name: 'path', kind: 'string' },
+      { name: 'value', kind: 'string' },
+    ],
+    readOnly: false,
+    run(docs, args, written) {
+      const segments = parsePath(String(args.path));
+      if (!segments.length) throw new Invalid('set-string-path: <path> is empty');
+      const bad = segments.find((s) => typeof s !== 'string' || s === '');
+      if (bad !== undefined) throw new Invalid(`set-string-path: <path> '${String(args.path)}' must name map keys (a.b or a["b.c"]), not list items`);
+      for (const doc of docs) {
+        const js = doc.toJS() as Record<string, unknown>;
+        if (!js || `${String(js.apiVersion)}/${String(js.kind)}` !== args['resource-type']) continue;
+        try {
+          doc.setIn(segments as string[], String(args.value));
+        } catch {
+          throw new Invalid(`set-string-path: ${resourceKey(js)} has no map at '${String(args.path)}' to set a string in`);
+        }
+        written.push({ Resource: resourceKey(js), Path: formatPath(segments) });
       }
     },
   },

@@ -55,6 +55,11 @@ export type PriorRevisions = (typeof PriorRevisionsModes)[number];
 export const ChangeOrderUpdateTypes = ['UpgradeUnit', 'MergeUnits', 'Invoke', 'TransformPaths', 'Insert', 'Upsert'] as const;
 /** The ChangeOrder types whose change was made in sources outside their scope, reached by Links of that type. */
 export const LINK_CHANGE_TYPES = ['TransformPaths', 'Insert', 'Upsert'] as const;
+
+/** Whether a ChangeOrder carries a change made in sources outside its scope, which its Spaces take by resolving Links. */
+export function isLinkChange(co: { UpdateType: string }): boolean {
+  return (LINK_CHANGE_TYPES as readonly string[]).includes(co.UpdateType);
+}
 export type ChangeOrderUpdateType = (typeof ChangeOrderUpdateTypes)[number];
 
 /** A ChangeOrder's states, derived when read. */

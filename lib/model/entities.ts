@@ -229,7 +229,7 @@ export interface Link extends InSpace {
   /** The merge cursor: the upstream revision last merged, and the downstream revision it produced. */
   UpstreamLastMergedRevisionNum: number;
   DownstreamLastMergedRevisionNum: number;
-  UpstreamPaths?: { Name: string; Path: string; Resource?: { ResourceType: string; ResourceName: string } }[];
+  UpstreamPaths?: { Name: string; Path?: string; Resource?: { ResourceType: string; ResourceName: string } }[];
   DownstreamSetters?: { Parameters: string[]; FunctionInvocation: { FunctionName: string; Arguments: { ParameterName: string; Value: string; Evaluator?: string }[] } }[];
 }
 

@@ -1,4 +1,5 @@
 import type { Caller, Link, LinkUpdateType, LinkView, Space, Unit } from '../model/entities.ts';
+import { functionParams, isReadOnly } from '../config/functions.ts';
 import { Conflict, Invalid } from '../model/errors.ts';
 import type { Deps } from '../ports/deps.ts';
 import type { StoreOp } from '../ports/store.ts';
@@ -26,6 +27,37 @@ export interface CreateLinkInput extends Pick<Link, 'UpdateType' | 'AutoUpdate' 
   UpdateType: LinkUpdateType;
 }
 
+/**
+ * The document of a Link that carries values (TransformPaths, Insert) or resources (Upsert): what it
+ * reads and what it sets must make sense before it is saved. Other Links carry neither.
+ */
+function checkCarrying(body: Pick<Link, 'UpdateType' | 'UpstreamPaths' | 'DownstreamSetters'>): void {
+  const t = body.UpdateType;
+  const paths = body.UpstreamPaths ?? [];
+  const setters = body.DownstreamSetters ?? [];
+  if (t !== 'TransformPaths' && t !== 'Insert' && t !== 'Upsert') {
+    if (paths.length || setters.length) throw new Invalid(`UpstreamPaths and DownstreamSetters belong to TransformPaths, Insert and Upsert links, not ${t}`);
+    return;
+  }
+  if (t !== 'Upsert' && (!paths.length || !setters.length)) throw new Invalid(`a ${t} link needs UpstreamPaths and DownstreamSetters`);
+  const names = new Set<string>();
+  for (const p of paths) {
+    if (names.has(p.Name)) throw new Invalid(`UpstreamPaths name '${p.Name}' twice`);
+    names.add(p.Name);
+    if (!p.Path && t === 'TransformPaths') throw new Invalid(`UpstreamPaths '${p.Name}' needs a Path: a TransformPaths link reads single values`);
+    if (!p.Path && !p.Resource) throw new Invalid(`UpstreamPaths '${p.Name}' needs a Path or a Resource`);
+  }
+  for (const s of setters) {
+    functionParams(s.FunctionInvocation.FunctionName);
+    if (isReadOnly(s.FunctionInvocation.FunctionName)) throw new Invalid(`DownstreamSetters function '${s.FunctionInvocation.FunctionName}' only reads; a setter must write`);
+    for (const p of s.Parameters) {
+      const u = paths.find((x) => x.Name === p);
+      if (!u) throw new Invalid(`DownstreamSetters parameter '${p}' is not one of the UpstreamPaths`);
+      if (!u.Path && t === 'Upsert') throw new Invalid(`DownstreamSetters parameter '${p}' reads no value: UpstreamPaths '${p}' has no Path`);
+    }
+  }
+}
+
 /** Links a Unit to an upstream Unit; an UpgradeUnit Link also makes that Unit its upstream, in the same transaction. */
 export async function createLink(deps: Deps, caller: Caller, space: Space, body: CreateLinkInput): Promise<LinkView> {
   const from = await findUnit(deps, space, body.FromUnitID);
@@ -34,10 +66,7 @@ export async function createLink(deps: Deps, caller: Caller, space: Space, body:
   if (to.UnitID === from.UnitID) throw new Invalid('a link cannot point a unit at itself');
   const merging = body.UpdateType === 'UpgradeUnit' || body.UpdateType === 'MergeUnits';
   if (merging && body.Protect) throw new Invalid(`Protect is not allowed on ${body.UpdateType} links; protect paths with --protect on the writes instead`);
-  if (body.UpdateType === 'TransformPaths' && (!body.UpstreamPaths?.length || !body.DownstreamSetters?.length)) throw new Invalid('a TransformPaths link needs UpstreamPaths and DownstreamSetters');
-  for (const s of body.DownstreamSetters ?? []) {
-    for (const p of s.Parameters) if (!body.UpstreamPaths?.some((u) => u.Name === p)) throw new Invalid(`DownstreamSetters parameter '${p}' is not one of the UpstreamPaths`);
-  }
+  checkCarrying(body);
   if (merging && from.ToolchainType !== to.ToolchainType) throw new Invalid(`cannot merge ${to.ToolchainType} unit '${to.Slug}' into ${from.ToolchainType} unit '${from.Slug}'`);
   const existing = await deps.store.listInSpace<Link>('Link', space.SpaceID);
   if (body.UpdateType === 'UpgradeUnit' && existing.some((l) => l.FromUnitID === from.UnitID && l.UpdateType === 'UpgradeUnit')) {

@@ -1,5 +1,5 @@
 /**
- * `cub unit update --patch --resolve "Link:*" [--merge-end N]`: resolves a Unit's TransformPaths Links
+ * `cub unit update --patch --resolve "Link:*" [--merge-end N]`: resolves a Unit's TransformPaths, Insert and Upsert Links
  * against their upstream Unit at its head (or revision N), as one revision with every Link's cursor
  * moved in the same transaction. A Link that Protects protects the paths it writes.
  */
@@ -11,7 +11,7 @@ import type { UnitDeps } from './ports.ts';
 import { advance, dataAt } from './revisions.ts';
 
 /** The Link types a resolve reads values through. */
-const RESOLVED = ['TransformPaths'] as const;
+const RESOLVED = ['TransformPaths', 'Insert', 'Upsert'] as const;
 
 export interface ResolveResult {
   UnitID: string;
@@ -25,10 +25,12 @@ export interface ResolveResult {
 function selectLinks(links: Link[], which: string): Link[] {
   if (!/^Link:/.test(which)) throw new Invalid(`--resolve takes Link:* or Link:<link>, not '${which}'`);
   const name = which.slice('Link:'.length);
-  const unsupported = links.filter((l) => (l.UpdateType === 'Insert' || l.UpdateType === 'Upsert') && (name === '*' || l.Slug === name));
-  if (unsupported.length) throw new Invalid(`link '${unsupported[0]!.Slug}' is ${unsupported[0]!.UpdateType}: resolving ${unsupported[0]!.UpdateType} Links is not supported yet; TransformPaths Links are`);
   const picked = links.filter((l) => (RESOLVED as readonly string[]).includes(l.UpdateType) && (name === '*' || l.Slug === name));
-  if (!picked.length) throw new NotFound(name === '*' ? 'the unit has no TransformPaths Links to resolve' : `the unit has no TransformPaths link '${name}'`);
+  if (!picked.length) {
+    const other = links.find((l) => l.Slug === name);
+    if (other) throw new Invalid(`link '${name}' is ${other.UpdateType}: --resolve resolves TransformPaths, Insert and Upsert links`);
+    throw new NotFound(name === '*' ? 'the unit has no TransformPaths, Insert or Upsert links to resolve' : `the unit has no link '${name}'`);
+  }
   return picked;
 }
 
