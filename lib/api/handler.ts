@@ -1,21 +1,26 @@
 import { checkAccess } from './access.ts';
+import { idempotencyKey, once, requestHash } from './idempotency.ts';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { z } from 'zod';
 import type { Caller } from '../model/entities.ts';
 import { BatonError, ErrorCode, GateRefused, Invalid, NotFound, Unauthorized } from '../model/errors.ts';
-import type { Deps } from '../ports/deps.ts';
-import { ROUTES } from './routes/index.ts';
+import { consoleTelemetry, type Deps, type Telemetry } from '../ports/deps.ts';
+import { PUBLIC_ROUTES, ROUTES } from './routes/index.ts';
 
 /** An HTTP API (payload 2.0) event whose Lambda authorizer put the Caller in its context. */
 export type ApiEvent = APIGatewayProxyEventV2 & { requestContext: { authorizer?: { lambda?: { caller?: string } } } };
 
 const BY_KEY = new Map(ROUTES.map((r) => [`${r.method} ${r.path}`, r]));
+const PUBLIC_BY_KEY = new Map(PUBLIC_ROUTES.map((r) => [`${r.method} ${r.path}`, r]));
+
+/** Whether a route key is open without a token. */
+export const isPublicRoute = (routeKey: string): boolean => PUBLIC_BY_KEY.has(routeKey);
 
 /** Finds the route for a method and concrete path, as API Gateway would: its route key and path parameters. */
 export function matchRoute(method: string, path: string): { routeKey: string; params: Record<string, string> } | { allowed: string[] } | undefined {
   const parts = path.split('/').filter(Boolean);
   const allowed: string[] = [];
-  for (const r of ROUTES) {
+  for (const r of [...ROUTES, ...PUBLIC_ROUTES]) {
     const want = r.path.split('/').filter(Boolean);
     if (want.length !== parts.length) continue;
     const params: Record<string, string> = {};
@@ -67,10 +72,10 @@ export const STATUS: Record<ErrorCode, number> = {
  * refusal with what was decided: the gates and the Spaces held back); anything else is a 500 that
  * hides internals.
  */
-export function errorReply(e: unknown): APIGatewayProxyStructuredResultV2 {
+export function errorReply(e: unknown, telemetry: Telemetry = consoleTelemetry): APIGatewayProxyStructuredResultV2 {
   if (e instanceof GateRefused) return reply(STATUS[e.code], { ...e.details, Code: e.code, Message: e.message });
   if (e instanceof BatonError) return reply(STATUS[e.code], { Code: e.code, Message: e.message });
-  console.error(e);
+  telemetry.error('unhandled error answered 500', e);
   return reply(500, { Code: 'Internal', Message: 'internal error; the server log has the details' });
 }
 
@@ -88,6 +93,11 @@ function parseBody(event: ApiEvent): unknown {
 /** The API's one entry: validate, call the operation, shape the reply. Used by the Lambda and the local server. */
 export async function handleApiEvent(deps: Deps, event: ApiEvent): Promise<APIGatewayProxyStructuredResultV2> {
   try {
+    const open = PUBLIC_BY_KEY.get(event.routeKey);
+    if (open) {
+      const out = await open.handle();
+      return reply(out.status ?? 200, out.body, out.headers);
+    }
     const route = BY_KEY.get(event.routeKey);
     if (!route) throw new NotFound(`no route ${event.routeKey}`);
     const context = event.requestContext.authorizer?.lambda?.caller;
@@ -101,11 +111,16 @@ export async function handleApiEvent(deps: Deps, event: ApiEvent): Promise<APIGa
     const params = (event.pathParameters ?? {}) as Record<string, string>;
     await checkAccess(deps, caller, route, params);
     const rawText = event.body ? (event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body) : '';
-    const out = await route.handle({ deps, caller, params, query: query.data, body: body.data, raw: { body: rawText, headers: event.headers ?? {} } });
-    const status = out.status ?? 200;
-    if (out.text !== undefined) return { statusCode: status, headers: { 'content-type': out.contentType ?? 'text/plain', ...out.headers }, body: out.text };
-    return reply(status, out.body, out.headers);
+    const run = async (): Promise<APIGatewayProxyStructuredResultV2> => {
+      const out = await route.handle({ deps, caller, params, query: query.data, body: body.data, raw: { body: rawText, headers: event.headers ?? {} } });
+      const status = out.status ?? 200;
+      if (out.text !== undefined) return { statusCode: status, headers: { 'content-type': out.contentType ?? 'text/plain', ...out.headers }, body: out.text };
+      return reply(status, out.body, out.headers);
+    };
+    // A POST with an Idempotency-Key runs once; its retries get the first answer.
+    const key = route.method === 'POST' ? idempotencyKey(event.headers ?? {}) : undefined;
+    return key ? await once(deps, caller, key, requestHash(event.routeKey, params, query.data, rawText), run) : await run();
   } catch (e) {
-    return errorReply(e);
+    return errorReply(e, deps.telemetry);
   }
 }

@@ -41,6 +41,15 @@ export interface Route<Q = any, B = any> {
   handle(req: RouteRequest<Q, B>): Promise<Reply>;
 }
 
+/** A route open without a token: it reads nothing of anyone's (the API's own contract). */
+export interface PublicRoute {
+  method: 'GET';
+  path: string;
+  name: string;
+  summary: string;
+  handle(): Promise<Reply>;
+}
+
 /** Declares a route with its types inferred from its schemas. */
 export function route<Q, B>(r: Route<Q, B>): Route<Q, B> {
   return r;

@@ -9,6 +9,7 @@
 import { DESCRIBING_TOOLCHAIN, newEntity, parseDuration, requireVerb, type Attestation, type AttestationView, type AttestedRevision, type Caller, type ChangeOrder, type Space, type Unit } from '../model/entities.ts';
 import { BatonError, Invalid, NotFound } from '../model/errors.ts';
 import { DetailType, SOURCE } from '../events/contracts.ts';
+import { eventOps } from '../events/outbox.ts';
 import { bounded } from '../util/concurrency.ts';
 import { chunk, TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
 import { matches, parseWhere } from '../where/index.ts';
@@ -157,16 +158,18 @@ function attestation(deps: ChangeDeps, caller: Caller, space: Space, fields: Pic
 
 /** Writes attestations (each its own item; at most a transaction's worth at a time) and tells the bus. */
 async function record(deps: ChangeDeps, caller: Caller, writes: Attestation[], spaces: Space[]): Promise<void> {
-  for (const part of chunk(writes, TRANSACTION_MAX_ITEMS)) await deps.store.transact(part.map((item) => ({ op: 'create' as const, kind: 'Attestation' as const, item })));
   const slug = new Map(spaces.map((s) => [s.SpaceID, s.Slug]));
-  if (writes.length) {
-    await deps.bus.put(
-      writes.map((a) => ({
+  // Each attestation and its event in one transaction: half a transaction's worth at a time.
+  for (const part of chunk(writes, TRANSACTION_MAX_ITEMS / 2)) {
+    const events = eventOps(
+      deps,
+      part.map((a) => ({
         source: SOURCE,
         detailType: a.RevokedAttestationID ? DetailType.AttestationRevoked : DetailType.AttestationRecorded,
         detail: { OrganizationID: caller.OrganizationID, SpaceID: a.SpaceID, SpaceSlug: slug.get(a.SpaceID) ?? '', AttestationID: a.AttestationID, Type: a.Type, Result: a.Result, UserID: a.UserID, ChangeOrderID: a.ChangeOrderID, RevokedAttestationID: a.RevokedAttestationID },
       })),
     );
+    await deps.store.transact([...part.map((item) => ({ op: 'create' as const, kind: 'Attestation' as const, item })), ...events]);
   }
 }
 

@@ -1,4 +1,5 @@
-import { AttestationEventDetail, DetailType, ReleaseLiveStatusChangedDetail, type BatonEvent } from '../events/contracts.ts';
+import { AttestationEventDetail, DetailType, ReleaseLiveStatusChangedDetail, STAGE_RULE, type BatonEvent } from '../events/contracts.ts';
+import { onceFor } from '../events/outbox.ts';
 import type { Deps } from '../ports/deps.ts';
 import { consumeDeployToolEvent, drop, type Outcome } from '../releases/deploy-events.ts';
 import { reevaluateFor } from './progress.ts';
@@ -19,9 +20,17 @@ export async function consumeAttestationEvent(deps: Deps, event: BatonEvent): Pr
   return { applied: true, ReleaseID: '' };
 }
 
+/** The Stage re-evaluation consumer: live-status and attestation events, each handled once (a redelivery is dropped by its EventID). */
+export async function consumeStageEvent(deps: Deps, event: BatonEvent): Promise<Outcome> {
+  let out: Outcome | undefined;
+  await onceFor(deps, STAGE_RULE.name, event, async () => {
+    out = event.detailType === DetailType.ReleaseLiveStatusChanged ? await consumeLiveStatusChanged(deps, event) : await consumeAttestationEvent(deps, event);
+  });
+  return out ?? drop('duplicate event', event);
+}
+
 /** Every consumer of Baton's bus, by the detail type it takes (the rules in lib/events route each there). */
 export async function consumeEvent(deps: Deps, event: BatonEvent): Promise<Outcome> {
-  if (event.detailType === DetailType.ReleaseLiveStatusChanged) return consumeLiveStatusChanged(deps, event);
-  if (event.detailType === DetailType.AttestationRecorded || event.detailType === DetailType.AttestationRevoked) return consumeAttestationEvent(deps, event);
+  if (STAGE_RULE.detailType.includes(event.detailType)) return consumeStageEvent(deps, event);
   return consumeDeployToolEvent(deps, event);
 }

@@ -5,7 +5,7 @@ import { chunk, TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
 import { parseWhere } from '../where/index.ts';
 import { bySlug, findInSpace } from '../variants/lookup.ts';
 import { intervalOf } from './intervals.ts';
-import { intervalMarks, newChangeOrder } from './marks.ts';
+import { createdEvent, intervalMarks, newChangeOrder } from './marks.ts';
 import { createInvokeChangeOrder } from './invoke.ts';
 import { createLinkChangeOrder } from './link-change.ts';
 import type { ChangeDeps } from './ports.ts';
@@ -102,6 +102,7 @@ export async function createChangeOrder(deps: ChangeDeps, caller: Caller, base: 
     ...[startTag, endTagOwn, publishTag].map((t): StoreOp => ({ op: 'create', kind: 'Tag', item: t })),
     // The base holds the change it was made in.
     { op: 'create', kind: 'Progress', item: { ChangeOrderID: co.ChangeOrderID, SpaceID: base.SpaceID, ResolvedAt: now, Version: 1 } satisfies Progress },
+    ...createdEvent(deps, caller, co),
   ];
   const marks = intervals.flatMap(({ unit, start, end }) => intervalMarks(co, unit, start, end, now));
   // The ChangeOrder, its Tags and (when they fit) its marks land together; a larger base marks in further transactions.

@@ -8,6 +8,7 @@
 import { MarkRole, newEntity, requireVerb, type Caller, type ChangeOrder, type Progress, type Space, type Tag, type Unit } from '../model/entities.ts';
 import { Conflict } from '../model/errors.ts';
 import { DetailType, SOURCE } from '../events/contracts.ts';
+import { eventOps } from '../events/outbox.ts';
 import type { StoreOp } from '../ports/store.ts';
 import { chunk } from '../util/chunk.ts';
 import { retryOnConflict } from '../util/retry.ts';
@@ -119,21 +120,20 @@ export async function demote(deps: ChangeDeps, caller: Caller, coRef: ChangeOrde
 }
 
 async function recordRestored(deps: ChangeDeps, caller: Caller, co: ChangeOrder, space: Space, now: string, marks: CoMarks): Promise<void> {
-  const wrote = await retryOnConflict(
-    async () => {
-      const progress = (await deps.store.progressOf(co.ChangeOrderID)).find((p) => p.SpaceID === space.SpaceID);
-      if (progress?.RestoredAt) return false;
-      if (progress) await deps.store.transact([{ op: 'update', kind: 'Progress', item: { ...progress, RestoredAt: now, Version: progress.Version + 1 } satisfies Progress, expectedVersion: progress.Version }]);
-      else await deps.store.transact([{ op: 'create', kind: 'Progress', item: { ChangeOrderID: co.ChangeOrderID, SpaceID: space.SpaceID, ResolvedAt: now, RestoredAt: now, Version: 1 } satisfies Progress }]);
-      return true;
-    },
-    () => false,
-  );
-  if (!wrote) return;
   const units = await deps.store.listUnits(space.SpaceID);
   const slugs = new Map(units.map((u) => [u.UnitID, u.Slug]));
   const restored = [...marks.restore.values()].filter((m) => m.SpaceID === space.SpaceID).map((m) => ({ UnitID: m.UnitID, UnitSlug: slugs.get(m.UnitID) ?? m.UnitID, RevisionNum: m.RevisionNum }));
-  await deps.bus.put([
-    { source: SOURCE, detailType: DetailType.ChangeOrderRestored, detail: { OrganizationID: co.OrganizationID, SpaceID: space.SpaceID, SpaceSlug: space.Slug, ChangeOrderID: co.ChangeOrderID, Slug: co.Slug, RestoredAt: now, UserID: caller.UserID, Units: restored } },
-  ]);
+  const event = { source: SOURCE, detailType: DetailType.ChangeOrderRestored, detail: { OrganizationID: co.OrganizationID, SpaceID: space.SpaceID, SpaceSlug: space.Slug, ChangeOrderID: co.ChangeOrderID, Slug: co.Slug, RestoredAt: now, UserID: caller.UserID, Units: restored } };
+  // The Space's progress and the event announcing it, in one transaction.
+  await retryOnConflict(
+    async () => {
+      const progress = (await deps.store.progressOf(co.ChangeOrderID)).find((p) => p.SpaceID === space.SpaceID);
+      if (progress?.RestoredAt) return;
+      const write: StoreOp = progress
+        ? { op: 'update', kind: 'Progress', item: { ...progress, RestoredAt: now, Version: progress.Version + 1 } satisfies Progress, expectedVersion: progress.Version }
+        : { op: 'create', kind: 'Progress', item: { ChangeOrderID: co.ChangeOrderID, SpaceID: space.SpaceID, ResolvedAt: now, RestoredAt: now, Version: 1 } satisfies Progress };
+      await deps.store.transact([write, ...eventOps(deps, [event])]);
+    },
+    () => undefined,
+  );
 }

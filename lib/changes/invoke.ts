@@ -14,7 +14,7 @@ import { parseWhere } from '../where/index.ts';
 import { bySlug, findInSpace } from '../variants/lookup.ts';
 import { advance, dataAt } from '../variants/revisions.ts';
 import { UnitAction } from '../variants/merge.ts';
-import { intervalMarks, newChangeOrder, type CoMarks } from './marks.ts';
+import { createdEvent, intervalMarks, newChangeOrder, type CoMarks } from './marks.ts';
 import type { ChangeDeps } from './ports.ts';
 import { askedScope } from './stages.ts';
 import { selectScope } from './scope.ts';
@@ -74,7 +74,7 @@ export async function createInvokeChangeOrder(deps: ChangeDeps, caller: Caller, 
   });
 
   // The ChangeOrder and its Tags land together; the change is made in no Space yet, the base included.
-  await deps.store.transact([{ op: 'create', kind: 'ChangeOrder', item: co }, ...[start, end, publish].map((t) => ({ op: 'create' as const, kind: 'Tag' as const, item: t }))]);
+  await deps.store.transact([{ op: 'create', kind: 'ChangeOrder', item: co }, ...[start, end, publish].map((t) => ({ op: 'create' as const, kind: 'Tag' as const, item: t })), ...createdEvent(deps, caller, co)]);
   return co;
 }
 

@@ -17,7 +17,7 @@ import { type InvokedUnit } from './invoke.ts';
 import { recordTaken } from './progress.ts';
 import { selectScope } from './scope.ts';
 import { askedScope } from './stages.ts';
-import { intervalMarks, newChangeOrder, type CoMarks } from './marks.ts';
+import { createdEvent, intervalMarks, newChangeOrder, type CoMarks } from './marks.ts';
 import type { ChangeDeps } from './ports.ts';
 
 type LinkChangeType = (typeof LINK_CHANGE_TYPES)[number];
@@ -90,7 +90,7 @@ export async function createLinkChangeOrder(deps: ChangeDeps, caller: Caller, ba
   // The base has the change only if its own Links took it already: then its Units are marked where they rest.
   const baseTook = baseLinks.length > 0 && baseLinks.every((l) => l.UpstreamLastMergedRevisionNum === endOf.get(l.ToUnitID));
   if (baseTook) for (const u of (await deps.store.listUnits(base.SpaceID)).filter((x) => x.ToolchainType !== DESCRIBING_TOOLCHAIN)) marks.push(...intervalMarks(co, u, u.HeadRevisionNum, u.HeadRevisionNum, now));
-  await deps.store.transact([{ op: 'create', kind: 'ChangeOrder', item: co }, ...[start, end, publish].map((t) => ({ op: 'create' as const, kind: 'Tag' as const, item: t }))]);
+  await deps.store.transact([{ op: 'create', kind: 'ChangeOrder', item: co }, ...[start, end, publish].map((t) => ({ op: 'create' as const, kind: 'Tag' as const, item: t })), ...createdEvent(deps, caller, co)]);
   for (const part of chunk(marks, TRANSACTION_MAX_ITEMS)) await deps.store.transact(part);
   if (baseTook) await recordTaken(deps, co, base, now);
   return co;

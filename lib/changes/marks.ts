@@ -1,4 +1,6 @@
 import { MarkRole, newEntity, type Caller, type ChangeOrder, type ChangeWorkflow, type Mark, type Space, type Tag, type Unit, type WorkflowDefinition } from '../model/entities.ts';
+import { DetailType, SOURCE } from '../events/contracts.ts';
+import { eventOps } from '../events/outbox.ts';
 import type { Deps } from '../ports/deps.ts';
 import type { StoreOp } from '../ports/store.ts';
 import type { ChangeDeps } from './ports.ts';
@@ -76,4 +78,15 @@ export function newChangeOrder(deps: Pick<Deps, 'now' | 'newId'>, caller: Caller
     PublishTagID: tags[2].TagID,
   };
   return { co, tags };
+}
+
+/** The outbox item announcing a new ChangeOrder: written in the transaction that creates it. */
+export function createdEvent(deps: Pick<Deps, 'now' | 'newId'>, caller: Caller, co: ChangeOrder): StoreOp[] {
+  return eventOps(deps, [
+    {
+      source: SOURCE,
+      detailType: DetailType.ChangeOrderCreated,
+      detail: { OrganizationID: co.OrganizationID, SpaceID: co.SpaceID, ChangeOrderID: co.ChangeOrderID, Slug: co.Slug, UpdateType: co.UpdateType, ChangeWorkflowID: co.ChangeWorkflowID, InScopeSpaceIDs: co.InScopeSpaceIDs, UserID: caller.UserID },
+    },
+  ]);
 }

@@ -1,7 +1,8 @@
 import { COMPLETED, type Caller, type ChangeOrder, type ChangeOrderView, type Progress, type Release, type Space } from '../model/entities.ts';
 import { Conflict, Unprocessable } from '../model/errors.ts';
 import { evaluateGates, evaluatePrerequisite } from '../gates/prerequisites.ts';
-import { DetailType, SOURCE } from '../events/contracts.ts';
+import { DetailType, SOURCE, type BatonEvent } from '../events/contracts.ts';
+import { eventOps } from '../events/outbox.ts';
 import { retryOnConflict } from '../util/retry.ts';
 import { marksOf } from './marks.ts';
 import type { ChangeDeps } from './ports.ts';
@@ -42,12 +43,9 @@ export async function advanceStage(deps: ChangeDeps, caller: Caller, coRef: { Sp
       if (!co?.ChangeWorkflow) return;
       const { stage, index } = await computeStage(deps, caller, co);
       if (!stage || index <= recordedStageIndex(co)) return;
-      await deps.store.transact([{ op: 'update', kind: 'ChangeOrder', item: { ...co, Stage: stage, UpdatedAt: deps.now().toISOString(), Version: co.Version + 1 }, expectedVersion: co.Version }]);
       const detail = { OrganizationID: co.OrganizationID, SpaceID: co.SpaceID, ChangeOrderID: co.ChangeOrderID, Slug: co.Slug, Stage: stage, PreviousStage: co.Stage };
-      await deps.bus.put([
-        { source: SOURCE, detailType: DetailType.ChangeOrderStageAdvanced, detail },
-        ...(stage === COMPLETED ? [{ source: SOURCE, detailType: DetailType.ChangeOrderCompleted, detail }] : []),
-      ]);
+      const events = eventOps(deps, [{ source: SOURCE, detailType: DetailType.ChangeOrderStageAdvanced, detail }, ...(stage === COMPLETED ? [{ source: SOURCE, detailType: DetailType.ChangeOrderCompleted, detail }] : [])]);
+      await deps.store.transact([{ op: 'update', kind: 'ChangeOrder', item: { ...co, Stage: stage, UpdatedAt: deps.now().toISOString(), Version: co.Version + 1 }, expectedVersion: co.Version }, ...events]);
     },
     // Another writer kept moving the ChangeOrder: the next event re-evaluates it.
     () => undefined,
@@ -55,11 +53,11 @@ export async function advanceStage(deps: ChangeDeps, caller: Caller, coRef: { Sp
 }
 
 /** Applies a change to the ChangeOrder record (failures, overrides, promotions), retrying a lost race. */
-export async function recordOn(deps: ChangeDeps, coRef: ChangeOrder, change: (co: ChangeOrder) => Partial<ChangeOrder>): Promise<void> {
+export async function recordOn(deps: ChangeDeps, coRef: ChangeOrder, change: (co: ChangeOrder) => Partial<ChangeOrder>, events: BatonEvent[] = []): Promise<void> {
   await retryOnConflict(
     async () => {
       const co = (await deps.store.getInSpace<ChangeOrder>('ChangeOrder', coRef.SpaceID, coRef.ChangeOrderID))!;
-      await deps.store.transact([{ op: 'update', kind: 'ChangeOrder', item: { ...co, ...change(co), UpdatedAt: deps.now().toISOString(), Version: co.Version + 1 }, expectedVersion: co.Version }]);
+      await deps.store.transact([{ op: 'update', kind: 'ChangeOrder', item: { ...co, ...change(co), UpdatedAt: deps.now().toISOString(), Version: co.Version + 1 }, expectedVersion: co.Version }, ...eventOps(deps, events)]);
     },
     () => {
       throw new Conflict('the change order kept changing; retry');

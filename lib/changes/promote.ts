@@ -1,7 +1,7 @@
 import { requireVerb, type Caller, type ChangeOrder, type GateResult, type Link, type PriorRevisions, type Space } from '../model/entities.ts';
 import { BatonError, Conflict, GateRefused, Invalid } from '../model/errors.ts';
 import { evaluateGates, evaluatePrerequisite, refusal } from '../gates/prerequisites.ts';
-import { DetailType, SOURCE } from '../events/contracts.ts';
+import { DetailType, SOURCE, type BatonEvent } from '../events/contracts.ts';
 import { bounded } from '../util/concurrency.ts';
 import { matches, parseWhere } from '../where/index.ts';
 import { findSpace } from '../variants/lookup.ts';
@@ -98,6 +98,7 @@ export async function promoteChangeOrder(deps: ChangeDeps, caller: Caller, co: C
   const failedGates = gates.filter((g) => !g.Satisfied);
   const result: PromoteResult = { ChangeOrderID: co.ChangeOrderID, Stage: stageName, DryRun: !!o.dryRun, Forced: false, Gates: gates, Spaces: [], Landed: 0, Total: targets.length };
   if (failedGates.length && !o.force) {
+    for (const name of new Set(failedGates.map((g) => g.Prerequisite))) deps.telemetry?.count('GateRefusals', 1, { Gate: name });
     const spaceNames = new Map([...stages.flatMap((s) => s.spaces), base].map((s) => [s.SpaceID, s]));
     result.Message = refusal(stageName ?? targets.map((t) => t.Slug).join(', '), failedGates, spaceNames);
     result.Spaces = targets.map((t) => ({ SpaceID: t.SpaceID, SpaceSlug: t.Slug, Action: SpaceAction.Blocked, Units: [] }));
@@ -129,8 +130,19 @@ export async function promoteChangeOrder(deps: ChangeDeps, caller: Caller, co: C
   const outcome = failures.length ? 'Partial' : 'Done';
   if (failures.length) result.Message = `${result.Landed} of ${result.Total} space(s) ${o.dryRun ? 'would take' : 'took'} change order '${co.Slug}'; ${failures.map((f) => `'${f.SpaceSlug}': ${f.Error}`).join('; ')}`;
   if (o.dryRun) return { outcome, result };
+  deps.telemetry?.count('Promotions');
+  deps.telemetry?.count('UnitsPromoted', result.Spaces.flatMap((s) => s.Units).filter((u) => u.RevisionNums?.length).length);
   const now = deps.now().toISOString();
   const promoted = result.Spaces.filter((s) => s.Action === SpaceAction.Promote).map((s) => s.SpaceID);
+  const events: BatonEvent[] = [];
+  if (failures.length) events.push({ source: SOURCE, detailType: DetailType.PromotionFailed, detail: { OrganizationID: co.OrganizationID, ChangeOrderID: co.ChangeOrderID, Slug: co.Slug, Stage: stageName, SpaceIDs: failures.map((f) => f.SpaceID) } });
+  if (result.Forced) {
+    events.push({
+      source: SOURCE,
+      detailType: DetailType.PromotionOverridden,
+      detail: { OrganizationID: co.OrganizationID, ChangeOrderID: co.ChangeOrderID, Slug: co.Slug, Stage: stageName, SpaceIDs: targets.map((t) => t.SpaceID), FailedGates: failedGates, Reason: o.forceReason!, UserID: caller.UserID },
+    });
+  }
   await recordOn(deps, co, (c) => ({
     Promotions: promoted.length ? [...c.Promotions, { PromotedAt: now, SpaceIDs: promoted, Stage: stageName, UserID: caller.UserID }] : c.Promotions,
     PromotionOverrides: result.Forced ? [...c.PromotionOverrides, { FailedGates: failedGates, OverriddenAt: now, Reason: o.forceReason!, SpaceIDs: targets.map((t) => t.SpaceID), Stage: stageName, UserID: caller.UserID }] : c.PromotionOverrides,
@@ -145,12 +157,7 @@ export async function promoteChangeOrder(deps: ChangeDeps, caller: Caller, co: C
           },
         ]
       : c.PromotionFailures,
-  }));
-  if (failures.length) {
-    await deps.bus.put([
-      { source: SOURCE, detailType: DetailType.PromotionFailed, detail: { OrganizationID: co.OrganizationID, ChangeOrderID: co.ChangeOrderID, Slug: co.Slug, Stage: stageName, SpaceIDs: failures.map((f) => f.SpaceID) } },
-    ]);
-  }
+  }), events);
   await advanceStage(deps, caller, co);
   return { outcome, result };
 }

@@ -1,6 +1,7 @@
 import { newEntity, patched, type AttestationPrerequisite, type Caller, type ChangeOrder, type ChangeOrderView, type ChangeWorkflow, type CommonPatch, type Space, type WorkflowDefinition } from '../model/entities.ts';
 import { Conflict, expectVersion, Invalid, NotFound } from '../model/errors.ts';
 import { DetailType, SOURCE } from '../events/contracts.ts';
+import { eventOps } from '../events/outbox.ts';
 import { findGroup, findUser } from '../people/people.ts';
 import type { Deps } from '../ports/deps.ts';
 import { findInSpace } from '../variants/lookup.ts';
@@ -91,10 +92,8 @@ export async function updateChangeOrder(deps: Deps, caller: Caller, base: Space,
     // Who aborted it and when: the first abort, or whoever last changed the reason.
     ...(aborting ? { AbortedAt: now, AbortedBy: caller.UserID } : {}),
   };
-  await deps.store.transact([{ op: 'update', kind: 'ChangeOrder', item: next, expectedVersion: co.Version }]);
-  if (aborting) {
-    await deps.bus.put([{ source: SOURCE, detailType: DetailType.ChangeOrderAborted, detail: { OrganizationID: co.OrganizationID, SpaceID: co.SpaceID, ChangeOrderID: co.ChangeOrderID, Slug: co.Slug, AbortedReason: next.AbortedReason!, AbortedAt: now, AbortedBy: caller.UserID } }]);
-  }
+  const aborted = aborting ? eventOps(deps, [{ source: SOURCE, detailType: DetailType.ChangeOrderAborted, detail: { OrganizationID: co.OrganizationID, SpaceID: co.SpaceID, ChangeOrderID: co.ChangeOrderID, Slug: co.Slug, AbortedReason: next.AbortedReason!, AbortedAt: now, AbortedBy: caller.UserID } }]) : [];
+  await deps.store.transact([{ op: 'update', kind: 'ChangeOrder', item: next, expectedVersion: co.Version }, ...aborted]);
   await advanceStage(deps, caller, next);
   const fresh = (await deps.store.getInSpace<ChangeOrder>('ChangeOrder', base.SpaceID, co.ChangeOrderID))!;
   return derive(deps, caller, fresh, { completed: true });

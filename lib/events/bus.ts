@@ -26,7 +26,7 @@ export class InProcessBus implements EventBus {
 
 /** Puts events on an EventBridge bus (honours AWS_ENDPOINT_URL). */
 export class EventBridgeBus implements EventBus {
-  private readonly client = new EventBridgeClient({ endpoint: process.env.AWS_ENDPOINT_URL });
+  readonly client = new EventBridgeClient({ endpoint: process.env.AWS_ENDPOINT_URL });
   constructor(private readonly busName: string) {}
 
   async put(events: BatonEvent[]): Promise<void> {

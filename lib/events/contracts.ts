@@ -13,6 +13,8 @@ export const DetailType = {
   ArgoCd: 'Argo CD Notification',
   /** A Flux notification-controller generic-webhook body, as Flux sent it. */
   Flux: 'Flux Event',
+  /** A ChangeOrder was created: the change has a name, and (for most kinds) its marks in the base. */
+  ChangeOrderCreated: 'ChangeOrder Created',
   /** A Release was published. */
   ReleasePublished: 'Release Published',
   /** A Release's LiveStatus changed. */
@@ -23,6 +25,8 @@ export const DetailType = {
   ChangeOrderCompleted: 'ChangeOrder Completed',
   /** A promotion did not land everywhere it was meant to. */
   PromotionFailed: 'Promotion Failed',
+  /** A promotion went ahead with gates failing, by --force with a reason. */
+  PromotionOverridden: 'Promotion Overridden',
   /** A ChangeOrder was aborted: it is not coming to the Spaces still waiting for it. */
   ChangeOrderAborted: 'ChangeOrder Aborted',
   /** A demote took a ChangeOrder back out of one Space. */
@@ -34,16 +38,19 @@ export const DetailType = {
 } as const;
 export type DetailType = (typeof DetailType)[keyof typeof DetailType];
 
-/** An event on the bus. */
+/** An event on the bus. Baton's own carry an `EventID` in their detail, the same on every delivery: consumers drop duplicates by it. */
 export interface BatonEvent {
   source: string;
   detailType: DetailType;
   detail: Record<string, unknown>;
 }
 
+/** Every event of Baton's own carries its ID (at-least-once delivery: the same event may arrive twice). */
+const Envelope = { EventID: z.uuid().optional() };
+
 /** What an ingest route puts on the bus: the caller's organization and the tool's body, unchanged. */
 /** A hook's body on the bus, with who sent it (a user or a service token), so the consumer writes only where they may report. */
-export const HookDetail = z.object({ OrganizationID: z.uuid(), ReceivedAt: z.string(), Payload: z.unknown(), Caller: z.custom<Caller>((v) => typeof v === 'object' && v !== null).optional() });
+export const HookDetail = z.object({ ...Envelope, OrganizationID: z.uuid(), ReceivedAt: z.string(), Payload: z.unknown(), Caller: z.custom<Caller>((v) => typeof v === 'object' && v !== null).optional() });
 
 export const LiveStatusSchema = z.strictObject({
   Sync: z.enum(['Synced', 'OutOfSync', 'Unknown']).optional(),
@@ -56,6 +63,7 @@ export const LiveStatusSchema = z.strictObject({
 });
 
 export const ReleasePublishedDetail = z.object({
+  ...Envelope,
   OrganizationID: z.uuid(),
   SpaceID: z.uuid(),
   SpaceSlug: z.string(),
@@ -68,6 +76,7 @@ export const ReleasePublishedDetail = z.object({
 });
 
 export const ReleaseLiveStatusChangedDetail = z.object({
+  ...Envelope,
   OrganizationID: z.uuid(),
   SpaceID: z.uuid(),
   SpaceSlug: z.string(),
@@ -79,6 +88,7 @@ export const ReleaseLiveStatusChangedDetail = z.object({
 
 /** A ChangeOrder aborted: who, when, why. */
 export const ChangeOrderAbortedDetail = z.object({
+  ...Envelope,
   OrganizationID: z.uuid(),
   SpaceID: z.uuid(),
   ChangeOrderID: z.uuid(),
@@ -90,6 +100,7 @@ export const ChangeOrderAbortedDetail = z.object({
 
 /** A demote landed in one Space: each Unit the start Tag marks there carries the restore mark. */
 export const ChangeOrderRestoredDetail = z.object({
+  ...Envelope,
   OrganizationID: z.uuid(),
   SpaceID: z.uuid(),
   SpaceSlug: z.string(),
@@ -102,6 +113,7 @@ export const ChangeOrderRestoredDetail = z.object({
 
 /** An attestation recorded or revoked: the ChangeOrders its Space took are re-evaluated (Final may now hold, or no longer). */
 export const AttestationEventDetail = z.object({
+  ...Envelope,
   OrganizationID: z.uuid(),
   SpaceID: z.uuid(),
   SpaceSlug: z.string(),
@@ -111,6 +123,53 @@ export const AttestationEventDetail = z.object({
   UserID: z.string(),
   ChangeOrderID: z.uuid().optional(),
   RevokedAttestationID: z.uuid().optional(),
+});
+
+/** A ChangeOrder created: its kind, base and scope. */
+export const ChangeOrderCreatedDetail = z.object({
+  ...Envelope,
+  OrganizationID: z.uuid(),
+  SpaceID: z.uuid(),
+  ChangeOrderID: z.uuid(),
+  Slug: z.string(),
+  UpdateType: z.string(),
+  ChangeWorkflowID: z.uuid().optional(),
+  InScopeSpaceIDs: z.array(z.uuid()),
+  UserID: z.string(),
+});
+
+/** A ChangeOrder's recorded Stage moved forward (Completed: the last Stage satisfied Final). */
+export const ChangeOrderStageDetail = z.object({
+  ...Envelope,
+  OrganizationID: z.uuid(),
+  SpaceID: z.uuid(),
+  ChangeOrderID: z.uuid(),
+  Slug: z.string(),
+  Stage: z.string(),
+  PreviousStage: z.string().optional(),
+});
+
+/** A promotion that did not land everywhere: the Spaces it failed or blocked in. */
+export const PromotionFailedDetail = z.object({
+  ...Envelope,
+  OrganizationID: z.uuid(),
+  ChangeOrderID: z.uuid(),
+  Slug: z.string(),
+  Stage: z.string().optional(),
+  SpaceIDs: z.array(z.uuid()),
+});
+
+/** A promotion forced past failing gates: which gates, into which Spaces, who and why. */
+export const PromotionOverriddenDetail = z.object({
+  ...Envelope,
+  OrganizationID: z.uuid(),
+  ChangeOrderID: z.uuid(),
+  Slug: z.string(),
+  Stage: z.string().optional(),
+  SpaceIDs: z.array(z.uuid()),
+  FailedGates: z.array(z.object({ Prerequisite: z.string(), Satisfied: z.boolean(), SpaceID: z.string(), SpaceSlug: z.string(), Message: z.string() })),
+  Reason: z.string(),
+  UserID: z.string(),
 });
 
 /** Argo CD's Application as `{{toJson .app}}` renders it in a Notifications webhook template (bare, or under `app`). */
@@ -156,3 +215,20 @@ export const LIVE_STATUS_RULE: Rule = { name: 'DeployToolLiveStatus', source: [H
 /** Baton's own Release events go to the stage re-evaluation: live status can complete a rollout. */
 export const STAGE_RULE: Rule = { name: 'ChangeOrderStageReevaluation', source: [SOURCE], detailType: [DetailType.ReleaseLiveStatusChanged, DetailType.AttestationRecorded, DetailType.AttestationRevoked] };
 export const RULES: Rule[] = [LIVE_STATUS_RULE, STAGE_RULE];
+
+/** The contract of each event's detail: checked when the event is emitted, so nothing off-contract reaches the bus. */
+export const CONTRACTS: Record<DetailType, z.ZodType<Record<string, unknown>>> = {
+  [DetailType.ArgoCd]: HookDetail,
+  [DetailType.Flux]: HookDetail,
+  [DetailType.ChangeOrderCreated]: ChangeOrderCreatedDetail,
+  [DetailType.ReleasePublished]: ReleasePublishedDetail,
+  [DetailType.ReleaseLiveStatusChanged]: ReleaseLiveStatusChangedDetail,
+  [DetailType.ChangeOrderStageAdvanced]: ChangeOrderStageDetail,
+  [DetailType.ChangeOrderCompleted]: ChangeOrderStageDetail,
+  [DetailType.PromotionFailed]: PromotionFailedDetail,
+  [DetailType.PromotionOverridden]: PromotionOverriddenDetail,
+  [DetailType.ChangeOrderAborted]: ChangeOrderAbortedDetail,
+  [DetailType.ChangeOrderRestored]: ChangeOrderRestoredDetail,
+  [DetailType.AttestationRecorded]: AttestationEventDetail,
+  [DetailType.AttestationRevoked]: AttestationEventDetail,
+};

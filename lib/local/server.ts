@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { authorizeRequest } from '../api/auth.ts';
 import type { Deps } from '../ports/deps.ts';
-import { errorReply, handleApiEvent, matchRoute, type ApiEvent } from '../api/handler.ts';
+import { errorReply, handleApiEvent, isPublicRoute, matchRoute, type ApiEvent } from '../api/handler.ts';
 import { NotFound, Unauthorized } from '../model/errors.ts';
 
 /** A running local API. */
@@ -34,8 +34,8 @@ export async function startServer(deps: Deps, opts: { port?: number; host?: stri
         result = { statusCode: 405, headers: { 'content-type': 'application/json', allow: match.allowed.join(', ') }, body: JSON.stringify({ Code: 'MethodNotAllowed', Message: `${method} is not allowed on ${url.pathname}; allowed: ${match.allowed.join(', ')}` }) };
       } else {
         const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(',') : v]));
-        const auth = await authorizeRequest(deps.store, headers, deps.now());
-        if (!auth.isAuthorized) throw new Unauthorized(auth.error ?? 'unauthorized');
+        const auth = isPublicRoute(match.routeKey) ? { isAuthorized: true, context: undefined } : await authorizeRequest(deps.store, headers, deps.now());
+        if (!auth.isAuthorized) throw new Unauthorized(('error' in auth ? auth.error : undefined) ?? 'unauthorized');
         const query: Record<string, string> = {};
         url.searchParams.forEach((v, k) => (query[k] = k in query ? `${query[k]},${v}` : v));
         const body = await readBody(req);

@@ -7,6 +7,7 @@ import { createOrganization } from './bootstrap.ts';
 import { startDynamoLocal, type DynamoLocal } from './dynamo.ts';
 import { startServer } from './server.ts';
 import { localDeps } from './wiring.ts';
+import { drainPending } from '../events/outbox.ts';
 
 /** Where `npm start` leaves the server URL and first token for `cub`. */
 /**
@@ -46,7 +47,11 @@ async function main(): Promise<void> {
   }
   const client = dynamoClient(endpoint);
   await ensureTable(client, table);
-  const { deps } = localDeps(new DynamoStore(client, table));
+  const store = new DynamoStore(client, table);
+  const { deps, bus } = localDeps(store);
+  // Events a previous run wrote but stopped before publishing go out now, oldest first.
+  const late = await drainPending(store, bus);
+  if (late) console.log(`Published ${late} event(s) a previous run left in the outbox`);
   const server = await startServer(deps, { port, host: process.env.HOST ?? '127.0.0.1' });
   const ctxFile = contextPath();
   const existing = await deps.store.firstOrganization();

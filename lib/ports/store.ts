@@ -29,7 +29,32 @@ export interface ReleaseCounter {
 }
 
 /** The kinds a transaction can write. */
-export type WriteKind = 'Space' | 'Component' | 'Unit' | 'Revision' | 'Mutation' | 'Mark' | 'ReleaseCounter' | 'Progress' | 'ApiToken' | OrgKind | SpaceKind;
+export type WriteKind = 'Space' | 'Component' | 'Unit' | 'Revision' | 'Mutation' | 'Mark' | 'ReleaseCounter' | 'Progress' | 'ApiToken' | 'Outbox' | OrgKind | SpaceKind;
+
+/** A request made with an Idempotency-Key, and its answer once it has one. */
+export interface IdempotencyRecord {
+  OrganizationID: string;
+  UserID: string;
+  Key: string;
+  RequestHash: string;
+  State: 'InProgress' | 'Done';
+  Status?: number;
+  /** The answer's body, gzipped and base64-encoded. */
+  Body?: string;
+  Headers?: Record<string, string>;
+  CreatedAt: string;
+  ExpiresAtEpoch: number;
+}
+
+/** An event in the outbox: what the bus will carry, written with the change it reports. */
+export interface OutboxItem {
+  EventID: string;
+  OrganizationID: string;
+  Source: string;
+  DetailType: string;
+  Detail: Record<string, unknown>;
+  CreatedAt: string;
+}
 
 /**
  * One item of a multi-item write. `create` also claims the item's slug (fails if taken, or if the item
@@ -101,6 +126,24 @@ export interface Store {
   changeOrdersOf(orgId: string): Promise<ChangeOrder[]>;
   progressOf(changeOrderId: string): Promise<Progress[]>;
   releaseCounter(targetId: string): Promise<ReleaseCounter>;
+
+  /** The request an Idempotency-Key was first used for, if any. */
+  getIdempotency(orgId: string, userId: string, key: string): Promise<IdempotencyRecord | undefined>;
+  /** Claims a key for a request (Conflict when the key is taken). */
+  claimIdempotency(record: IdempotencyRecord): Promise<void>;
+  /** Records a claimed request's answer. */
+  finishIdempotency(record: IdempotencyRecord): Promise<void>;
+  /** Gives a key back (its request failed without an answer worth keeping). */
+  releaseIdempotency(orgId: string, userId: string, key: string): Promise<void>;
+
+  /** Events written but not yet published, oldest first. */
+  pendingEvents(limit: number): Promise<OutboxItem[]>;
+  /** Forgets a published event. */
+  deletePendingEvent(eventId: string): Promise<void>;
+  /** Whether a consumer has handled this event already. */
+  eventProcessed(eventId: string, consumer: string): Promise<boolean>;
+  /** Records that a consumer handled an event (kept until `expiresAtEpoch`, seconds). */
+  markEventProcessed(eventId: string, consumer: string, expiresAtEpoch: number): Promise<void>;
 
   putMark(mark: MarkWrite): Promise<void>;
   marksOfTag(tagId: string): Promise<Mark[]>;

@@ -9,10 +9,9 @@ import { writeLiveStatus } from './live-status.ts';
 /** What a consumer did with one event. */
 export type Outcome = { applied: true; ReleaseID: string } | { applied: false; reason: string };
 
-/** Logs and drops an event that retrying cannot help: malformed, or about nothing Baton knows. */
-export function drop(reason: string, event: BatonEvent): Outcome {
-  // Malformed and unmatched events are logged and dropped: retrying them cannot help.
-  console.warn(`dropped ${event.detailType}: ${reason}`);
+/** Drops an event that retrying cannot help: malformed, or about nothing Baton knows. */
+export function drop(reason: string, _event: BatonEvent): Outcome {
+  // Malformed and unmatched events are dropped, not thrown: retrying them cannot help. Whoever consumed it logs the outcome.
   return { applied: false, reason };
 }
 
@@ -28,6 +27,7 @@ export async function consumeDeployToolEvent(deps: Deps, event: BatonEvent): Pro
   const { OrganizationID, ReceivedAt, Payload } = detail.data;
   const mapped = event.detailType === DetailType.ArgoCd ? mapArgoCd(Payload, ReceivedAt) : event.detailType === DetailType.Flux ? mapFlux(Payload, ReceivedAt) : { error: `no mapping for ${event.detailType}` };
   if ('error' in mapped) return drop(mapped.error, event);
+  deps.telemetry?.count('LiveStatusEvents', 1, { Tool: event.detailType === DetailType.ArgoCd ? 'ArgoCD' : 'Flux' });
   const spaceId = await deps.store.spaceIdBySlug(OrganizationID, mapped.spaceSlug);
   const space = spaceId ? await deps.store.getSpace(OrganizationID, spaceId) : undefined;
   if (!space) return drop(`no space '${mapped.spaceSlug}'`, event);

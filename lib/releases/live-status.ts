@@ -1,6 +1,7 @@
 import type { Release, ReleaseLiveStatus, Space } from '../model/entities.ts';
 import { expectVersion, Invalid } from '../model/errors.ts';
 import { DetailType, SOURCE } from '../events/contracts.ts';
+import { eventOps } from '../events/outbox.ts';
 import type { UnitDeps } from '../variants/ports.ts';
 
 /** Merge-patches a Release's LiveStatus (and labels), guarded by its Version; emits the change. Returns the Release as written. */
@@ -9,16 +10,17 @@ export async function writeLiveStatus(deps: UnitDeps, space: Space, release: Rel
   const previous = release.LiveStatus ?? {};
   const live = patch.LiveStatus ? { ...previous, ...patch.LiveStatus } : previous;
   const next: Release = { ...release, LiveStatus: live, Labels: patch.Labels ?? release.Labels, Annotations: patch.Annotations ?? release.Annotations, UpdatedAt: deps.now().toISOString(), Version: release.Version + 1 };
-  await deps.store.transact([{ op: 'update', kind: 'Release', item: next, expectedVersion: release.Version }]);
-  if (JSON.stringify(previous) !== JSON.stringify(live)) {
-    await deps.bus.put([
-      {
-        source: SOURCE,
-        detailType: DetailType.ReleaseLiveStatusChanged,
-        detail: { OrganizationID: release.OrganizationID, SpaceID: space.SpaceID, SpaceSlug: space.Slug, ReleaseID: release.ReleaseID, ReleaseNum: release.ReleaseNum, LiveStatus: live, Previous: previous },
-      },
-    ]);
-  }
+  const changed = JSON.stringify(previous) !== JSON.stringify(live);
+  const events = changed
+    ? eventOps(deps, [
+        {
+          source: SOURCE,
+          detailType: DetailType.ReleaseLiveStatusChanged,
+          detail: { OrganizationID: release.OrganizationID, SpaceID: space.SpaceID, SpaceSlug: space.Slug, ReleaseID: release.ReleaseID, ReleaseNum: release.ReleaseNum, LiveStatus: live, Previous: previous },
+        },
+      ])
+    : [];
+  await deps.store.transact([{ op: 'update', kind: 'Release', item: next, expectedVersion: release.Version }, ...events]);
   return next;
 }
 

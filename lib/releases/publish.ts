@@ -1,6 +1,7 @@
 import type { BundledUnit, Caller, Release, Space, Tag, Unit } from '../model/entities.ts';
 import { Unprocessable } from '../model/errors.ts';
 import { DetailType, SOURCE } from '../events/contracts.ts';
+import { eventOps } from '../events/outbox.ts';
 import type { Deps } from '../ports/deps.ts';
 import type { Store } from '../ports/store.ts';
 import type { UnitStore } from '../variants/ports.ts';
@@ -103,14 +104,16 @@ export async function publish(deps: ReleaseDeps, caller: Caller, space: Space, o
     const next: Unit = { ...unit, LastReleasedRevisionNum: rev, Version: unit.Version + 1, UpdatedAt: now };
     ops.push({ op: 'update', kind: 'Unit', item: next, expectedVersion: unit.Version });
   }
+  ops.push(
+    ...eventOps(deps, [
+      {
+        source: SOURCE,
+        detailType: DetailType.ReleasePublished,
+        detail: { OrganizationID: caller.OrganizationID, SpaceID: space.SpaceID, SpaceSlug: space.Slug, ReleaseID: release.ReleaseID, ReleaseNum: num, TargetID: release.TargetID, Digest: release.Digest, UnitCount: release.UnitCount, ChangeOrderID: release.ChangeOrderID },
+      },
+    ]),
+  );
   await deps.store.transact(ops);
-  await deps.bus.put([
-    {
-      source: SOURCE,
-      detailType: DetailType.ReleasePublished,
-      detail: { OrganizationID: caller.OrganizationID, SpaceID: space.SpaceID, SpaceSlug: space.Slug, ReleaseID: release.ReleaseID, ReleaseNum: num, TargetID: release.TargetID, Digest: release.Digest, UnitCount: release.UnitCount, ChangeOrderID: release.ChangeOrderID },
-    },
-  ]);
   return { ...result, Release: release };
 }
 

@@ -1,7 +1,7 @@
 import type { EntityItem } from 'electrodb';
 import type { ApiToken, ChangeOrder, Component, Group, Link, Mark, Progress, Mutation, Organization, Revision, Space, StoredRevision, Tag, Unit, User } from '../model/entities.ts';
 import { Conflict } from '../model/errors.ts';
-import type { MarkWrite, OrgKind, ReleaseCounter, SluggedInSpace, SpaceKind, Store, StoreOp, WriteKind } from '../ports/store.ts';
+import type { IdempotencyRecord, MarkWrite, OrgKind, OutboxItem, ReleaseCounter, SluggedInSpace, SpaceKind, Store, StoreOp, WriteKind } from '../ports/store.ts';
 import { TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
 import * as E from './entities.ts';
 import { makeService, type BatonService } from './entities.ts';
@@ -70,7 +70,7 @@ const ID_FIELD: Record<SpaceKind | OrgKind | 'Space' | 'Component' | 'Unit', str
 
 /** Why a conditional write in a transaction failed, said once per item kind. */
 const REASONS = {
-  slugTaken: (kind: string, slug: string) => `a ${kind} with slug '${slug}' already exists`,
+  slugTaken: (kind: string, slug: string) => `${/^[AEIOUaeiou]/.test(kind) ? 'an' : 'a'} ${kind} with slug '${slug}' already exists`,
   stale: (kind: string) => `the ${kind} was changed by someone else since it was read (its Version no longer matches); read it again and retry`,
   revisionTaken: 'another write made that revision first; read the unit again and retry',
   marked: 'the Tag already marks another revision of that Unit; use --move to move it',
@@ -313,6 +313,8 @@ export class DynamoStore implements Store {
         return { Name: releaseCounterName(String(item.TargetID)) };
       case 'Progress':
         return { ChangeOrderID: item.ChangeOrderID, SpaceID: item.SpaceID };
+      case 'Outbox':
+        return { EventID: item.EventID };
       default:
         return { SpaceID: item.SpaceID, [ID_FIELD[kind]]: item[ID_FIELD[kind]] };
     }
@@ -321,7 +323,7 @@ export class DynamoStore implements Store {
   /** Where a kind's slugs are unique, or undefined for kinds without slugs. */
   private static slugScope(kind: WriteKind, item: Record<string, unknown>): string | undefined {
     if (kind === 'Space' || kind === 'Component' || kind === 'User' || kind === 'Group') return orgScope(String(item.OrganizationID));
-    if (kind === 'Revision' || kind === 'Mutation' || kind === 'Mark' || kind === 'ReleaseCounter' || kind === 'Release' || kind === 'Progress' || kind === 'ApiToken' || kind === 'Attestation') return undefined;
+    if (kind === 'Revision' || kind === 'Mutation' || kind === 'Mark' || kind === 'ReleaseCounter' || kind === 'Release' || kind === 'Progress' || kind === 'ApiToken' || kind === 'Attestation' || kind === 'Outbox') return undefined;
     return spaceScope(String(item.SpaceID));
   }
 
@@ -386,6 +388,37 @@ export class DynamoStore implements Store {
 
   async linksInto(unitId: string): Promise<Link[]> {
     return (await this.db.Link.query.byUpstream({ ToUnitID: unitId }).go({ pages: 'all' })).data;
+  }
+
+  async getIdempotency(orgId: string, userId: string, key: string): Promise<IdempotencyRecord | undefined> {
+    return ((await this.db.IdempotencyRecord.get({ OrganizationID: orgId, UserID: userId, Key: key }).go()).data ?? undefined) as IdempotencyRecord | undefined;
+  }
+  async claimIdempotency(record: IdempotencyRecord): Promise<void> {
+    try {
+      await this.db.IdempotencyRecord.create(record).go();
+    } catch (e) {
+      if ((e as Error).message.includes('conditional request failed')) throw new Conflict(`Idempotency-Key '${record.Key}' is taken`);
+      throw e;
+    }
+  }
+  async finishIdempotency(record: IdempotencyRecord): Promise<void> {
+    await this.db.IdempotencyRecord.put(record).go();
+  }
+  async releaseIdempotency(orgId: string, userId: string, key: string): Promise<void> {
+    await this.db.IdempotencyRecord.delete({ OrganizationID: orgId, UserID: userId, Key: key }).go();
+  }
+
+  async pendingEvents(limit: number): Promise<OutboxItem[]> {
+    return (await this.db.Outbox.query.pending({}).go({ limit })).data as OutboxItem[];
+  }
+  async deletePendingEvent(eventId: string): Promise<void> {
+    await this.db.Outbox.delete({ EventID: eventId }).go();
+  }
+  async eventProcessed(eventId: string, consumer: string): Promise<boolean> {
+    return !!(await this.db.ProcessedEvent.get({ EventID: eventId, Consumer: consumer }).go()).data;
+  }
+  async markEventProcessed(eventId: string, consumer: string, expiresAtEpoch: number): Promise<void> {
+    await this.db.ProcessedEvent.put({ EventID: eventId, Consumer: consumer, ExpiresAtEpoch: expiresAtEpoch }).go();
   }
 
   async putMark(m: MarkWrite): Promise<void> {

@@ -306,12 +306,40 @@ export const Mark = new Entity({
   },
 });
 
+/**
+ * An event waiting to be published: written in the same transaction as the change it reports, published
+ * from there (DynamoDB Streams on AWS, drained in-process locally), then deleted. The GSI lists what is
+ * still pending, oldest first, for a local drain after a crash.
+ */
+export const Outbox = new Entity({
+  model: { entity: 'outbox', version: '1', service },
+  attributes: { EventID: reqStr, OrganizationID: reqStr, Source: reqStr, DetailType: reqStr, Detail: reqAny, CreatedAt: reqStr },
+  indexes: {
+    primary: primary(['EventID'], []),
+    pending: { index: 'gsi1', pk: key([], 'gsi1pk'), sk: key(['CreatedAt', 'EventID'], 'gsi1sk') },
+  },
+});
+
+/** An event a consumer has handled, kept a week (TTL on ExpiresAtEpoch) so a second delivery is dropped. */
+export const ProcessedEvent = new Entity({
+  model: { entity: 'processed', version: '1', service },
+  attributes: { EventID: reqStr, Consumer: reqStr, ExpiresAtEpoch: reqNum },
+  indexes: { primary: primary(['EventID'], ['Consumer']) },
+});
+
+/** A POST made with an Idempotency-Key: what it asked (hashed) and, once done, what it answered; kept a day (TTL). */
+export const IdempotencyRecord = new Entity({
+  model: { entity: 'idempotency', version: '1', service },
+  attributes: { OrganizationID: reqStr, UserID: reqStr, Key: reqStr, RequestHash: reqStr, State: { type: ['InProgress', 'Done'] as const, required: true }, Status: num, Body: str, Headers: any, CreatedAt: reqStr, ExpiresAtEpoch: reqNum },
+  indexes: { primary: primary(['OrganizationID', 'UserID', 'Key'], []) },
+});
+
 /** Builds the Service over one table with one client. */
 export function makeService(raw: unknown, table: string) {
   // Optional fields left undefined inside maps and lists are dropped, not refused.
   const client = DynamoDBDocumentClient.from(raw as DynamoDBClient, { marshallOptions: { removeUndefinedValues: true } });
   return new Service(
-    { Organization, User, Group, ApiToken, Attestation, Invocation, SlugClaim, Space, Component, Unit, Revision, Mutation, Tag, ChangeSet, Filter, Target, Mark, Link, Release, Counter, ChangeWorkflow, ChangeOrder, Progress },
+    { Organization, User, Group, ApiToken, Attestation, Invocation, SlugClaim, Space, Component, Unit, Revision, Mutation, Tag, ChangeSet, Filter, Target, Mark, Link, Release, Counter, ChangeWorkflow, ChangeOrder, Progress, Outbox, ProcessedEvent, IdempotencyRecord },
     { client: client as never, table },
   );
 }

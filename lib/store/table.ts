@@ -5,6 +5,8 @@ export const TABLE_KEYS = {
   partitionKey: 'pk',
   sortKey: 'sk',
   indexes: [{ name: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' }],
+  /** Items that expire (a consumer's record of an event it handled) carry their expiry here, in epoch seconds. */
+  timeToLive: 'ExpiresAtEpoch',
 } as const;
 
 /** A DynamoDB client that honours AWS_ENDPOINT_URL (DynamoDB Local, LocalStack). */

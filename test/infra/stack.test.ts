@@ -1,62 +1,127 @@
-import { App } from 'aws-cdk-lib';
+import { App, Validations } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
+import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ROUTES } from '../../lib/api/routes/index.ts';
+import { PUBLIC_ROUTES, ROUTES } from '../../lib/api/routes/index.ts';
+import { LIVE_STATUS_RULE, STAGE_RULE } from '../../lib/events/contracts.ts';
 import { BatonStack } from '../../infra/stack.ts';
 
 let template: Template;
+let app: App;
 beforeAll(() => {
   process.env.CDK_DISABLE_CLI_TELEMETRY = 'true';
-  const app = new App({ outdir: `/tmp/baton-cdk-test-${process.pid}` });
-  template = Template.fromStack(new BatonStack(app, 'Test'));
-}, 120_000);
+  // Bundling is checked by bundles.test.ts; here the template is what matters, so no stack bundles its functions.
+  app = new App({ outdir: `/tmp/baton-cdk-test-${process.pid}`, context: { 'aws:cdk:bundling-stacks': [] } });
+  // cdk-nag's AwsSolutions checks, as `cdk synth` runs them: an unacknowledged finding fails the synth.
+  Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+  template = Template.fromStack(new BatonStack(app, 'Baton-test', { stage: 'test' }));
+}, 180_000);
+
+const resources = (type: string) => Object.entries(template.findResources(type)) as [string, any][];
+const apiFunction = () => resources('AWS::Lambda::Function').find(([id]) => id.startsWith('ApiFunction'))!;
 
 describe('the synthesized stack', () => {
-  it('has one HTTP API route per entry of the route table, each behind the Lambda authorizer', () => {
-    const routes = template.findResources('AWS::ApiGatewayV2::Route');
-    const keys = Object.values(routes).map((r: any) => r.Properties.RouteKey).sort();
-    expect(keys).toEqual(ROUTES.map((r) => `${r.method} ${r.path}`).sort());
-    for (const r of Object.values(routes) as any[]) expect(r.Properties.AuthorizationType).toBe('CUSTOM');
-    template.resourceCountIs('AWS::ApiGatewayV2::Authorizer', 1);
-    template.hasResourceProperties('AWS::ApiGatewayV2::Authorizer', { AuthorizerType: 'REQUEST', EnableSimpleResponses: true, IdentitySource: ['$request.header.Authorization'] });
+  it('passes cdk-nag AwsSolutions: every finding is fixed or acknowledged with its reason in code', () => {
+    expect(() => app.synth({ force: true })).not.toThrow();
   });
 
-  it('has the table with the keys and index the store uses', () => {
+  it('has one HTTP API route per entry of the route table, each behind the Lambda authorizer but the open contract', () => {
+    const routes = resources('AWS::ApiGatewayV2::Route').map(([, r]) => r.Properties);
+    expect(routes.map((r) => r.RouteKey).sort()).toEqual([...ROUTES, ...PUBLIC_ROUTES].map((r) => `${r.method} ${r.path}`).sort());
+    for (const r of routes) expect(r.AuthorizationType).toBe(r.RouteKey === 'GET /openapi.json' ? 'NONE' : 'CUSTOM');
+    template.resourceCountIs('AWS::ApiGatewayV2::Authorizer', 1);
+    template.hasResourceProperties('AWS::ApiGatewayV2::Authorizer', { AuthorizerType: 'REQUEST', EnableSimpleResponses: true, IdentitySource: ['$request.header.Authorization'], AuthorizerResultTtlInSeconds: 60 });
+  });
+
+  it("grants API Gateway one invoke permission for the whole API: the function's resource policy stays far under Lambda's 20 KB", () => {
+    const [apiId] = apiFunction();
+    const perms = resources('AWS::Lambda::Permission').filter(([, p]) => JSON.stringify(p.Properties.FunctionName).includes(apiId));
+    expect(perms).toHaveLength(1);
+    // Each permission becomes one statement of the policy; a resolved statement is a few hundred bytes.
+    const size = perms.reduce((n, [, p]) => n + JSON.stringify(p.Properties).length + 300, 0);
+    expect(size).toBeLessThan(20 * 1024);
+  });
+
+  it('names every resource after the stage, so stages share an account', () => {
+    template.hasResourceProperties('AWS::DynamoDB::Table', { TableName: 'baton-test' });
+    template.hasResourceProperties('AWS::Events::EventBus', { Name: 'baton-test' });
+    template.hasResourceProperties('AWS::ApiGatewayV2::Api', { Name: 'baton-test' });
+    for (const [, f] of resources('AWS::Lambda::Function').filter(([, f]) => f.Properties.Environment?.Variables?.TABLE_NAME)) expect(f.Properties.FunctionName).toMatch(/^baton-test-/);
+    const other = Template.fromStack(new BatonStack(new App({ outdir: `/tmp/baton-cdk-test2-${process.pid}`, context: { 'aws:cdk:bundling-stacks': [] } }), 'Baton-prod', { stage: 'prod' }));
+    other.hasResourceProperties('AWS::DynamoDB::Table', { TableName: 'baton-prod' });
+  });
+
+  it('has the table with the keys and index the store uses, its stream and TTL', () => {
     template.hasResourceProperties('AWS::DynamoDB::Table', {
       KeySchema: [
         { AttributeName: 'pk', KeyType: 'HASH' },
         { AttributeName: 'sk', KeyType: 'RANGE' },
       ],
       BillingMode: 'PAY_PER_REQUEST',
+      StreamSpecification: { StreamViewType: 'NEW_IMAGE' },
+      TimeToLiveSpecification: { AttributeName: 'ExpiresAtEpoch', Enabled: true },
       GlobalSecondaryIndexes: [Match.objectLike({ IndexName: 'gsi1', KeySchema: [{ AttributeName: 'gsi1pk', KeyType: 'HASH' }, { AttributeName: 'gsi1sk', KeyType: 'RANGE' }] })],
     });
   });
 
-  it('runs the API, authorizer and live-status functions on Node.js 22, bundled, with the table and bus names', () => {
-    const fns = Object.values(template.findResources('AWS::Lambda::Function')) as any[];
-    const ours = fns.filter((f) => f.Properties.Environment?.Variables?.TABLE_NAME && f.Properties.Environment?.Variables?.BUS_NAME);
-    expect(ours).toHaveLength(3);
-    for (const f of ours) expect(f.Properties.Runtime).toBe('nodejs22.x');
+  it('runs five functions on Node.js 22, traced, minified, with log retention', () => {
+    const ours = resources('AWS::Lambda::Function').filter(([, f]) => f.Properties.Environment?.Variables?.TABLE_NAME && f.Properties.Environment?.Variables?.BUS_NAME);
+    expect(ours.map(([, f]) => f.Properties.FunctionName).sort()).toEqual(['baton-test-Api', 'baton-test-Authorizer', 'baton-test-LiveStatus', 'baton-test-OutboxPublisher', 'baton-test-Reevaluate']);
+    for (const [, f] of ours) {
+      expect(f.Properties.Runtime).toBe('nodejs22.x');
+      expect(f.Properties.TracingConfig).toEqual({ Mode: 'Active' });
+      expect(f.Properties.Environment.Variables.POWERTOOLS_METRICS_NAMESPACE).toBe('Baton');
+    }
+    const retention = resources('AWS::Logs::LogGroup').map(([, g]) => g.Properties.RetentionInDays);
+    expect(retention.length).toBeGreaterThanOrEqual(6);
+    expect(new Set(retention)).toEqual(new Set([30]));
   });
 
-  it('routes Argo CD and Flux events from the bus to the consumer with bounded retries', () => {
-    template.resourceCountIs('AWS::Events::EventBus', 1);
-    template.hasResourceProperties('AWS::Events::Rule', {
-      EventPattern: { source: ['baton.hooks'], 'detail-type': ['Argo CD Notification', 'Flux Event'] },
-      Targets: [Match.objectLike({ RetryPolicy: { MaximumRetryAttempts: 2, MaximumEventAgeInSeconds: 3600 } })],
+  it('publishes the outbox from the table stream: inserts of outbox items only, bounded retries, bisected batches, a dead-letter queue', () => {
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      StartingPosition: 'TRIM_HORIZON',
+      MaximumRetryAttempts: 5,
+      BisectBatchOnFunctionError: true,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      DestinationConfig: { OnFailure: { Destination: Match.anyValue() } },
+      FilterCriteria: { Filters: [{ Pattern: JSON.stringify({ eventName: ['INSERT'], dynamodb: { NewImage: { __edb_e__: { S: ['outbox'] } } } }) }] },
     });
   });
 
+  it('routes each rule lib/events declares to its one consumer, with bounded retries and a dead-letter queue; the bus keeps an archive', () => {
+    for (const [rule, consumer] of [
+      [LIVE_STATUS_RULE, 'LiveStatus'],
+      [STAGE_RULE, 'Reevaluate'],
+    ] as const) {
+      const [, r] = resources('AWS::Events::Rule').find(([, x]) => x.Properties.Name === `baton-test-${rule.name}`)!;
+      expect(r.Properties.EventPattern).toEqual({ source: rule.source, 'detail-type': rule.detailType });
+      expect(r.Properties.Targets).toEqual([expect.objectContaining({ RetryPolicy: { MaximumRetryAttempts: 2, MaximumEventAgeInSeconds: 3600 }, DeadLetterConfig: { Arn: expect.anything() } })]);
+      expect(JSON.stringify(r.Properties.Targets[0].Arn)).toContain(consumer);
+    }
+    template.hasResourceProperties('AWS::Events::Archive', { RetentionDays: 30, EventPattern: { source: ['baton', 'baton.hooks'] } });
+  });
+
+  it('alarms on the API 5xx rate, on each dead-letter queue and on each consumer’s errors', () => {
+    const names = resources('AWS::CloudWatch::Alarm').map(([, a]) => a.Properties.AlarmName).sort();
+    expect(names).toEqual(
+      ['Api5xxRate', 'LiveStatusDlqDepth', 'LiveStatusErrors', 'OutboxDlqDepth', 'OutboxPublisherErrors', 'ReevaluateDlqDepth', 'ReevaluateErrors'].map((n) => `baton-test-${n}`).sort(),
+    );
+    for (const [, a] of resources('AWS::CloudWatch::Alarm')) expect(a.Properties.AlarmActions).toHaveLength(1);
+  });
+
+  it('logs API access and throttles by default', () => {
+    template.hasResourceProperties('AWS::ApiGatewayV2::Stage', { StageName: '$default', AutoDeploy: true, DefaultRouteSettings: { ThrottlingRateLimit: 200, ThrottlingBurstLimit: 400 }, AccessLogSettings: { DestinationArn: Match.anyValue(), Format: Match.anyValue() } });
+  });
+
   it('grants least privilege: no scans, no wildcards, and the authorizer only reads', () => {
-    const policies = Object.values(template.findResources('AWS::IAM::Policy')) as any[];
+    const policies = resources('AWS::IAM::Policy').map(([, p]) => p);
     const statements = policies.flatMap((p) => p.Properties.PolicyDocument.Statement);
     const actions = statements.flatMap((s: any) => [s.Action].flat());
     expect(actions).not.toContain('dynamodb:Scan');
     expect(actions.some((a: string) => a.endsWith(':*') || a === '*')).toBe(false);
     expect(actions).toContain('events:PutEvents');
     const authorizerPolicy = policies.find((p) => JSON.stringify(p.Properties.Roles).includes('Authorizer'));
-    // Revocation reaches API Gateway within the authorizer's cache TTL (README: People and tokens).
-    expect(Object.values(template.findResources('AWS::ApiGatewayV2::Authorizer'))).toEqual([expect.objectContaining({ Properties: expect.objectContaining({ AuthorizerResultTtlInSeconds: 60 }) })]);
-    expect(authorizerPolicy.Properties.PolicyDocument.Statement).toEqual([expect.objectContaining({ Action: ['dynamodb:GetItem', 'dynamodb:Query'], Effect: 'Allow' })]);
+    const own = authorizerPolicy.Properties.PolicyDocument.Statement.filter((s: any) => JSON.stringify(s.Action).includes('dynamodb'));
+    expect(own).toEqual([expect.objectContaining({ Action: ['dynamodb:GetItem', 'dynamodb:Query'], Effect: 'Allow' })]);
   });
 });

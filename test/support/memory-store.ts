@@ -1,11 +1,11 @@
 import type { ApiToken, ChangeOrder, Component, Group, Link, Mark, Mutation, Organization, Progress, Revision, Space, StoredRevision, Tag, Unit, User } from '../../lib/model/entities.ts';
 import { Conflict } from '../../lib/model/errors.ts';
-import type { MarkWrite, OrgKind, ReleaseCounter, SluggedInSpace, SpaceKind, Store, StoreOp, WriteKind } from '../../lib/ports/store.ts';
+import type { IdempotencyRecord, MarkWrite, OrgKind, OutboxItem, ReleaseCounter, SluggedInSpace, SpaceKind, Store, StoreOp, WriteKind } from '../../lib/ports/store.ts';
 import { TRANSACTION_MAX_ITEMS } from '../../lib/util/chunk.ts';
 
 type Item = Record<string, any>;
 
-const ID: Record<string, string> = { User: 'UserID', Group: 'GroupID', ApiToken: 'TokenHash', Attestation: 'AttestationID', Invocation: 'InvocationID', Space: 'SpaceID', Component: 'ComponentID', Unit: 'UnitID', Tag: 'TagID', ChangeSet: 'ChangeSetID', Filter: 'FilterID', Target: 'TargetID', Link: 'LinkID', Release: 'ReleaseID', ChangeWorkflow: 'ChangeWorkflowID', ChangeOrder: 'ChangeOrderID' };
+const ID: Record<string, string> = { User: 'UserID', Group: 'GroupID', ApiToken: 'TokenHash', Attestation: 'AttestationID', Invocation: 'InvocationID', Space: 'SpaceID', Component: 'ComponentID', Unit: 'UnitID', Tag: 'TagID', ChangeSet: 'ChangeSetID', Filter: 'FilterID', Target: 'TargetID', Link: 'LinkID', Release: 'ReleaseID', ChangeWorkflow: 'ChangeWorkflowID', ChangeOrder: 'ChangeOrderID', Outbox: 'EventID' };
 
 /** The key of an item of a kind, as the table would have it. */
 function keyOf(kind: WriteKind, i: Item): string {
@@ -26,7 +26,7 @@ function keyOf(kind: WriteKind, i: Item): string {
 
 function scopeOf(kind: WriteKind, i: Item): string | undefined {
   if (kind === 'Space' || kind === 'Component' || kind === 'User' || kind === 'Group') return `org:${i.OrganizationID}`;
-  if (['Revision', 'Mutation', 'Mark', 'ReleaseCounter', 'Release', 'Progress', 'ApiToken', 'Attestation'].includes(kind)) return undefined;
+  if (['Revision', 'Mutation', 'Mark', 'ReleaseCounter', 'Release', 'Progress', 'ApiToken', 'Attestation', 'Outbox'].includes(kind)) return undefined;
   return `space:${i.SpaceID}`;
 }
 
@@ -166,4 +166,18 @@ export class MemoryStore implements Store {
   putMark = (m: MarkWrite) => this.transact([{ op: m.Move ? 'put' : 'create', kind: 'Mark', item: { TagID: m.TagID, UnitID: m.UnitID, SpaceID: m.SpaceID, RevisionNum: m.RevisionNum, UpdatedAt: m.UpdatedAt } } as StoreOp]);
   marksOfTag = async (tagId: string) => this.all<Mark>('Mark', (m) => m.TagID === tagId);
   marksOfUnit = async (unitId: string) => this.all<Mark>('Mark', (m) => m.UnitID === unitId);
+  readonly processed = new Map<string, number>();
+  readonly idempotency = new Map<string, IdempotencyRecord>();
+  getIdempotency = async (o: string, u: string, k: string) => copy(this.idempotency.get(`${o}#${u}#${k}`));
+  claimIdempotency = async (r: IdempotencyRecord) => {
+    const id = `${r.OrganizationID}#${r.UserID}#${r.Key}`;
+    if (this.idempotency.has(id)) throw new Conflict(`Idempotency-Key '${r.Key}' is taken`);
+    this.idempotency.set(id, copy(r));
+  };
+  finishIdempotency = async (r: IdempotencyRecord) => void this.idempotency.set(`${r.OrganizationID}#${r.UserID}#${r.Key}`, copy(r));
+  releaseIdempotency = async (o: string, u: string, k: string) => void this.idempotency.delete(`${o}#${u}#${k}`);
+  pendingEvents = async (limit: number) => this.all<OutboxItem>('Outbox').sort((a, b) => (a.CreatedAt + a.EventID < b.CreatedAt + b.EventID ? -1 : 1)).slice(0, limit);
+  deletePendingEvent = async (eventId: string) => void this.table('Outbox').delete(eventId);
+  eventProcessed = async (eventId: string, consumer: string) => this.processed.has(`${eventId}#${consumer}`);
+  markEventProcessed = async (eventId: string, consumer: string, expiresAtEpoch: number) => void this.processed.set(`${eventId}#${consumer}`, expiresAtEpoch);
 }

@@ -11,13 +11,13 @@ import { MemoryStore } from '../support/memory-store.ts';
 
 const deployment = readFileSync(new URL('../fixtures/acme/deployment.yaml', import.meta.url), 'utf8');
 const config = readFileSync(new URL('../fixtures/acme/config.yaml', import.meta.url), 'utf8');
-const caller: Caller = { OrganizationID: 'org-1', UserID: 'user-1' };
+const caller: Caller = { OrganizationID: '0a000000-0000-4000-8000-000000000001', UserID: 'user-1' };
 
 /** A fleet in memory: acme-base with two Units, acme-dev cloned from it, the base's deployment bumped to v452, and a ChangeOrder naming that. */
 async function fleet() {
   const store = new MemoryStore();
   let n = 0;
-  const deps: Deps & ChangeDeps = { store, bus: { put: async () => {} }, now: () => new Date('2026-12-01T00:00:00Z'), newId: () => `id-${++n}`, newToken: () => 'token' };
+  const deps: Deps & ChangeDeps = { store, bus: { put: async () => {} }, now: () => new Date('2026-12-01T00:00:00Z'), newId: () => `00000000-0000-4000-8000-${String(++n).padStart(12, '0')}`, newToken: () => 'token' };
   const { Space: base } = await uploadVariant(deps, caller, {
     Component: 'acme',
     Variant: 'base',

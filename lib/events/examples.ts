@@ -1,0 +1,33 @@
+/**
+ * One example of each event, as a consumer receives it (detail-type, source, detail): checked against
+ * its contract by the tests and printed in docs/events.md by `npm run docs`, so the two cannot drift.
+ */
+import { DetailType, HOOK_SOURCE, SOURCE, type BatonEvent } from './contracts.ts';
+
+const ORG = '6f1c2b7e-3a4d-4e5f-8a9b-0c1d2e3f4a5b';
+const BASE = '1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d';
+const PROD = '7b8c9d0e-1f2a-4b3c-9d4e-5f6a7b8c9d0e';
+const CO = 'c0ffee00-1234-4abc-8def-0123456789ab';
+const RELEASE = 'a1b2c3d4-e5f6-4a7b-8c9d-e0f1a2b3c4d5';
+const TARGET = 'b2c3d4e5-f6a7-4b8c-9d0e-f1a2b3c4d5e6';
+const ATTESTATION = 'd4e5f6a7-b8c9-4d0e-8f1a-2b3c4d5e6f7a';
+const USER = 'e5f6a7b8-c9d0-4e1f-9a2b-3c4d5e6f7a8b';
+const id = (n: number) => `0e0e0e0e-0000-4000-8000-00000000000${n}`;
+const gate = { Prerequisite: 'Healthy', Satisfied: false, SpaceID: PROD, SpaceSlug: 'acme-staging', Message: 'release 7 of acme-staging is Degraded' };
+
+/** What each event means and an example of it. */
+export const EVENT_EXAMPLES: { meaning: string; event: BatonEvent }[] = [
+  { meaning: 'A ChangeOrder was created in its base: the change has a name, a kind and a scope.', event: { source: SOURCE, detailType: DetailType.ChangeOrderCreated, detail: { EventID: id(1), OrganizationID: ORG, SpaceID: BASE, ChangeOrderID: CO, Slug: 'release-v452', UpdateType: 'UpgradeUnit', ChangeWorkflowID: id(9), InScopeSpaceIDs: [PROD], UserID: USER } } },
+  { meaning: 'The Stage a ChangeOrder has reached moved forward (it never moves back).', event: { source: SOURCE, detailType: DetailType.ChangeOrderStageAdvanced, detail: { EventID: id(2), OrganizationID: ORG, SpaceID: BASE, ChangeOrderID: CO, Slug: 'release-v452', Stage: 'Staging', PreviousStage: 'Development' } } },
+  { meaning: 'The last Stage satisfied the Final prerequisites: the rollout is done (sent with the Stage Advanced event to Completed).', event: { source: SOURCE, detailType: DetailType.ChangeOrderCompleted, detail: { EventID: id(3), OrganizationID: ORG, SpaceID: BASE, ChangeOrderID: CO, Slug: 'release-v452', Stage: 'Completed', PreviousStage: 'Production' } } },
+  { meaning: 'A ChangeOrder was aborted: it is not coming to the Spaces still waiting for it.', event: { source: SOURCE, detailType: DetailType.ChangeOrderAborted, detail: { EventID: id(4), OrganizationID: ORG, SpaceID: BASE, ChangeOrderID: CO, Slug: 'release-v452', AbortedReason: 'superseded by v453', AbortedAt: '2026-12-03T10:00:00.000Z', AbortedBy: USER } } },
+  { meaning: 'A demote took the ChangeOrder back out of one Space: each Unit it had marked there is back at its start revision.', event: { source: SOURCE, detailType: DetailType.ChangeOrderRestored, detail: { EventID: id(5), OrganizationID: ORG, SpaceID: PROD, SpaceSlug: 'acme-prod-use1', ChangeOrderID: CO, Slug: 'release-v452', RestoredAt: '2026-12-03T10:05:00.000Z', UserID: USER, Units: [{ UnitID: id(6), UnitSlug: 'deployment', RevisionNum: 5 }] } } },
+  { meaning: 'A promotion did not land in every Space it targeted: the ones it failed or blocked in.', event: { source: SOURCE, detailType: DetailType.PromotionFailed, detail: { EventID: id(6), OrganizationID: ORG, ChangeOrderID: CO, Slug: 'release-v452', Stage: 'Production', SpaceIDs: [PROD] } } },
+  { meaning: 'A promotion was forced past failing gates with `--force --force-reason`: the gates, the Spaces, who and why.', event: { source: SOURCE, detailType: DetailType.PromotionOverridden, detail: { EventID: id(7), OrganizationID: ORG, ChangeOrderID: CO, Slug: 'release-v452', Stage: 'Production', SpaceIDs: [PROD], FailedGates: [gate], Reason: 'hotfix for INC-1234', UserID: USER } } },
+  { meaning: 'A Release was published in a Space (carrying a ChangeOrder when it released one).', event: { source: SOURCE, detailType: DetailType.ReleasePublished, detail: { EventID: id(8), OrganizationID: ORG, SpaceID: PROD, SpaceSlug: 'acme-prod-use1', ReleaseID: RELEASE, ReleaseNum: 7, TargetID: TARGET, Digest: 'sha256:5e1f…', UnitCount: 2, ChangeOrderID: CO } } },
+  { meaning: "A Release's live status changed (reported by Argo CD or Flux, or written through the API): Stages are re-evaluated.", event: { source: SOURCE, detailType: DetailType.ReleaseLiveStatusChanged, detail: { EventID: id(9), OrganizationID: ORG, SpaceID: PROD, SpaceSlug: 'acme-prod-use1', ReleaseID: RELEASE, ReleaseNum: 7, LiveStatus: { Sync: 'Synced', Health: 'Healthy', Reporter: 'argocd', ObservedAt: '2026-12-03T10:10:00.000Z' }, Previous: { Sync: 'Synced', Health: 'Progressing' } } } },
+  { meaning: 'An attestation (an approval, a rejection, another type) was recorded in a Space: Stages are re-evaluated.', event: { source: SOURCE, detailType: DetailType.AttestationRecorded, detail: { EventID: id(1), OrganizationID: ORG, SpaceID: PROD, SpaceSlug: 'acme-prod-use1', AttestationID: ATTESTATION, Type: 'Approval', Result: 'Pass', UserID: USER, ChangeOrderID: CO } } },
+  { meaning: 'An attestation was revoked (a revocation recorded beside it, naming it): Stages are re-evaluated.', event: { source: SOURCE, detailType: DetailType.AttestationRevoked, detail: { EventID: id(2), OrganizationID: ORG, SpaceID: PROD, SpaceSlug: 'acme-prod-use1', AttestationID: id(3), Type: 'Approval', Result: 'Pass', UserID: USER, ChangeOrderID: CO, RevokedAttestationID: ATTESTATION } } },
+  { meaning: "An Argo CD Notifications webhook, as Argo CD sent it, put on the bus by `POST /hooks/argocd` with who sent it; the live-status consumer maps it to a Release's LiveStatus.", event: { source: HOOK_SOURCE, detailType: DetailType.ArgoCd, detail: { OrganizationID: ORG, ReceivedAt: '2026-12-03T10:09:58.000Z', Payload: { app: { metadata: { name: 'acme-prod-use1' }, status: { sync: { status: 'Synced', revision: 'baton-release-7' }, health: { status: 'Healthy' } } } } } } },
+  { meaning: "A Flux notification-controller generic-webhook event, as Flux sent it, put on the bus by `POST /hooks/flux`; mapped to a Release's LiveStatus.", event: { source: HOOK_SOURCE, detailType: DetailType.Flux, detail: { OrganizationID: ORG, ReceivedAt: '2026-12-03T10:09:59.000Z', Payload: { involvedObject: { kind: 'Kustomization', name: 'acme-prod-use1', namespace: 'flux-system' }, severity: 'info', timestamp: '2026-12-03T10:09:59Z', message: 'Reconciliation finished', reason: 'ReconciliationSucceeded', metadata: { revision: 'baton-release-7' } } } } },
+];
