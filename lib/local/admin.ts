@@ -12,6 +12,8 @@ import { DynamoStore } from '../store/dynamo-store.ts';
 import { dynamoClient } from '../store/table.ts';
 import { SLUG_PATTERN } from '../api/schemas.ts';
 import { createOrganization } from './bootstrap.ts';
+import { EventBridgeBus } from '../events/bus.ts';
+import { drainPending } from '../events/outbox.ts';
 
 const program = new Command('admin').description('Operate a Baton table directly (needs DynamoDB access to it)').exitOverride();
 program
@@ -30,6 +32,19 @@ program
     const { caller, token } = await createOrganization(systemDeps(store, { put: async () => undefined }), name, o.admin);
     if (o.output === 'json') console.log(JSON.stringify({ OrganizationID: caller.OrganizationID, Organization: name, UserID: caller.UserID, User: o.admin, Token: token }));
     else console.log(`Created organization '${name}' (${caller.OrganizationID}) with admin user '${o.admin}'.\nAdmin token (shown once; only its hash is stored):\n\n  ${token}\n\nUse it with: cub context set <name> --server <ApiUrl> --token <token>`);
+  });
+
+program
+  .command('publish-outbox')
+  .description('Publish the events still waiting in the outbox (the stream publisher gave up on them: see its dead-letter queue), oldest first')
+  .requiredOption('--table <table>', 'the DynamoDB table')
+  .requiredOption('--bus <bus>', 'the EventBridge bus (the stack output BusName)')
+  .option('--endpoint <url>', 'a DynamoDB and EventBridge endpoint (LocalStack); default AWS_ENDPOINT_URL or AWS')
+  .action(async (o: { table: string; bus: string; endpoint?: string }) => {
+    if (o.endpoint) process.env.AWS_ENDPOINT_URL = o.endpoint;
+    const store = new DynamoStore(dynamoClient(o.endpoint ?? process.env.AWS_ENDPOINT_URL), o.table);
+    const n = await drainPending(store, new EventBridgeBus(o.bus));
+    console.log(n ? `Published ${n} event(s) from the outbox to ${o.bus}` : 'The outbox is empty: nothing to publish');
   });
 
 program.parseAsync(process.argv).catch((e: unknown) => {

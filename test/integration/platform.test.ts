@@ -38,6 +38,18 @@ describe('Idempotency-Key', () => {
     expect((await withKey(env.other, 'create-idem-space-1')('POST', '/space', { Slug: 'idem-space' })).status).toBe(201);
   });
 
+  it('creates one change order however often a release pipeline retries it', async () => {
+    await env.api.post('/space', { Slug: 'idem-base' });
+    await env.api.post('/space/idem-base/unit', { Slug: 'app', Data: 'kind: ConfigMap\nmetadata:\n  name: app\n' });
+    const post = withKey(env.api, 'pipeline-run-1234');
+    const first = await post('POST', '/space/idem-base/change_order', { Slug: 'release-1', InScopeSpaceIDs: [] });
+    expect(first.status).toBe(201);
+    expect(await post('POST', '/space/idem-base/change_order', { Slug: 'release-1', InScopeSpaceIDs: [] })).toEqual({ status: 201, body: first.body, replayed: 'true' });
+    // Without the key, the retry is the conflict it always was.
+    expect((await env.api.post('/space/idem-base/change_order', { Slug: 'release-1', InScopeSpaceIDs: [] })).status).toBe(409);
+    expect((await env.api.get('/space/idem-base/change_order')).body).toHaveLength(1);
+  });
+
   it('gives the key back when the request failed, and refuses a malformed key', async () => {
     const post = withKey(env.api, 'unit-on-missing-space');
     const unit = { Slug: 'u', Data: 'kind: ConfigMap\nmetadata:\n  name: u\n' };

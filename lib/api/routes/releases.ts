@@ -3,7 +3,7 @@ import { Unauthorized } from '../../model/errors.ts';
 import { requireVerb } from '../../model/entities.ts';
 import { visible } from '../access.ts';
 import { patchMap, type Release } from '../../model/entities.ts';
-import { DetailType, HOOK_SOURCE } from '../../events/contracts.ts';
+import { DetailType, HOOK_SOURCE, HookDetail } from '../../events/contracts.ts';
 import { publishRelease } from '../../changes/release.ts';
 import { findRelease, releaseData, releasesOf } from '../../releases/bundle.ts';
 import { withdraw, writeLiveStatus } from '../../releases/live-status.ts';
@@ -29,7 +29,9 @@ function hook(path: string, name: string, detailType: DetailType) {
         throw new Unauthorized('the X-Signature header does not match the body: this token requires hooks signed with HMAC-SHA256 (sha256=<hex>) keyed by the token');
       }
       // The consumer checks ReportStatus in the Space the event names, as the caller.
-      await deps.bus.put([{ source: HOOK_SOURCE, detailType, detail: { OrganizationID: caller.OrganizationID, ReceivedAt: deps.now().toISOString(), Payload: body, Caller: caller } }]);
+      // Nothing is written with it, so it goes straight on the bus (no outbox), checked against its contract like every event.
+      const detail = HookDetail.parse({ EventID: deps.newId(), OrganizationID: caller.OrganizationID, ReceivedAt: deps.now().toISOString(), Payload: body, Caller: caller });
+      await deps.bus.put([{ source: HOOK_SOURCE, detailType, detail }]);
       return { status: 202, body: { Accepted: true } };
     },
   });
