@@ -3,7 +3,8 @@ import { idempotencyKey, once, requestHash } from './idempotency.ts';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { z } from 'zod';
 import type { Caller } from '../model/entities.ts';
-import { BatonError, ErrorCode, GateRefused, Invalid, NotFound, Unauthorized } from '../model/errors.ts';
+import { BatonError, ErrorCode, GateRefused, Invalid, NotFound, TooLarge, Unauthorized } from '../model/errors.ts';
+import { MAX_BODY } from './route.ts';
 import { consoleTelemetry, type Deps, type Telemetry } from '../ports/deps.ts';
 import { PUBLIC_ROUTES, ROUTES } from './routes/index.ts';
 
@@ -12,6 +13,11 @@ export type ApiEvent = APIGatewayProxyEventV2 & { requestContext: { authorizer?:
 
 const BY_KEY = new Map(ROUTES.map((r) => [`${r.method} ${r.path}`, r]));
 const PUBLIC_BY_KEY = new Map(PUBLIC_ROUTES.map((r) => [`${r.method} ${r.path}`, r]));
+
+/** The largest body a route takes (bytes). */
+export function bodyLimit(routeKey: string): number {
+  return BY_KEY.get(routeKey)?.maxBody ?? MAX_BODY;
+}
 
 /** Whether a route key is open without a token. */
 export const isPublicRoute = (routeKey: string): boolean => PUBLIC_BY_KEY.has(routeKey);
@@ -27,7 +33,11 @@ export function matchRoute(method: string, path: string): { routeKey: string; pa
     const ok = want.every((w, i) => {
       const p = parts[i]!;
       if (w.startsWith('{')) {
-        params[w.slice(1, -1)] = decodeURIComponent(p);
+        try {
+          params[w.slice(1, -1)] = decodeURIComponent(p);
+        } catch {
+          throw new Invalid(`the path segment '${p.slice(0, 64)}' has a malformed %-escape`);
+        }
         return true;
       }
       return w === p;
@@ -65,7 +75,20 @@ export const STATUS: Record<ErrorCode, number> = {
   [ErrorCode.GateRefused]: 409,
   [ErrorCode.PayloadTooLarge]: 413,
   [ErrorCode.Unprocessable]: 422,
+  [ErrorCode.Unavailable]: 503,
 };
+
+/** AWS SDK errors that mean the database is away or throttling, not that the request is wrong. */
+const UNAVAILABLE = new Set(['TimeoutError', 'ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded', 'InternalServerError', 'ServiceUnavailable', 'ServiceUnavailableException', 'TransactionInProgressException']);
+const NETWORK = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH']);
+
+/** Whether an error (or what caused it, as ElectroDB wraps the SDK's) says the database could not answer. */
+export function isUnavailable(e: unknown, depth = 0): boolean {
+  if (!e || typeof e !== 'object' || depth > 4) return false;
+  const x = e as { name?: string; code?: string; $metadata?: { httpStatusCode?: number }; cause?: unknown; errors?: unknown[] };
+  if ((x.name && UNAVAILABLE.has(x.name)) || (x.code && NETWORK.has(x.code)) || (x.$metadata?.httpStatusCode ?? 0) >= 500) return true;
+  return isUnavailable(x.cause, depth + 1) || (Array.isArray(x.errors) && x.errors.some((y) => isUnavailable(y, depth + 1)));
+}
 
 /**
  * Maps any error to `{Code, Message}`: domain errors keep their message under their status (a gate
@@ -74,7 +97,11 @@ export const STATUS: Record<ErrorCode, number> = {
  */
 export function errorReply(e: unknown, telemetry: Telemetry = consoleTelemetry): APIGatewayProxyStructuredResultV2 {
   if (e instanceof GateRefused) return reply(STATUS[e.code], { ...e.details, Code: e.code, Message: e.message });
-  if (e instanceof BatonError) return reply(STATUS[e.code], { Code: e.code, Message: e.message });
+  if (e instanceof BatonError) return reply(STATUS[e.code], { Code: e.code, Message: e.message }, e.code === ErrorCode.Unavailable ? { 'retry-after': '2' } : {});
+  if (isUnavailable(e)) {
+    telemetry.error('the database did not answer: 503', e);
+    return reply(503, { Code: ErrorCode.Unavailable, Message: 'the database is not answering right now: retry the request shortly (a rerun finishes what this one began)' }, { 'retry-after': '2' });
+  }
   telemetry.error('unhandled error answered 500', e);
   return reply(500, { Code: 'Internal', Message: 'internal error; the server log has the details' });
 }
@@ -83,11 +110,19 @@ function parseBody(event: ApiEvent): unknown {
   if (!event.body) return undefined;
   const text = event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
   if (!text.trim()) return undefined;
+  let proto = false;
+  let parsed: unknown;
   try {
-    return JSON.parse(text);
+    // `__proto__` as a key would reach objects' prototypes through later copies: refused wherever it is.
+    parsed = JSON.parse(text, (k, v: unknown) => {
+      if (k === '__proto__') proto = true;
+      return v;
+    });
   } catch (e) {
     throw new Invalid(`request body is not JSON: ${(e as Error).message}`);
   }
+  if (proto) throw new Invalid("request body has a key '__proto__', which is not allowed anywhere (it names an object's prototype)");
+  return parsed;
 }
 
 /** The API's one entry: validate, call the operation, shape the reply. Used by the Lambda and the local server. */
@@ -103,6 +138,8 @@ export async function handleApiEvent(deps: Deps, event: ApiEvent): Promise<APIGa
     const context = event.requestContext.authorizer?.lambda?.caller;
     if (!context) throw new Unauthorized('no caller: the authorizer did not run for this route');
     const caller = JSON.parse(context) as Caller;
+    const size = event.body ? (event.isBase64Encoded ? Math.floor((event.body.length * 3) / 4) : Buffer.byteLength(event.body)) : 0;
+    if (size > (route.maxBody ?? MAX_BODY)) throw new TooLarge(`the request body is ${Math.ceil(size / 1024)} KB, more than this route takes (${(route.maxBody ?? MAX_BODY) / 1024} KB)`);
     const query = route.query.safeParse(event.queryStringParameters ?? {});
     if (!query.success) throw new Invalid(describeIssues('query', query.error));
     const raw = parseBody(event);

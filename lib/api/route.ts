@@ -38,6 +38,8 @@ export interface Route<Q = any, B = any> {
   query: z.ZodType<Q>;
   body: z.ZodType<B>;
   access?: Access;
+  /** The largest request body the route takes, in bytes (MAX_BODY when unset): a larger one is 413 before it is read whole. */
+  maxBody?: number;
   handle(req: RouteRequest<Q, B>): Promise<Reply>;
 }
 
@@ -49,6 +51,11 @@ export interface PublicRoute {
   summary: string;
   handle(): Promise<Reply>;
 }
+
+/** The largest request body any route takes: a Unit's Data (6 MB) and its JSON envelope. */
+export const MAX_BODY = 7 * 1024 * 1024;
+/** What a deploy-tool hook may post: EventBridge's event size limit. */
+export const MAX_HOOK_BODY = 256 * 1024;
 
 /** Declares a route with its types inferred from its schemas. */
 export function route<Q, B>(r: Route<Q, B>): Route<Q, B> {

@@ -1,5 +1,5 @@
 import { requireVerb, type Caller, type ChangeOrder, type GateResult, type Link, type PriorRevisions, type Space } from '../model/entities.ts';
-import { BatonError, Conflict, GateRefused, Invalid } from '../model/errors.ts';
+import { BatonError, Conflict, GateRefused, Invalid, Unavailable } from '../model/errors.ts';
 import { evaluateGates, evaluatePrerequisite, refusal } from '../gates/prerequisites.ts';
 import { DetailType, SOURCE, type BatonEvent } from '../events/contracts.ts';
 import { bounded } from '../util/concurrency.ts';
@@ -27,6 +27,8 @@ export interface PromoteResult {
   Landed: number;
   Total: number;
   Message?: string;
+  /** Set when the failures could not be recorded on the ChangeOrder (the database did not answer): the answer is the only record. */
+  Unrecorded?: boolean;
 }
 
 /** How a promotion ended: every Space took the change (`Done`), or some did not (`Partial`; a rerun repairs). A gate refusal is thrown as `GateRefused`. */
@@ -70,6 +72,53 @@ async function mergeSources(deps: ChangeDeps, targets: Space[]): Promise<Map<str
  * written; naming a later Stage does not skip an earlier one that has not taken the change.
  */
 export async function promoteChangeOrder(deps: ChangeDeps, caller: Caller, co: ChangeOrder, base: Space, o: PromoteOptions): Promise<PromoteOutcome> {
+  if (o.dryRun) return promoteHeld(deps, caller, co, base, o);
+  const lease = await acquireLease(deps, caller, co);
+  try {
+    return await promoteHeld(deps, caller, co, base, o);
+  } finally {
+    await releaseLease(deps, co, lease).catch(() => undefined);
+  }
+}
+
+/** How long a promotion may hold its ChangeOrder before another may take over (its holder having died). */
+export const PROMOTION_LEASE_MS = 10 * 60 * 1000;
+
+/** Takes the ChangeOrder's promotion lease, or refuses (409) while another promotion holds it. */
+async function acquireLease(deps: ChangeDeps, caller: Caller, coRef: ChangeOrder): Promise<string> {
+  const id = deps.newId();
+  for (let attempt = 0; ; attempt++) {
+    const co = (await deps.store.getInSpace<ChangeOrder>('ChangeOrder', coRef.SpaceID, coRef.ChangeOrderID))!;
+    const now = deps.now();
+    const held = co.PromotionLease;
+    if (held && Date.parse(held.ExpiresAt) > now.getTime()) {
+      throw new Conflict(`change order '${co.Slug}' is being promoted already (by ${held.UserID === caller.UserID ? 'you' : `user ${held.UserID}`}, since ${held.AcquiredAt}): promotion in progress; try again when it has finished (its claim lapses at ${held.ExpiresAt})`);
+    }
+    const lease = { LeaseID: id, UserID: caller.UserID, AcquiredAt: now.toISOString(), ExpiresAt: new Date(now.getTime() + PROMOTION_LEASE_MS).toISOString() };
+    try {
+      await deps.store.transact([{ op: 'update', kind: 'ChangeOrder', item: { ...co, PromotionLease: lease, Version: co.Version + 1 }, expectedVersion: co.Version }]);
+      return id;
+    } catch (e) {
+      if (!(e instanceof Conflict) || attempt >= 5) throw e;
+    }
+  }
+}
+
+/** Gives the lease back, if this promotion still holds it. */
+async function releaseLease(deps: ChangeDeps, coRef: ChangeOrder, id: string): Promise<void> {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const co = (await deps.store.getInSpace<ChangeOrder>('ChangeOrder', coRef.SpaceID, coRef.ChangeOrderID))!;
+    if (co.PromotionLease?.LeaseID !== id) return;
+    try {
+      await deps.store.transact([{ op: 'update', kind: 'ChangeOrder', item: { ...co, PromotionLease: undefined, Version: co.Version + 1 }, expectedVersion: co.Version }]);
+      return;
+    } catch (e) {
+      if (!(e instanceof Conflict)) throw e;
+    }
+  }
+}
+
+async function promoteHeld(deps: ChangeDeps, caller: Caller, co: ChangeOrder, base: Space, o: PromoteOptions): Promise<PromoteOutcome> {
   if (co.AbortedReason) throw new Conflict(`change order '${co.Slug}' was aborted (${co.AbortedReason}); promote a new one`);
   if (o.force && !o.forceReason) throw new Invalid('--force needs --force-reason, which the change order records');
   if (o.protect && co.UpdateType !== 'Invoke') throw new Invalid('--protect is refused here: promoting a change order along the clone lineage or over MergeUnits links is a merge, which protection holds paths against');
@@ -114,8 +163,10 @@ export async function promoteChangeOrder(deps: ChangeDeps, caller: Caller, co: C
     try {
       return await promoteSpace(deps, caller, ctx, space);
     } catch (e) {
-      if (!(e instanceof BatonError)) throw e;
-      return { SpaceID: space.SpaceID, SpaceSlug: space.Slug, Action: SpaceAction.Failed, Error: e.message, Units: [] };
+      // Whatever failed — a rule, a conflict, the database going away — the Space is reported, never lost: what it
+      // wrote landed whole per Unit (each Unit's revision and marks are one transaction), and a rerun finishes it.
+      const message = e instanceof BatonError ? e.message : `stopped part-way (${(e as Error).name ?? 'error'}: ${(e as Error).message ?? String(e)}); some of its Units may have taken the change: promote again to finish`;
+      return { SpaceID: space.SpaceID, SpaceSlug: space.Slug, Action: SpaceAction.Failed, Error: message, Units: [] };
     }
   };
   // Spaces of a wave are independent; MergeUnits waves put a Space after any target Space it merges from.
@@ -143,7 +194,7 @@ export async function promoteChangeOrder(deps: ChangeDeps, caller: Caller, co: C
       detail: { OrganizationID: co.OrganizationID, ChangeOrderID: co.ChangeOrderID, Slug: co.Slug, Stage: stageName, SpaceIDs: targets.map((t) => t.SpaceID), FailedGates: failedGates, Reason: o.forceReason!, UserID: caller.UserID },
     });
   }
-  await recordOn(deps, co, (c) => ({
+  const record = () => recordOn(deps, co, (c) => ({
     Promotions: promoted.length ? [...c.Promotions, { PromotedAt: now, SpaceIDs: promoted, Stage: stageName, UserID: caller.UserID }] : c.Promotions,
     PromotionOverrides: result.Forced ? [...c.PromotionOverrides, { FailedGates: failedGates, OverriddenAt: now, Reason: o.forceReason!, SpaceIDs: targets.map((t) => t.SpaceID), Stage: stageName, UserID: caller.UserID }] : c.PromotionOverrides,
     PromotionFailures: failures.length
@@ -158,6 +209,26 @@ export async function promoteChangeOrder(deps: ChangeDeps, caller: Caller, co: C
         ]
       : c.PromotionFailures,
   }), events);
-  await advanceStage(deps, caller, co);
+  // The record of what happened is written as soon as the store answers again, or the answer says it could not be.
+  if (!(await persist(record))) {
+    result.Unrecorded = true;
+    result.Message = `${result.Message ?? `change order '${co.Slug}' promoted`}; this promotion could not be recorded on the change order: the database is not answering (this answer is its only record; promote again once it is back)`;
+    return { outcome: 'Partial', result };
+  }
+  await advanceStage(deps, caller, co).catch((e: unknown) => deps.telemetry?.error('advancing the stage after a promotion failed; the next event re-evaluates it', e));
   return { outcome, result };
+}
+
+/** Runs a write, trying again a few times over about two seconds while the store does not answer; whether it landed. */
+async function persist(write: () => Promise<void>): Promise<boolean> {
+  for (const wait of [0, 250, 500, 1000]) {
+    if (wait) await new Promise((r) => setTimeout(r, wait));
+    try {
+      await write();
+      return true;
+    } catch (e) {
+      if (e instanceof BatonError && !(e instanceof Unavailable)) throw e;
+    }
+  }
+  return false;
 }

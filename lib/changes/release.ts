@@ -1,10 +1,25 @@
 import type { Caller, ChangeOrder, Space } from '../model/entities.ts';
 import { publish, type PublishResult } from '../releases/publish.ts';
 import { findInSpace } from '../variants/lookup.ts';
+import { Conflict } from '../model/errors.ts';
 import type { Deps } from '../ports/deps.ts';
 import { checkReleaseGates, recordRelease } from './progress.ts';
 
 const CHANGE_ORDER = 'ChangeOrder:';
+
+/**
+ * A Space the change has only partly landed in (a promotion stopped part-way: some of its Units carry
+ * the change, the Space is not recorded as having taken it) is not released as the change: a rerun of
+ * the promotion finishes it first.
+ */
+async function refusePartial(deps: Deps, co: ChangeOrder, space: Space): Promise<void> {
+  if (space.SpaceID === co.SpaceID || !co.InScopeSpaceIDs.includes(space.SpaceID)) return;
+  if ((await deps.store.progressOf(co.ChangeOrderID)).some((p) => p.SpaceID === space.SpaceID && p.ResolvedAt)) return;
+  const marked = (await deps.store.marksOfTag(co.EndTagID)).filter((m) => m.SpaceID === space.SpaceID);
+  if (marked.length) {
+    throw new Conflict(`change order '${co.Slug}' has only partly landed in space '${space.Slug}' (${marked.length} of its Units carry it, the space has not taken it): promote it again to finish before releasing it (cub variant promote --change-order … ${space.Slug})`);
+  }
+}
 
 /**
  * Publishes a Release of a Space. At `ChangeOrder:<co>` it is a Release of that ChangeOrder: its Stage's
@@ -14,6 +29,7 @@ export async function publishRelease(deps: Deps, caller: Caller, space: Space, o
   let changeOrderId: string | undefined;
   if (typeof o.revision === 'string' && o.revision.startsWith(CHANGE_ORDER)) {
     const { item: co } = await findInSpace<ChangeOrder>(deps, caller, space, 'ChangeOrder', o.revision.slice(CHANGE_ORDER.length));
+    await refusePartial(deps, co, space);
     await checkReleaseGates(deps, caller, co, space);
     changeOrderId = co.ChangeOrderID;
   }

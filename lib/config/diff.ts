@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
-import { parse as parseOne } from 'yaml';
 import type { ToolchainType } from './documents.ts';
-import { parseYaml, resourceKey } from './documents.ts';
+import { resourceKey } from './documents.ts';
+import { loadYaml } from './load.ts';
 import { formatPath, listKey, type Segment } from './paths.ts';
 
 /** How one path changed. */
@@ -31,14 +31,11 @@ export function resources(toolchain: ToolchainType, data: string): Map<string, u
   if (!data.trim()) return out;
   switch (toolchain) {
     case 'Kubernetes/YAML':
-      for (const d of parseYaml(data)) {
-        const js = d.toJS() as Record<string, unknown>;
-        out.set(resourceKey(js), js);
-      }
+      for (const js of loadYaml(data) as Record<string, unknown>[]) out.set(resourceKey(js), js);
       return out;
     case 'AppConfig/YAML':
     case 'ConfigHub/YAML':
-      out.set('', parseOne(data) as unknown);
+      out.set('', loadYaml(data)[0] ?? null);
       return out;
     case 'AppConfig/JSON':
       out.set('', JSON.parse(data) as unknown);

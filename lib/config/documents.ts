@@ -1,6 +1,7 @@
 import { isMap, isSeq, parseAllDocuments, type Document } from 'yaml';
 import type { ToolchainType } from '../model/entities.ts';
 import { Invalid } from '../model/errors.ts';
+import { loadYaml } from './load.ts';
 
 /** The toolchain types a Unit may have. */
 export { TOOLCHAIN_TYPES, type ToolchainType } from '../model/entities.ts';
@@ -35,11 +36,10 @@ export function stringifyYaml(docs: Document[]): string {
 export function validateData(toolchain: ToolchainType, data: string): void {
   switch (toolchain) {
     case 'Kubernetes/YAML': {
-      const docs = parseYaml(data);
+      const docs = loadYaml(data);
       docs.forEach((d, i) => {
-        const c = d.contents;
-        if (!isMap(c)) throw new Invalid(`Data document ${i + 1} is not a Kubernetes resource (a YAML mapping)`);
-        const js = d.toJS() as Record<string, unknown>;
+        if (!d || typeof d !== 'object' || Array.isArray(d)) throw new Invalid(`Data document ${i + 1} is not a Kubernetes resource (a YAML mapping)`);
+        const js = d as Record<string, unknown>;
         if (typeof js.kind !== 'string' || !js.kind) throw new Invalid(`Data document ${i + 1} has no 'kind'`);
         const meta = js.metadata as Record<string, unknown> | undefined;
         if (!meta || typeof meta.name !== 'string' || !meta.name) throw new Invalid(`Data document ${i + 1} (${js.kind}) has no 'metadata.name'`);
@@ -48,7 +48,7 @@ export function validateData(toolchain: ToolchainType, data: string): void {
     }
     case 'AppConfig/YAML':
     case 'ConfigHub/YAML':
-      parseYaml(data);
+      loadYaml(data);
       return;
     case 'AppConfig/JSON':
       try {

@@ -253,9 +253,13 @@ const FUNCTIONS: Record<string, FunctionDef> = {
 };
 
 function findPlaceholders(docs: Document.Parsed[]): ResourcePath[] {
+  return findPlaceholderValues(docs.map((d) => d.toJS() as Record<string, unknown>));
+}
+
+/** The paths of resources (as values) still holding a placeholder. */
+export function findPlaceholderValues(docs: Record<string, unknown>[]): ResourcePath[] {
   const out: ResourcePath[] = [];
-  for (const doc of docs) {
-    const js = doc.toJS() as Record<string, unknown>;
+  for (const js of docs) {
     const resource = resourceKey(js);
     const walk = (v: unknown, path: Segment[]) => {
       if (v === PLACEHOLDER_INT || (typeof v === 'string' && v.includes(PLACEHOLDER_STRING))) out.push({ Resource: resource, Path: formatPath(path) });

@@ -5,8 +5,12 @@ import type { BatonEvent, Rule } from './contracts.ts';
 /** Delivers events to consumers in this process, by the same rules the CDK stack declares. */
 export class InProcessBus implements EventBus {
   private readonly subscriptions: { rule: Rule; consumer: (e: BatonEvent) => Promise<void> }[] = [];
-  /** Every event put, in order (a local run's log of what would have gone to EventBridge). */
+  /**
+   * The events put, in order, when asked to keep them (tests read it); a server keeps none, so its
+   * memory does not grow with what it has delivered.
+   */
   readonly log: BatonEvent[] = [];
+  constructor(private readonly keepLog = false) {}
 
   subscribe(rule: Rule, consumer: (e: BatonEvent) => Promise<void>): void {
     this.subscriptions.push({ rule, consumer });
@@ -14,7 +18,7 @@ export class InProcessBus implements EventBus {
 
   async put(events: BatonEvent[]): Promise<void> {
     for (const e of events) {
-      this.log.push(e);
+      if (this.keepLog) this.log.push(e);
       for (const s of this.subscriptions) {
         if (!s.rule.source.includes(e.source) || !s.rule.detailType.includes(e.detailType)) continue;
         // Like EventBridge, a consumer's failure never reaches the producer.

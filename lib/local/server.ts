@@ -2,8 +2,8 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { authorizeRequest } from '../api/auth.ts';
 import type { Deps } from '../ports/deps.ts';
-import { errorReply, handleApiEvent, isPublicRoute, matchRoute, type ApiEvent } from '../api/handler.ts';
-import { NotFound, Unauthorized } from '../model/errors.ts';
+import { bodyLimit, errorReply, handleApiEvent, isPublicRoute, matchRoute, type ApiEvent } from '../api/handler.ts';
+import { NotFound, TooLarge, Unauthorized } from '../model/errors.ts';
 
 /** A running local API. */
 export interface LocalServer {
@@ -12,9 +12,17 @@ export interface LocalServer {
   close(): Promise<void>;
 }
 
-async function readBody(req: IncomingMessage): Promise<string> {
+/** Reads a request body up to a limit: past it, reading stops and the request is 413 (nothing more is buffered). */
+async function readBody(req: IncomingMessage, limit: number): Promise<string> {
+  const declared = Number(req.headers['content-length'] ?? 0);
+  if (declared > limit) throw new TooLarge(`the request body is ${Math.ceil(declared / 1024)} KB, more than this route takes (${limit / 1024} KB)`);
   const chunks: Buffer[] = [];
-  for await (const c of req) chunks.push(c as Buffer);
+  let size = 0;
+  for await (const c of req) {
+    size += (c as Buffer).length;
+    if (size > limit) throw new TooLarge(`the request body is more than this route takes (${limit / 1024} KB)`);
+    chunks.push(c as Buffer);
+  }
   return Buffer.concat(chunks).toString('utf8');
 }
 
@@ -38,7 +46,7 @@ export async function startServer(deps: Deps, opts: { port?: number; host?: stri
         if (!auth.isAuthorized) throw new Unauthorized(('error' in auth ? auth.error : undefined) ?? 'unauthorized');
         const query: Record<string, string> = {};
         url.searchParams.forEach((v, k) => (query[k] = k in query ? `${query[k]},${v}` : v));
-        const body = await readBody(req);
+        const body = await readBody(req, bodyLimit(match.routeKey));
         const event = {
           version: '2.0',
           routeKey: match.routeKey,
@@ -56,8 +64,11 @@ export async function startServer(deps: Deps, opts: { port?: number; host?: stri
     } catch (e) {
       result = errorReply(e);
     }
+    // A request refused before its body was read whole: close the connection rather than read the rest.
+    if (result.statusCode === 413 && !req.complete) res.setHeader('connection', 'close');
     res.writeHead(result.statusCode ?? 200, result.headers as Record<string, string>);
     res.end(result.body ?? '');
+    if (result.statusCode === 413 && !req.complete) req.destroy();
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -9,8 +9,8 @@ import { publishingStore } from '../events/outbox.ts';
  * One machine's wiring: each transaction's outbox events are published as soon as it commits, and the
  * in-process bus delivers them to the same consumers, by the same rules, as EventBridge does on AWS.
  */
-export function localDeps(store: Store, overrides: Partial<Deps> = {}): { deps: Deps; bus: InProcessBus } {
-  const bus = new InProcessBus();
+export function localDeps(store: Store, overrides: Partial<Deps> = {}, o: { keepEventLog?: boolean } = {}): { deps: Deps; bus: InProcessBus } {
+  const bus = new InProcessBus(o.keepEventLog);
   const deps: Deps = { ...systemDeps(publishingStore(store, bus), bus), ...overrides };
   for (const rule of RULES) {
     bus.subscribe(rule, async (e) => {

@@ -139,6 +139,8 @@ export interface ChangeOrder extends InSpace {
   Promotions: { PromotedAt: string; SpaceIDs: string[]; Stage?: string; UserID: string }[];
   PromotionFailures: PromotionFailure[];
   PromotionOverrides: PromotionOverride[];
+  /** Held while a promotion runs, so a second one waits (409) instead of racing it; lapses at ExpiresAt if its holder dies. */
+  PromotionLease?: { LeaseID: string; UserID: string; AcquiredAt: string; ExpiresAt: string };
 }
 
 /** What a ChangeOrder's progress says, derived when read. */

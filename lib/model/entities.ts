@@ -112,7 +112,10 @@ export interface Mutation {
   MergeBaseRevisionNum?: number;
   MergeEndRevisionNum?: number;
   RestoredRevisionNum?: number;
-  Changes: { Resource: string; Path: string; Op: string; Value?: unknown; Protected?: boolean }[];
+  /** The path-level changes; a value over VALUE_KEPT bytes is left out (`ValueOmitted`), and past the budget only their count is kept. */
+  Changes: { Resource: string; Path: string; Op: string; Value?: unknown; ValueOmitted?: boolean; Protected?: boolean }[];
+  /** How many further changes the revision made that this record does not list (read them with a diff of the revisions). */
+  ChangesOmitted?: number;
   CreatedAt: string;
 }
 

@@ -25,6 +25,8 @@ export const ErrorCode = {
   PayloadTooLarge: 'PayloadTooLarge',
   /** Well formed, but cannot be carried out in the current state. */
   Unprocessable: 'Unprocessable',
+  /** The database cannot be reached or is throttling: try again shortly. */
+  Unavailable: 'Unavailable',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
@@ -70,6 +72,11 @@ export class GateRefused extends BatonError {
 /** The payload is larger than an item can hold. */
 export class TooLarge extends BatonError {
   readonly code = ErrorCode.PayloadTooLarge;
+}
+
+/** The database cannot be reached or is throttling: nothing was decided, try again shortly. */
+export class Unavailable extends BatonError {
+  readonly code = ErrorCode.Unavailable;
 }
 
 /** Well formed, but cannot be carried out in the current state. */

@@ -4,7 +4,7 @@ import { mapArgoCd, mapFlux, type LiveStatusReport } from '../events/mapping.ts'
 import type { Deps } from '../ports/deps.ts';
 import { retryOnConflict } from '../util/retry.ts';
 import { releasesOf } from './bundle.ts';
-import { writeLiveStatus } from './live-status.ts';
+import { observedAtProblem, writeLiveStatus } from './live-status.ts';
 
 /** What a consumer did with one event. */
 export type Outcome = { applied: true; ReleaseID: string } | { applied: false; reason: string };
@@ -36,6 +36,8 @@ export async function consumeDeployToolEvent(deps: Deps, event: BatonEvent): Pro
     async (): Promise<Outcome> => {
       const release = await matchRelease(deps, space, mapped);
       if (!release) return drop(`space '${space.Slug}' has no release ${mapped.releaseNum ?? mapped.digest ?? '(none named: set the baton.io/release annotation or metadata)'}`, event);
+      const problem = observedAtProblem(mapped.status.ObservedAt, deps.now());
+      if (problem) return drop(problem, event);
       const have = release.LiveStatus?.ObservedAt;
       if (have && mapped.status.ObservedAt && Date.parse(mapped.status.ObservedAt) < Date.parse(have)) return drop(`report from ${mapped.status.ObservedAt} is older than release ${release.ReleaseNum}'s (${have})`, event);
       await writeLiveStatus(deps, space, release, { LiveStatus: mapped.status });

@@ -4,9 +4,23 @@ import { DetailType, SOURCE } from '../events/contracts.ts';
 import { eventOps } from '../events/outbox.ts';
 import type { UnitDeps } from '../variants/ports.ts';
 
+/** How far ahead of this server's clock a report's ObservedAt may be (the reporters' clock skew). */
+export const MAX_CLOCK_SKEW_MS = 5 * 60 * 1000;
+
+/** Why a report's ObservedAt cannot be taken (not a time, or in the future), if it cannot. A report from the future would pin the Release: every genuine one after it would read as older. */
+export function observedAtProblem(observedAt: string | undefined, now: Date): string | undefined {
+  if (observedAt === undefined) return undefined;
+  const t = Date.parse(observedAt);
+  if (Number.isNaN(t)) return `ObservedAt '${observedAt.slice(0, 64)}' is not a time`;
+  if (t > now.getTime() + MAX_CLOCK_SKEW_MS) return `ObservedAt ${observedAt} is more than ${MAX_CLOCK_SKEW_MS / 60000} minutes ahead of this server's clock (${now.toISOString()})`;
+  return undefined;
+}
+
 /** Merge-patches a Release's LiveStatus (and labels), guarded by its Version; emits the change. Returns the Release as written. */
 export async function writeLiveStatus(deps: UnitDeps, space: Space, release: Release, patch: { LiveStatus?: ReleaseLiveStatus; Labels?: Record<string, string>; Annotations?: Record<string, string> }, expectedVersion = release.Version): Promise<Release> {
   expectVersion(`release ${release.ReleaseNum}`, release.Version, expectedVersion);
+  const problem = observedAtProblem(patch.LiveStatus?.ObservedAt, deps.now());
+  if (problem) throw new Invalid(problem);
   const previous = release.LiveStatus ?? {};
   const live = patch.LiveStatus ? { ...previous, ...patch.LiveStatus } : previous;
   const next: Release = { ...release, LiveStatus: live, Labels: patch.Labels ?? release.Labels, Annotations: patch.Annotations ?? release.Annotations, UpdatedAt: deps.now().toISOString(), Version: release.Version + 1 };

@@ -1,6 +1,6 @@
 import type { EntityItem } from 'electrodb';
 import type { ApiToken, ChangeOrder, Component, Group, Link, Mark, Progress, Mutation, Organization, Revision, Space, StoredRevision, Tag, Unit, User } from '../model/entities.ts';
-import { Conflict } from '../model/errors.ts';
+import { Conflict, TooLarge } from '../model/errors.ts';
 import type { IdempotencyRecord, MarkWrite, OrgKind, OutboxItem, ReleaseCounter, SluggedInSpace, SpaceKind, Store, StoreOp, WriteKind } from '../ports/store.ts';
 import { TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
 import * as E from './entities.ts';
@@ -77,6 +77,18 @@ const REASONS = {
 };
 
 /** The Store over one DynamoDB table, through ElectroDB. Key design: see lib/store/README.md. */
+/** DynamoDB's item limit, less room for key and bookkeeping attributes. */
+export const MAX_ITEM_BYTES = 380 * 1024;
+
+/** Refuses an item that would pass DynamoDB's 400 KB (413 naming what is too large), by its JSON size, which is close to DynamoDB's own count. */
+function checkItemSize(kind: string, item: object): void {
+  const size = Buffer.byteLength(JSON.stringify(item));
+  if (size > MAX_ITEM_BYTES) {
+    const what = kind === 'Revision' ? 'the data, compressed,' : `the ${kind}`;
+    throw new TooLarge(`${what} would take ${Math.ceil(size / 1024)} KB, more than one stored item holds (${MAX_ITEM_BYTES / 1024} KB); make it smaller, or split it into several Units`);
+  }
+}
+
 export class DynamoStore implements Store {
   private readonly svc: BatonService;
   /** The entities, typed: every named read goes through these. */
@@ -328,6 +340,8 @@ export class DynamoStore implements Store {
   }
 
   async transact(ops: StoreOp[]): Promise<void> {
+    // DynamoDB refuses an item over 400 KB only after the call; refuse it here, before anything is sent.
+    for (const o of ops) checkItemSize(o.kind, o.item);
     const reasons: string[] = [];
     await this.run(
       (e) =>

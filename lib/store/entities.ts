@@ -163,6 +163,7 @@ export const Mutation = new Entity({
     MergeEndRevisionNum: num,
     RestoredRevisionNum: num,
     Changes: reqAny,
+    ChangesOmitted: num,
     CreatedAt: reqStr,
   },
   indexes: { primary: primary(['UnitID'], ['RevisionNum']) },
@@ -282,6 +283,7 @@ export const ChangeOrder = new Entity({
     Promotions: reqAny,
     PromotionFailures: reqAny,
     PromotionOverrides: reqAny,
+    PromotionLease: any,
   },
   indexes: {
     primary: primary(['SpaceID'], ['ChangeOrderID']),
@@ -336,11 +338,13 @@ export const IdempotencyRecord = new Entity({
 
 /** Builds the Service over one table with one client. */
 export function makeService(raw: unknown, table: string) {
-  // Optional fields left undefined inside maps and lists are dropped, not refused.
-  const client = DynamoDBDocumentClient.from(raw as DynamoDBClient, { marshallOptions: { removeUndefinedValues: true } });
-  return new Service(
-    { Organization, User, Group, ApiToken, Attestation, Invocation, SlugClaim, Space, Component, Unit, Revision, Mutation, Tag, ChangeSet, Filter, Target, Mark, Link, Release, Counter, ChangeWorkflow, ChangeOrder, Progress, Outbox, ProcessedEvent, IdempotencyRecord },
-    { client: client as never, table },
-  );
+  // Optional fields left undefined inside maps and lists are dropped, not refused; an object with a key named
+  // like a prototype member (a label called `constructor`) is still written as a map.
+  const client = DynamoDBDocumentClient.from(raw as DynamoDBClient, { marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: true } });
+  const all = { Organization, User, Group, ApiToken, Attestation, Invocation, SlugClaim, Space, Component, Unit, Revision, Mutation, Tag, ChangeSet, Filter, Target, Mark, Link, Release, Counter, ChangeWorkflow, ChangeOrder, Progress, Outbox, ProcessedEvent, IdempotencyRecord };
+  // A Service binds its entities to its table and client: each store gets entities of its own, so two
+  // stores on two tables in one process (tests, benchmarks) never write through each other's.
+  const own = Object.fromEntries(Object.entries(all).map(([name, e]) => [name, new Entity((e as unknown as { schema: never }).schema)])) as unknown as typeof all;
+  return new Service(own, { client: client as never, table });
 }
 export type BatonService = ReturnType<typeof makeService>;

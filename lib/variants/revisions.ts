@@ -155,10 +155,32 @@ function revisionOf(deps: UnitDeps, caller: Caller, unit: Unit, data: string, st
     FunctionInvocation: meta.functionInvocation,
     ...(meta.merge ?? {}),
     RestoredRevisionNum: meta.restoredRevisionNum,
-    Changes: diffData(unit.ToolchainType, before, data).map((c) => ({ ...c, ...(touchesProtected(c, unit.ProtectedPaths) ? { Protected: true } : {}) })),
+    ...compactChanges(diffData(unit.ToolchainType, before, data).map((c) => ({ ...c, ...(touchesProtected(c, unit.ProtectedPaths) ? { Protected: true } : {}) }))),
     CreatedAt: now,
   };
   return { revision, mutation };
+}
+
+/** The largest value a Mutation keeps with its change (bytes of JSON), and the most its changes may take together. */
+const VALUE_KEPT = 4096;
+const CHANGES_BUDGET = 128 * 1024;
+
+/**
+ * What a Mutation keeps of a revision's changes, so its item stays far under DynamoDB's 400 KB however
+ * large the write: every path up to the budget, each value up to VALUE_KEPT bytes, then only a count.
+ * The revisions themselves hold the data: a diff of two of them shows everything.
+ */
+export function compactChanges(changes: Mutation['Changes']): Pick<Mutation, 'Changes' | 'ChangesOmitted'> {
+  const kept: Mutation['Changes'] = [];
+  let size = 0;
+  for (const c of changes) {
+    const value = c.Value === undefined ? 0 : JSON.stringify(c.Value).length;
+    const entry = value > VALUE_KEPT ? { ...c, Value: undefined, ValueOmitted: true } : c;
+    size += c.Path.length + c.Resource.length + 48 + (value > VALUE_KEPT ? 0 : value);
+    if (size > CHANGES_BUDGET) return { Changes: kept, ChangesOmitted: changes.length - kept.length };
+    kept.push(entry);
+  }
+  return { Changes: kept };
 }
 
 /**

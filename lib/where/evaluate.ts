@@ -1,4 +1,5 @@
 import type { Literal, Operand, Query, Term } from './ast.ts';
+import { likeMatches, regexFinds } from './patterns.ts';
 
 type Value = string | number | boolean | null | undefined | unknown[] | Record<string, unknown>;
 
@@ -10,7 +11,8 @@ export function matches(q: Query, item: object): boolean {
 function read(o: Operand, item: Record<string, unknown>): Value[] {
   if (o.kind === 'mapkey') {
     const m = item[o.map] as Record<string, unknown> | undefined;
-    return [m?.[o.key] as Value];
+    // Only the map's own keys: `Labels.constructor` is a label named constructor, never Object's.
+    return [m && Object.hasOwn(m, o.key) ? (m[o.key] as Value) : undefined];
   }
   const [head, attr] = o.path as [string, string | undefined];
   let values: Value[];
@@ -43,16 +45,6 @@ function isNull(v: Value): boolean {
 
 function literalValue(l: Literal): string | number | boolean {
   return l.value;
-}
-
-function likeToRegExp(pattern: string, flags: string): RegExp {
-  let re = '';
-  for (const c of pattern) {
-    if (c === '%') re += '.*';
-    else if (c === '_') re += '.';
-    else re += c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  }
-  return new RegExp(`^${re}$`, flags + 's');
 }
 
 function compare(t: Term, left: Value, item: Record<string, unknown>): boolean {
@@ -106,21 +98,21 @@ function compare(t: Term, left: Value, item: Record<string, unknown>): boolean {
     case '>=':
       return l >= r;
     case 'LIKE':
-      return likeToRegExp(String(r), '').test(String(l));
+      return likeMatches(String(r), String(l), false);
     case 'NOT LIKE':
-      return !likeToRegExp(String(r), '').test(String(l));
+      return !likeMatches(String(r), String(l), false);
     case 'ILIKE':
-      return likeToRegExp(String(r), 'i').test(String(l));
+      return likeMatches(String(r), String(l), true);
     case 'NOT ILIKE':
-      return !likeToRegExp(String(r), 'i').test(String(l));
+      return !likeMatches(String(r), String(l), true);
     case '~':
-      return new RegExp(String(r)).test(String(l));
+      return regexFinds(String(r), String(l), false);
     case '~*':
-      return new RegExp(String(r), 'i').test(String(l));
+      return regexFinds(String(r), String(l), true);
     case '!~':
-      return !new RegExp(String(r)).test(String(l));
+      return !regexFinds(String(r), String(l), false);
     case '!~*':
-      return !new RegExp(String(r), 'i').test(String(l));
+      return !regexFinds(String(r), String(l), true);
   }
   return false;
 }

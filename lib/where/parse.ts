@@ -1,6 +1,7 @@
 import { ENTITY_ATTRIBUTES, type EntityAttributes } from './attributes.ts';
 import type { AttrType, Literal, Operand, Operator, Query, Term } from './ast.ts';
 import { tokenize, WhereError, type Token } from './tokens.ts';
+import { compileRegex } from './patterns.ts';
 
 const MAX_ATTRIBUTE = 41;
 const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
@@ -157,9 +158,9 @@ class Parser {
     if (want === 'time' && lit.kind === 'string' && Number.isNaN(Date.parse(lit.value))) throw new WhereError(`'${lit.value}' is not a time`, t.pos);
     if (lit.kind === 'string' && (op === '~' || op === '~*' || op === '!~' || op === '!~*')) {
       try {
-        new RegExp(lit.value);
+        compileRegex(lit.value, op === '~*' || op === '!~*');
       } catch (e) {
-        throw new WhereError(`bad regular expression '${lit.value}': ${(e as Error).message}`, t.pos);
+        throw new WhereError(`bad regular expression '${lit.value}' (RE2 syntax: no backreferences or lookaround): ${(e as Error).message}`, t.pos);
       }
     }
     return lit;

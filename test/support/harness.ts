@@ -63,7 +63,7 @@ export async function startEnv(): Promise<Env> {
   const table = `test-${randomUUID().slice(0, 8)}`;
   const client = dynamoClient(endpoint);
   await ensureTable(client, table);
-  const { deps, bus } = localDeps(new DynamoStore(client, table));
+  const { deps, bus } = localDeps(new DynamoStore(client, table), {}, { keepEventLog: true });
   const server = await startServer(deps);
   const a = await createOrganization(deps, `org-${table}`);
   const b = await createOrganization(deps, `other-${table}`);

@@ -27,7 +27,7 @@ describe('the transactional outbox', () => {
 
   it('publishes what a transaction wrote once it commits, and nothing from a transaction that failed', async () => {
     const raw = new MemoryStore();
-    const bus = new InProcessBus();
+    const bus = new InProcessBus(true);
     const store = publishingStore(raw, bus);
     const deps = ids();
     const space = { SpaceID: uuid(50), OrganizationID: ORG, Slug: 's', Labels: {}, Annotations: {}, CreatedAt: '', UpdatedAt: '', Version: 1 };
@@ -44,7 +44,7 @@ describe('the transactional outbox', () => {
     const raw = new MemoryStore();
     const deps = ids();
     await raw.transact(eventOps(deps, [aborted('a'), aborted('b')]));
-    const bus = new InProcessBus();
+    const bus = new InProcessBus(true);
     expect(await drainPending(raw, bus)).toBe(2);
     expect(bus.log.map((e) => [e.detail.Slug, e.detail.EventID])).toEqual([
       ['a', uuid(1)],

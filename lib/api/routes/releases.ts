@@ -9,7 +9,7 @@ import { findRelease, releaseData, releasesOf } from '../../releases/bundle.ts';
 import { withdraw, writeLiveStatus } from '../../releases/live-status.ts';
 import { listQueries, page } from '../lists.ts';
 import { pathSpace, withSpace } from '../resolve.ts';
-import { listReply, route } from '../route.ts';
+import { listReply, MAX_HOOK_BODY, route } from '../route.ts';
 import { HookBody, ListQuery, NoBody, NoQuery, PublishRelease, UpdateRelease } from '../schemas.ts';
 
 const one = '/space/{space_id}/release/{release_id}';
@@ -23,6 +23,7 @@ function hook(path: string, name: string, detailType: DetailType) {
     query: NoQuery,
     body: HookBody,
     access: 'ReportStatus',
+    maxBody: MAX_HOOK_BODY,
     async handle({ deps, caller, body, raw }) {
       // A token made to require it (Flux's generic-hmac provider) sends each body signed with the token itself.
       if (caller.Service?.RequireSignature && !signatureMatches(raw.body, bearerSecret(raw.headers.authorization ?? raw.headers.Authorization), raw.headers['x-signature'] ?? raw.headers['X-Signature'])) {

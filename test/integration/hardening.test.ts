@@ -1,0 +1,186 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createOrganization } from '../../lib/local/bootstrap.ts';
+import { startServer } from '../../lib/local/server.ts';
+import { localDeps } from '../../lib/local/wiring.ts';
+import type { Store } from '../../lib/ports/store.ts';
+import { DynamoStore } from '../../lib/store/dynamo-store.ts';
+import { dynamoClient, ensureTable } from '../../lib/store/table.ts';
+import { Api, deploymentYaml, startEnv, type Env } from '../support/harness.ts';
+
+let env: Env;
+beforeAll(async () => {
+  env = await startEnv();
+  await env.api.post('/space', { Slug: 'infra' });
+  await env.api.post('/space/infra/target', { Slug: 'cluster' });
+  await env.api.post('/space', { Slug: 'hard', ReleaseTargetID: 'infra/cluster' });
+  await env.api.post('/space/hard/unit', { Slug: 'app', Data: deploymentYaml('app', { namespace: 'prod' }) });
+});
+afterAll(async () => env.close());
+
+const raw = async (method: string, path: string, body: string | Buffer, headers: Record<string, string> = {}) => {
+  const res = await fetch(env.url + path, { method, headers: { authorization: `Bearer ${env.api.token}`, 'content-type': 'application/json', ...headers }, body });
+  const text = await res.text();
+  return { status: res.status, text, headers: res.headers };
+};
+
+describe('early, clear refusals', () => {
+  it('refuses a hook body over 256 KB (EventBridge’s limit) and any body over the limit while it streams, with a 413', async () => {
+    const hook = await raw('POST', '/hooks/argocd', JSON.stringify({ app: { metadata: { name: 'x' } }, pad: 'p'.repeat(300 * 1024) }));
+    expect(hook.status).toBe(413);
+    expect(JSON.parse(hook.text).Message).toMatch(/more than this route takes \(256 KB\)/);
+    const huge = await raw('POST', '/space/hard/unit', Buffer.alloc(8 * 1024 * 1024, 'a'));
+    expect(huge.status).toBe(413);
+  });
+
+  it('refuses data that would pass an item’s 400 KB, before anything is written', async () => {
+    const noise = randomBytes(450 * 1024).toString('base64');
+    const r = await env.api.post('/space/hard/unit', { Slug: 'noise', Data: `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: noise\ndata:\n  blob: ${noise}\n` });
+    expect(r.status).toBe(413);
+    expect(r.body.Message).toMatch(/compresses to \d+ bytes/);
+    expect((await env.api.get('/space/hard/unit/noise')).status).toBe(404);
+  });
+
+  it('writes a large Unit (80,000 keys) whose Mutation keeps its size in check', async () => {
+    const data = `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: big\ndata:\n${Array.from({ length: 80000 }, (_, i) => `  k${i}: v${i}\n`).join('')}`;
+    const r = await env.api.post('/space/hard/unit', { Slug: 'big', Data: data });
+    expect(r.status).toBe(201);
+    expect(r.body.DataSize).toBe(Buffer.byteLength(data));
+    const muts = (await env.api.get('/space/hard/unit/big/mutation')).body;
+    expect(muts[0].Changes).toEqual([{ Resource: 'ConfigMap/big', Path: '', Op: 'Add', ValueOmitted: true }]);
+  });
+
+  it('answers a bad %-escape, YAML tricks and prototype-named keys with 4xx, never 500', async () => {
+    expect((await env.api.get('/space/%E0%A4%A')).status).toBe(400);
+    expect((await env.api.post('/space/hard/unit', { Slug: 'tag', Data: 'kind: A\nmetadata:\n  name: !!js/function x\n' })).status).toBe(400);
+    const bad = await env.api.post('/space', '{"Slug":"proto","Labels":{"__proto__":{"polluted":"y"}}}');
+    expect(bad.status).toBe(400);
+    expect(bad.body.Message).toBe("request body has a key '__proto__', which is not allowed anywhere (it names an object's prototype)");
+    const created = await env.api.post('/space', { Slug: 'proto', Labels: { constructor: 'x', toString: 'z' } });
+    expect(created.status).toBe(201);
+    expect(created.body.Labels).toEqual({ constructor: 'x', toString: 'z' });
+    const found = await env.api.get(`/space?where=${encodeURIComponent("Labels.constructor = 'x'")}`);
+    expect(found.body.map((s: { Slug: string }) => s.Slug)).toEqual(['proto']);
+    expect((await env.api.get(`/space?where=${encodeURIComponent('Labels.hasOwnProperty IS NOT NULL')}`)).body).toEqual([]);
+  });
+
+  it('refuses a live-status report from the future or of no time on the route, and drops it from a hook', async () => {
+    const published = await env.api.post('/space/hard/release', {});
+    expect(published.status).toBe(201);
+    const num = published.body.Release.ReleaseNum;
+    const rel = (await env.api.get(`/space/hard/release/${num}`)).body;
+    const future = await env.api.patch(`/space/hard/release/${num}`, { Version: rel.Version, LiveStatus: { Sync: 'Synced', Health: 'Healthy', ObservedAt: '2999-01-01T00:00:00Z' } });
+    expect(future.status).toBe(400);
+    expect(future.body.Message).toMatch(/ObservedAt 2999-01-01T00:00:00Z is more than 5 minutes ahead/);
+    const hook = await env.api.post('/hooks/argocd', { app: { metadata: { name: 'hard-app', annotations: { 'baton.io/space': 'hard', 'baton.io/release': String(num) } }, status: { sync: { status: 'Synced' }, health: { status: 'Healthy' }, operationState: { phase: 'Succeeded', finishedAt: '2999-01-01T00:00:00Z' } } } });
+    expect(hook.status).toBe(202);
+    expect((await env.api.get(`/space/hard/release/${num}`)).body.LiveStatus ?? {}).toEqual({});
+  });
+});
+
+describe('the database away', () => {
+  it('answers 503 with Retry-After, not 500', async () => {
+    const client = dynamoClient('http://127.0.0.1:9');
+    const { deps } = localDeps(new DynamoStore(client, 'nowhere'));
+    const server = await startServer(deps);
+    try {
+      const r = await fetch(`${server.url}/space`, { headers: { authorization: 'Bearer bt_whatever' } });
+      expect(r.status).toBe(503);
+      expect(r.headers.get('retry-after')).toBe('2');
+      expect(((await r.json()) as { Code: string }).Code).toBe('Unavailable');
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+/** A store whose transactions fail (as the database going away would) while `down` says so. */
+function flaky(store: Store, down: () => boolean): Store {
+  return new Proxy(store, {
+    get(target, prop, receiver) {
+      const v: unknown = Reflect.get(target, prop, receiver);
+      if (prop === 'transact') {
+        return async (ops: Parameters<Store['transact']>[0]) => {
+          if (down()) throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:8000'), { name: 'Error', code: 'ECONNREFUSED' });
+          return target.transact(ops);
+        };
+      }
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
+}
+
+describe('promotion failures, always recorded', () => {
+  it('reports and records a wave the database left part-way, refuses to release a partly landed Space, and a rerun finishes it', async () => {
+    const client = dynamoClient(inject('dynamoEndpoint'));
+    const table = `fault-${randomUUID().slice(0, 8)}`;
+    await ensureTable(client, table);
+    let writes = 0;
+    let failFrom = Infinity;
+    let failFor = 0;
+    const { deps } = localDeps(
+      flaky(new DynamoStore(client, table), () => {
+        writes++;
+        return writes >= failFrom && writes < failFrom + failFor;
+      }),
+    );
+    const server = await startServer(deps);
+    const { token } = await createOrganization(deps, `fault-${table}`);
+    const api = new Api(server.url, token);
+    try {
+      const units = Array.from({ length: 4 }, (_, i) => ({ Slug: `svc-${i}`, Data: deploymentYaml(`svc-${i}`) }));
+      expect((await api.post('/variant/upload', { Component: 'acme', Variant: 'base', Units: units })).status).toBe(201);
+      await api.post('/space', { Slug: 'infra' });
+      for (const t of ['t1', 't2', 't3']) await api.post('/space/infra/target', { Slug: t });
+      for (const [i, v] of ['p1', 'p2', 'p3'].entries()) expect((await api.post('/variant', { Name: v, UpstreamSpaceID: 'acme-base', Stage: 'Production', ReleaseTargetID: `infra/t${i + 1}` })).status).toBe(201);
+      await api.post('/space/acme-base/change_workflow', { Slug: 'w', Stages: [{ Name: 'Production', WhereSpace: "Labels.Stage = 'Production'" }] });
+      await api.post('/space/acme-base/function/invoke', { FunctionName: 'set-replicas', Arguments: ['3'], UnitIDs: units.map((u) => u.Slug) });
+      expect((await api.post('/space/acme-base/change_order', { Slug: 'scale', ChangeWorkflowID: 'acme-base/w' })).status).toBe(201);
+      // The database goes away a few writes into the wave (after the lease), and comes back a moment later.
+      failFrom = writes + 4;
+      failFor = 6;
+      const first = await api.post('/promote', { ChangeOrderID: 'acme-base/scale' });
+      expect(first.status).toBe(207);
+      const failed = first.body.Spaces.filter((s: { Action: string }) => s.Action === 'Failed');
+      expect(failed.length).toBeGreaterThan(0);
+      for (const s of failed) expect(s.Error).toMatch(/stopped part-way .*ECONNREFUSED.*promote again to finish/);
+      const co = (await api.get('/space/acme-base/change_order/scale')).body;
+      expect(co.PromotionFailures).toHaveLength(1);
+      expect(co.PromotionFailures[0].Spaces.map((s: { SpaceSlug: string }) => s.SpaceSlug).sort()).toEqual(failed.map((s: { SpaceSlug: string }) => s.SpaceSlug).sort());
+      expect(co.PromotionLease).toBeUndefined();
+      // A Space some of whose Units took the change is not released as the change until a rerun finishes it.
+      const marks = (await api.get('/space/acme-base/tag/scale-co-end')).body.Marks as { SpaceID: string }[];
+      const partial = [];
+      for (const s of failed) {
+        const sp = (await api.get(`/space/${s.SpaceSlug}`)).body;
+        if (marks.some((m) => m.SpaceID === sp.SpaceID)) partial.push(s.SpaceSlug);
+      }
+      for (const slug of partial) {
+        const r = await api.post(`/space/${slug}/release`, { Revision: 'ChangeOrder:acme-base/scale' });
+        expect(r.status).toBe(409);
+        expect(r.body.Message).toMatch(/has only partly landed in space/);
+      }
+      const rerun = await api.post('/promote', { ChangeOrderID: 'acme-base/scale' });
+      expect(rerun.status).toBe(200);
+      expect((await api.get('/space/acme-base/change_order/scale')).body).toMatchObject({ State: 'Resolved' });
+      for (const v of ['p1', 'p2', 'p3']) expect((await api.get(`/space/acme-${v}/unit/svc-3/data`)).text).toContain('replicas: 3');
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('runs one promotion of a change order at a time: the others answer 409 and record nothing', async () => {
+    await env.api.post('/variant/upload', { Component: 'race', Variant: 'base', Units: [{ Slug: 'svc', Data: deploymentYaml('svc') }] });
+    for (const v of ['r1', 'r2', 'r3', 'r4']) await env.api.post('/variant', { Name: v, UpstreamSpaceID: 'race-base', Stage: 'Production' });
+    await env.api.post('/space/race-base/change_workflow', { Slug: 'w', Stages: [{ Name: 'Production', WhereSpace: "Labels.Stage = 'Production'" }] });
+    await env.api.post('/space/race-base/function/invoke', { FunctionName: 'set-replicas', Arguments: ['5'], UnitIDs: ['svc'] });
+    await env.api.post('/space/race-base/change_order', { Slug: 'go', ChangeWorkflowID: 'race-base/w' });
+    const answers = await Promise.all([0, 1, 2].map(() => env.api.post('/promote', { ChangeOrderID: 'race-base/go' })));
+    const statuses = answers.map((a) => a.status).sort();
+    expect(statuses.filter((s) => s === 200), JSON.stringify(answers.map((a) => a.body))).toHaveLength(1);
+    expect(statuses.filter((s) => s === 200 || s === 409)).toHaveLength(3);
+    for (const a of answers.filter((x) => x.status === 409)) expect(a.body.Message).toMatch(/is being promoted already .*promotion in progress/);
+    const co = (await env.api.get('/space/race-base/change_order/go')).body;
+    expect(co).toMatchObject({ State: 'Resolved', PromotionFailures: [] });
+  });
+});
