@@ -98,6 +98,8 @@ export function isUnavailable(e: unknown, depth = 0): boolean {
 export function errorReply(e: unknown, telemetry: Telemetry = consoleTelemetry): APIGatewayProxyStructuredResultV2 {
   if (e instanceof GateRefused) return reply(STATUS[e.code], { ...e.details, Code: e.code, Message: e.message });
   if (e instanceof BatonError) return reply(STATUS[e.code], { Code: e.code, Message: e.message }, e.code === ErrorCode.Unavailable ? { 'retry-after': '2' } : {});
+  // The `yaml` library stops expanding aliases past its count: data built to do that is the caller's, not a fault.
+  if (e instanceof ReferenceError && /alias/i.test(e.message)) return reply(400, { Code: ErrorCode.Invalid, Message: `the data repeats aliases too often to be edited: ${e.message}` });
   if (isUnavailable(e)) {
     telemetry.error('the database did not answer: 503', e);
     return reply(503, { Code: ErrorCode.Unavailable, Message: 'the database is not answering right now: retry the request shortly (a rerun finishes what this one began)' }, { 'retry-after': '2' });

@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { fc } from '@fast-check/vitest';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createOrganization } from '../../lib/local/bootstrap.ts';
 import { startServer } from '../../lib/local/server.ts';
@@ -182,5 +183,27 @@ describe('promotion failures, always recorded', () => {
     for (const a of answers.filter((x) => x.status === 409)) expect(a.body.Message).toMatch(/is being promoted already .*promotion in progress/);
     const co = (await env.api.get('/space/race-base/change_order/go')).body;
     expect(co).toMatchObject({ State: 'Resolved', PromotionFailures: [] });
+  });
+});
+
+describe('generated workflow documents', () => {
+  const name = fc.stringMatching(/^[A-Za-z][A-Za-z0-9 ]{0,8}$/);
+  const expression = fc.oneof(fc.string({ maxLength: 60 }), fc.constantFrom("Space.Labels.tier == 'web'", 'ChangeOrder.Completed', 'Release != null && Release.ReleaseNum > 1', '[1,2].all(x, [3].exists(y, x < y))'));
+  const stage = fc.record({ Name: name, WhereSpace: fc.oneof(fc.string({ maxLength: 40 }), fc.constant("Labels.Stage = 'Production'")), Prerequisites: fc.array(fc.oneof(name, fc.constantFrom('Released', 'Healthy', 'Validated', 'p')), { maxLength: 3 }) });
+  it('are written or refused with a 4xx naming the problem, never a 500, and a refused one writes nothing', async () => {
+    await env.api.post('/space', { Slug: 'wf-prop' });
+    let n = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.array(stage, { maxLength: 3 }), fc.array(fc.record({ Name: fc.constant('p'), Expression: expression.map((e) => `cel:${e}`) }), { maxLength: 1 }), async (stages, custom) => {
+        const slug = `wf-${n++}`;
+        const r = await env.api.post('/space/wf-prop/change_workflow', { Slug: slug, Stages: stages, CustomPrerequisites: custom });
+        expect(r.status, r.text).toBeLessThan(500);
+        if (r.status >= 400) {
+          expect(r.body.Message.length).toBeGreaterThan(10);
+          expect((await env.api.get(`/space/wf-prop/change_workflow/${slug}`)).status).toBe(404);
+        }
+      }),
+      { numRuns: 40 },
+    );
   });
 });

@@ -1,0 +1,66 @@
+/**
+ * `npm run bench:hostile`: the inputs issue 14 found stalling the server, sent to a local server over
+ * DynamoDB Local, each answered with its status, its wall time and the longest the event loop was held
+ * while it ran (perf_hooks' event-loop delay, 10 ms resolution). One run, printed; no pass/fail.
+ */
+import { randomUUID } from 'node:crypto';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import { createOrganization } from '../lib/local/bootstrap.ts';
+import { startDynamoLocal } from '../lib/local/dynamo.ts';
+import { startServer } from '../lib/local/server.ts';
+import { localDeps } from '../lib/local/wiring.ts';
+import { DynamoStore } from '../lib/store/dynamo-store.ts';
+import { dynamoClient, ensureTable } from '../lib/store/table.ts';
+
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+const dynamo = process.env.AWS_ENDPOINT_URL ? undefined : await startDynamoLocal();
+try {
+  const client = dynamoClient(process.env.AWS_ENDPOINT_URL ?? dynamo!.endpoint);
+  const table = `hostile-${randomUUID().slice(0, 8)}`;
+  await ensureTable(client, table);
+  const { deps } = localDeps(new DynamoStore(client, table));
+  const server = await startServer(deps);
+  const { token } = await createOrganization(deps, `hostile-${table}`);
+  const call = async (method: string, path: string, body?: unknown) => {
+    const r = await fetch(server.url + path, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body) });
+    await r.arrayBuffer();
+    return r.status;
+  };
+  const rows: { input: string; status: number; wallMs: number; loopMaxMs: number }[] = [];
+  const measure = async (input: string, run: () => Promise<number>) => {
+    const h = monitorEventLoopDelay({ resolution: 10 });
+    h.enable();
+    const t = performance.now();
+    const status = await run();
+    const wallMs = performance.now() - t;
+    h.disable();
+    rows.push({ input, status, wallMs: Math.round(wallMs), loopMaxMs: Math.round(h.max / 1e6) });
+  };
+  // A Space with long labels for the patterns to chew on.
+  await call('POST', '/space', { Slug: 'target', Labels: { x: 'a'.repeat(250), y: 'a'.repeat(61) } });
+  for (let i = 0; i < 50; i++) await call('POST', '/space', { Slug: `filler-${i}`, Labels: { x: 'a'.repeat(200) + 'b' } });
+  const where = (w: string) => `/space?where=${encodeURIComponent(w)}`;
+  await measure("where Labels.x ~ '(a+)+$' (51 Spaces, 250-char labels)", () => call('GET', where("Labels.x ~ '(a+)+$'")));
+  await measure("where Labels.x ~* '^(a|aa)+c$'", () => call('GET', where("Labels.x ~* '^(a|aa)+c$'")));
+  await measure("where Labels.y LIKE '%a%a%a%a%a%a%a%a%c'", () => call('GET', where("Labels.y LIKE '%a%a%a%a%a%a%a%a%c'")));
+  await measure("where Labels.x ILIKE '%a%a%a%a%a%a%a%a%a%a%a%a%a%a%a%a%c'", () => call('GET', where("Labels.x ILIKE '%a%a%a%a%a%a%a%a%a%a%a%a%a%a%a%a%c'")));
+  const nested = `cel:[${Array.from({ length: 60 }, (_, i) => i).join(',')}].all(a, [${Array.from({ length: 60 }, (_, i) => i).join(',')}].all(b, [1,2,3].all(c, a + b + c >= 0)))`;
+  await measure('workflow with a nested CEL .all() (refused when written)', () => call('POST', '/space/target/change_workflow', { Slug: 'nested', Stages: [{ Name: 's', WhereSpace: "Slug = 'x'", Prerequisites: ['p'] }], CustomPrerequisites: [{ Name: 'p', Expression: nested }] }));
+  const wide = `cel:[${Array.from({ length: 60 }, (_, i) => i).join(',')}].all(a, Space.Labels.x.size() > a)`;
+  await measure('workflow with the widest CEL allowed', () => call('POST', '/space/target/change_workflow', { Slug: 'wide', Stages: [{ Name: 's', WhereSpace: "Slug = 'x'", Prerequisites: ['p'] }], CustomPrerequisites: [{ Name: 'p', Expression: wide }] }));
+  const bomb = `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: bomb\ndata:\n  a: &a ["x","x","x","x","x","x","x","x","x"]\n  b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\n  c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\n  d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\n  e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]\n  f: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]\n  g: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]\n  h: [*g,*g,*g,*g,*g,*g,*g,*g,*g]\n`;
+  await measure('YAML alias bomb as a Unit', () => call('POST', '/space/target/unit', { Slug: 'bomb', Data: bomb }));
+  const big = (n: number) => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: big\ndata:\n${Array.from({ length: n }, (_, i) => `  k${i}: v${i}\n`).join('')}`;
+  await measure(`Unit of 80,000 keys (${Math.round(Buffer.byteLength(big(80000)) / 1024)} KB) created`, () => call('POST', '/space/target/unit', { Slug: 'big', Data: big(80000) }));
+  const version = ((await (await fetch(`${server.url}/space/target/unit/big`, { headers: { authorization: `Bearer ${token}` } })).json()) as { Version: number }).Version;
+  await measure('the same Unit updated (one key changed)', () => call('PATCH', '/space/target/unit/big', { Version: version, Data: big(80000).replace('k5: v5', 'k5: five') }));
+  await measure('6 MB incompressible Unit', () => call('POST', '/space/target/unit', { Slug: 'noise', Data: `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: n\ndata:\n  b: ${Buffer.from(Array.from({ length: 4_400_000 }, () => Math.floor(Math.random() * 256))).toString('base64')}\n` }));
+  await measure('60 MB body', () => call('POST', '/space/target/unit', 'x'.repeat(60 * 1024 * 1024)));
+  await measure('hook body of 5.7 MB', () => call('POST', '/hooks/argocd', JSON.stringify({ pad: 'p'.repeat(5_700_000) })));
+  // Written, not console.log'd: an input holds '%c', which console.log would read as a format.
+  process.stdout.write(`${'input'.padEnd(72)} status wall ms loop max ms\n`);
+  for (const r of rows) process.stdout.write(`${r.input.padEnd(72)} ${String(r.status).padEnd(6)} ${String(r.wallMs).padStart(7)} ${String(r.loopMaxMs).padStart(11)}\n`);
+  await server.close();
+} finally {
+  await dynamo?.stop();
+}
