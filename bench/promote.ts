@@ -1,9 +1,13 @@
 /**
- * `npm run bench`: builds a fleet (a base of M Units and N variant Spaces across dev, staging and
- * prod), promotes one ChangeOrder through the three stages, and prints Units promoted per second and
- * DynamoDB requests per Unit promoted, then the same at N/4, with the ratios, all from one run.
+ * `npm run bench [-- --sizes 10,100,1000] [--units 5] [--json]`: for each size, builds a fleet (a base of
+ * M Units and N variant Spaces across dev, staging and prod), promotes one ChangeOrder through the three
+ * stages, and prints Units promoted per second, DynamoDB requests per Unit (and by command), the
+ * ceiling of the same DynamoDB engine for the minimal write per Unit (one transaction: revision, head,
+ * start and end marks; 16 in flight) measured in the same run, the ratio of the two, and the requests
+ * one `changeorder get` costs. With --json, one JSON object per size.
  */
 import { randomUUID } from 'node:crypto';
+import { TransactWriteItemsCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { performance } from 'node:perf_hooks';
 import { createOrganization } from '../lib/local/bootstrap.ts';
 import { startDynamoLocal } from '../lib/local/dynamo.ts';
@@ -13,21 +17,32 @@ import { DynamoStore } from '../lib/store/dynamo-store.ts';
 import { dynamoClient, ensureTable } from '../lib/store/table.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
-const N = Number(process.env.BENCH_SPACES ?? 200);
-const M = Number(process.env.BENCH_UNITS ?? 5);
+const argv = process.argv.slice(2);
+const arg = (name: string) => {
+  const i = argv.indexOf(`--${name}`);
+  return i >= 0 ? argv[i + 1] : undefined;
+};
+const SIZES = (arg('sizes') ?? process.env.BENCH_SIZES ?? '10,100,1000').split(',').map(Number);
+const M = Number(arg('units') ?? process.env.BENCH_UNITS ?? 5);
+const JSON_OUT = argv.includes('--json');
 
 interface Run {
   spaces: number;
   units: number;
   seconds: number;
   requests: number;
+  byCommand: Record<string, number>;
+  getRequests: number;
 }
 
 async function fleet(endpoint: string, spaces: number, unitsPer: number): Promise<Run> {
   const client = dynamoClient(endpoint);
   let requests = 0;
-  client.middlewareStack.add((next) => async (args) => {
+  let byCommand: Record<string, number> = {};
+  client.middlewareStack.add((next, context) => async (args) => {
     requests++;
+    const command = String(context.commandName);
+    byCommand[command] = (byCommand[command] ?? 0) + 1;
     return next(args);
   }, { step: 'initialize', name: 'countRequests' });
   const table = `bench-${randomUUID().slice(0, 8)}`;
@@ -69,6 +84,7 @@ async function fleet(endpoint: string, spaces: number, unitsPer: number): Promis
   for (let i = 0; i < unitsPer; i++) await call('POST', '/space/fleet-base/function/invoke', { FunctionName: 'set-replicas', Arguments: ['2'], UnitIDs: [`svc-${i}`] });
   await call('POST', '/space/fleet-base/change_order', { Slug: 'bench', ChangeWorkflowID: 'workflows/three-stages' });
   requests = 0;
+  byCommand = {};
   const t0 = performance.now();
   let promoted = 0;
   for (const stage of ['dev', 'staging', 'prod']) {
@@ -78,27 +94,67 @@ async function fleet(endpoint: string, spaces: number, unitsPer: number): Promis
   }
   const seconds = (performance.now() - t0) / 1000;
   const counted = requests;
+  const commands = byCommand;
+  requests = 0;
+  await call('GET', '/space/fleet-base/change_order/bench');
+  const getRequests = requests;
   await server.close();
   client.destroy();
   if (promoted !== spaces * unitsPer) throw new Error(`expected ${spaces * unitsPer} units upgraded, got ${promoted}`);
-  return { spaces, units: promoted, seconds, requests: counted };
+  return { spaces, units: promoted, seconds, requests: counted, byCommand: commands, getRequests };
 }
 
-function row(label: string, r: Run): string {
-  return [label.padEnd(8), String(r.spaces).padStart(6), String(r.units).padStart(6), r.seconds.toFixed(2).padStart(9), (r.units / r.seconds).toFixed(1).padStart(8), String(r.requests).padStart(9), (r.requests / r.units).toFixed(2).padStart(13)].join('  ');
+/**
+ * The engine's ceiling for the least a promotion can write per Unit: one transaction of four items
+ * (the revision, the head, the start and end marks), 16 in flight, the same number of Units.
+ */
+async function ceiling(endpoint: string, units: number): Promise<number> {
+  const client = dynamoClient(endpoint);
+  const table = `ceiling-${randomUUID().slice(0, 8)}`;
+  await ensureTable(client, table);
+  const item = (pk: string, sk: string, extra: Record<string, AttributeValue> = {}) => ({ Put: { TableName: table, Item: { pk: { S: pk }, sk: { S: sk }, ...extra } } });
+  const t0 = performance.now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 16 }, async () => {
+      while (next < units) {
+        const i = next++;
+        const u = `unit-${i}`;
+        await client.send(
+          new TransactWriteItemsCommand({
+            TransactItems: [
+              item(u, 'rev#0000000002', { Data: { S: 'x'.repeat(600) } }),
+              item(u, 'head', { HeadRevisionNum: { N: '2' }, Version: { N: '2' } }),
+              item(`start#${u}`, u, { RevisionNum: { N: '1' } }),
+              item(`end#${u}`, u, { RevisionNum: { N: '2' } }),
+            ],
+          }),
+        );
+      }
+    }),
+  );
+  const seconds = (performance.now() - t0) / 1000;
+  client.destroy();
+  return units / seconds;
 }
 
 const dynamo = process.env.AWS_ENDPOINT_URL ? undefined : await startDynamoLocal();
 try {
   const endpoint = process.env.AWS_ENDPOINT_URL ?? dynamo!.endpoint;
-  console.log(`Fleet: a base of ${M} units; spaces 10% dev, 30% staging, 60% prod; one change order promoted through all three stages.\n`);
-  const big = await fleet(endpoint, N, M);
-  const small = await fleet(endpoint, Math.max(4, Math.round(N / 4)), M);
-  console.log(['fleet'.padEnd(8), 'spaces'.padStart(6), 'units'.padStart(6), 'promote s'.padStart(9), 'units/s'.padStart(8), 'requests'.padStart(9), 'requests/unit'.padStart(13)].join('  '));
-  console.log(row('N', big));
-  console.log(row('N/4', small));
-  console.log(`\nrequests per unit, N vs N/4: ${(big.requests / big.units / (small.requests / small.units)).toFixed(2)}x (1.00x: the cost of a unit does not grow with the fleet)`);
-  console.log(`units per second, N vs N/4:  ${(big.units / big.seconds / (small.units / small.seconds)).toFixed(2)}x`);
+  if (!JSON_OUT) {
+    console.log(`Fleet: a base of ${M} units; spaces 10% dev, 30% staging, 60% prod; one change order promoted through all three stages.\n`);
+    console.log(['spaces'.padStart(6), 'units'.padStart(6), 'promote s'.padStart(9), 'units/s'.padStart(8), 'req/unit'.padStart(8), 'ceiling/s'.padStart(9), 'ratio'.padStart(6), 'get req'.padStart(7)].join('  '));
+  }
+  for (const size of SIZES) {
+    const r = await fleet(endpoint, size, M);
+    const ceil = await ceiling(endpoint, r.units);
+    const out = { spaces: r.spaces, units: r.units, unitsPerSecond: +(r.units / r.seconds).toFixed(1), requestsPerUnit: +(r.requests / r.units).toFixed(2), ceilingUnitsPerSecond: +ceil.toFixed(1), ratio: +(r.units / r.seconds / ceil).toFixed(2), getRequests: r.getRequests, promoteSeconds: +r.seconds.toFixed(2), requestsByCommand: r.byCommand };
+    if (JSON_OUT) console.log(JSON.stringify(out));
+    else {
+      console.log([String(out.spaces).padStart(6), String(out.units).padStart(6), out.promoteSeconds.toFixed(2).padStart(9), out.unitsPerSecond.toFixed(1).padStart(8), out.requestsPerUnit.toFixed(2).padStart(8), out.ceilingUnitsPerSecond.toFixed(1).padStart(9), out.ratio.toFixed(2).padStart(6), String(out.getRequests).padStart(7)].join('  '));
+      console.log(`        requests by command: ${Object.entries(r.byCommand).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k.replace('Command', '')} ${(v / r.units).toFixed(2)}/unit`).join(', ')}`);
+    }
+  }
 } finally {
   await dynamo?.stop();
 }
