@@ -3,6 +3,7 @@ import { BatonError, Conflict, Invalid, NotFound } from '../model/errors.ts';
 import type { StoreOp } from '../ports/store.ts';
 import { chunk, TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
 import { sharedRead } from '../util/concurrency.ts';
+import { decompress } from '../config/hash.ts';
 import { cloneOps, copyLinksOps } from '../variants/clone.ts';
 import { cachedReader, mergeInto, UnitAction, type UnitResult, type UpstreamReader } from '../variants/merge.ts';
 import { intervalMarks, marksOf, type CoMarks } from './marks.ts';
@@ -74,6 +75,8 @@ export interface PromoteContext {
   preview: Map<string, { unit: Unit; data: string; storedHead: number }>;
   /** Invoke: protect the paths the Invocation writes. */
   protect: boolean;
+  /** Each Unit's head data, read for a whole Space in one request before its Units merge: UnitID → (head, data). */
+  heads: Map<string, { head: number; data: string }>;
 }
 
 /** A promotion's shared context: the ChangeOrder's marks, read once, and one cache of upstream revisions. */
@@ -100,6 +103,7 @@ export async function promoteContext(deps: ChangeDeps, co: ChangeOrder, o: { pri
     spaceSlugs: new Map((o.spaces ?? []).map((s) => [s.SpaceID, s.Slug])),
     preview,
     protect: !!o.protect,
+    heads: new Map(),
   };
 }
 
@@ -175,8 +179,16 @@ export async function promoteSpace(deps: ChangeDeps, caller: Caller, ctx: Promot
     work.push({ unit: clone.unit, link: clone.link, fresh: true });
   }
   // 2. and 3. Upgrade each Unit behind over the ChangeOrder's range, marking start and end with its write.
+  // The head data of every Unit that may merge here, in one request for the Space rather than one per Unit.
+  const merging = work.filter((w) => w.link && !w.fresh && w.unit.HeadRevisionNum > 0 && !marks.end.has(w.unit.UnitID) && !ctx.heads.has(w.unit.UnitID));
+  if (merging.length > 1) {
+    for (const rev of await deps.store.getRevisions(merging.map((w) => ({ UnitID: w.unit.UnitID, RevisionNum: w.unit.HeadRevisionNum })))) {
+      ctx.heads.set(rev.UnitID, { head: rev.RevisionNum, data: decompress(rev.Data) });
+    }
+  }
   for (const { unit, link, fresh } of work) {
     const r = await promoteUnit(deps, caller, ctx, space, unit, link, !!fresh, now);
+    ctx.heads.delete(unit.UnitID);
     if (r.marks) markOnly.push(...r.marks);
     res.Units.push(r.result);
   }
@@ -267,6 +279,10 @@ export async function promoteUnit(deps: ChangeDeps, caller: Caller, ctx: Promote
       link: cursorLink,
       dryRun: ctx.dryRun,
       readUpstream: ctx.read,
+      headData: (u) => {
+        const h = ctx.heads.get(u.UnitID);
+        return h && h.head === u.HeadRevisionNum ? h.data : undefined;
+      },
       marks: (before, after) => intervalMarks(co, current, before, after, now),
       onPreview: ctx.dryRun ? (next, data) => previewTaken(ctx, current, next, data, now) : undefined,
     });

@@ -106,6 +106,8 @@ export interface Store {
   /** Deletes a Unit, then its history (revisions, mutations, marks). */
   deleteUnit(unit: Unit): Promise<void>;
   getRevision(unitId: string, num: number): Promise<StoredRevision | undefined>;
+  /** Several revisions at once (any that exist), in as few requests as the store allows. */
+  getRevisions(keys: { UnitID: string; RevisionNum: number }[]): Promise<StoredRevision[]>;
   listRevisions(unitId: string): Promise<Revision[]>;
   listMutations(unitId: string): Promise<Mutation[]>;
 

@@ -267,6 +267,19 @@ export class DynamoStore implements Store {
   async getRevision(unitId: string, num: number): Promise<StoredRevision | undefined> {
     return (await this.db.Revision.get({ UnitID: unitId, RevisionNum: num }).go()).data ?? undefined;
   }
+  async getRevisions(keys: { UnitID: string; RevisionNum: number }[]): Promise<StoredRevision[]> {
+    const out: StoredRevision[] = [];
+    // BatchGetItem takes 100 keys a request; ElectroDB splits larger sets and retries what comes back unprocessed.
+    for (let i = 0; i < keys.length; i += 100) {
+      const { data, unprocessed } = await this.db.Revision.get(keys.slice(i, i + 100).map((k) => ({ UnitID: k.UnitID, RevisionNum: k.RevisionNum }))).go({ unprocessed: 'item' });
+      out.push(...(data as StoredRevision[]));
+      for (const u of unprocessed) {
+        const r = await this.getRevision(String(u.UnitID), Number(u.RevisionNum));
+        if (r) out.push(r);
+      }
+    }
+    return out;
+  }
   async listRevisions(unitId: string): Promise<Revision[]> {
     const attributes = ['OrganizationID', 'SpaceID', 'UnitID', 'RevisionID', 'RevisionNum', 'Description', 'Source', 'UserID', 'ChangeSetID', 'DataHash', 'DataSize', 'CreatedAt'] as const;
     return (await this.db.Revision.query.primary({ UnitID: unitId }).go({ pages: 'all', attributes })).data;

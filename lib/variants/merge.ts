@@ -1,7 +1,8 @@
 import { diffData, type PathChange } from '../config/diff.ts';
 import { mergeData } from '../config/merge.ts';
 import type { Caller, Link, MergeConflict, Space, Unit } from '../model/entities.ts';
-import { Conflict, Invalid } from '../model/errors.ts';
+import { Conflict, Invalid, NotFound } from '../model/errors.ts';
+import { decompress } from '../config/hash.ts';
 import type { UnitDeps } from './ports.ts';
 import type { StoreOp } from '../ports/store.ts';
 import { TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
@@ -67,6 +68,8 @@ export interface MergeOptions {
   onPreview?: (next: Unit, data: string) => void;
   /** Reads an upstream revision (data and description); a promotion shares one cache across its Spaces. */
   readUpstream?: UpstreamReader;
+  /** The Unit's head data when the caller read it already (a promotion reads a Space's heads in one request). */
+  headData?: (unit: Unit) => string | undefined;
   /** What the mutation says made the merge (default: the Link's type). */
   mutationSource?: string;
 }
@@ -76,7 +79,13 @@ export type UpstreamReader = (unit: Unit, num: number) => Promise<{ data: string
 
 /** Reads upstream revisions straight from the store. */
 export function storeReader(deps: UnitDeps): UpstreamReader {
-  return async (unit, num) => (num === 0 ? { data: '' } : { data: await dataAt(deps, unit, num), description: (await deps.store.getRevision(unit.UnitID, num))?.Description });
+  return async (unit, num) => {
+    if (num === 0) return { data: '' };
+    // One read gives both the data and the description.
+    const rev = await deps.store.getRevision(unit.UnitID, num);
+    if (!rev) throw new NotFound(`unit '${unit.Slug}' has no revision ${num} (head is ${unit.HeadRevisionNum})`);
+    return { data: decompress(rev.Data), description: rev.Description };
+  };
 }
 
 /** Reads upstream revisions once per promotion, however many Spaces merge them. */
@@ -118,7 +127,7 @@ export async function mergeInto(deps: UnitDeps, caller: Caller, space: Space, un
   const read = o.readUpstream ?? storeReader(deps);
   const needed = [...new Set(steps.flat())];
   const revs = new Map(await Promise.all(needed.map(async (n) => [n, await read(source, n)] as const)));
-  const start = await dataAt(deps, unit, unit.HeadRevisionNum);
+  const start = o.headData?.(unit) ?? (await dataAt(deps, unit, unit.HeadRevisionNum));
   const tool = unit.ToolchainType;
   let current = start;
   let next: Unit = { ...unit };

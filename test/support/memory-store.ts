@@ -142,6 +142,7 @@ export class MemoryStore implements Store {
     for (const kind of ['Revision', 'Mutation', 'Mark'] as const) for (const [k, i] of this.table(kind)) if (i.UnitID === unit.UnitID) this.table(kind).delete(k);
   }
   getRevision = async (unitId: string, num: number) => this.one<StoredRevision>('Revision', `${unitId}#${num}`);
+  getRevisions = async (keys: { UnitID: string; RevisionNum: number }[]) => keys.flatMap((k) => this.one<StoredRevision>('Revision', `${k.UnitID}#${k.RevisionNum}`) ?? []);
   listRevisions = async (unitId: string) => this.all<StoredRevision>('Revision', (r) => r.UnitID === unitId).sort((a, b) => a.RevisionNum - b.RevisionNum).map(({ Data: _d, ...r }) => r as Revision);
   listMutations = async (unitId: string) => this.all<Mutation>('Mutation', (r) => r.UnitID === unitId).sort((a, b) => a.RevisionNum - b.RevisionNum);
 
