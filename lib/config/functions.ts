@@ -261,16 +261,23 @@ export function findPlaceholderValues(docs: Record<string, unknown>[]): Resource
   const out: ResourcePath[] = [];
   for (const js of docs) {
     const resource = resourceKey(js);
-    const walk = (v: unknown, path: Segment[]) => {
-      if (v === PLACEHOLDER_INT || (typeof v === 'string' && v.includes(PLACEHOLDER_STRING))) out.push({ Resource: resource, Path: formatPath(path) });
+    // The path is kept as a chain to the parent and spelled out only where a placeholder is found: linear in the data.
+    type Chain = { seg: Segment; up?: Chain } | undefined;
+    const spell = (c: Chain): Segment[] => {
+      const segs: Segment[] = [];
+      for (let at = c; at; at = at.up) segs.unshift(at.seg);
+      return segs;
+    };
+    const walk = (v: unknown, path: Chain) => {
+      if (v === PLACEHOLDER_INT || (typeof v === 'string' && v.includes(PLACEHOLDER_STRING))) out.push({ Resource: resource, Path: formatPath(spell(path)) });
       else if (Array.isArray(v)) {
         v.forEach((item, i) => {
           const name = item && typeof item === 'object' ? (item as Record<string, unknown>).name : undefined;
-          walk(item, [...path, typeof name === 'string' ? { key: 'name', value: name } : String(i)]);
+          walk(item, { seg: typeof name === 'string' ? { key: 'name', value: name } : String(i), up: path });
         });
-      } else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) walk(x, [...path, k]);
+      } else if (v && typeof v === 'object') for (const k in v) walk((v as Record<string, unknown>)[k], { seg: k, up: path });
     };
-    walk(js, []);
+    walk(js, undefined);
   }
   return out;
 }

@@ -161,6 +161,27 @@ function revisionOf(deps: UnitDeps, caller: Caller, unit: Unit, data: string, st
   return { revision, mutation };
 }
 
+/** About how many bytes a value takes as JSON, counting no further than `limit` (so a huge value costs no more than a small one). */
+function sizeUpTo(v: unknown, limit: number): number {
+  let size = 0;
+  const walk = (x: unknown): void => {
+    if (size > limit) return;
+    if (x === null || typeof x !== 'object') {
+      size += typeof x === 'string' ? x.length + 2 : String(x).length;
+      return;
+    }
+    size += 2;
+    if (Array.isArray(x)) for (const y of x) walk(y);
+    else for (const k in x) {
+      size += k.length + 4;
+      walk((x as Record<string, unknown>)[k]);
+      if (size > limit) return;
+    }
+  };
+  walk(v);
+  return size;
+}
+
 /** The largest value a Mutation keeps with its change (bytes of JSON), and the most its changes may take together. */
 const VALUE_KEPT = 4096;
 const CHANGES_BUDGET = 128 * 1024;
@@ -174,7 +195,7 @@ export function compactChanges(changes: Mutation['Changes']): Pick<Mutation, 'Ch
   const kept: Mutation['Changes'] = [];
   let size = 0;
   for (const c of changes) {
-    const value = c.Value === undefined ? 0 : JSON.stringify(c.Value).length;
+    const value = c.Value === undefined ? 0 : sizeUpTo(c.Value, VALUE_KEPT + 1);
     const entry = value > VALUE_KEPT ? { ...c, Value: undefined, ValueOmitted: true } : c;
     size += c.Path.length + c.Resource.length + 48 + (value > VALUE_KEPT ? 0 : value);
     if (size > CHANGES_BUDGET) return { Changes: kept, ChangesOmitted: changes.length - kept.length };
