@@ -47,10 +47,16 @@ export interface BatonEvent {
 
 /** Every event of Baton's own carries its ID (at-least-once delivery: the same event may arrive twice). */
 const Envelope = { EventID: z.uuid().optional() };
+/** The fields every event about something of an organization carries. */
+const InOrganization = { ...Envelope, OrganizationID: z.uuid() };
+/** The fields of an event about a ChangeOrder. */
+const OfChangeOrder = { ...InOrganization, ChangeOrderID: z.uuid(), Slug: z.string() };
+/** The Space an event happened in. */
+const InSpace = { SpaceID: z.uuid(), SpaceSlug: z.string() };
 
 /** What an ingest route puts on the bus: the caller's organization and the tool's body, unchanged. */
 /** A hook's body on the bus, with who sent it (a user or a service token), so the consumer writes only where they may report. */
-export const HookDetail = z.object({ ...Envelope, OrganizationID: z.uuid(), ReceivedAt: z.string(), Payload: z.unknown(), Caller: z.custom<Caller>((v) => typeof v === 'object' && v !== null).optional() });
+export const HookDetail = z.object({ ...InOrganization, ReceivedAt: z.string(), Payload: z.unknown(), Caller: z.custom<Caller>((v) => typeof v === 'object' && v !== null).optional() });
 
 export const LiveStatusSchema = z.strictObject({
   Sync: z.enum(['Synced', 'OutOfSync', 'Unknown']).optional(),
@@ -63,10 +69,8 @@ export const LiveStatusSchema = z.strictObject({
 });
 
 export const ReleasePublishedDetail = z.object({
-  ...Envelope,
-  OrganizationID: z.uuid(),
-  SpaceID: z.uuid(),
-  SpaceSlug: z.string(),
+  ...InOrganization,
+  ...InSpace,
   ReleaseID: z.uuid(),
   ReleaseNum: z.number().int(),
   TargetID: z.uuid(),
@@ -76,10 +80,8 @@ export const ReleasePublishedDetail = z.object({
 });
 
 export const ReleaseLiveStatusChangedDetail = z.object({
-  ...Envelope,
-  OrganizationID: z.uuid(),
-  SpaceID: z.uuid(),
-  SpaceSlug: z.string(),
+  ...InOrganization,
+  ...InSpace,
   ReleaseID: z.uuid(),
   ReleaseNum: z.number().int(),
   LiveStatus: LiveStatusSchema,
@@ -88,11 +90,8 @@ export const ReleaseLiveStatusChangedDetail = z.object({
 
 /** A ChangeOrder aborted: who, when, why. */
 export const ChangeOrderAbortedDetail = z.object({
-  ...Envelope,
-  OrganizationID: z.uuid(),
+  ...OfChangeOrder,
   SpaceID: z.uuid(),
-  ChangeOrderID: z.uuid(),
-  Slug: z.string(),
   AbortedReason: z.string(),
   AbortedAt: z.string(),
   AbortedBy: z.string(),
@@ -100,12 +99,8 @@ export const ChangeOrderAbortedDetail = z.object({
 
 /** A demote landed in one Space: each Unit the start Tag marks there carries the restore mark. */
 export const ChangeOrderRestoredDetail = z.object({
-  ...Envelope,
-  OrganizationID: z.uuid(),
-  SpaceID: z.uuid(),
-  SpaceSlug: z.string(),
-  ChangeOrderID: z.uuid(),
-  Slug: z.string(),
+  ...OfChangeOrder,
+  ...InSpace,
   RestoredAt: z.string(),
   UserID: z.string(),
   Units: z.array(z.object({ UnitID: z.uuid(), UnitSlug: z.string(), RevisionNum: z.number().int() })),
@@ -113,10 +108,8 @@ export const ChangeOrderRestoredDetail = z.object({
 
 /** An attestation recorded or revoked: the ChangeOrders its Space took are re-evaluated (Final may now hold, or no longer). */
 export const AttestationEventDetail = z.object({
-  ...Envelope,
-  OrganizationID: z.uuid(),
-  SpaceID: z.uuid(),
-  SpaceSlug: z.string(),
+  ...InOrganization,
+  ...InSpace,
   AttestationID: z.uuid(),
   Type: z.string(),
   Result: z.enum(['Pass', 'Fail']),
@@ -127,11 +120,8 @@ export const AttestationEventDetail = z.object({
 
 /** A ChangeOrder created: its kind, base and scope. */
 export const ChangeOrderCreatedDetail = z.object({
-  ...Envelope,
-  OrganizationID: z.uuid(),
+  ...OfChangeOrder,
   SpaceID: z.uuid(),
-  ChangeOrderID: z.uuid(),
-  Slug: z.string(),
   UpdateType: z.string(),
   ChangeWorkflowID: z.uuid().optional(),
   InScopeSpaceIDs: z.array(z.uuid()),
@@ -140,31 +130,22 @@ export const ChangeOrderCreatedDetail = z.object({
 
 /** A ChangeOrder's recorded Stage moved forward (Completed: the last Stage satisfied Final). */
 export const ChangeOrderStageDetail = z.object({
-  ...Envelope,
-  OrganizationID: z.uuid(),
+  ...OfChangeOrder,
   SpaceID: z.uuid(),
-  ChangeOrderID: z.uuid(),
-  Slug: z.string(),
   Stage: z.string(),
   PreviousStage: z.string().optional(),
 });
 
 /** A promotion that did not land everywhere: the Spaces it failed or blocked in. */
 export const PromotionFailedDetail = z.object({
-  ...Envelope,
-  OrganizationID: z.uuid(),
-  ChangeOrderID: z.uuid(),
-  Slug: z.string(),
+  ...OfChangeOrder,
   Stage: z.string().optional(),
   SpaceIDs: z.array(z.uuid()),
 });
 
 /** A promotion forced past failing gates: which gates, into which Spaces, who and why. */
 export const PromotionOverriddenDetail = z.object({
-  ...Envelope,
-  OrganizationID: z.uuid(),
-  ChangeOrderID: z.uuid(),
-  Slug: z.string(),
+  ...OfChangeOrder,
   Stage: z.string().optional(),
   SpaceIDs: z.array(z.uuid()),
   FailedGates: z.array(z.object({ Prerequisite: z.string(), Satisfied: z.boolean(), SpaceID: z.string(), SpaceSlug: z.string(), Message: z.string() })),

@@ -22,7 +22,7 @@ describe('the transactional outbox', () => {
     const [op] = eventOps(ids(), [aborted('co')]);
     expect(op).toMatchObject({ op: 'create', kind: 'Outbox', item: { EventID: uuid(1), OrganizationID: ORG, Source: 'baton', DetailType: 'ChangeOrder Aborted', CreatedAt: '2026-12-03T00:00:00.000Z' } });
     expect((op!.item as OutboxItem).Detail).toMatchObject({ EventID: uuid(1), Slug: 'co' });
-    expect(() => eventOps(ids(), [{ ...aborted('co'), detail: { OrganizationID: ORG, Slug: 'co' } }])).toThrow(/event 'ChangeOrder Aborted' does not meet its contract: SpaceID/);
+    expect(() => eventOps(ids(), [{ ...aborted('co'), detail: { OrganizationID: ORG, Slug: 'co' } }])).toThrow(/event 'ChangeOrder Aborted' does not meet its contract: .*SpaceID/);
   });
 
   it('publishes what a transaction wrote once it commits, and nothing from a transaction that failed', async () => {
