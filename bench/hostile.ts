@@ -3,29 +3,12 @@
  * DynamoDB Local, each answered with its status, its wall time and the longest the event loop was held
  * while it ran (perf_hooks' event-loop delay, 10 ms resolution). One run, printed; no pass/fail.
  */
-import { randomUUID } from 'node:crypto';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
-import { createOrganization } from '../lib/local/bootstrap.ts';
-import { startDynamoLocal } from '../lib/local/dynamo.ts';
-import { startServer } from '../lib/local/server.ts';
-import { localDeps } from '../lib/local/wiring.ts';
-import { DynamoStore } from '../lib/store/dynamo-store.ts';
-import { dynamoClient, ensureTable } from '../lib/store/table.ts';
+import { benchServer } from './server.ts';
 
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
-const dynamo = process.env.AWS_ENDPOINT_URL ? undefined : await startDynamoLocal();
+const server = await benchServer('hostile');
+const { call } = server;
 try {
-  const client = dynamoClient(process.env.AWS_ENDPOINT_URL ?? dynamo!.endpoint);
-  const table = `hostile-${randomUUID().slice(0, 8)}`;
-  await ensureTable(client, table);
-  const { deps } = localDeps(new DynamoStore(client, table));
-  const server = await startServer(deps);
-  const { token } = await createOrganization(deps, `hostile-${table}`);
-  const call = async (method: string, path: string, body?: unknown) => {
-    const r = await fetch(server.url + path, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body) });
-    await r.arrayBuffer();
-    return r.status;
-  };
   const rows: { input: string; status: number; wallMs: number; loopMaxMs: number }[] = [];
   const measure = async (input: string, run: () => Promise<number>) => {
     const h = monitorEventLoopDelay({ resolution: 10 });
@@ -52,7 +35,7 @@ try {
   await measure('YAML alias bomb as a Unit', () => call('POST', '/space/target/unit', { Slug: 'bomb', Data: bomb }));
   const big = (n: number) => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: big\ndata:\n${Array.from({ length: n }, (_, i) => `  k${i}: v${i}\n`).join('')}`;
   await measure(`Unit of 80,000 keys (${Math.round(Buffer.byteLength(big(80000)) / 1024)} KB) created`, () => call('POST', '/space/target/unit', { Slug: 'big', Data: big(80000) }));
-  const version = ((await (await fetch(`${server.url}/space/target/unit/big`, { headers: { authorization: `Bearer ${token}` } })).json()) as { Version: number }).Version;
+  const { Version: version } = await server.get<{ Version: number }>('/space/target/unit/big');
   await measure('the same Unit updated (one key changed)', () => call('PATCH', '/space/target/unit/big', { Version: version, Data: big(80000).replace('k5: v5', 'k5: five') }));
   await measure('6 MB incompressible Unit', () => call('POST', '/space/target/unit', { Slug: 'noise', Data: `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: n\ndata:\n  b: ${Buffer.from(Array.from({ length: 4_400_000 }, () => Math.floor(Math.random() * 256))).toString('base64')}\n` }));
   await measure('60 MB body', () => call('POST', '/space/target/unit', 'x'.repeat(60 * 1024 * 1024)));
@@ -60,7 +43,6 @@ try {
   // Written, not console.log'd: an input holds '%c', which console.log would read as a format.
   process.stdout.write(`${'input'.padEnd(72)} status wall ms loop max ms\n`);
   for (const r of rows) process.stdout.write(`${r.input.padEnd(72)} ${String(r.status).padEnd(6)} ${String(r.wallMs).padStart(7)} ${String(r.loopMaxMs).padStart(11)}\n`);
-  await server.close();
 } finally {
-  await dynamo?.stop();
+  await server.close();
 }
