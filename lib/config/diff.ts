@@ -74,7 +74,7 @@ export function diffData(toolchain: ToolchainType, before: string, after: string
 /** Path-level changes between two values of one resource (found at `at` within it; its root by default). */
 export function diffValues(resource: string, a: unknown, b: unknown, at: Segment[] = []): PathChange[] {
   const out: PathChange[] = [];
-  diffValue(resource, at, a, b, out);
+  diffValue(resource, [...at], a, b, out);
   return out;
 }
 
@@ -90,15 +90,24 @@ function isObj(v: unknown): v is Record<string, unknown> {
   return !!v && typeof v === 'object' && !Array.isArray(v);
 }
 
+/**
+ * The changes under one path, appended to `out`. Linear in the values: maps and keyed lists are walked
+ * once, key by key (no deep comparison at every level), and a path is spelled out only for a change.
+ * `path` is a stack the walk pushes to and pops from.
+ */
 function diffValue(resource: string, path: Segment[], a: unknown, b: unknown, out: PathChange[]): void {
-  if (isDeepStrictEqual(a, b)) return;
-  const at = formatPath(path);
+  if (a === b) return;
+  const at = (seg?: Segment) => formatPath(seg === undefined ? path : [...path, seg]);
   if (isObj(a) && isObj(b)) {
     for (const k of Object.keys(a)) {
-      if (!(k in b)) out.push({ Resource: resource, Path: formatPath([...path, k]), Op: ChangeOp.Delete });
-      else diffValue(resource, [...path, k], a[k], b[k], out);
+      if (!Object.hasOwn(b, k)) out.push({ Resource: resource, Path: at(k), Op: ChangeOp.Delete });
+      else if (a[k] !== b[k]) {
+        path.push(k);
+        diffValue(resource, path, a[k], b[k], out);
+        path.pop();
+      }
     }
-    for (const k of Object.keys(b)) if (!(k in a)) out.push({ Resource: resource, Path: formatPath([...path, k]), Op: ChangeOp.Add, Value: b[k] });
+    for (const k of Object.keys(b)) if (!Object.hasOwn(a, k)) out.push({ Resource: resource, Path: at(k), Op: ChangeOp.Add, Value: b[k] });
     return;
   }
   if (Array.isArray(a) && Array.isArray(b)) {
@@ -109,17 +118,21 @@ function diffValue(resource: string, path: Segment[], a: unknown, b: unknown, ou
       const bm = byKey(b);
       for (const [k, v] of am) {
         const seg = { key, value: k };
-        if (!bm.has(k)) out.push({ Resource: resource, Path: formatPath([...path, seg]), Op: ChangeOp.Delete });
-        else diffValue(resource, [...path, seg], v, bm.get(k), out);
+        if (!bm.has(k)) out.push({ Resource: resource, Path: at(seg), Op: ChangeOp.Delete });
+        else {
+          path.push(seg);
+          diffValue(resource, path, v, bm.get(k), out);
+          path.pop();
+        }
       }
-      for (const [k, v] of bm) if (!am.has(k)) out.push({ Resource: resource, Path: formatPath([...path, { key, value: k }]), Op: ChangeOp.Add, Value: v });
+      for (const [k, v] of bm) if (!am.has(k)) out.push({ Resource: resource, Path: at({ key, value: k }), Op: ChangeOp.Add, Value: v });
       return;
     }
-    out.push({ Resource: resource, Path: at, Op: ChangeOp.Replace, Value: b });
+    if (!isDeepStrictEqual(a, b)) out.push({ Resource: resource, Path: at(), Op: ChangeOp.Replace, Value: b });
     return;
   }
-  if (a === undefined) out.push({ Resource: resource, Path: at, Op: ChangeOp.Add, Value: b });
-  else if (b === undefined) out.push({ Resource: resource, Path: at, Op: ChangeOp.Delete });
-  else if (isObj(a) || isObj(b) || Array.isArray(a) || Array.isArray(b)) out.push({ Resource: resource, Path: at, Op: ChangeOp.Replace, Value: b });
-  else out.push({ Resource: resource, Path: at, Op: ChangeOp.Update, Value: b });
+  if (a === undefined) out.push({ Resource: resource, Path: at(), Op: ChangeOp.Add, Value: b });
+  else if (b === undefined) out.push({ Resource: resource, Path: at(), Op: ChangeOp.Delete });
+  else if (isObj(a) || isObj(b) || Array.isArray(a) || Array.isArray(b)) out.push({ Resource: resource, Path: at(), Op: ChangeOp.Replace, Value: b });
+  else if (!isDeepStrictEqual(a, b)) out.push({ Resource: resource, Path: at(), Op: ChangeOp.Update, Value: b });
 }
