@@ -73,11 +73,12 @@ async function mergeSources(deps: ChangeDeps, targets: Space[]): Promise<Map<str
  */
 export async function promoteChangeOrder(deps: ChangeDeps, caller: Caller, co: ChangeOrder, base: Space, o: PromoteOptions): Promise<PromoteOutcome> {
   if (o.dryRun) return promoteHeld(deps, caller, co, base, o);
-  const lease = await acquireLease(deps, caller, co);
+  const lease = { id: await acquireLease(deps, caller, co), released: false };
   try {
-    return await promoteHeld(deps, caller, co, base, o);
+    return await promoteHeld(deps, caller, co, base, o, lease);
   } finally {
-    await releaseLease(deps, co, lease).catch(() => undefined);
+    // Given back with the promotion's record when it got that far; otherwise here.
+    if (!lease.released) await releaseLease(deps, co, lease.id).catch(() => undefined);
   }
 }
 
@@ -88,7 +89,8 @@ export const PROMOTION_LEASE_MS = 10 * 60 * 1000;
 async function acquireLease(deps: ChangeDeps, caller: Caller, coRef: ChangeOrder): Promise<string> {
   const id = deps.newId();
   for (let attempt = 0; ; attempt++) {
-    const co = (await deps.store.getInSpace<ChangeOrder>('ChangeOrder', coRef.SpaceID, coRef.ChangeOrderID))!;
+    // The ChangeOrder as the request read it, first; read again only after a conflict.
+    const co = attempt === 0 ? coRef : (await deps.store.getInSpace<ChangeOrder>('ChangeOrder', coRef.SpaceID, coRef.ChangeOrderID))!;
     const now = deps.now();
     const held = co.PromotionLease;
     if (held && Date.parse(held.ExpiresAt) > now.getTime()) {
@@ -118,7 +120,7 @@ async function releaseLease(deps: ChangeDeps, coRef: ChangeOrder, id: string): P
   }
 }
 
-async function promoteHeld(deps: ChangeDeps, caller: Caller, co: ChangeOrder, base: Space, o: PromoteOptions): Promise<PromoteOutcome> {
+async function promoteHeld(deps: ChangeDeps, caller: Caller, co: ChangeOrder, base: Space, o: PromoteOptions, lease?: { id: string; released: boolean }): Promise<PromoteOutcome> {
   if (co.AbortedReason) throw new Conflict(`change order '${co.Slug}' was aborted (${co.AbortedReason}); promote a new one`);
   if (o.force && !o.forceReason) throw new Invalid('--force needs --force-reason, which the change order records');
   if (o.protect && co.UpdateType !== 'Invoke') throw new Invalid('--protect is refused here: promoting a change order along the clone lineage or over MergeUnits links is a merge, which protection holds paths against');
@@ -208,9 +210,13 @@ async function promoteHeld(deps: ChangeDeps, caller: Caller, co: ChangeOrder, ba
           },
         ]
       : c.PromotionFailures,
+    // The lease goes back in the same write that records the promotion.
+    ...(lease && c.PromotionLease?.LeaseID === lease.id ? { PromotionLease: undefined } : {}),
   }), events);
   // The record of what happened is written as soon as the store answers again, or the answer says it could not be.
-  if (!(await persist(record))) {
+  const recorded = await persist(record);
+  if (recorded && lease) lease.released = true;
+  if (!recorded) {
     result.Unrecorded = true;
     result.Message = `${result.Message ?? `change order '${co.Slug}' promoted`}; this promotion could not be recorded on the change order: the database is not answering (this answer is its only record; promote again once it is back)`;
     return { outcome: 'Partial', result };

@@ -88,10 +88,41 @@ export function storeReader(deps: UnitDeps): UpstreamReader {
   };
 }
 
-/** Reads upstream revisions once per promotion, however many Spaces merge them. */
+/**
+ * Reads upstream revisions in batches: the reads asked for in one turn of the event loop (Spaces
+ * promoted side by side ask for theirs together) go to the store as one request.
+ */
+function batchingReader(deps: UnitDeps): UpstreamReader {
+  type Ask = { unit: Unit; num: number; resolve: (r: { data: string; description?: string }) => void; reject: (e: unknown) => void };
+  let pending: Ask[] = [];
+  const flush = async () => {
+    const batch = pending;
+    pending = [];
+    try {
+      const revs = await deps.store.getRevisions(batch.map((b) => ({ UnitID: b.unit.UnitID, RevisionNum: b.num })));
+      const byKey = new Map(revs.map((r) => [`${r.UnitID}#${r.RevisionNum}`, r]));
+      for (const b of batch) {
+        const rev = byKey.get(`${b.unit.UnitID}#${b.num}`);
+        if (rev) b.resolve({ data: decompress(rev.Data), description: rev.Description });
+        else b.reject(new NotFound(`unit '${b.unit.Slug}' has no revision ${b.num} (head is ${b.unit.HeadRevisionNum})`));
+      }
+    } catch (e) {
+      for (const b of batch) b.reject(e);
+    }
+  };
+  return (unit, num) => {
+    if (num === 0) return Promise.resolve({ data: '' });
+    return new Promise((resolve, reject) => {
+      if (!pending.length) setImmediate(() => void flush());
+      pending.push({ unit, num, resolve, reject });
+    });
+  };
+}
+
+/** Reads upstream revisions once per promotion, however many Spaces merge them, batched. */
 export function cachedReader(deps: UnitDeps): UpstreamReader {
   const cache = new Map<string, Promise<{ data: string; description?: string }>>();
-  const read = storeReader(deps);
+  const read = batchingReader(deps);
   return (unit, num) => sharedRead(cache, `${unit.UnitID}#${num}`, () => read(unit, num));
 }
 
