@@ -1,5 +1,6 @@
 import { flag, type Args } from './args.ts';
 import { contextNamed } from './contexts.ts';
+import { followJob, type JobAnswer } from './progress.ts';
 
 /** An error answer from the API. */
 export class ApiError extends Error {
@@ -83,6 +84,18 @@ export class Client {
 
   get<T>(path: string, query?: Record<string, string | undefined>) {
     return this.request<T>('GET', path, { query });
+  }
+
+  /**
+   * The answer a request would have given: a 202 naming a job is followed (a progress bar on a terminal,
+   * labelled `label`) until the job ends, and its `Status` and `Result` returned as the answer.
+   */
+  async settle<T>(answer: Answer<unknown>, label: string): Promise<Answer<T>> {
+    const id = (answer.body as { JobID?: string } | undefined)?.JobID;
+    if (answer.status !== 202 || !id) return answer as Answer<T>;
+    const every = Number(process.env.CUB_POLL_MS ?? 500);
+    const job = await followJob(async (j) => (await this.get<JobAnswer>(`/job/${encodeURIComponent(j)}`)).body, id, label, { every });
+    return { status: job.Status ?? 200, body: job.Result as T, text: JSON.stringify(job.Result), headers: { get: () => null } };
   }
   post<T>(path: string, body?: unknown, query?: Record<string, string | undefined>) {
     return this.request<T>('POST', path, { body, query });

@@ -27,3 +27,39 @@ export async function withProgress<T>(label: string, work: Promise<T>, opts: { s
     stream.write('\r\x1b[K');
   }
 }
+
+/** A job as `GET /job/{id}` answers. */
+export interface JobAnswer {
+  JobID: string;
+  Kind: string;
+  State: 'Running' | 'Done';
+  Total: number;
+  Done: number;
+  Spaces: { SpaceSlug: string; State: string; Action?: string; Error?: string }[];
+  Status?: number;
+  Result?: unknown;
+}
+
+/** A bar of `width` cells, `done` of `total` filled. */
+export function bar(done: number, total: number, width = 20): string {
+  const filled = total ? Math.round((done / total) * width) : width;
+  return `[${'#'.repeat(filled)}${'-'.repeat(width - filled)}]`;
+}
+
+/**
+ * Follows a job until it ends: polls it every `every` ms, drawing `label`, the Spaces done of all and a
+ * bar on standard error (on a terminal only), and resolves with the last answer — whose `Status` and
+ * `Result` are the answer the request would have given.
+ */
+export async function followJob(get: (id: string) => Promise<JobAnswer>, id: string, label: string, opts: { stream?: Terminal; every?: number; sleep?: (ms: number) => Promise<void> } = {}): Promise<JobAnswer> {
+  const stream = opts.stream ?? process.stderr;
+  const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  let last = await get(id);
+  while (last.State !== 'Done') {
+    if (stream.isTTY) stream.write(`\r\x1b[K${label}: ${last.Done}/${last.Total} space(s) ${bar(last.Done, last.Total)} (job ${id})`);
+    await sleep(opts.every ?? 500);
+    last = await get(id);
+  }
+  if (stream.isTTY) stream.write('\r\x1b[K');
+  return last;
+}

@@ -3,6 +3,8 @@ import { EventBridgeBus } from '../lib/events/bus.ts';
 import { DynamoStore } from '../lib/store/dynamo-store.ts';
 import { dynamoClient } from '../lib/store/table.ts';
 import { powertoolsTelemetry, tracer } from './observability.ts';
+import { SqsJobQueue } from '../lib/events/job-queue.ts';
+import { DEFAULT_JOB_THRESHOLD } from '../lib/changes/jobs.ts';
 
 let deps: Deps | undefined;
 
@@ -14,7 +16,15 @@ export function lambdaDeps(): Deps {
     if (!table || !bus) throw new Error('TABLE_NAME and BUS_NAME must be set');
     const eventBridge = new EventBridgeBus(bus);
     tracer.captureAWSv3Client(eventBridge.client);
-    deps = { ...systemDeps(new DynamoStore(tracer.captureAWSv3Client(dynamoClient()), table), eventBridge), telemetry: powertoolsTelemetry };
+    const queueUrl = process.env.JOB_QUEUE_URL;
+    const queue = queueUrl ? new SqsJobQueue(queueUrl) : undefined;
+    if (queue) tracer.captureAWSv3Client(queue.client);
+    deps = {
+      ...systemDeps(new DynamoStore(tracer.captureAWSv3Client(dynamoClient()), table), eventBridge),
+      telemetry: powertoolsTelemetry,
+      // Without a queue (a function that starts no job) every request runs whole.
+      ...(queue ? { jobs: { queue, thresholdSpaces: Number(process.env.BATON_JOB_THRESHOLD ?? DEFAULT_JOB_THRESHOLD) } } : {}),
+    };
   }
   return deps;
 }

@@ -12,7 +12,8 @@ import { EventBus, Rule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Architecture, FilterCriteria, FilterRule, Runtime, StartingPosition, Tracing } from 'aws-cdk-lib/aws-lambda';
-import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { JOB_ATTEMPTS } from '../lib/changes/jobs.ts';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Topic } from 'aws-cdk-lib/aws-sns';
@@ -127,13 +128,37 @@ export class BatonStack extends Stack {
     const liveStatusFn = fn('LiveStatus', 'functions/live-status.ts');
     const reevaluateFn = fn('Reevaluate', 'functions/reevaluate.ts');
     const publisherFn = fn('OutboxPublisher', 'functions/outbox.ts', { memorySize: 256, timeout: Duration.seconds(60) });
+    const workerFn = fn('JobWorker', 'functions/job-worker.ts', { memorySize: 1024, timeout: Duration.minutes(5) });
 
     // Least privilege: the API and the consumers read and write items and run transactions; they never scan.
     const readWrite = new PolicyStatement({
-      actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:Query', 'dynamodb:BatchWriteItem', 'dynamodb:ConditionCheckItem'],
+      actions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:Query', 'dynamodb:BatchWriteItem', 'dynamodb:ConditionCheckItem'],
       resources: [this.table.tableArn, `${this.table.tableArn}/index/*`],
     });
-    for (const f of [apiFn, liveStatusFn, reevaluateFn]) f.addToRolePolicy(readWrite);
+    for (const f of [apiFn, liveStatusFn, reevaluateFn, workerFn]) f.addToRolePolicy(readWrite);
+
+    // Jobs (lib/changes/jobs.ts): a promotion, approval or demote too large for one request is split into
+    // parts, one message each, run by worker Lambdas. FIFO with a message group per part: a part never runs on
+    // two workers at once, and one sent twice within five minutes is dropped. A part's last delivery writes its
+    // Spaces as failed if it fails again; only a part that cannot even do that reaches the dead-letter queue.
+    const jobDlq = new Queue(this, 'JobDlq', { queueName: `${name}-JobDlq.fifo`, fifo: true, retentionPeriod: Duration.days(14), encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true });
+    accept(jobDlq, 'AwsSolutions-SQS3', 'This queue is itself a dead-letter queue: what lands here stays for 14 days and raises an alarm.');
+    alarm('JobDlqDepth', jobDlq.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1) }), 1, 'A job part landed in the dead-letter queue: its worker could not run it nor record giving up; resume the job.');
+    const jobQueue = new Queue(this, 'JobQueue', {
+      queueName: `${name}-jobs.fifo`,
+      fifo: true,
+      // Longer than a worker may run, so a part is never handed to a second worker while the first still holds it.
+      visibilityTimeout: Duration.minutes(6),
+      retentionPeriod: Duration.days(4),
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      deadLetterQueue: { queue: jobDlq, maxReceiveCount: JOB_ATTEMPTS },
+    });
+    workerFn.addEventSource(new SqsEventSource(jobQueue, { batchSize: 1, reportBatchItemFailures: true }));
+    for (const f of [apiFn, workerFn]) {
+      jobQueue.grantSendMessages(f);
+      f.addEnvironment('JOB_QUEUE_URL', jobQueue.queueUrl);
+    }
     // The API puts deploy-tool hooks on the bus itself (they change nothing to record with them); Baton's own events go through the outbox.
     apiFn.addToRolePolicy(new PolicyStatement({ actions: ['events:PutEvents'], resources: [bus.eventBusArn] }));
 
@@ -166,7 +191,7 @@ export class BatonStack extends Stack {
       });
     route(LIVE_STATUS_RULE, liveStatusFn, 'LiveStatusDlq');
     route(STAGE_RULE, reevaluateFn, 'ReevaluateDlq');
-    for (const [id, f] of [['LiveStatus', liveStatusFn], ['Reevaluate', reevaluateFn], ['OutboxPublisher', publisherFn]] as const) {
+    for (const [id, f] of [['LiveStatus', liveStatusFn], ['Reevaluate', reevaluateFn], ['OutboxPublisher', publisherFn], ['JobWorker', workerFn]] as const) {
       alarm(`${id}Errors`, f.metricErrors({ period: Duration.minutes(5) }), 1, `The ${id} function failed: its event is retried, then lands in a dead-letter queue.`);
     }
 
@@ -202,5 +227,6 @@ export class BatonStack extends Stack {
     new CfnOutput(this, 'TableName', { value: this.table.tableName });
     new CfnOutput(this, 'BusName', { value: bus.eventBusName });
     new CfnOutput(this, 'AlarmTopic', { value: alarms.topicArn });
+    new CfnOutput(this, 'JobQueueUrl', { value: jobQueue.queueUrl });
   }
 }

@@ -5,13 +5,29 @@ import type { Space, Unit } from '../../lib/model/entities.ts';
 import type { AttestationPrerequisite, ChangeOrderView, ChangeWorkflow, WorkflowStage } from '../../lib/model/change-orders.ts';
 import type { ChangeOrderPromotion, UnitResult } from '../api.ts';
 import { failed, print, say } from '../output.ts';
-import { withProgress } from '../progress.ts';
+import { bar, withProgress, type JobAnswer } from '../progress.ts';
 import { parse } from 'yaml';
 import { workflowFromFile, workflowFromFlags } from '../workflow.ts';
 import { type Command, type HelpTable, COLUMNS, out, locate, readInput, list, printUnitResults, listHelp, refHelp } from '../common.ts';
 
 /** ChangeWorkflows and ChangeOrders. */
 export const changesCommands: Record<string, Record<string, Command>> = {
+  job: {
+    get: async (a, c) => {
+      const id = a.positional[0];
+      if (!id) throw new UsageError('name the job: cub job get <job-id>');
+      const job = (await c.get<JobAnswer>(`/job/${seg(id)}`)).body;
+      const format = out(a);
+      if (format === 'json' || format === 'yaml') return print(job, format);
+      process.stdout.write(`Job ${job.JobID} (${job.Kind}): ${job.State}, ${job.Done}/${job.Total} space(s) ${bar(job.Done, job.Total)}${job.Status ? `; answered ${job.Status}` : ''}\n`);
+      print(job.Spaces, 'table', [
+        ['Space', (s) => s.SpaceSlug],
+        ['State', (s) => s.State],
+        ['Action', (s) => s.Action ?? ''],
+        ['Error', (s) => s.Error ?? ''],
+      ]);
+    },
+  },
   changeworkflow: {
     list: (a, c) => list(c, a, `/space/${seg(need(a, 'space', 'cub changeworkflow list --space <space>'))}/change_workflow`, COLUMNS.changeworkflow),
     get: async (a, c) => {
@@ -187,11 +203,14 @@ export async function promoteChangeOrder(a: Args, c: Client, co: string, space: 
     ForceReason: flag(a, 'force-reason'),
     // Accepted for an Invoke change order (its Invocation's writes are protected); the server refuses it for a merge.
     Protect: bool(a, 'protect') || undefined,
+    Async: bool(a, 'async') || undefined,
   };
   if (flag(a, 'tag') !== undefined) throw new UsageError("--tag is refused with --change-order: the change order's own tags mark what it promotes");
   let r;
   try {
-    r = await withProgress<Answer<ChangeOrderPromotion>>(`${body.DryRun ? 'planning' : 'promoting'} ${co}${body.TargetStage ? ` into ${body.TargetStage}` : ''}`, c.post<ChangeOrderPromotion>('/promote', body));
+    const label = `${body.DryRun ? 'planning' : 'promoting'} ${co}${body.TargetStage ? ` into ${body.TargetStage}` : ''}`;
+    // A large stage (or --async) runs as a job: followed to its end, then shown as the request's own answer.
+    r = await c.settle<ChangeOrderPromotion>(await withProgress<Answer<unknown>>(label, c.post<unknown>('/promote', body)), label);
   } catch (e) {
     if (e instanceof ApiError && e.status === 409 && e.message.startsWith('unable to promote')) {
       failed(e.message);
@@ -232,6 +251,9 @@ export async function promoteChangeOrder(a: Args, c: Client, co: string, space: 
 const coArg: [string, string] = ['[change-order]', 'the ChangeOrder: <slug> with --space, or <space>/<slug>'];
 
 export const changesHelp: HelpTable = {
+  job: {
+    get: { summary: 'Where a job stands: each Space done or pending, and once done the answer its request would have given (-o json)', args: [['<job>', 'the job ID a 202 answer named']], flags: [], example: 'cub job get 6f1c2a9e-…' },
+  },
   changeworkflow: {
     list: listHelp('ChangeWorkflows', 'changeworkflow'),
     get: refHelp('get', 'ChangeWorkflow', 'changeworkflow', 'standard'),

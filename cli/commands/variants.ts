@@ -97,17 +97,20 @@ export const variantsCommands: Record<string, Record<string, Command>> = {
         Claims: pairs(a, 'claim'),
         ExpiresIn: flag(a, 'expires-in'),
         DryRun: bool(a, 'dry-run') || undefined,
+        Async: bool(a, 'async') || undefined,
       };
       if (!body.Spaces.length && body.WhereSpace === undefined && !body.ChangeOrderID) throw new UsageError('name the Spaces to approve: cub variant approve <space>… | --where-space W | --change-order <space>/<change-order> [--stage S]');
-      printApproval(a, (await withProgress(`${body.DryRun ? 'previewing' : body.Reject ? 'rejecting' : 'approving'}`, c.post<ApproveAnswer>('/attest', body))).body);
+      const label = body.DryRun ? 'previewing' : body.Reject ? 'rejecting' : 'approving';
+      printApproval(a, (await c.settle<ApproveAnswer>(await withProgress(label, c.post<unknown>('/attest', body)), label)).body);
     },
     demote: async (a, c) => {
       const usage = 'cub variant demote <space> --change-order <space>/<change-order> [--change-desc D] [--dry-run]';
       const space = a.positional[0];
       if (!space) throw new UsageError(`name the Space to demote: ${usage}`);
       const co = need(a, 'change-order', usage);
-      const body = { Space: space, ChangeOrderID: co, ChangeDescription: flag(a, 'change-desc'), DryRun: bool(a, 'dry-run') || undefined };
-      const r = await withProgress(`${body.DryRun ? 'planning the demote of' : 'demoting'} ${space}`, c.post<DemoteAnswer>('/demote', body));
+      const body = { Space: space, ChangeOrderID: co, ChangeDescription: flag(a, 'change-desc'), DryRun: bool(a, 'dry-run') || undefined, Async: bool(a, 'async') || undefined };
+      const label = `${body.DryRun ? 'planning the demote of' : 'demoting'} ${space}`;
+      const r = await c.settle<DemoteAnswer>(await withProgress(label, c.post<unknown>('/demote', body)), label);
       const format = out(a);
       if (format === 'json' || format === 'yaml') return print(r.body, format);
       const restoring = r.body.Units.filter((u) => u.Action === 'Restore' || u.Action === 'Mark').length;
@@ -171,19 +174,19 @@ export const variantsHelp: HelpTable = {
     approve: {
       summary: 'Approve (or --reject) revisions in Spaces: what a ChangeOrder brought there, or each Unit’s head (Units with a Target; --all for every one)',
       args: [['[spaces...]', 'the Spaces to approve in']],
-      flags: ['change-order', ['stage', 'with --change-order: every Space of this Stage'], 'where-space', 'all', ['where', 'only the Units this selects'], ['revision', 'approve this revision of each Unit: N, LastReleasedRevisionNum, Tag:, ChangeSet:, ChangeOrder:'], 'note', 'claim', 'expires-in', 'reject', 'dry-run'],
+      flags: ['change-order', ['stage', 'with --change-order: every Space of this Stage'], 'where-space', 'all', ['where', 'only the Units this selects'], ['revision', 'approve this revision of each Unit: N, LastReleasedRevisionNum, Tag:, ChangeSet:, ChangeOrder:'], 'note', 'claim', 'expires-in', 'reject', 'dry-run', 'async'],
       example: 'cub variant approve --change-order acme-base/release-v452 --stage staging',
     },
     demote: {
       summary: 'Take an aborted ChangeOrder back out of one Space: each Unit it marked goes back to where the change started, as one new revision',
       args: [['<space>', 'the Space to demote']],
-      flags: ['change-order', ['change-desc', 'the description of the restoring revisions'], ['dry-run', 'name, per Unit, the later revisions the restore would drop; write nothing']],
+      flags: ['change-order', ['change-desc', 'the description of the restoring revisions'], ['dry-run', 'name, per Unit, the later revisions the restore would drop; write nothing'], 'async'],
       example: 'cub variant demote acme-prod-use1 --change-order acme-base/release-v452 --change-desc "back out v452"',
     },
     promote: {
       summary: 'Bring a Space’s Units up to their upstream, or carry a ChangeOrder into its next Stage',
       args: [['[space]', 'the Space to promote (with --change-order: only this Space of the Stage)']],
-      flags: ['change-order', 'target-stage', 'where-space', 'prior-revisions', 'dry-run', 'force', 'force-reason', 'squash', 'tag', 'protect', 'clearance', 'guard', 'subgroup'],
+      flags: ['change-order', 'target-stage', 'where-space', 'prior-revisions', 'dry-run', 'force', 'force-reason', 'squash', 'tag', 'protect', 'clearance', 'guard', 'subgroup', 'async'],
       example: 'cub variant promote --change-order acme-base/bump-v452 --target-stage staging',
     },
   },

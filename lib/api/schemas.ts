@@ -288,6 +288,8 @@ export const Promote = z.strictObject({
   Force: z.boolean().optional(),
   ForceReason: z.string().min(1).max(1024).optional(),
   Protect: z.boolean().optional(),
+  /** Run as a job (true: answered 202 with its ID; false: in the request, whatever its size). Unset: a job above the size threshold. */
+  Async: z.boolean().optional(),
 });
 
 /** `POST /demote` (cub variant demote): take an aborted ChangeOrder back out of one Space. */
@@ -296,6 +298,7 @@ export const Demote = z.strictObject({
   ChangeOrderID: Ref,
   ChangeDescription: z.string().max(4096).optional(),
   DryRun: z.boolean().optional(),
+  Async: z.boolean().optional(),
 });
 
 const Claims = z.record(z.string().min(1).max(253), z.string().max(1024));
@@ -317,6 +320,7 @@ export const Approve = z.strictObject({
   Stage: z.string().max(128).optional(),
   Type: z.string().min(1).max(128).optional(),
   Reject: z.boolean().optional(),
+  Async: z.boolean().optional(),
 });
 /** `POST /space/{space}/attestation`: an attestation of a type in one Space. */
 export const CreateAttestation = z.strictObject({ ...attestFields, Type: z.string().min(1).max(128), Reject: z.boolean().optional() });

@@ -18,6 +18,9 @@ import { revisionNum } from '../variants/revisions.ts';
 import { marksOf } from './marks.ts';
 import type { ChangeDeps } from './ports.ts';
 import { attestationsOf, orgSpaces, stagesOver } from './stages.ts';
+import { runsAsJob, startJob, type JobHandler } from './jobs.ts';
+import type { Deps } from '../ports/deps.ts';
+import type { JobRecord } from '../ports/store.ts';
 
 /** What to attest, and about which revisions. */
 export interface ApproveInput {
@@ -110,45 +113,102 @@ async function revisionsIn(deps: ChangeDeps, caller: Caller, space: Space, o: Ap
   return (await bounded(units, CONCURRENCY, pick)).filter((x): x is ApproveSpaceResult['Units'][number] => !!x);
 }
 
-/** `cub variant approve` / `POST /attest`: one Attestation per Space over the revisions selected. Needs Approve in each. */
-export async function approve(deps: ChangeDeps, caller: Caller, o: ApproveInput): Promise<ApproveResult> {
-  const type = o.Type ?? 'Approval';
-  const result: 'Pass' | 'Fail' = o.Reject ? 'Fail' : 'Pass';
-  const expires = o.ExpiresIn !== undefined ? parseDuration(o.ExpiresIn) : undefined;
-  if (o.ExpiresIn !== undefined && !expires) throw new Invalid(`ExpiresIn '${o.ExpiresIn}' must be a duration such as 72h, 30d or 15m`);
-  const co = o.ChangeOrderID ? (await findInSpace<ChangeOrder>(deps, caller, undefined, 'ChangeOrder', o.ChangeOrderID)).item : undefined;
-  if (co && o.Revision !== undefined) throw new Invalid('--revision and --change-order both pick revisions: give one (the change order approves what it brought to each Space)');
-  const spaces = await targetSpaces(deps, caller, o, co);
-  if (!o.DryRun) requireVerb(caller, spaces, 'Approve', `${o.Reject ? 'reject' : 'approve'} there`);
-  const marks = co ? await marksOf(deps, co) : undefined;
-  const now = deps.now();
-  const out: ApproveResult = { DryRun: !!o.DryRun, Type: type, Result: result, Spaces: [], Attestations: [] };
-  const writes: Attestation[] = [];
-  for (const space of spaces) {
-    const units = await revisionsIn(deps, caller, space, o, co, marks);
-    const picked = units.filter((u) => u.RevisionNum !== undefined);
-    if (!picked.length) {
-      out.Spaces.push({ SpaceID: space.SpaceID, SpaceSlug: space.Slug, Action: 'Skipped', Reason: co ? `no Unit there carries change order '${co.Slug}'` : o.All ? 'no Unit matches' : 'no Unit a Release would publish (a Space without a release Target needs --all)', Units: units });
-      continue;
-    }
-    const revisions: AttestedRevision[] = await Promise.all(
-      picked.map(async (u) => {
-        const r = await deps.store.getRevision(u.UnitID, u.RevisionNum!);
-        if (!r) throw new NotFound(`unit '${u.UnitSlug}' has no revision ${u.RevisionNum}`);
-        return { UnitID: u.UnitID, RevisionNum: u.RevisionNum!, DataHash: r.DataHash };
-      }),
-    );
-    const a = attestation(deps, caller, space, { Type: type, Result: result, Note: o.Note, Claims: o.Claims ?? {}, ChangeOrderID: co?.ChangeOrderID, ExpiresAt: expires ? new Date(now.getTime() + expires).toISOString() : undefined, Revisions: revisions });
-    const id = a.AttestationID;
-    writes.push(a);
-    out.Spaces.push({ SpaceID: space.SpaceID, SpaceSlug: space.Slug, Action: 'Attest', AttestationID: o.DryRun ? undefined : id, Units: units });
+/** What an approval settles before it looks at any Space: the type, the verdict, its expiry, the ChangeOrder. */
+interface ApprovePlan {
+  Input: ApproveInput;
+  Type: string;
+  Result: 'Pass' | 'Fail';
+  ExpiresAt?: string;
+  ChangeOrder?: { SpaceID: string; ChangeOrderID: string };
+}
+
+/** The attestation (or, on a dry run, what it would be) of one Space, or why it is skipped. */
+async function approveSpace(deps: ChangeDeps, caller: Caller, plan: ApprovePlan, space: Space, co: ChangeOrder | undefined, marks: Awaited<ReturnType<typeof marksOf>> | undefined): Promise<{ entry: ApproveSpaceResult; revisions?: AttestedRevision[] }> {
+  const o = plan.Input;
+  const units = await revisionsIn(deps, caller, space, o, co, marks);
+  const picked = units.filter((u) => u.RevisionNum !== undefined);
+  if (!picked.length) {
+    return { entry: { SpaceID: space.SpaceID, SpaceSlug: space.Slug, Action: 'Skipped', Reason: co ? `no Unit there carries change order '${co.Slug}'` : o.All ? 'no Unit matches' : 'no Unit a Release would publish (a Space without a release Target needs --all)', Units: units } };
   }
-  if (!o.DryRun) {
+  const found = await deps.store.getRevisions(picked.map((u) => ({ UnitID: u.UnitID, RevisionNum: u.RevisionNum! })));
+  const hash = new Map(found.map((r) => [`${r.UnitID}#${r.RevisionNum}`, r.DataHash]));
+  const revisions: AttestedRevision[] = picked.map((u) => {
+    const h = hash.get(`${u.UnitID}#${u.RevisionNum}`);
+    if (!h) throw new NotFound(`unit '${u.UnitSlug}' has no revision ${u.RevisionNum}`);
+    return { UnitID: u.UnitID, RevisionNum: u.RevisionNum!, DataHash: h };
+  });
+  return { entry: { SpaceID: space.SpaceID, SpaceSlug: space.Slug, Action: 'Attest', Units: units }, revisions };
+}
+
+/** The attestations of Spaces looked at (made in their order, so ids are given out in it). */
+function attest(deps: ChangeDeps, caller: Caller, plan: ApprovePlan, co: { ChangeOrderID: string } | undefined, spaces: Space[], looked: { entry: ApproveSpaceResult; revisions?: AttestedRevision[] }[]): { entry: ApproveSpaceResult; attestation?: Attestation }[] {
+  return looked.map((l, i) => {
+    if (!l.revisions) return { entry: l.entry };
+    const a = attestation(deps, caller, spaces[i]!, { Type: plan.Type, Result: plan.Result, Note: plan.Input.Note, Claims: plan.Input.Claims ?? {}, ChangeOrderID: co?.ChangeOrderID, ExpiresAt: plan.ExpiresAt, Revisions: l.revisions });
+    return { entry: { ...l.entry, ...(plan.Input.DryRun ? {} : { AttestationID: a.AttestationID }) }, attestation: a };
+  });
+}
+
+/**
+ * `cub variant approve` / `POST /attest`: one Attestation per Space over the revisions selected. Needs
+ * Approve in each. Over more Spaces than a request should take (or when asked), it runs as a job.
+ */
+export async function approve(deps: ChangeDeps, caller: Caller, o: ApproveInput & { Async?: boolean }): Promise<ApproveResult | { job: JobRecord }> {
+  const { Async: asked, ...input } = o;
+  const type = input.Type ?? 'Approval';
+  const result: 'Pass' | 'Fail' = input.Reject ? 'Fail' : 'Pass';
+  const expires = input.ExpiresIn !== undefined ? parseDuration(input.ExpiresIn) : undefined;
+  if (input.ExpiresIn !== undefined && !expires) throw new Invalid(`ExpiresIn '${input.ExpiresIn}' must be a duration such as 72h, 30d or 15m`);
+  const co = input.ChangeOrderID ? (await findInSpace<ChangeOrder>(deps, caller, undefined, 'ChangeOrder', input.ChangeOrderID)).item : undefined;
+  if (co && input.Revision !== undefined) throw new Invalid('--revision and --change-order both pick revisions: give one (the change order approves what it brought to each Space)');
+  const spaces = await targetSpaces(deps, caller, input, co);
+  if (!input.DryRun) requireVerb(caller, spaces, 'Approve', `${input.Reject ? 'reject' : 'approve'} there`);
+  const now = deps.now();
+  const plan: ApprovePlan = { Input: input, Type: type, Result: result, ExpiresAt: expires ? new Date(now.getTime() + expires).toISOString() : undefined, ChangeOrder: co ? { SpaceID: co.SpaceID, ChangeOrderID: co.ChangeOrderID } : undefined };
+  if (!input.DryRun && runsAsJob(deps as Deps, spaces.length, asked)) {
+    return { job: await startJob(deps as Deps, caller, { jobId: deps.newId(), kind: 'Approve', waves: [spaces], plan, subject: { Type: type, Result: result, ...(co ? { ChangeOrderID: co.ChangeOrderID, ChangeOrderSlug: co.Slug } : {}) } }) };
+  }
+  const marks = co ? await marksOf(deps, co) : undefined;
+  const out: ApproveResult = { DryRun: !!input.DryRun, Type: type, Result: result, Spaces: [], Attestations: [] };
+  const done = attest(deps, caller, plan, co, spaces, await bounded(spaces, CONCURRENCY, (space) => approveSpace(deps, caller, plan, space, co, marks)));
+  out.Spaces = done.map((d) => d.entry);
+  const writes = done.flatMap((d) => (d.attestation ? [d.attestation] : []));
+  if (!input.DryRun) {
     await record(deps, caller, writes, spaces);
     out.Attestations = writes;
   }
   return out;
 }
+
+/** What one Space of an approval job came to. */
+type ApprovedSpace = { entry: ApproveSpaceResult; attestation?: Attestation };
+
+/** An approval as a job: each part writes its Spaces' attestations with the part itself, in one transaction. */
+export const approveJob: JobHandler<ApprovePlan, ApprovedSpace> = {
+  async run(deps, job, plan, _wave, spaces) {
+    const caller = job.Caller as Caller;
+    const co = plan.ChangeOrder ? await deps.store.getInSpace<ChangeOrder>('ChangeOrder', plan.ChangeOrder.SpaceID, plan.ChangeOrder.ChangeOrderID) : undefined;
+    if (plan.ChangeOrder && !co) throw new NotFound('the change order was deleted while it was being approved');
+    const marks = co ? await marksOf(deps, co) : undefined;
+    const looked = await bounded(spaces, CONCURRENCY, async (space) => {
+      try {
+        return await approveSpace(deps, caller, plan, space, co, marks);
+      } catch (e) {
+        if (!(e instanceof BatonError)) throw e;
+        return { entry: { SpaceID: space.SpaceID, SpaceSlug: space.Slug, Action: 'Skipped' as const, Reason: e.message, Units: [] } };
+      }
+    });
+    const results = attest(deps, caller, plan, co, spaces, looked);
+    const writes = results.flatMap((r) => (r.attestation ? [r.attestation] : []));
+    return { results, ops: [...writes.map((item) => ({ op: 'create' as const, kind: 'Attestation' as const, item })), ...eventOps(deps, attestationEvents(caller, writes, spaces))] };
+  },
+  gaveUp: (spaces, error) => spaces.map((s) => ({ entry: { SpaceID: s.SpaceID, SpaceSlug: s.Slug, Action: 'Skipped', Reason: `the job's worker gave up on it after every attempt (${error}); nothing was recorded there: approve again`, Units: [] } })),
+  summary: (r) => ({ SpaceID: r.entry.SpaceID, Action: r.entry.Action, ...(r.entry.Action === 'Skipped' && r.entry.Reason ? { Error: r.entry.Reason } : {}) }),
+  async finish(deps, _job, plan, results, end) {
+    const out: ApproveResult = { DryRun: false, Type: plan.Type, Result: plan.Result, Spaces: results.map((r) => r.entry), Attestations: results.flatMap((r) => (r.attestation ? [r.attestation] : [])) };
+    await deps.store.transact([end(out.Attestations.length ? 201 : 200, out)]);
+  },
+};
 
 /** A new attestation record by the caller in a Space (its Slug is its ID: attestations have no names). */
 function attestation(deps: ChangeDeps, caller: Caller, space: Space, fields: Pick<Attestation, 'Type' | 'Result' | 'Note' | 'Claims' | 'ChangeOrderID' | 'ExpiresAt' | 'RevokedAttestationID' | 'Revisions'>): Attestation {
@@ -156,26 +216,27 @@ function attestation(deps: ChangeDeps, caller: Caller, space: Space, fields: Pic
   return { ...newEntity(deps, caller.OrganizationID, { Slug: id }), SpaceID: space.SpaceID, AttestationID: id, UserID: caller.UserID, ...fields };
 }
 
+/** The events that announce attestations. */
+function attestationEvents(caller: Caller, writes: Attestation[], spaces: Space[]) {
+  const slug = new Map(spaces.map((s) => [s.SpaceID, s.Slug]));
+  return writes.map((a) => ({
+    source: SOURCE,
+    detailType: a.RevokedAttestationID ? DetailType.AttestationRevoked : DetailType.AttestationRecorded,
+    detail: { OrganizationID: caller.OrganizationID, SpaceID: a.SpaceID, SpaceSlug: slug.get(a.SpaceID) ?? '', AttestationID: a.AttestationID, Type: a.Type, Result: a.Result, UserID: a.UserID, ChangeOrderID: a.ChangeOrderID, RevokedAttestationID: a.RevokedAttestationID },
+  }));
+}
+
 /** Writes attestations (each its own item; at most a transaction's worth at a time) and tells the bus. */
 async function record(deps: ChangeDeps, caller: Caller, writes: Attestation[], spaces: Space[]): Promise<void> {
-  const slug = new Map(spaces.map((s) => [s.SpaceID, s.Slug]));
   // Each attestation and its event in one transaction: half a transaction's worth at a time.
   for (const part of chunk(writes, TRANSACTION_MAX_ITEMS / 2)) {
-    const events = eventOps(
-      deps,
-      part.map((a) => ({
-        source: SOURCE,
-        detailType: a.RevokedAttestationID ? DetailType.AttestationRevoked : DetailType.AttestationRecorded,
-        detail: { OrganizationID: caller.OrganizationID, SpaceID: a.SpaceID, SpaceSlug: slug.get(a.SpaceID) ?? '', AttestationID: a.AttestationID, Type: a.Type, Result: a.Result, UserID: a.UserID, ChangeOrderID: a.ChangeOrderID, RevokedAttestationID: a.RevokedAttestationID },
-      })),
-    );
-    await deps.store.transact([...part.map((item) => ({ op: 'create' as const, kind: 'Attestation' as const, item })), ...events]);
+    await deps.store.transact([...part.map((item) => ({ op: 'create' as const, kind: 'Attestation' as const, item })), ...eventOps(deps, attestationEvents(caller, part, spaces))]);
   }
 }
 
 /** `cub attestation create`: an attestation of any type in one Space, over a ChangeOrder's revisions there or named ones. */
 export async function createAttestation(deps: ChangeDeps, caller: Caller, space: Space, o: Omit<ApproveInput, 'Spaces' | 'WhereSpace' | 'Stage'> & { Type: string }): Promise<ApproveResult> {
-  return approve(deps, caller, { ...o, Spaces: [space.SpaceID], All: o.All ?? true });
+  return (await approve(deps, caller, { ...o, Spaces: [space.SpaceID], All: o.All ?? true, Async: false })) as ApproveResult;
 }
 
 /** Revokes an attestation: a new record naming it, never an edit. Its author, or anyone with Manage in the Space. */

@@ -6,7 +6,10 @@
  * so a rerun finishes a partial demote and keeps work done on a Unit since it was restored.
  */
 import { MarkRole, newEntity, requireVerb, type Caller, type ChangeOrder, type Progress, type Space, type Tag, type Unit } from '../model/entities.ts';
-import { Conflict } from '../model/errors.ts';
+import { Conflict, NotFound } from '../model/errors.ts';
+import { startJob, type JobHandler } from './jobs.ts';
+import type { Deps } from '../ports/deps.ts';
+import type { JobRecord } from '../ports/store.ts';
 import { DetailType, SOURCE } from '../events/contracts.ts';
 import { eventOps } from '../events/outbox.ts';
 import type { StoreOp } from '../ports/store.ts';
@@ -40,6 +43,8 @@ export interface DemoteResult {
   DryRun: boolean;
   /** Every Unit the start Tag marks here now carries the restore mark. */
   Restored: boolean;
+  /** Set when a job's worker could not demote the Space at all. */
+  Error?: string;
   Units: DemotedUnit[];
 }
 
@@ -82,13 +87,50 @@ async function planUnit(deps: ChangeDeps, co: ChangeOrder, marks: CoMarks, space
   return { ...base, Action: 'Restore', RestoredRevisionNum: start.RevisionNum, RevisionNum: unit.HeadRevisionNum + 1, Dropped, data, head };
 }
 
-/** `POST /demote`: restores the Units of one Space to what the aborted ChangeOrder's start Tag marks there. */
-export async function demote(deps: ChangeDeps, caller: Caller, coRef: ChangeOrder, space: Space, o: { changeDesc?: string; dryRun?: boolean }): Promise<DemoteResult> {
+/** A Space with more Units than this is demoted as a job. */
+export const DEMOTE_JOB_UNITS = 500;
+
+/** What a demote job carries to its worker. */
+interface DemotePlan {
+  ChangeOrderID: string;
+  SpaceID: string;
+  Options: { changeDesc?: string };
+}
+
+/**
+ * `POST /demote`: restores the Units of one Space to what the aborted ChangeOrder's start Tag marks
+ * there. A Space of more than DEMOTE_JOB_UNITS Units (or when asked) is demoted as a job.
+ */
+export async function demote(deps: ChangeDeps, caller: Caller, coRef: ChangeOrder, space: Space, o: { changeDesc?: string; dryRun?: boolean; async?: boolean }): Promise<DemoteResult | { job: JobRecord }> {
   if (!coRef.AbortedReason) throw new Conflict(`change order '${coRef.Slug}' is not aborted: abort it first (cub changeorder update --aborted-reason R), so no one is still promoting what you take back out`);
   if (!o.dryRun) requireVerb(caller, [space], 'Edit', `demote change order '${coRef.Slug}' there`);
+  const units = (await deps.store.listUnits(space.SpaceID)).sort(bySlug);
+  if (!o.dryRun && (deps as Deps).jobs && (o.async ?? units.length > DEMOTE_JOB_UNITS)) {
+    const plan: DemotePlan = { ChangeOrderID: coRef.ChangeOrderID, SpaceID: coRef.SpaceID, Options: { changeDesc: o.changeDesc } };
+    return { job: await startJob(deps as Deps, caller, { jobId: deps.newId(), kind: 'Demote', waves: [[space]], plan, subject: { ChangeOrderID: coRef.ChangeOrderID, ChangeOrderSlug: coRef.Slug, SpaceID: space.SpaceID } }) };
+  }
+  return demoteUnits(deps, caller, coRef, space, units, o);
+}
+
+/** A demote as a job: one part, the Space, demoted by the code a request runs (idempotent: a rerun finishes it). */
+export const demoteJob: JobHandler<DemotePlan, DemoteResult> = {
+  async run(deps, job, plan, _wave, spaces) {
+    const co = await deps.store.getInSpace<ChangeOrder>('ChangeOrder', plan.SpaceID, plan.ChangeOrderID);
+    if (!co) throw new NotFound('the change order was deleted while it was being demoted');
+    const space = spaces[0]!;
+    return { results: [await demoteUnits(deps, job.Caller as Caller, co, space, (await deps.store.listUnits(space.SpaceID)).sort(bySlug), plan.Options)] };
+  },
+  gaveUp: (spaces, error) => spaces.map((s) => ({ ChangeOrderID: '', SpaceID: s.SpaceID, SpaceSlug: s.Slug, DryRun: false, Restored: false, Units: [], Error: `the job's worker gave up on it after every attempt (${error}); demote again to finish` })),
+  summary: (r) => ({ SpaceID: r.SpaceID, Action: r.Restored ? 'Restored' : r.Error || r.Units.some((u) => u.Action === 'Failed') ? 'Failed' : 'Partial', ...(r.Error ? { Error: r.Error } : {}) }),
+  async finish(deps, _job, _plan, results, end) {
+    const r = results[0]!;
+    await deps.store.transact([end(r.Error || r.Units.some((u) => u.Action === 'Failed') ? 207 : 200, r)]);
+  },
+};
+
+async function demoteUnits(deps: ChangeDeps, caller: Caller, coRef: ChangeOrder, space: Space, units: Unit[], o: { changeDesc?: string; dryRun?: boolean }): Promise<DemoteResult> {
   const co = o.dryRun ? coRef : await withRestoreTag(deps, caller, coRef);
   const marks = await marksOf(deps, co);
-  const units = (await deps.store.listUnits(space.SpaceID)).sort(bySlug);
   const plans = await Promise.all(units.map((u) => planUnit(deps, co, marks, space, u)));
   const result: DemoteResult = { ChangeOrderID: co.ChangeOrderID, SpaceID: space.SpaceID, SpaceSlug: space.Slug, DryRun: !!o.dryRun, Restored: false, Units: plans.map(({ data: _d, head: _h, ...u }) => u) };
   const marked = [...marks.start.values()].filter((m) => m.SpaceID === space.SpaceID);

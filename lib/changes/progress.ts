@@ -4,6 +4,7 @@ import { evaluateGates, evaluatePrerequisite } from '../gates/prerequisites.ts';
 import { DetailType, SOURCE, type BatonEvent } from '../events/contracts.ts';
 import { eventOps } from '../events/outbox.ts';
 import { retryOnConflict } from '../util/retry.ts';
+import type { StoreOp } from '../ports/store.ts';
 import { marksOf } from './marks.ts';
 import type { ChangeDeps } from './ports.ts';
 import { gateContext, gateState, readsAttestations } from './stages.ts';
@@ -55,11 +56,11 @@ export async function advanceStage(deps: ChangeDeps, caller: Caller, coRef: { Sp
 }
 
 /** Applies a change to the ChangeOrder record (failures, overrides, promotions), retrying a lost race. */
-export async function recordOn(deps: ChangeDeps, coRef: ChangeOrder, change: (co: ChangeOrder) => Partial<ChangeOrder>, events: BatonEvent[] = []): Promise<void> {
+export async function recordOn(deps: ChangeDeps, coRef: ChangeOrder, change: (co: ChangeOrder) => Partial<ChangeOrder>, events: BatonEvent[] = [], also: StoreOp[] = []): Promise<void> {
   await retryOnConflict(
     async () => {
       const co = (await deps.store.getInSpace<ChangeOrder>('ChangeOrder', coRef.SpaceID, coRef.ChangeOrderID))!;
-      await deps.store.transact([{ op: 'update', kind: 'ChangeOrder', item: { ...co, ...change(co), UpdatedAt: deps.now().toISOString(), Version: co.Version + 1 }, expectedVersion: co.Version }, ...eventOps(deps, events)]);
+      await deps.store.transact([{ op: 'update', kind: 'ChangeOrder', item: { ...co, ...change(co), UpdatedAt: deps.now().toISOString(), Version: co.Version + 1 }, expectedVersion: co.Version }, ...eventOps(deps, events), ...also]);
     },
     () => {
       throw new Conflict('the change order kept changing; retry');

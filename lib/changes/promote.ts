@@ -12,6 +12,11 @@ import { advanceStage, recordOn } from './progress.ts';
 import { promoteContext, promoteSpace, SpaceAction, type SpaceResult } from './promote-space.ts';
 import { gateContext, gateState, orgSpaces, readsAttestations, takenOnly } from './stages.ts';
 import { mergeWaves } from './waves.ts';
+import { runsAsJob, startJob, type JobHandler } from './jobs.ts';
+import type { CoMarks } from './marks.ts';
+import type { PromoteContext } from './promote-space.ts';
+import type { Deps } from '../ports/deps.ts';
+import type { JobRecord } from '../ports/store.ts';
 
 /** Spaces of one Stage promoted at once. */
 export const PROMOTE_CONCURRENCY = 16;
@@ -31,8 +36,11 @@ export interface PromoteResult {
   Unrecorded?: boolean;
 }
 
-/** How a promotion ended: every Space took the change (`Done`), or some did not (`Partial`; a rerun repairs). A gate refusal is thrown as `GateRefused`. */
-export type PromoteOutcome = { outcome: 'Done' | 'Partial'; result: PromoteResult };
+/**
+ * How a promotion ended: every Space took the change (`Done`), or some did not (`Partial`; a rerun
+ * repairs), or it runs on as a job (`Accepted`). A gate refusal is thrown as `GateRefused`.
+ */
+export type PromoteOutcome = { outcome: 'Done' | 'Partial'; result: PromoteResult } | { outcome: 'Accepted'; job: JobRecord };
 
 /** Options of a promotion with a ChangeOrder. */
 export interface PromoteOptions {
@@ -45,6 +53,8 @@ export interface PromoteOptions {
   forceReason?: string;
   /** Invoke only: protect the paths the Invocation writes. */
   protect?: boolean;
+  /** Run as a job (true), in the request (false), or as the size of the plan decides (unset). */
+  async?: boolean;
 }
 
 /** The target Spaces a promotion names (by reference, or by a where over the ChangeOrder's scope), each in scope. */
@@ -94,6 +104,8 @@ async function acquireLease(deps: ChangeDeps, caller: Caller, coRef: ChangeOrder
     const now = deps.now();
     const held = co.PromotionLease;
     if (held && Date.parse(held.ExpiresAt) > now.getTime()) {
+      const job = await (deps as Deps).store.getJob?.(held.LeaseID).catch(() => undefined);
+      if (job?.State === 'Running') throw new Conflict(`change order '${co.Slug}' is being promoted already by job ${job.JobID} (${job.SpacesDone} of ${job.Total} space(s) done): promotion in progress; follow it with cub job get ${job.JobID}`);
       throw new Conflict(`change order '${co.Slug}' is being promoted already (by ${held.UserID === caller.UserID ? 'you' : `user ${held.UserID}`}, since ${held.AcquiredAt}): promotion in progress; try again when it has finished (its claim lapses at ${held.ExpiresAt})`);
     }
     const lease = { LeaseID: id, UserID: caller.UserID, AcquiredAt: now.toISOString(), ExpiresAt: new Date(now.getTime() + PROMOTION_LEASE_MS).toISOString() };
@@ -120,7 +132,23 @@ async function releaseLease(deps: ChangeDeps, coRef: ChangeOrder, id: string): P
   }
 }
 
-async function promoteHeld(deps: ChangeDeps, caller: Caller, co: ChangeOrder, base: Space, o: PromoteOptions, lease?: { id: string; released: boolean }): Promise<PromoteOutcome> {
+/** A promotion planned and gated, ready to run: in the request, or as a job. */
+interface Gated {
+  stageName?: string;
+  targets: Space[];
+  /** The targets in the order they run: MergeUnits waves one after another, otherwise one wave. */
+  waves: Space[][];
+  gates: GateResult[];
+  failedGates: GateResult[];
+  /** The Spaces that had taken the change when the promotion was planned. */
+  taken: Set<string>;
+  marks: CoMarks;
+  /** The organization's Spaces, as read for the plan. */
+  spaces: Space[];
+}
+
+/** Plans a promotion and evaluates its gates (refusing, unless forced, when one fails); nothing is written. */
+async function gate(deps: ChangeDeps, caller: Caller, co: ChangeOrder, base: Space, o: PromoteOptions): Promise<{ early: PromoteOutcome } | Gated> {
   if (co.AbortedReason) throw new Conflict(`change order '${co.Slug}' was aborted (${co.AbortedReason}); promote a new one`);
   if (o.force && !o.forceReason) throw new Invalid('--force needs --force-reason, which the change order records');
   if (o.protect && co.UpdateType !== 'Invoke') throw new Invalid('--protect is refused here: promoting a change order along the clone lineage or over MergeUnits links is a merge, which protection holds paths against');
@@ -130,7 +158,7 @@ async function promoteHeld(deps: ChangeDeps, caller: Caller, co: ChangeOrder, ba
   if ('noWorkflow' in plan) throw new Invalid(`change order '${co.Slug}' has no workflow: name the spaces to promote`);
   if ('unknownStage' in plan) throw new Invalid(`the workflow of change order '${co.Slug}' has no stage '${plan.unknownStage}'; stages: ${stages.map((s) => s.name).join(', ')}`);
   if ('everyStageReached' in plan) {
-    return { outcome: 'Done', result: { ChangeOrderID: co.ChangeOrderID, DryRun: !!o.dryRun, Forced: false, Gates: [], Spaces: [], Landed: 0, Total: 0, Message: `change order '${co.Slug}' has reached every stage` } };
+    return { early: { outcome: 'Done', result: { ChangeOrderID: co.ChangeOrderID, DryRun: !!o.dryRun, Forced: false, Gates: [], Spaces: [], Landed: 0, Total: 0, Message: `change order '${co.Slug}' has reached every stage` } } };
   }
   const { stageIndex, targets } = plan;
   if (!o.dryRun) requireVerb(caller, targets.filter((t) => !progress.has(t.SpaceID)), 'Edit', `promote change order '${co.Slug}' into it`);
@@ -147,23 +175,31 @@ async function promoteHeld(deps: ChangeDeps, caller: Caller, co: ChangeOrder, ba
     else gates.push(...evaluateGates(prereqs, view, beforeStates));
   }
   const failedGates = gates.filter((g) => !g.Satisfied);
-  const result: PromoteResult = { ChangeOrderID: co.ChangeOrderID, Stage: stageName, DryRun: !!o.dryRun, Forced: false, Gates: gates, Spaces: [], Landed: 0, Total: targets.length };
   if (failedGates.length && !o.force) {
     for (const name of new Set(failedGates.map((g) => g.Prerequisite))) deps.telemetry?.count('GateRefusals', 1, { Gate: name });
     const spaceNames = new Map([...stages.flatMap((s) => s.spaces), base].map((s) => [s.SpaceID, s]));
+    const result: PromoteResult = { ChangeOrderID: co.ChangeOrderID, Stage: stageName, DryRun: !!o.dryRun, Forced: false, Gates: gates, Spaces: [], Landed: 0, Total: targets.length };
     result.Message = refusal(stageName ?? targets.map((t) => t.Slug).join(', '), failedGates, spaceNames);
     result.Spaces = targets.map((t) => ({ SpaceID: t.SpaceID, SpaceSlug: t.Slug, Action: SpaceAction.Blocked, Units: [] }));
     throw new GateRefused(result.Message, result);
   }
-  result.Forced = failedGates.length > 0;
-  const ctx = await promoteContext(deps, co, { prior: o.priorRevisions, dryRun: o.dryRun, marks, spaces, protect: o.protect });
-  const promoteOne = async (space: Space): Promise<SpaceResult> => {
-    if (progress.has(space.SpaceID)) return { SpaceID: space.SpaceID, SpaceSlug: space.Slug, Action: SpaceAction.Unchanged, Units: [] };
-    if (co.UpdateType === 'UpgradeUnit' && space.UpstreamSpaceID && space.UpstreamSpaceID !== base.SpaceID && !progress.has(space.UpstreamSpaceID)) {
+  // Spaces of a wave are independent; MergeUnits waves put a Space after any target Space it merges from.
+  const waves = co.UpdateType === 'MergeUnits' ? mergeWaves(targets, await mergeSources(deps, targets)) : [targets];
+  return { stageName, targets, waves, gates, failedGates, taken: new Set(progress.keys()), marks, spaces };
+}
+
+/** Promotes one Space, reporting whatever went wrong as that Space's result (never thrown). */
+function promoter(deps: ChangeDeps, caller: Caller, co: ChangeOrder, baseId: string, taken: Set<string>, ctx: () => PromoteContext): (space: Space) => Promise<SpaceResult> {
+  return async (space) => {
+    if (taken.has(space.SpaceID)) return { SpaceID: space.SpaceID, SpaceSlug: space.Slug, Action: SpaceAction.Unchanged, Units: [] };
+    if (co.UpdateType === 'UpgradeUnit' && space.UpstreamSpaceID && space.UpstreamSpaceID !== baseId && !taken.has(space.UpstreamSpaceID)) {
       return { SpaceID: space.SpaceID, SpaceSlug: space.Slug, Action: SpaceAction.Blocked, Error: `its upstream space has not taken change order '${co.Slug}'`, Units: [] };
     }
     try {
-      return await promoteSpace(deps, caller, ctx, space);
+      const r = await promoteSpace(deps, caller, ctx(), space);
+      // Units in slug order, whatever order the Space listed them in (by id).
+      r.Units.sort((a, b) => (a.UnitSlug < b.UnitSlug ? -1 : a.UnitSlug > b.UnitSlug ? 1 : 0));
+      return r;
     } catch (e) {
       // Whatever failed — a rule, a conflict, the database going away — the Space is reported, never lost: what it
       // wrote landed whole per Unit (each Unit's revision and marks are one transaction), and a rerun finishes it.
@@ -171,21 +207,23 @@ async function promoteHeld(deps: ChangeDeps, caller: Caller, co: ChangeOrder, ba
       return { SpaceID: space.SpaceID, SpaceSlug: space.Slug, Action: SpaceAction.Failed, Error: message, Units: [] };
     }
   };
-  // Spaces of a wave are independent; MergeUnits waves put a Space after any target Space it merges from.
-  const waves = co.UpdateType === 'MergeUnits' ? mergeWaves(targets, await mergeSources(deps, targets)) : [targets];
-  for (const [i, wave] of waves.entries()) {
-    // A later wave merges from Units the earlier one just marked: read the marks again.
-    if (i > 0 && !o.dryRun) ctx.marks = await marksOf(deps, co);
-    result.Spaces.push(...(await bounded(wave, PROMOTE_CONCURRENCY, promoteOne)));
-  }
-  result.Landed = result.Spaces.filter((s) => s.Action === SpaceAction.Promote || s.Action === SpaceAction.Unchanged).length;
-  const failures = result.Spaces.filter((s) => s.Action === SpaceAction.Failed || s.Action === SpaceAction.Blocked);
-  const outcome = failures.length ? 'Partial' : 'Done';
-  if (failures.length) result.Message = `${result.Landed} of ${result.Total} space(s) ${o.dryRun ? 'would take' : 'took'} change order '${co.Slug}'; ${failures.map((f) => `'${f.SpaceSlug}': ${f.Error}`).join('; ')}`;
-  if (o.dryRun) return { outcome, result };
+}
+
+/** What every Space came to, as the answer says it: landed, failures, and the outcome. */
+function conclude(co: ChangeOrder, g: Pick<Gated, 'stageName' | 'gates' | 'failedGates'> & { total: number }, spaces: SpaceResult[], dryRun: boolean): { outcome: 'Done' | 'Partial'; result: PromoteResult; failures: SpaceResult[] } {
+  const result: PromoteResult = { ChangeOrderID: co.ChangeOrderID, Stage: g.stageName, DryRun: dryRun, Forced: g.failedGates.length > 0, Gates: g.gates, Spaces: spaces, Landed: 0, Total: g.total };
+  result.Landed = spaces.filter((s) => s.Action === SpaceAction.Promote || s.Action === SpaceAction.Unchanged).length;
+  const failures = spaces.filter((s) => s.Action === SpaceAction.Failed || s.Action === SpaceAction.Blocked);
+  if (failures.length) result.Message = `${result.Landed} of ${result.Total} space(s) ${dryRun ? 'would take' : 'took'} change order '${co.Slug}'; ${failures.map((f) => `'${f.SpaceSlug}': ${f.Error}`).join('; ')}`;
+  return { outcome: failures.length ? 'Partial' : 'Done', result, failures };
+}
+
+/** What the ChangeOrder records of a promotion (promoted Spaces, override, failures; the lease given back) and the events that say so. */
+function promotionRecord(deps: ChangeDeps, caller: Caller, co: ChangeOrder, result: PromoteResult, failures: SpaceResult[], failedGates: GateResult[], targets: string[], forceReason: string | undefined, leaseId: string | undefined) {
   deps.telemetry?.count('Promotions');
   deps.telemetry?.count('UnitsPromoted', result.Spaces.flatMap((s) => s.Units).filter((u) => u.RevisionNums?.length).length);
   const now = deps.now().toISOString();
+  const stageName = result.Stage;
   const promoted = result.Spaces.filter((s) => s.Action === SpaceAction.Promote).map((s) => s.SpaceID);
   const events: BatonEvent[] = [];
   if (failures.length) events.push({ source: SOURCE, detailType: DetailType.PromotionFailed, detail: { OrganizationID: co.OrganizationID, ChangeOrderID: co.ChangeOrderID, Slug: co.Slug, Stage: stageName, SpaceIDs: failures.map((f) => f.SpaceID) } });
@@ -193,12 +231,12 @@ async function promoteHeld(deps: ChangeDeps, caller: Caller, co: ChangeOrder, ba
     events.push({
       source: SOURCE,
       detailType: DetailType.PromotionOverridden,
-      detail: { OrganizationID: co.OrganizationID, ChangeOrderID: co.ChangeOrderID, Slug: co.Slug, Stage: stageName, SpaceIDs: targets.map((t) => t.SpaceID), FailedGates: failedGates, Reason: o.forceReason!, UserID: caller.UserID },
+      detail: { OrganizationID: co.OrganizationID, ChangeOrderID: co.ChangeOrderID, Slug: co.Slug, Stage: stageName, SpaceIDs: targets, FailedGates: failedGates, Reason: forceReason!, UserID: caller.UserID },
     });
   }
-  const record = () => recordOn(deps, co, (c) => ({
+  const change = (c: ChangeOrder): Partial<ChangeOrder> => ({
     Promotions: promoted.length ? [...c.Promotions, { PromotedAt: now, SpaceIDs: promoted, Stage: stageName, UserID: caller.UserID }] : c.Promotions,
-    PromotionOverrides: result.Forced ? [...c.PromotionOverrides, { FailedGates: failedGates, OverriddenAt: now, Reason: o.forceReason!, SpaceIDs: targets.map((t) => t.SpaceID), Stage: stageName, UserID: caller.UserID }] : c.PromotionOverrides,
+    PromotionOverrides: result.Forced ? [...c.PromotionOverrides, { FailedGates: failedGates, OverriddenAt: now, Reason: forceReason!, SpaceIDs: targets, Stage: stageName, UserID: caller.UserID }] : c.PromotionOverrides,
     PromotionFailures: failures.length
       ? [
           ...c.PromotionFailures,
@@ -211,10 +249,34 @@ async function promoteHeld(deps: ChangeDeps, caller: Caller, co: ChangeOrder, ba
         ]
       : c.PromotionFailures,
     // The lease goes back in the same write that records the promotion.
-    ...(lease && c.PromotionLease?.LeaseID === lease.id ? { PromotionLease: undefined } : {}),
-  }), events);
+    ...(leaseId && c.PromotionLease?.LeaseID === leaseId ? { PromotionLease: undefined } : {}),
+  });
+  return { change, events };
+}
+
+async function promoteHeld(deps: ChangeDeps, caller: Caller, co: ChangeOrder, base: Space, o: PromoteOptions, lease?: { id: string; released: boolean }): Promise<PromoteOutcome> {
+  const g = await gate(deps, caller, co, base, o);
+  if ('early' in g) return g.early;
+  const toDo = g.targets.filter((t) => !g.taken.has(t.SpaceID)).length;
+  if (lease && runsAsJob(deps as Deps, toDo, o.async)) {
+    // The job holds the lease (named by it) and gives it back when it records the promotion.
+    const job = await startPromoteJob(deps as Deps, caller, co, base, o, g, lease.id);
+    lease.released = true;
+    return { outcome: 'Accepted', job };
+  }
+  const ctx = await promoteContext(deps, co, { prior: o.priorRevisions, dryRun: o.dryRun, marks: g.marks, spaces: g.spaces, protect: o.protect });
+  const promoteOne = promoter(deps, caller, co, base.SpaceID, g.taken, () => ctx);
+  const spaces: SpaceResult[] = [];
+  for (const [i, wave] of g.waves.entries()) {
+    // A later wave merges from Units the earlier one just marked: read the marks again.
+    if (i > 0 && !o.dryRun) ctx.marks = await marksOf(deps, co);
+    spaces.push(...(await bounded(wave, PROMOTE_CONCURRENCY, promoteOne)));
+  }
+  const { outcome, result, failures } = conclude(co, { ...g, total: g.targets.length }, spaces, !!o.dryRun);
+  if (o.dryRun) return { outcome, result };
+  const { change, events } = promotionRecord(deps, caller, co, result, failures, g.failedGates, g.targets.map((t) => t.SpaceID), o.forceReason, lease?.id);
   // The record of what happened is written as soon as the store answers again, or the answer says it could not be.
-  const recorded = await persist(record);
+  const recorded = await persist(() => recordOn(deps, co, change, events));
   if (recorded && lease) lease.released = true;
   if (!recorded) {
     result.Unrecorded = true;
@@ -224,6 +286,71 @@ async function promoteHeld(deps: ChangeDeps, caller: Caller, co: ChangeOrder, ba
   await advanceStage(deps, caller, co).catch((e: unknown) => deps.telemetry?.error('advancing the stage after a promotion failed; the next event re-evaluates it', e));
   return { outcome, result };
 }
+
+/** What a promotion job carries from the request to its workers. */
+interface PromoteJobPlan {
+  ChangeOrderID: string;
+  SpaceID: string;
+  BaseSpaceID: string;
+  Options: PromoteOptions;
+  Stage?: string;
+  Gates: GateResult[];
+  FailedGates: GateResult[];
+  /** The Spaces (targets, and their upstreams) that had taken the change when it was planned. */
+  Taken: string[];
+  TargetIDs: string[];
+}
+
+async function startPromoteJob(deps: Deps, caller: Caller, co: ChangeOrder, base: Space, o: PromoteOptions, g: Gated, leaseId: string): Promise<JobRecord> {
+  const relevant = new Set(g.targets.flatMap((t) => [t.SpaceID, ...(t.UpstreamSpaceID ? [t.UpstreamSpaceID] : [])]));
+  const plan: PromoteJobPlan = {
+    ChangeOrderID: co.ChangeOrderID,
+    SpaceID: co.SpaceID,
+    BaseSpaceID: base.SpaceID,
+    Options: o,
+    Stage: g.stageName,
+    Gates: g.gates,
+    FailedGates: g.failedGates,
+    Taken: [...g.taken].filter((id) => relevant.has(id)),
+    TargetIDs: g.targets.map((t) => t.SpaceID),
+  };
+  return startJob(deps, caller, { jobId: leaseId, kind: 'Promote', waves: g.waves, plan, subject: { ChangeOrderID: co.ChangeOrderID, ChangeOrderSlug: co.Slug, SpaceID: co.SpaceID, Stage: g.stageName } });
+}
+
+/** Each worker's promotion context, per job and wave (a later wave reads the marks again), the last few kept. */
+const jobContexts = new Map<string, Promise<PromoteContext>>();
+
+/** A promotion as a job: each part promotes its Spaces with the code a request runs; the end records it on the ChangeOrder. */
+export const promoteJob: JobHandler<PromoteJobPlan, SpaceResult> = {
+  async run(deps, job, plan, wave, spaces) {
+    const co = await deps.store.getInSpace<ChangeOrder>('ChangeOrder', plan.SpaceID, plan.ChangeOrderID);
+    if (!co) return { results: spaces.map((s) => ({ SpaceID: s.SpaceID, SpaceSlug: s.Slug, Action: SpaceAction.Failed, Error: 'the change order was deleted while it was being promoted', Units: [] })) };
+    const key = `${job.JobID}:${wave}`;
+    let ctx = jobContexts.get(key);
+    if (!ctx) {
+      ctx = (async () => promoteContext(deps, co, { prior: plan.Options.priorRevisions, marks: await marksOf(deps, co), spaces: await deps.store.listSpaces(co.OrganizationID), protect: plan.Options.protect }))();
+      jobContexts.set(key, ctx);
+      ctx.catch(() => jobContexts.delete(key));
+      if (jobContexts.size > 4) jobContexts.delete(jobContexts.keys().next().value!);
+    }
+    const c = await ctx;
+    const one = promoter(deps, job.Caller as Caller, co, plan.BaseSpaceID, new Set(plan.Taken), () => c);
+    return { results: await bounded(spaces, PROMOTE_CONCURRENCY, one) };
+  },
+  gaveUp: (spaces, error) =>
+    spaces.map((s) => ({ SpaceID: s.SpaceID, SpaceSlug: s.Slug, Action: SpaceAction.Failed, Error: `the job's worker gave up on it after every attempt (${error}); some of its Units may have taken the change: promote again to finish`, Units: [] })),
+  summary: (r) => ({ SpaceID: r.SpaceID, Action: r.Action, ...(r.Error ? { Error: r.Error } : {}) }),
+  async finish(deps, job, plan, results, end) {
+    const co = (await deps.store.getInSpace<ChangeOrder>('ChangeOrder', plan.SpaceID, plan.ChangeOrderID))!;
+    for (const k of [...jobContexts.keys()]) if (k.startsWith(`${job.JobID}:`)) jobContexts.delete(k);
+    const { outcome, result, failures } = conclude(co, { stageName: plan.Stage, gates: plan.Gates, failedGates: plan.FailedGates, total: plan.TargetIDs.length }, results, false);
+    const { change, events } = promotionRecord(deps, job.Caller as Caller, co, result, failures, plan.FailedGates, plan.TargetIDs, plan.Options.forceReason, job.JobID);
+    await recordOn(deps, co, change, events, [end(outcome === 'Partial' ? 207 : 200, result)]);
+  },
+  async after(deps, job, plan) {
+    await advanceStage(deps, job.Caller as Caller, { SpaceID: plan.SpaceID, ChangeOrderID: plan.ChangeOrderID }).catch((e: unknown) => deps.telemetry?.error('advancing the stage after a promotion job failed; the next event re-evaluates it', e));
+  },
+};
 
 /** Runs a write, trying again a few times over about two seconds while the store does not answer; whether it landed. */
 async function persist(write: () => Promise<void>): Promise<boolean> {

@@ -8,6 +8,7 @@ import { startDynamoLocal, type DynamoLocal } from './dynamo.ts';
 import { startServer } from './server.ts';
 import { localDeps } from './wiring.ts';
 import { drainPending } from '../events/outbox.ts';
+import { resume } from '../changes/job-kinds.ts';
 
 /** Where `npm start` leaves the server URL and first token for `cub`. */
 /**
@@ -48,10 +49,14 @@ async function main(): Promise<void> {
   const client = dynamoClient(endpoint);
   await ensureTable(client, table);
   const store = new DynamoStore(client, table);
-  const { deps, bus } = localDeps(store);
+  const { deps, bus, pool } = localDeps(store);
   // Events a previous run wrote but stopped before publishing go out now, oldest first.
   const late = await drainPending(store, bus);
   if (late) console.log(`Published ${late} event(s) a previous run left in the outbox`);
+  // Jobs a previous run stopped in the middle of are taken up where the table says they are.
+  const unfinished = await store.runningJobs();
+  for (const id of unfinished) await resume(deps, id).catch((e: unknown) => console.error(`resuming job ${id} failed:`, e));
+  if (unfinished.length) console.log(`Resumed ${unfinished.length} job(s) a previous run left unfinished`);
   const server = await startServer(deps, { port, host: process.env.HOST ?? '127.0.0.1' });
   const ctxFile = contextPath();
   const existing = await deps.store.firstOrganization();
@@ -65,6 +70,7 @@ async function main(): Promise<void> {
   }
   console.log(`Baton API listening on ${server.url} — try: npx cub space list`);
   const stop = async () => {
+    pool.stop();
     await server.close();
     await dynamo?.stop();
     process.exit(0);

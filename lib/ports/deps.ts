@@ -23,12 +23,34 @@ export const consoleTelemetry: Telemetry = {
   error: (message, error) => console.error(message, error),
 };
 
+/** One part of a job, as a worker receives it. */
+export interface JobMessage {
+  JobID: string;
+  Wave: number;
+  Part: number;
+}
+
+/** Where job parts go to be run: SQS on AWS, an in-process worker pool locally. */
+export interface JobQueue {
+  send(messages: JobMessage[]): Promise<void>;
+}
+
+/** Jobs as deps carry them: the queue, and the number of Spaces above which a request runs as a job. */
+export interface Jobs {
+  queue: JobQueue;
+  thresholdSpaces: number;
+  /** The most Spaces one part (one worker's share) runs (JOB_PART_SPACES when unset). */
+  partSpaces?: number;
+}
+
 /** What operations depend on: storage, the bus, and time and ids passed in so tests are deterministic. */
 export interface Deps<S = Store> {
   store: S;
   bus: EventBus;
   /** Where counts and errors go (console when absent). */
   telemetry?: Telemetry;
+  /** Where long operations run as jobs; without it every request runs whole, in the request. */
+  jobs?: Jobs;
   now(): Date;
   newId(): string;
   newToken(): string;

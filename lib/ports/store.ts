@@ -29,7 +29,57 @@ export interface ReleaseCounter {
 }
 
 /** The kinds a transaction can write. */
-export type WriteKind = 'Space' | 'Component' | 'Unit' | 'Revision' | 'Mutation' | 'Mark' | 'ReleaseCounter' | 'Progress' | 'ApiToken' | 'Outbox' | OrgKind | SpaceKind;
+export type WriteKind = 'Space' | 'Component' | 'Unit' | 'Revision' | 'Mutation' | 'Mark' | 'ReleaseCounter' | 'Progress' | 'ApiToken' | 'Outbox' | 'Job' | 'JobPart' | 'RunningJob' | OrgKind | SpaceKind;
+
+/** The operations that run as jobs. */
+export type JobKind = 'Promote' | 'Approve' | 'Demote';
+
+/**
+ * A long operation running as a job. Its Spaces are split into waves (run one after another) of parts
+ * (run by workers at once); `Parts[w]` is how many parts wave `w` has. `Plan` and `Result` are
+ * compressed JSON: what the request planned, and once `Done` the body it would have answered with
+ * `Status`.
+ */
+export interface JobRecord {
+  JobID: string;
+  OrganizationID: string;
+  UserID: string;
+  Kind: JobKind;
+  State: 'Running' | 'Done';
+  /** Who asked, as the request saw them: the job acts with exactly their permissions. */
+  Caller: object;
+  /** What it works on (e.g. the ChangeOrder), shown while it runs. */
+  Subject?: Record<string, unknown>;
+  Plan: string;
+  Total: number;
+  Parts: number[];
+  /** Spaces per part. */
+  PartSpaces: number;
+  Wave: number;
+  PartsDone: number;
+  SpacesDone: number;
+  Status?: number;
+  Result?: string;
+  CreatedAt: string;
+  UpdatedAt: string;
+  FinishedAt?: string;
+  ExpiresAtEpoch?: number;
+  Version: number;
+}
+
+/** One finished part of a job; `Result` is its compressed JSON (what happened in each of its Spaces). */
+export interface JobPartRecord {
+  JobID: string;
+  /** `w<wave>p<index>`, zero-padded, so parts list in order. */
+  Part: string;
+  Wave: number;
+  Index: number;
+  Result: string;
+  /** Its worker gave up on it (every attempt failed): its Spaces are reported failed. */
+  GaveUp?: boolean;
+  CreatedAt: string;
+  ExpiresAtEpoch?: number;
+}
 
 /** A request made with an Idempotency-Key, and its answer once it has one. */
 export interface IdempotencyRecord {
@@ -146,6 +196,14 @@ export interface Store {
   eventProcessed(eventId: string, consumer: string): Promise<boolean>;
   /** Records that a consumer handled an event (kept until `expiresAtEpoch`, seconds). */
   markEventProcessed(eventId: string, consumer: string, expiresAtEpoch: number): Promise<void>;
+
+  getJob(jobId: string): Promise<JobRecord | undefined>;
+  /** A job's finished parts, in order. */
+  jobParts(jobId: string): Promise<JobPartRecord[]>;
+  /** Whether a part of a job has finished. */
+  jobPartDone(jobId: string, part: string): Promise<boolean>;
+  /** The IDs of jobs that have not ended (to resume after a restart). */
+  runningJobs(): Promise<string[]>;
 
   putMark(mark: MarkWrite): Promise<void>;
   marksOfTag(tagId: string): Promise<Mark[]>;

@@ -1,7 +1,7 @@
 import type { EntityItem } from 'electrodb';
 import type { ApiToken, ChangeOrder, Component, Group, Link, Mark, Progress, Mutation, Organization, Revision, Space, StoredRevision, Tag, Unit, User } from '../model/entities.ts';
 import { Conflict, TooLarge } from '../model/errors.ts';
-import type { IdempotencyRecord, MarkWrite, OrgKind, OutboxItem, ReleaseCounter, SluggedInSpace, SpaceKind, Store, StoreOp, WriteKind } from '../ports/store.ts';
+import type { IdempotencyRecord, JobPartRecord, JobRecord, MarkWrite, OrgKind, OutboxItem, ReleaseCounter, SluggedInSpace, SpaceKind, Store, StoreOp, WriteKind } from '../ports/store.ts';
 import { TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
 import * as E from './entities.ts';
 import { makeService, type BatonService } from './entities.ts';
@@ -340,6 +340,11 @@ export class DynamoStore implements Store {
         return { ChangeOrderID: item.ChangeOrderID, SpaceID: item.SpaceID };
       case 'Outbox':
         return { EventID: item.EventID };
+      case 'Job':
+      case 'RunningJob':
+        return { JobID: item.JobID };
+      case 'JobPart':
+        return { JobID: item.JobID, Part: item.Part };
       default:
         return { SpaceID: item.SpaceID, [ID_FIELD[kind]]: item[ID_FIELD[kind]] };
     }
@@ -348,7 +353,7 @@ export class DynamoStore implements Store {
   /** Where a kind's slugs are unique, or undefined for kinds without slugs. */
   private static slugScope(kind: WriteKind, item: Record<string, unknown>): string | undefined {
     if (kind === 'Space' || kind === 'Component' || kind === 'User' || kind === 'Group') return orgScope(String(item.OrganizationID));
-    if (kind === 'Revision' || kind === 'Mutation' || kind === 'Mark' || kind === 'ReleaseCounter' || kind === 'Release' || kind === 'Progress' || kind === 'ApiToken' || kind === 'Attestation' || kind === 'Outbox') return undefined;
+    if (kind === 'Revision' || kind === 'Mutation' || kind === 'Mark' || kind === 'ReleaseCounter' || kind === 'Release' || kind === 'Progress' || kind === 'ApiToken' || kind === 'Attestation' || kind === 'Outbox' || kind === 'Job' || kind === 'JobPart' || kind === 'RunningJob') return undefined;
     return spaceScope(String(item.SpaceID));
   }
 
@@ -433,6 +438,19 @@ export class DynamoStore implements Store {
   }
   async releaseIdempotency(orgId: string, userId: string, key: string): Promise<void> {
     await this.db.IdempotencyRecord.delete({ OrganizationID: orgId, UserID: userId, Key: key }).go();
+  }
+
+  async getJob(jobId: string): Promise<JobRecord | undefined> {
+    return ((await this.db.Job.get({ JobID: jobId }).go({ consistent: true })).data ?? undefined) as JobRecord | undefined;
+  }
+  async jobParts(jobId: string): Promise<JobPartRecord[]> {
+    return (await this.db.JobPart.query.primary({ JobID: jobId }).go({ pages: 'all', consistent: true })).data as JobPartRecord[];
+  }
+  async jobPartDone(jobId: string, part: string): Promise<boolean> {
+    return !!(await this.db.JobPart.get({ JobID: jobId, Part: part }).go({ consistent: true, attributes: ['JobID'] })).data;
+  }
+  async runningJobs(): Promise<string[]> {
+    return (await this.db.RunningJob.query.primary({}).go({ pages: 'all' })).data.map((j) => j.JobID);
   }
 
   async pendingEvents(limit: number): Promise<OutboxItem[]> {

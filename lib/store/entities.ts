@@ -336,12 +336,59 @@ export const IdempotencyRecord = new Entity({
   indexes: { primary: primary(['OrganizationID', 'UserID', 'Key'], []) },
 });
 
+/**
+ * A long operation run as a job (a promotion, an approval, a demote): its plan (compressed), where its
+ * parts stand, and once done the answer the request would have given (compressed). Kept a week after it
+ * ends (TTL).
+ */
+export const Job = new Entity({
+  model: { entity: 'job', version: '1', service },
+  attributes: {
+    JobID: reqStr,
+    OrganizationID: reqStr,
+    UserID: reqStr,
+    Kind: { type: ['Promote', 'Approve', 'Demote'] as const, required: true },
+    State: { type: ['Running', 'Done'] as const, required: true },
+    Caller: reqAny,
+    Subject: any,
+    Plan: reqStr,
+    Total: reqNum,
+    Parts: reqAny,
+    PartSpaces: reqNum,
+    Wave: reqNum,
+    PartsDone: reqNum,
+    SpacesDone: reqNum,
+    Status: num,
+    Result: str,
+    CreatedAt: reqStr,
+    UpdatedAt: reqStr,
+    FinishedAt: str,
+    ExpiresAtEpoch: num,
+    Version: reqNum,
+  },
+  indexes: { primary: primary(['JobID'], []) },
+});
+
+/** One finished part of a job: what its Spaces came to (compressed). Written with the job's count, once. */
+export const JobPart = new Entity({
+  model: { entity: 'jobpart', version: '1', service },
+  attributes: { JobID: reqStr, Part: reqStr, Wave: reqNum, Index: reqNum, Result: reqStr, GaveUp: { type: 'boolean' }, CreatedAt: reqStr, ExpiresAtEpoch: num },
+  indexes: { primary: primary(['JobID'], ['Part']) },
+});
+
+/** A job still running: one item per job under one key, so a restarted server finds the jobs it must resume; deleted when the job ends. */
+export const RunningJob = new Entity({
+  model: { entity: 'runningjob', version: '1', service },
+  attributes: { JobID: reqStr, CreatedAt: reqStr },
+  indexes: { primary: primary([], ['JobID']) },
+});
+
 /** Builds the Service over one table with one client. */
 export function makeService(raw: unknown, table: string) {
   // Optional fields left undefined inside maps and lists are dropped, not refused; an object with a key named
   // like a prototype member (a label called `constructor`) is still written as a map.
   const client = DynamoDBDocumentClient.from(raw as DynamoDBClient, { marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: true } });
-  const all = { Organization, User, Group, ApiToken, Attestation, Invocation, SlugClaim, Space, Component, Unit, Revision, Mutation, Tag, ChangeSet, Filter, Target, Mark, Link, Release, Counter, ChangeWorkflow, ChangeOrder, Progress, Outbox, ProcessedEvent, IdempotencyRecord };
+  const all = { Organization, User, Group, ApiToken, Attestation, Invocation, SlugClaim, Space, Component, Unit, Revision, Mutation, Tag, ChangeSet, Filter, Target, Mark, Link, Release, Counter, ChangeWorkflow, ChangeOrder, Progress, Outbox, ProcessedEvent, IdempotencyRecord, Job, JobPart, RunningJob };
   // A Service binds its entities to its table and client: each store gets entities of its own, so two
   // stores on two tables in one process (tests, benchmarks) never write through each other's.
   const own = Object.fromEntries(Object.entries(all).map(([name, e]) => [name, new Entity((e as unknown as { schema: never }).schema)])) as unknown as typeof all;

@@ -1,3 +1,4 @@
+import { JOB_ATTEMPTS } from '../../lib/changes/jobs.ts';
 import { App, Validations } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
@@ -64,9 +65,9 @@ describe('the synthesized stack', () => {
     });
   });
 
-  it('runs five functions on Node.js 22, traced, minified, with log retention', () => {
+  it('runs six functions on Node.js 22, traced, minified, with log retention', () => {
     const ours = resources('AWS::Lambda::Function').filter(([, f]) => f.Properties.Environment?.Variables?.TABLE_NAME && f.Properties.Environment?.Variables?.BUS_NAME);
-    expect(ours.map(([, f]) => f.Properties.FunctionName).sort()).toEqual(['baton-test-Api', 'baton-test-Authorizer', 'baton-test-LiveStatus', 'baton-test-OutboxPublisher', 'baton-test-Reevaluate']);
+    expect(ours.map(([, f]) => f.Properties.FunctionName).sort()).toEqual(['baton-test-Api', 'baton-test-Authorizer', 'baton-test-JobWorker', 'baton-test-LiveStatus', 'baton-test-OutboxPublisher', 'baton-test-Reevaluate']);
     for (const [, f] of ours) {
       expect(f.Properties.Runtime).toBe('nodejs22.x');
       expect(f.Properties.TracingConfig).toEqual({ Mode: 'Active' });
@@ -104,9 +105,27 @@ describe('the synthesized stack', () => {
   it('alarms on the API 5xx rate, on each dead-letter queue and on each consumer’s errors', () => {
     const names = resources('AWS::CloudWatch::Alarm').map(([, a]) => a.Properties.AlarmName).sort();
     expect(names).toEqual(
-      ['Api5xxRate', 'LiveStatusDlqDepth', 'LiveStatusErrors', 'OutboxDlqDepth', 'OutboxPublisherErrors', 'ReevaluateDlqDepth', 'ReevaluateErrors'].map((n) => `baton-test-${n}`).sort(),
+      ['Api5xxRate', 'JobDlqDepth', 'JobWorkerErrors', 'LiveStatusDlqDepth', 'LiveStatusErrors', 'OutboxDlqDepth', 'OutboxPublisherErrors', 'ReevaluateDlqDepth', 'ReevaluateErrors'].map((n) => `baton-test-${n}`).sort(),
     );
     for (const [, a] of resources('AWS::CloudWatch::Alarm')) expect(a.Properties.AlarmActions).toHaveLength(1);
+  });
+
+  it('runs jobs on worker Lambdas from a FIFO queue, a part per message group, with a dead-letter queue after the last attempt', () => {
+    const [jobQueueId, q] = resources('AWS::SQS::Queue').find(([, x]) => x.Properties.QueueName === 'baton-test-jobs.fifo')!;
+    expect(q.Properties).toMatchObject({ FifoQueue: true, VisibilityTimeout: 360, RedrivePolicy: { maxReceiveCount: JOB_ATTEMPTS, deadLetterTargetArn: expect.anything() } });
+    const [dlqId] = resources('AWS::SQS::Queue').find(([, x]) => x.Properties.QueueName === 'baton-test-JobDlq.fifo')!;
+    expect(JSON.stringify(q.Properties.RedrivePolicy.deadLetterTargetArn)).toContain(dlqId);
+    const [, worker] = resources('AWS::Lambda::Function').find(([, f]) => f.Properties.FunctionName === 'baton-test-JobWorker')!;
+    expect(worker.Properties.Timeout).toBe(300);
+    const [, mapping] = resources('AWS::Lambda::EventSourceMapping').find(([, m]) => JSON.stringify(m.Properties.EventSourceArn).includes(jobQueueId))!;
+    expect(mapping.Properties).toMatchObject({ BatchSize: 1, FunctionResponseTypes: ['ReportBatchItemFailures'] });
+    // The API starts jobs and the workers start the next wave: both send to the queue, and know where it is.
+    for (const fnName of ['baton-test-Api', 'baton-test-JobWorker']) {
+      const [, f] = resources('AWS::Lambda::Function').find(([, x]) => x.Properties.FunctionName === fnName)!;
+      expect(JSON.stringify(f.Properties.Environment.Variables.JOB_QUEUE_URL)).toContain(jobQueueId);
+    }
+    const senders = resources('AWS::IAM::Policy').filter(([, p]) => JSON.stringify(p.Properties.PolicyDocument).includes('sqs:SendMessage'));
+    expect(senders.map(([, p]) => JSON.stringify(p.Properties.Roles)).sort().join()).toMatch(/Api.*JobWorker|JobWorker.*Api/);
   });
 
   it('logs API access and throttles by default', () => {

@@ -3,6 +3,7 @@ import { inject } from 'vitest';
 import type { Deps } from '../../lib/ports/deps.ts';
 import type { InProcessBus } from '../../lib/events/bus.ts';
 import { localDeps } from '../../lib/local/wiring.ts';
+import type { LocalJobPool } from '../../lib/local/jobs.ts';
 import { createOrganization } from '../../lib/local/bootstrap.ts';
 import { startServer, type LocalServer } from '../../lib/local/server.ts';
 import type { Caller } from '../../lib/model/entities.ts';
@@ -54,6 +55,7 @@ export interface Env {
   other: Api;
   anonymous: Api;
   server: LocalServer;
+  pool: LocalJobPool;
   table: string;
   close(): Promise<void>;
 }
@@ -63,7 +65,7 @@ export async function startEnv(): Promise<Env> {
   const table = `test-${randomUUID().slice(0, 8)}`;
   const client = dynamoClient(endpoint);
   await ensureTable(client, table);
-  const { deps, bus } = localDeps(new DynamoStore(client, table), {}, { keepEventLog: true });
+  const { deps, bus, pool } = localDeps(new DynamoStore(client, table), {}, { keepEventLog: true });
   const server = await startServer(deps);
   const a = await createOrganization(deps, `org-${table}`);
   const b = await createOrganization(deps, `other-${table}`);
@@ -75,6 +77,7 @@ export async function startEnv(): Promise<Env> {
     other: new Api(server.url, b.token, b.caller),
     anonymous: new Api(server.url, undefined),
     server,
+    pool,
     table,
     async close() {
       await server.close();

@@ -1,11 +1,11 @@
 import type { ApiToken, ChangeOrder, Component, Group, Link, Mark, Mutation, Organization, Progress, Revision, Space, StoredRevision, Tag, Unit, User } from '../../lib/model/entities.ts';
 import { Conflict } from '../../lib/model/errors.ts';
-import type { IdempotencyRecord, MarkWrite, OrgKind, OutboxItem, ReleaseCounter, SluggedInSpace, SpaceKind, Store, StoreOp, WriteKind } from '../../lib/ports/store.ts';
+import type { IdempotencyRecord, JobPartRecord, JobRecord, MarkWrite, OrgKind, OutboxItem, ReleaseCounter, SluggedInSpace, SpaceKind, Store, StoreOp, WriteKind } from '../../lib/ports/store.ts';
 import { TRANSACTION_MAX_ITEMS } from '../../lib/util/chunk.ts';
 
 type Item = Record<string, any>;
 
-const ID: Record<string, string> = { User: 'UserID', Group: 'GroupID', ApiToken: 'TokenHash', Attestation: 'AttestationID', Invocation: 'InvocationID', Space: 'SpaceID', Component: 'ComponentID', Unit: 'UnitID', Tag: 'TagID', ChangeSet: 'ChangeSetID', Filter: 'FilterID', Target: 'TargetID', Link: 'LinkID', Release: 'ReleaseID', ChangeWorkflow: 'ChangeWorkflowID', ChangeOrder: 'ChangeOrderID', Outbox: 'EventID' };
+const ID: Record<string, string> = { User: 'UserID', Group: 'GroupID', ApiToken: 'TokenHash', Attestation: 'AttestationID', Invocation: 'InvocationID', Space: 'SpaceID', Component: 'ComponentID', Unit: 'UnitID', Tag: 'TagID', ChangeSet: 'ChangeSetID', Filter: 'FilterID', Target: 'TargetID', Link: 'LinkID', Release: 'ReleaseID', ChangeWorkflow: 'ChangeWorkflowID', ChangeOrder: 'ChangeOrderID', Outbox: 'EventID', Job: 'JobID', RunningJob: 'JobID' };
 
 /** The key of an item of a kind, as the table would have it. */
 function keyOf(kind: WriteKind, i: Item): string {
@@ -19,6 +19,8 @@ function keyOf(kind: WriteKind, i: Item): string {
       return i.TargetID;
     case 'Progress':
       return `${i.ChangeOrderID}#${i.SpaceID}`;
+    case 'JobPart':
+      return `${i.JobID}#${i.Part}`;
     default:
       return i[ID[kind]!];
   }
@@ -26,7 +28,7 @@ function keyOf(kind: WriteKind, i: Item): string {
 
 function scopeOf(kind: WriteKind, i: Item): string | undefined {
   if (kind === 'Space' || kind === 'Component' || kind === 'User' || kind === 'Group') return `org:${i.OrganizationID}`;
-  if (['Revision', 'Mutation', 'Mark', 'ReleaseCounter', 'Release', 'Progress', 'ApiToken', 'Attestation', 'Outbox'].includes(kind)) return undefined;
+  if (['Revision', 'Mutation', 'Mark', 'ReleaseCounter', 'Release', 'Progress', 'ApiToken', 'Attestation', 'Outbox', 'Job', 'JobPart', 'RunningJob'].includes(kind)) return undefined;
   return `space:${i.SpaceID}`;
 }
 
@@ -179,6 +181,10 @@ export class MemoryStore implements Store {
   releaseIdempotency = async (o: string, u: string, k: string) => void this.idempotency.delete(`${o}#${u}#${k}`);
   pendingEvents = async (limit: number) => this.all<OutboxItem>('Outbox').sort((a, b) => (a.CreatedAt + a.EventID < b.CreatedAt + b.EventID ? -1 : 1)).slice(0, limit);
   deletePendingEvent = async (eventId: string) => void this.table('Outbox').delete(eventId);
+  getJob = async (jobId: string) => this.one<JobRecord>('Job', jobId);
+  jobParts = async (jobId: string) => this.all<JobPartRecord>('JobPart', (p) => p.JobID === jobId).sort((a, b) => (a.Part < b.Part ? -1 : 1));
+  jobPartDone = async (jobId: string, part: string) => this.table('JobPart').has(`${jobId}#${part}`);
+  runningJobs = async () => this.all<{ JobID: string }>('RunningJob').map((j) => j.JobID);
   eventProcessed = async (eventId: string, consumer: string) => this.processed.has(`${eventId}#${consumer}`);
   markEventProcessed = async (eventId: string, consumer: string, expiresAtEpoch: number) => void this.processed.set(`${eventId}#${consumer}`, expiresAtEpoch);
 }

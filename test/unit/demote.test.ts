@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { createChangeOrder } from '../../lib/changes/create.ts';
-import { demote } from '../../lib/changes/demote.ts';
+import { demote, type DemoteResult } from '../../lib/changes/demote.ts';
 import { promoteContext, promoteSpace } from '../../lib/changes/promote-space.ts';
 import type { ChangeDeps } from '../../lib/changes/ports.ts';
 import type { Caller, ChangeOrder } from '../../lib/model/entities.ts';
@@ -67,7 +67,7 @@ describe('demote over an in-memory store', () => {
     expect((await f.store.progressOf(co.ChangeOrderID)).find((p) => p.SpaceID === f.dev.SpaceID)?.RestoredAt).toBeUndefined();
     f.store.transact = transact;
     const fresh = (await f.store.getInSpace<ChangeOrder>('ChangeOrder', f.base.SpaceID, co.ChangeOrderID))!;
-    const rerun = await demote(f.deps, caller, fresh, f.dev, { changeDesc: 'back out v452' });
+    const rerun = (await demote(f.deps, caller, fresh, f.dev, { changeDesc: 'back out v452' })) as DemoteResult;
     expect(rerun.Restored).toBe(true);
     expect(rerun.Units.filter((u) => u.Action === 'Unchanged' && u.Reason === 'AlreadyRestored')).toHaveLength(24);
     expect(rerun.Units.filter((u) => u.Action !== 'Unchanged').map((u) => u.UnitSlug)).toEqual(['config-24', 'config-25', 'config-26', 'config-27', 'deployment', 'zz-last']);
@@ -81,7 +81,7 @@ describe('demote over an in-memory store', () => {
     expect((await f.store.progressOf(co.ChangeOrderID)).find((p) => p.SpaceID === f.dev.SpaceID)?.RestoredAt).toBe('2026-12-01T00:00:00.000Z');
     // A Unit edited forward after its restore keeps that work: a third run changes nothing.
     await writeData(f.deps, caller, f.dev, restored, deployment.replace('replicas: 1', 'replicas: 5'), { source: 'Update' });
-    const third = await demote(f.deps, caller, fresh, f.dev, {});
+    const third = (await demote(f.deps, caller, fresh, f.dev, {})) as DemoteResult;
     expect(third.Units.every((u) => u.Action === 'Unchanged')).toBe(true);
     const kept = await f.unitOf('deployment');
     expect(await dataAt(f.deps, kept, kept.HeadRevisionNum)).toContain('replicas: 5');
@@ -93,7 +93,7 @@ describe('demote over an in-memory store', () => {
     const dep = await f.unitOf('deployment');
     await writeData(f.deps, { ...caller, UserID: 'user-2' }, f.dev, dep, (await dataAt(f.deps, dep, dep.HeadRevisionNum)).replace('replicas: 1', 'replicas: 3'), { source: 'Update', description: 'more replicas' });
     const before = f.store.transactions.length;
-    const plan = await demote(f.deps, caller, co, f.dev, { dryRun: true });
+    const plan = (await demote(f.deps, caller, co, f.dev, { dryRun: true })) as DemoteResult;
     expect(f.store.transactions.length).toBe(before);
     expect(plan.Units.find((u) => u.UnitSlug === 'deployment')).toEqual({ UnitID: dep.UnitID, UnitSlug: 'deployment', Action: 'Restore', RestoredRevisionNum: 1, RevisionNum: dep.HeadRevisionNum + 2, Dropped: [{ RevisionNum: dep.HeadRevisionNum + 1, UserID: 'user-2', Description: 'more replicas' }] });
     expect(plan.Units.find((u) => u.UnitSlug === 'config-00')).toMatchObject({ Action: 'Mark', Reason: 'NoChange', RestoredRevisionNum: 1, Dropped: [] });
@@ -103,7 +103,7 @@ describe('demote over an in-memory store', () => {
     const f = await fleet();
     const co = await f.aborted();
     await createUnit(f.deps, caller, f.dev, { Slug: 'made-later', Data: config, ToolchainType: 'Kubernetes/YAML' });
-    const r = await demote(f.deps, caller, co, f.dev, {});
+    const r = (await demote(f.deps, caller, co, f.dev, {})) as DemoteResult;
     expect(r.Units.find((u) => u.UnitSlug === 'made-later')).toMatchObject({ Action: 'Failed', Error: "change order 'release-v452' never marked unit 'made-later' (its start Tag does not mark it): there is nothing to restore it to" });
     // The Units it did mark are all restored, so the Space counts as restored.
     expect(r.Restored).toBe(true);

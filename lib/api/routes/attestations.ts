@@ -1,3 +1,5 @@
+import { accepted } from './jobs.ts';
+import { Invalid } from '../../model/errors.ts';
 import { approve, createAttestation, listAttestations, revokeAttestation } from '../../changes/attest.ts';
 import { NotFound } from '../../model/errors.ts';
 import { listQueries, page } from '../lists.ts';
@@ -18,7 +20,9 @@ export const attestationRoutes = [
     // Any role may ask (a dry run reads); recording needs Approve in every Space, checked by the operation.
     access: 'Anyone',
     async handle({ deps, caller, body }) {
+      if (body.Async && body.DryRun) throw new Invalid('Async does not apply to a dry run: it writes nothing and is answered in the request');
       const r = await approve(deps, caller, body);
+      if ('job' in r) return accepted(r.job);
       return { status: r.DryRun || !r.Attestations.length ? 200 : 201, body: r };
     },
   }),

@@ -1,3 +1,4 @@
+import { accepted } from './jobs.ts';
 import { findInSpace, findSpace } from '../../variants/lookup.ts';
 import { UnitAction } from '../../variants/merge.ts';
 import { createVariant, promoteVariant, uploadVariant } from '../../variants/variant.ts';
@@ -21,7 +22,9 @@ export const variantRoutes = [
     access: 'Anyone',
     async handle({ deps, caller, body }) {
       const { item: co } = await findInSpace<ChangeOrder>(deps, caller, undefined, 'ChangeOrder', body.ChangeOrderID);
-      const r = await demote(deps, caller, co, await findSpace(deps, caller, body.Space), { changeDesc: body.ChangeDescription, dryRun: body.DryRun });
+      if (body.Async && body.DryRun) throw new Invalid('Async does not apply to a dry run: it writes nothing and is answered in the request');
+      const r = await demote(deps, caller, co, await findSpace(deps, caller, body.Space), { changeDesc: body.ChangeDescription, dryRun: body.DryRun, async: body.Async });
+      if ('job' in r) return accepted(r.job);
       return { status: r.Units.some((u) => u.Action === 'Failed') ? 207 : 200, body: r };
     },
   }),
@@ -56,8 +59,9 @@ export const variantRoutes = [
     async handle({ deps, caller, body }) {
       if (body.ChangeOrderID) {
         if (body.Squash) throw new Invalid('Squash does not apply to a change order promotion: its range is replayed as the change made it');
+        if (body.Async && body.DryRun) throw new Invalid('Async does not apply to a dry run: it writes nothing and is answered in the request');
         const { item: co, space: base } = await findInSpace<ChangeOrder>(deps, caller, undefined, 'ChangeOrder', body.ChangeOrderID);
-        const { outcome, result } = await promoteChangeOrder(deps, caller, co, base, {
+        const done = await promoteChangeOrder(deps, caller, co, base, {
           targetStage: body.TargetStage,
           spaces: [...(body.Spaces ?? []), ...(body.Space ? [body.Space] : [])],
           whereSpace: body.WhereSpace,
@@ -66,11 +70,13 @@ export const variantRoutes = [
           force: body.Force,
           forceReason: body.ForceReason,
           protect: body.Protect,
+          async: body.Async,
         });
-        return { status: outcome === 'Partial' ? 207 : 200, body: result };
+        if (done.outcome === 'Accepted') return accepted(done.job);
+        return { status: done.outcome === 'Partial' ? 207 : 200, body: done.result };
       }
       if (!body.Space) throw new Invalid('name the Space to promote, or a ChangeOrderID');
-      for (const k of ['TargetStage', 'Spaces', 'WhereSpace', 'PriorRevisions', 'Force', 'ForceReason', 'Protect'] as const) {
+      for (const k of ['TargetStage', 'Spaces', 'WhereSpace', 'PriorRevisions', 'Force', 'ForceReason', 'Protect', 'Async'] as const) {
         if (body[k] !== undefined) throw new Invalid(`${k} applies only to a change order promotion`);
       }
       const space = await findSpace(deps, caller, body.Space);

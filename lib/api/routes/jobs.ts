@@ -1,0 +1,27 @@
+import { getJob } from '../../changes/job-kinds.ts';
+import type { JobRecord } from '../../ports/store.ts';
+import { route, type Reply } from '../route.ts';
+import { NoBody, NoQuery } from '../schemas.ts';
+
+/** The answer to a request that runs on as a job: 202, its ID, and where to follow it. */
+export function accepted(job: JobRecord): Reply {
+  return {
+    status: 202,
+    headers: { location: `/job/${job.JobID}` },
+    body: { JobID: job.JobID, Kind: job.Kind, State: job.State, Total: job.Total, ...(job.Subject ? { Subject: job.Subject } : {}), Message: `running as job ${job.JobID} over ${job.Total} space(s): GET /job/${job.JobID} (cub job get ${job.JobID}) reports its progress and, when done, its answer` },
+  };
+}
+
+/** Jobs: long promotions, approvals and demotes, followed until they end. */
+export const jobRoutes = [
+  route({
+    method: 'GET',
+    path: '/job/{job_id}',
+    name: 'GetJob',
+    query: NoQuery,
+    body: NoBody,
+    async handle({ deps, caller, params }) {
+      return { body: await getJob(deps, caller, params.job_id!) };
+    },
+  }),
+];

@@ -1,0 +1,16 @@
+/** The kinds of job and what runs each: the registry the workers (and `GET /job/{id}`) use. */
+import type { Caller } from '../model/entities.ts';
+import type { Deps, JobMessage } from '../ports/deps.ts';
+import { jobView, resumeJob, runJobPart, type JobHandlers, type JobView } from './jobs.ts';
+import { promoteJob } from './promote.ts';
+import { approveJob } from './attest.ts';
+import { demoteJob } from './demote.ts';
+
+export const JOB_HANDLERS: JobHandlers = { Promote: promoteJob, Approve: approveJob, Demote: demoteJob };
+
+/** Runs one part of a job (a worker's message); `giveUp` writes its Spaces as failed instead (the last attempt failed). */
+export const runPart = (deps: Deps, msg: JobMessage, giveUp?: string): Promise<void> => runJobPart(deps, JOB_HANDLERS, msg, giveUp);
+/** Takes up a job from what the table says (after a restart). */
+export const resume = (deps: Deps, jobId: string): Promise<void> => resumeJob(deps, JOB_HANDLERS, jobId);
+/** `GET /job/{id}`. */
+export const getJob = (deps: Deps, caller: Caller, jobId: string): Promise<JobView> => jobView(deps, JOB_HANDLERS, caller, jobId);

@@ -1,0 +1,250 @@
+/**
+ * Long operations as jobs. A promotion (or an approval over a stage, or a demote) too large for one
+ * request is planned and gated in the request, written as a Job, and answered 202; its Spaces are split
+ * into waves (run one after another: a MergeUnits wave merges from the one before) of parts of at most
+ * JOB_PART_SPACES Spaces, each part a message a worker takes (SQS → worker Lambdas on AWS, an
+ * in-process pool locally). A worker runs its part's Spaces with the very code a request runs, then
+ * writes the part's result and the job's count in one transaction — once: a part already written is
+ * never run again. Whoever writes a wave's last part starts the next wave; whoever writes the job's last
+ * part finishes it: the operation's record (the ChangeOrder's promotions, failures, its lease given
+ * back) and the job's answer in one transaction. A message delivered twice, a worker that died, a
+ * server restarted mid-job: each is taken up again from what the table says (`resumeJob`).
+ */
+import type { Caller, Space } from '../model/entities.ts';
+import { Conflict, NotFound } from '../model/errors.ts';
+import type { Deps, JobMessage } from '../ports/deps.ts';
+import type { JobKind, JobPartRecord, JobRecord, StoreOp } from '../ports/store.ts';
+import { compress, decompress } from '../config/hash.ts';
+
+/**
+ * Above this many Spaces a promotion (or an approval) runs as a job unless the request says otherwise
+ * (BATON_JOB_THRESHOLD): 100 Spaces of a few Units each promote in well under API Gateway's 29 seconds.
+ */
+export const DEFAULT_JOB_THRESHOLD = 100;
+
+/** The most Spaces one part (one worker's share) runs. */
+export const JOB_PART_SPACES = 20;
+/** Attempts a part gets (SQS deliveries, or the local pool's tries); the last failing one writes the part's Spaces as failed. */
+export const JOB_ATTEMPTS = 3;
+/** How long a finished job is kept (seconds). */
+const JOB_KEPT_S = 7 * 24 * 3600;
+
+
+/** What a kind of job does with its parts. `P` is its plan, `R` what one Space came to. */
+export interface JobHandler<P = any, R = any> {
+  /** Runs a part's Spaces; what each came to, and what to write with the part (in its transaction), if anything. */
+  run(deps: Deps, job: JobRecord, plan: P, wave: number, spaces: Space[]): Promise<{ results: R[]; ops?: StoreOp[] }>;
+  /** What each Space of a part came to when its worker gave up on it. */
+  gaveUp(spaces: Space[], error: string): R[];
+  /** What a Space's result says, for the job's progress (its action, and the error if any). */
+  summary(result: R): { SpaceID: string; Action: string; Error?: string };
+  /**
+   * Turns every Space's result (in order) into the answer the request would have given, and writes what
+   * the operation records with `end(status, body)` — the job's own end — in the same transaction.
+   */
+  finish(deps: Deps, job: JobRecord, plan: P, results: R[], end: (status: number, body: unknown) => StoreOp): Promise<void>;
+  /** After the job has ended (effects that may run again: e.g. a Stage re-evaluated). */
+  after?(deps: Deps, job: JobRecord, plan: P): Promise<void>;
+}
+
+export type JobHandlers = Record<JobKind, JobHandler>;
+
+interface StoredPlan<P> {
+  waves: Space[][];
+  data: P;
+}
+
+const partKey = (wave: number, index: number) => `w${String(wave).padStart(3, '0')}p${String(index).padStart(5, '0')}`;
+
+/** Whether a request of this many Spaces runs as a job (`Async` asks either way; without a queue nothing does). */
+export function runsAsJob(deps: Deps, spaces: number, asked: boolean | undefined): boolean {
+  if (!deps.jobs || spaces === 0) return false;
+  return asked ?? spaces > deps.jobs.thresholdSpaces;
+}
+
+/** Writes a job and sends its first wave's parts. `jobId` may be chosen by the caller (a promotion's lease names it). */
+export async function startJob<P>(deps: Deps, caller: Caller, o: { jobId: string; kind: JobKind; waves: Space[][]; plan: P; subject?: Record<string, unknown> }): Promise<JobRecord> {
+  const waves = o.waves.filter((w) => w.length);
+  const partSize = deps.jobs?.partSpaces ?? JOB_PART_SPACES;
+  const now = deps.now().toISOString();
+  const job: JobRecord = {
+    JobID: o.jobId,
+    OrganizationID: caller.OrganizationID,
+    UserID: caller.UserID,
+    Kind: o.kind,
+    State: 'Running',
+    Caller: caller,
+    Subject: o.subject,
+    Plan: compress(JSON.stringify({ waves, data: o.plan } satisfies StoredPlan<P>)),
+    Total: waves.reduce((n, w) => n + w.length, 0),
+    Parts: waves.map((w) => Math.ceil(w.length / partSize)),
+    PartSpaces: partSize,
+    Wave: 0,
+    PartsDone: 0,
+    SpacesDone: 0,
+    CreatedAt: now,
+    UpdatedAt: now,
+    Version: 1,
+  };
+  await deps.store.transact([
+    { op: 'create', kind: 'Job', item: job },
+    { op: 'create', kind: 'RunningJob', item: { JobID: job.JobID, CreatedAt: now } },
+  ]);
+  await sendWave(deps, job, 0);
+  return job;
+}
+
+async function sendWave(deps: Deps, job: JobRecord, wave: number, skip: Set<string> = new Set()): Promise<void> {
+  const messages: JobMessage[] = [];
+  for (let i = 0; i < (job.Parts[wave] ?? 0); i++) if (!skip.has(partKey(wave, i))) messages.push({ JobID: job.JobID, Wave: wave, Part: i });
+  if (messages.length) await deps.jobs!.queue.send(messages);
+}
+
+const plans = new Map<string, StoredPlan<unknown>>();
+/** A job's plan, decompressed once per worker process (the last few jobs kept). */
+function planOf<P>(job: JobRecord): StoredPlan<P> {
+  let p = plans.get(job.JobID);
+  if (!p) {
+    p = JSON.parse(decompress(job.Plan)) as StoredPlan<unknown>;
+    plans.set(job.JobID, p);
+    if (plans.size > 8) plans.delete(plans.keys().next().value!);
+  }
+  return p as StoredPlan<P>;
+}
+
+/** The Spaces of one part. */
+function partSpaces(job: JobRecord, plan: StoredPlan<unknown>, wave: number, index: number): Space[] {
+  const size = job.PartSpaces ?? JOB_PART_SPACES;
+  return (plan.waves[wave] ?? []).slice(index * size, (index + 1) * size);
+}
+
+/**
+ * Runs one part of a job (a worker's message), unless it has run already; then moves the job on.
+ * `giveUp` (the last attempt failed): the part's Spaces are written as failed, so the job still ends.
+ */
+export async function runJobPart(deps: Deps, handlers: JobHandlers, msg: JobMessage, giveUp?: string): Promise<void> {
+  const job = await deps.store.getJob(msg.JobID);
+  if (!job || job.State === 'Done') return;
+  const key = partKey(msg.Wave, msg.Part);
+  if (await deps.store.jobPartDone(job.JobID, key)) return resumeJob(deps, handlers, job.JobID);
+  const handler = handlers[job.Kind];
+  const plan = planOf(job);
+  const spaces = partSpaces(job, plan, msg.Wave, msg.Part);
+  const { results, ops } = giveUp !== undefined ? { results: handler.gaveUp(spaces, giveUp), ops: [] } : await handler.run(deps, job, plan.data, msg.Wave, spaces);
+  const now = deps.now().toISOString();
+  const part: JobPartRecord = { JobID: job.JobID, Part: key, Wave: msg.Wave, Index: msg.Part, Result: compress(JSON.stringify(results)), ...(giveUp !== undefined ? { GaveUp: true } : {}), CreatedAt: now, ExpiresAtEpoch: Math.floor(deps.now().getTime() / 1000) + JOB_KEPT_S };
+  // The part and the job's count in one transaction, retried while other parts move the count.
+  for (let attempt = 0; ; attempt++) {
+    const cur = attempt === 0 ? job : await deps.store.getJob(job.JobID);
+    if (!cur || cur.State === 'Done' || (attempt > 0 && (await deps.store.jobPartDone(job.JobID, key)))) return;
+    const lastOfWave = cur.PartsDone + 1 === cur.Parts[msg.Wave] && cur.Wave === msg.Wave;
+    const next: JobRecord = {
+      ...cur,
+      SpacesDone: cur.SpacesDone + spaces.length,
+      ...(lastOfWave && msg.Wave + 1 < cur.Parts.length ? { Wave: msg.Wave + 1, PartsDone: 0 } : { PartsDone: cur.PartsDone + 1 }),
+      UpdatedAt: now,
+      Version: cur.Version + 1,
+    };
+    try {
+      await deps.store.transact([{ op: 'create', kind: 'JobPart', item: part }, { op: 'update', kind: 'Job', item: next, expectedVersion: cur.Version }, ...(ops ?? [])]);
+    } catch (e) {
+      if (e instanceof Conflict && attempt < 50) {
+        await new Promise((r) => setTimeout(r, Math.min(200, 5 * 2 ** Math.min(attempt, 6)) * Math.random()));
+        continue;
+      }
+      throw e;
+    }
+    if (lastOfWave) await moveOn(deps, handlers, next);
+    return;
+  }
+}
+
+/** After a wave's last part: the next wave's parts are sent, or the job is finished. */
+async function moveOn(deps: Deps, handlers: JobHandlers, job: JobRecord): Promise<void> {
+  const finished = job.Wave === job.Parts.length - 1 && job.PartsDone === job.Parts[job.Wave];
+  if (finished) return finishJob(deps, handlers, job);
+  if (job.PartsDone === 0) await sendWave(deps, job, job.Wave);
+}
+
+/**
+ * Takes a job up from what the table says: the current wave's parts not yet written are sent again (a
+ * duplicate is harmless: a part runs once), or the job is finished if every part is in. For a restart,
+ * and for a message delivered again after its part was written.
+ */
+export async function resumeJob(deps: Deps, handlers: JobHandlers, jobId: string): Promise<void> {
+  const job = await deps.store.getJob(jobId);
+  if (!job || job.State === 'Done') return;
+  if (job.Wave === job.Parts.length - 1 && job.PartsDone === job.Parts[job.Wave]) return finishJob(deps, handlers, job);
+  const done = new Set((await deps.store.jobParts(jobId)).map((p) => p.Part));
+  await sendWave(deps, job, job.Wave, done);
+}
+
+async function finishJob(deps: Deps, handlers: JobHandlers, job: JobRecord): Promise<void> {
+  const handler = handlers[job.Kind];
+  const plan = planOf(job);
+  const parts = await deps.store.jobParts(job.JobID);
+  const results = parts.flatMap((p) => JSON.parse(decompress(p.Result)) as unknown[]);
+  const now = deps.now();
+  try {
+    await handler.finish(deps, job, plan.data, results, (status, body) => ({
+      op: 'update',
+      kind: 'Job',
+      item: { ...job, State: 'Done', Status: status, Result: compress(JSON.stringify(body)), FinishedAt: now.toISOString(), UpdatedAt: now.toISOString(), ExpiresAtEpoch: Math.floor(now.getTime() / 1000) + JOB_KEPT_S, Version: job.Version + 1 },
+      expectedVersion: job.Version,
+    }));
+  } catch (e) {
+    // Finished by another worker meanwhile (a message delivered twice): nothing to do.
+    if (e instanceof Conflict && (await deps.store.getJob(job.JobID))?.State === 'Done') return;
+    throw e;
+  }
+  await deps.store.transact([{ op: 'delete', kind: 'RunningJob', item: { JobID: job.JobID } }]).catch(() => undefined);
+  plans.delete(job.JobID);
+  await handler.after?.(deps, job, plan.data);
+}
+
+/** What `GET /job/{id}` answers: where the job stands, per Space, and once done the answer the request would have given. */
+export interface JobView {
+  JobID: string;
+  Kind: JobKind;
+  State: 'Running' | 'Done';
+  UserID: string;
+  Subject?: Record<string, unknown>;
+  CreatedAt: string;
+  UpdatedAt: string;
+  FinishedAt?: string;
+  Total: number;
+  Done: number;
+  Spaces: { SpaceID: string; SpaceSlug: string; Wave: number; State: 'Pending' | 'Done'; Action?: string; Error?: string }[];
+  /** The HTTP status the request would have answered with, once done. */
+  Status?: number;
+  /** The body the request would have answered with, once done. */
+  Result?: unknown;
+}
+
+/** A job as its organization's members see it (another organization's is not found). */
+export async function jobView(deps: Deps, handlers: JobHandlers, caller: Caller, jobId: string): Promise<JobView> {
+  const job = await deps.store.getJob(jobId);
+  if (!job || job.OrganizationID !== caller.OrganizationID) throw new NotFound(`job '${jobId}' not found`);
+  const handler = handlers[job.Kind];
+  const plan = planOf(job);
+  const parts = await deps.store.jobParts(jobId);
+  const done = new Map<string, { Action: string; Error?: string }>();
+  for (const p of parts) for (const r of JSON.parse(decompress(p.Result)) as unknown[]) {
+    const s = handler.summary(r);
+    done.set(s.SpaceID, { Action: s.Action, ...(s.Error ? { Error: s.Error } : {}) });
+  }
+  return {
+    JobID: job.JobID,
+    Kind: job.Kind,
+    State: job.State,
+    UserID: job.UserID,
+    ...(job.Subject ? { Subject: job.Subject } : {}),
+    CreatedAt: job.CreatedAt,
+    UpdatedAt: job.UpdatedAt,
+    ...(job.FinishedAt ? { FinishedAt: job.FinishedAt } : {}),
+    Total: job.Total,
+    Done: job.State === 'Done' ? job.Total : job.SpacesDone,
+    Spaces: plan.waves.flatMap((w, wave) => w.map((s) => ({ SpaceID: s.SpaceID, SpaceSlug: s.Slug, Wave: wave, ...(done.has(s.SpaceID) ? { State: 'Done' as const, ...done.get(s.SpaceID)! } : { State: 'Pending' as const }) }))),
+    ...(job.State === 'Done' ? { Status: job.Status, Result: job.Result ? JSON.parse(decompress(job.Result)) : undefined } : {}),
+  };
+}
