@@ -2,6 +2,7 @@ import type { Caller, Filter, Space } from '../model/entities.ts';
 import { Invalid } from '../model/errors.ts';
 import { matches, parseWhere, relationsUsed, type Query } from '../where/index.ts';
 import type { Deps } from '../ports/deps.ts';
+import type { OrgKind, SluggedInSpace } from '../ports/store.ts';
 import { findInSpace } from '../variants/lookup.ts';
 
 /** The list parameters every list route takes. */
@@ -56,6 +57,56 @@ export async function page<T extends { Slug: string }>(items: T[], queries: Quer
   const more = start + limit < all.length && last;
   const out = slice.map((i) => stripRelations(i, relations));
   return { items: out, continueToken: more ? Buffer.from(last.Slug, 'utf8').toString('base64url') : undefined };
+}
+
+/** Where a kind's slugs are claimed, and which kind. */
+export interface SlugScope {
+  scope: { orgId: string } | { spaceId: string };
+  kind: OrgKind | SluggedInSpace | 'Space' | 'Component';
+}
+
+/** How a list reads its items: all of them, or those of some IDs; and what each becomes in the answer (undefined: not shown). */
+export interface ListSource<S, T> {
+  all(): Promise<S[]>;
+  some(ids: string[]): Promise<S[]>;
+  idOf(item: S): string;
+  show(item: S): Promise<T | undefined> | T | undefined;
+}
+
+/**
+ * A page of a list in slug order. Asked for a `limit` (or given a `continue` token), it walks the slug
+ * claims with DynamoDB's own cursor and reads only the items of the claims it walks — never the whole
+ * partition — until it has `limit` that match; the token it gives back is the cursor of the last claim
+ * it answered with. Asked for neither, it reads the whole list.
+ */
+export async function cursorPage<S, T extends { Slug: string }>(deps: Deps, where: SlugScope, src: ListSource<S, T>, queries: Query[], p: ListParams, load?: RelationLoader<T>): Promise<Page<T>> {
+  const shown = async (items: S[]): Promise<T[]> => (await Promise.all(items.map(async (i) => src.show(i)))).filter((x) => x !== undefined) as T[];
+  if (p.limit === undefined && p.continue === undefined) return page(await shown(await src.all()), queries, p, load);
+  const limit = p.limit ?? 100;
+  const relations = new Set(queries.flatMap((q) => [...relationsUsed(q)]));
+  const out: T[] = [];
+  let after = p.continue;
+  for (;;) {
+    // Without a filter every claim read is answered: read what the page still needs and one more, so a
+    // page that ends the list says so (DynamoDB gives a cursor whenever a query stops at its Limit).
+    const want = queries.length ? Math.min(1000, Math.max(limit, 50)) : limit - out.length + 1;
+    const claims = await deps.store.slugPage(where.scope, where.kind, want, after);
+    const byId = new Map((await src.some(claims.claims.map((c) => c.ID))).map((i) => [src.idOf(i), i]));
+    const rows = await Promise.all(claims.claims.map(async (c) => ({ c, item: (byId.has(c.ID) ? await src.show(byId.get(c.ID)!) : undefined) as T | undefined })));
+    const present = rows.filter((r): r is { c: (typeof rows)[number]['c']; item: T } => r.item !== undefined);
+    const loaded = relations.size && load ? await load(present.map((r) => r.item), relations) : present.map((r) => r.item);
+    for (const [i, r] of present.entries()) {
+      const item = loaded[i]!;
+      if (!queries.every((q) => matches(q, item as Record<string, unknown>))) continue;
+      out.push(stripRelations(item, relations));
+      if (out.length === limit) {
+        const last = i === present.length - 1 && r.c === claims.claims.at(-1) && !claims.next;
+        return { items: out, continueToken: last ? undefined : r.c.Cursor };
+      }
+    }
+    if (!claims.next) return { items: out };
+    after = claims.next;
+  }
 }
 
 function stripRelations<T>(item: T, relations: Set<string>): T {

@@ -81,6 +81,12 @@ export interface JobPartRecord {
   ExpiresAtEpoch?: number;
 }
 
+/** A page of slug claims: each with the cursor that resumes right after it, and the page's own cursor if more may follow. */
+export interface SlugPage {
+  claims: { ID: string; Slug: string; Cursor: string }[];
+  next?: string;
+}
+
 /** A request made with an Idempotency-Key, and its answer once it has one. */
 export interface IdempotencyRecord {
   OrganizationID: string;
@@ -196,6 +202,16 @@ export interface Store {
   eventProcessed(eventId: string, consumer: string): Promise<boolean>;
   /** Records that a consumer handled an event (kept until `expiresAtEpoch`, seconds). */
   markEventProcessed(eventId: string, consumer: string, expiresAtEpoch: number): Promise<void>;
+
+  /**
+   * One page of the slugs of a kind in an organization (`Space`, `Component`, `User`, `Group`) or a Space
+   * (every other kind), in slug order, read from the slug claims with DynamoDB's own cursor: `after` is
+   * a cursor this returned (the page's `next`, or a claim's own `Cursor`: resume right after it).
+   * Invalid when `after` is not a cursor of this list.
+   */
+  slugPage(scope: { orgId: string } | { spaceId: string }, kind: OrgKind | SluggedInSpace | 'Space' | 'Component', limit: number, after?: string): Promise<SlugPage>;
+  /** The items of a kind with these IDs (those that exist, in any order), in as few requests as the store allows. */
+  getMany<T>(kind: OrgKind | SluggedInSpace | 'Space' | 'Component', scopeId: string, ids: string[]): Promise<T[]>;
 
   getJob(jobId: string): Promise<JobRecord | undefined>;
   /** A job's finished parts, in order. */

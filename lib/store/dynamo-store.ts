@@ -1,7 +1,7 @@
-import type { EntityItem } from 'electrodb';
+import { createConversions, type EntityItem } from 'electrodb';
 import type { ApiToken, ChangeOrder, Component, Group, Link, Mark, Progress, Mutation, Organization, Revision, Space, StoredRevision, Tag, Unit, User } from '../model/entities.ts';
-import { Conflict, TooLarge } from '../model/errors.ts';
-import type { IdempotencyRecord, JobPartRecord, JobRecord, MarkWrite, OrgKind, OutboxItem, ReleaseCounter, SluggedInSpace, SpaceKind, Store, StoreOp, WriteKind } from '../ports/store.ts';
+import { Conflict, Invalid, TooLarge } from '../model/errors.ts';
+import type { IdempotencyRecord, JobPartRecord, JobRecord, SlugPage, MarkWrite, OrgKind, OutboxItem, ReleaseCounter, SluggedInSpace, SpaceKind, Store, StoreOp, WriteKind } from '../ports/store.ts';
 import { TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
 import * as E from './entities.ts';
 import { makeService, type BatonService } from './entities.ts';
@@ -69,6 +69,17 @@ const ID_FIELD: Record<SpaceKind | OrgKind | 'Space' | 'Component' | 'Unit', str
 };
 
 /** Why a conditional write in a transaction failed, said once per item kind. */
+/** Slug claims' keys as DynamoDB cursors (ExclusiveStartKey, base64url JSON) and back: the same for every table. */
+const claimCursors = createConversions(E.SlugClaim);
+
+function tryCursor<T>(f: () => T): T | undefined {
+  try {
+    return f();
+  } catch {
+    return undefined;
+  }
+}
+
 const REASONS = {
   slugTaken: (kind: string, slug: string) => `${/^[AEIOUaeiou]/.test(kind) ? 'an' : 'a'} ${kind} with slug '${slug}' already exists`,
   stale: (kind: string) => `the ${kind} was changed by someone else since it was read (its Version no longer matches); read it again and retry`,
@@ -438,6 +449,32 @@ export class DynamoStore implements Store {
   }
   async releaseIdempotency(orgId: string, userId: string, key: string): Promise<void> {
     await this.db.IdempotencyRecord.delete({ OrganizationID: orgId, UserID: userId, Key: key }).go();
+  }
+
+  async slugPage(scope: { orgId: string } | { spaceId: string }, kind: OrgKind | SluggedInSpace | 'Space' | 'Component', limit: number, after?: string): Promise<SlugPage> {
+    const Scope = 'orgId' in scope ? orgScope(scope.orgId) : spaceScope(scope.spaceId);
+    const Kind = kind.toLowerCase();
+    // A cursor that is not one of this list's (another list's, or made up) is refused before it is sent.
+    if (after !== undefined) {
+      const start = tryCursor(() => claimCursors.fromCursor.toComposite(after));
+      if (!start || start.Scope !== Scope || start.Kind !== Kind) throw new Invalid('continue token is not one this list issued');
+    }
+    const page = await this.db.SlugClaim.query.primary({ Scope, Kind }).go({ limit, cursor: after ?? null });
+    return {
+      claims: page.data.map((c) => ({ ID: c.ID, Slug: c.Slug, Cursor: claimCursors.fromComposite.toCursor({ Scope, Kind, Slug: c.Slug }) })),
+      next: page.cursor ?? undefined,
+    };
+  }
+  async getMany<T>(kind: OrgKind | SluggedInSpace | 'Space' | 'Component', scopeId: string, ids: string[]): Promise<T[]> {
+    const scopeField = kind === 'Space' || kind === 'Component' || kind === 'User' || kind === 'Group' ? 'OrganizationID' : 'SpaceID';
+    const out: T[] = [];
+    for (let i = 0; i < ids.length; i += 100) {
+      const keys = ids.slice(i, i + 100).map((id) => ({ [scopeField]: scopeId, [ID_FIELD[kind]]: id }));
+      const { data, unprocessed } = await (this.e[kind] as AnyEntity).get(keys).go({ unprocessed: 'item' });
+      out.push(...(data as T[]));
+      if (unprocessed.length) out.push(...((await Promise.all(unprocessed.map(async (k: object) => (await (this.e[kind] as AnyEntity).get(k).go()).data))) as T[]).filter(Boolean));
+    }
+    return kind === 'User' ? (out.map((u) => DynamoStore.user(u as never)) as T[]) : out;
   }
 
   async getJob(jobId: string): Promise<JobRecord | undefined> {

@@ -1,6 +1,6 @@
 import type { ApiToken, ChangeOrder, Component, Group, Link, Mark, Mutation, Organization, Progress, Revision, Space, StoredRevision, Tag, Unit, User } from '../../lib/model/entities.ts';
-import { Conflict } from '../../lib/model/errors.ts';
-import type { IdempotencyRecord, JobPartRecord, JobRecord, MarkWrite, OrgKind, OutboxItem, ReleaseCounter, SluggedInSpace, SpaceKind, Store, StoreOp, WriteKind } from '../../lib/ports/store.ts';
+import { Conflict, Invalid } from '../../lib/model/errors.ts';
+import type { IdempotencyRecord, JobPartRecord, JobRecord, SlugPage, MarkWrite, OrgKind, OutboxItem, ReleaseCounter, SluggedInSpace, SpaceKind, Store, StoreOp, WriteKind } from '../../lib/ports/store.ts';
 import { TRANSACTION_MAX_ITEMS } from '../../lib/util/chunk.ts';
 
 type Item = Record<string, any>;
@@ -181,6 +181,20 @@ export class MemoryStore implements Store {
   releaseIdempotency = async (o: string, u: string, k: string) => void this.idempotency.delete(`${o}#${u}#${k}`);
   pendingEvents = async (limit: number) => this.all<OutboxItem>('Outbox').sort((a, b) => (a.CreatedAt + a.EventID < b.CreatedAt + b.EventID ? -1 : 1)).slice(0, limit);
   deletePendingEvent = async (eventId: string) => void this.table('Outbox').delete(eventId);
+  slugPage = async (scope: { orgId: string } | { spaceId: string }, kind: string, limit: number, after?: string): Promise<SlugPage> => {
+    const prefix = `${'orgId' in scope ? `org:${scope.orgId}` : `space:${scope.spaceId}`}#${kind}#`;
+    const cursor = (slug: string) => Buffer.from(JSON.stringify({ prefix, slug })).toString('base64url');
+    let from = '';
+    if (after !== undefined) {
+      const c = JSON.parse(Buffer.from(after, 'base64url').toString()) as { prefix: string; slug: string };
+      if (c.prefix !== prefix) throw new Invalid('continue token is not one this list issued');
+      from = c.slug;
+    }
+    const all = [...this.slugs.entries()].filter(([k]) => k.startsWith(prefix)).map(([k, key]) => ({ Slug: k.slice(prefix.length), ID: key })).filter((c) => c.Slug > from).sort((a, b) => (a.Slug < b.Slug ? -1 : 1));
+    const claims = all.slice(0, limit).map((c) => ({ ...c, Cursor: cursor(c.Slug) }));
+    return { claims, next: all.length > limit ? claims.at(-1)!.Cursor : undefined };
+  };
+  getMany = async <T>(kind: string, _scopeId: string, ids: string[]) => ids.map((id) => this.one<T>(kind as WriteKind, id)).filter((x): x is T => !!x);
   getJob = async (jobId: string) => this.one<JobRecord>('Job', jobId);
   jobParts = async (jobId: string) => this.all<JobPartRecord>('JobPart', (p) => p.JobID === jobId).sort((a, b) => (a.Part < b.Part ? -1 : 1));
   jobPartDone = async (jobId: string, part: string) => this.table('JobPart').has(`${jobId}#${part}`);

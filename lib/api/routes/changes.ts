@@ -4,7 +4,7 @@ import { createChangeOrder } from '../../changes/create.ts';
 import { derive } from '../../changes/progress.ts';
 import { cloneWorkflow, createWorkflow, updateChangeOrder, updateWorkflow } from '../../changes/workflows.ts';
 import { findInSpace } from '../../variants/lookup.ts';
-import { listQueries, page } from '../lists.ts';
+import { cursorPage, listQueries, page } from '../lists.ts';
 import { pathSpace, withSpace } from '../resolve.ts';
 import { listReply, route } from '../route.ts';
 import { CloneChangeWorkflow, CreateChangeOrder, CreateChangeWorkflow, ListQuery, NoBody, NoQuery, UpdateChangeOrder, UpdateChangeWorkflow } from '../schemas.ts';
@@ -22,7 +22,8 @@ export const changeRoutes = [
     async handle({ deps, caller, params, query }) {
       const space = await pathSpace(deps, caller, params);
       const queries = await listQueries(deps, caller, 'ChangeWorkflow', query, space);
-      return listReply(await page((await deps.store.listInSpace<ChangeWorkflow>('ChangeWorkflow', space.SpaceID)).map((w) => withSpace(w, space)), queries, query));
+      const src = { all: () => deps.store.listInSpace<ChangeWorkflow>('ChangeWorkflow', space.SpaceID), some: (ids: string[]) => deps.store.getMany<ChangeWorkflow>('ChangeWorkflow', space.SpaceID, ids), idOf: (w: ChangeWorkflow) => w.ChangeWorkflowID, show: (w: ChangeWorkflow) => withSpace(w, space) };
+      return listReply(await cursorPage(deps, { scope: { spaceId: space.SpaceID }, kind: 'ChangeWorkflow' }, src, queries, query));
     },
   }),
   route({
@@ -106,8 +107,8 @@ export const changeRoutes = [
       const space = await pathSpace(deps, caller, params);
       const queries = await listQueries(deps, caller, 'ChangeOrder', query, space);
       const spaces = new Map((await deps.store.listSpaces(caller.OrganizationID)).map((s): [string, Space] => [s.SpaceID, s]));
-      const cos = await Promise.all((await deps.store.listInSpace<ChangeOrder>('ChangeOrder', space.SpaceID)).map(async (c) => withSpace(await derive(deps, caller, c, { spaces }), space)));
-      return listReply(await page(cos, queries, query));
+      const src = { all: () => deps.store.listInSpace<ChangeOrder>('ChangeOrder', space.SpaceID), some: (ids: string[]) => deps.store.getMany<ChangeOrder>('ChangeOrder', space.SpaceID, ids), idOf: (c: ChangeOrder) => c.ChangeOrderID, show: async (c: ChangeOrder) => withSpace(await derive(deps, caller, c, { spaces }), space) };
+      return listReply(await cursorPage(deps, { scope: { spaceId: space.SpaceID }, kind: 'ChangeOrder' }, src, queries, query));
     },
   }),
   route({

@@ -1,7 +1,7 @@
 import type { Link } from '../../model/entities.ts';
 import { createLink, deleteLink, withStale } from '../../variants/links.ts';
 import { findInSpace } from '../../variants/lookup.ts';
-import { listQueries, page } from '../lists.ts';
+import { cursorPage, listQueries } from '../lists.ts';
 import { pathSpace, withSpace } from '../resolve.ts';
 import { listReply, route } from '../route.ts';
 import { CreateLink, ListQuery, NoBody, NoQuery } from '../schemas.ts';
@@ -19,8 +19,8 @@ export const linkRoutes = [
     async handle({ deps, caller, params, query }) {
       const space = await pathSpace(deps, caller, params);
       const queries = await listQueries(deps, caller, 'Link', query, space);
-      const links = (await withStale(deps, await deps.store.listInSpace<Link>('Link', space.SpaceID))).map((l) => withSpace(l, space));
-      return listReply(await page(links, queries, query));
+      const src = { all: () => deps.store.listInSpace<Link>('Link', space.SpaceID), some: (ids: string[]) => deps.store.getMany<Link>('Link', space.SpaceID, ids), idOf: (l: Link) => l.LinkID, show: async (l: Link) => withSpace((await withStale(deps, [l]))[0]!, space) };
+      return listReply(await cursorPage(deps, { scope: { spaceId: space.SpaceID }, kind: 'Link' }, src, queries, query));
     },
   }),
   route({

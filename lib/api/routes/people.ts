@@ -1,8 +1,8 @@
-import type { Caller } from '../../model/entities.ts';
+import type { Caller, Group, User } from '../../model/entities.ts';
 import type { Deps } from '../../ports/deps.ts';
 import { changeMembers, createGroup, createToken, createUser, deleteGroup, deleteUser, findGroup, findUser, listTokens, revokeToken, updateUser } from '../../people/people.ts';
 import { findSpace } from '../../variants/lookup.ts';
-import { listQueries, page } from '../lists.ts';
+import { cursorPage, listQueries } from '../lists.ts';
 import { listReply, route } from '../route.ts';
 import { ChangeMembers, CreateGroup, CreateToken, CreateUser, ListQuery, NoBody, NoQuery, UpdateUser } from '../schemas.ts';
 
@@ -17,7 +17,9 @@ export const peopleRoutes = [
     query: ListQuery,
     body: NoBody,
     async handle({ deps, caller, query }) {
-      return listReply(await page(await deps.store.listUsers(caller.OrganizationID), await listQueries(deps, caller, 'User', query), query));
+      const org = caller.OrganizationID;
+      const src = { all: () => deps.store.listUsers(org), some: (ids: string[]) => deps.store.getMany<User>('User', org, ids), idOf: (u: User) => u.UserID, show: (u: User) => u };
+      return listReply(await cursorPage(deps, { scope: { orgId: org }, kind: 'User' }, src, await listQueries(deps, caller, 'User', query), query));
     },
   }),
   route({
@@ -70,7 +72,9 @@ export const peopleRoutes = [
     query: ListQuery,
     body: NoBody,
     async handle({ deps, caller, query }) {
-      return listReply(await page(await deps.store.listGroups(caller.OrganizationID), await listQueries(deps, caller, 'Group', query), query));
+      const org = caller.OrganizationID;
+      const src = { all: () => deps.store.listGroups(org), some: (ids: string[]) => deps.store.getMany<Group>('Group', org, ids), idOf: (g: Group) => g.GroupID, show: (g: Group) => g };
+      return listReply(await cursorPage(deps, { scope: { orgId: org }, kind: 'Group' }, src, await listQueries(deps, caller, 'Group', query), query));
     },
   }),
   route({

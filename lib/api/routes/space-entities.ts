@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import type { InSpace, Mark, Tag } from '../../model/entities.ts';
 import { findInSpace } from '../../variants/lookup.ts';
 import { createSpaceEntity, deleteSpaceEntity, updateSpaceEntity, type EntityInput, type SimpleKind } from '../../variants/space-entities.ts';
-import { listQueries, page } from '../lists.ts';
+import { cursorPage, listQueries } from '../lists.ts';
 import { pathSpace, withSpace } from '../resolve.ts';
 import { listReply, route, type Route } from '../route.ts';
 import { CreateChangeSet, CreateFilter, CreateInvocation, CreateTag, CreateTarget, ListQuery, NoBody, NoQuery, UpdateChangeSet, UpdateFilter, UpdateInvocation, UpdateTag, UpdateTarget } from '../schemas.ts';
@@ -34,8 +34,8 @@ function crud(spec: KindSpec): Route[] {
       async handle({ deps, caller, params, query }) {
         const space = await pathSpace(deps, caller, params);
         const queries = await listQueries(deps, caller, spec.kind, query, space);
-        const items = (await deps.store.listInSpace<InSpace>(spec.kind, space.SpaceID)).map((i) => withSpace(i, space));
-        return listReply(await page(items, queries, query));
+        const src = { all: () => deps.store.listInSpace<Item>(spec.kind, space.SpaceID), some: (ids: string[]) => deps.store.getMany<Item>(spec.kind, space.SpaceID, ids), idOf: (i: Item) => String(i[`${spec.kind}ID`]), show: (i: Item) => withSpace(i, space) };
+        return listReply(await cursorPage(deps, { scope: { spaceId: space.SpaceID }, kind: spec.kind }, src, queries, query));
       },
     }),
     route({

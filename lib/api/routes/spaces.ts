@@ -1,9 +1,9 @@
-import { requireVerb, type Caller, type Space } from '../../model/entities.ts';
+import { requireVerb, type Caller, type Component, type Space } from '../../model/entities.ts';
 import type { Deps } from '../../ports/deps.ts';
 import { deleteSpace } from '../../variants/deletion.ts';
 import { findComponent } from '../../variants/lookup.ts';
 import { createComponent, createSpace, updateSpace } from '../../variants/spaces.ts';
-import { listQueries, page } from '../lists.ts';
+import { cursorPage, listQueries } from '../lists.ts';
 import { pathSpace } from '../resolve.ts';
 import { visible } from '../access.ts';
 import { listReply, route } from '../route.ts';
@@ -28,8 +28,9 @@ export const spaceRoutes = [
     body: NoBody,
     async handle({ deps, caller, query }) {
       const queries = await listQueries(deps, caller, 'Space', query);
-      const all = visible(caller, await deps.store.listSpaces(caller.OrganizationID));
-      return listReply(await page(all, queries, query, (items, rel) => loadSpaceRelations(deps, caller, items, rel)));
+      const org = caller.OrganizationID;
+      const src = { all: () => deps.store.listSpaces(org), some: (ids: string[]) => deps.store.getMany<Space>('Space', org, ids), idOf: (s: Space) => s.SpaceID, show: (s: Space) => (visible(caller, [s]).length ? s : undefined) };
+      return listReply(await cursorPage(deps, { scope: { orgId: org }, kind: 'Space' }, src, queries, query, (items, rel) => loadSpaceRelations(deps, caller, items, rel)));
     },
   }),
   route({
@@ -86,7 +87,9 @@ export const spaceRoutes = [
     body: NoBody,
     async handle({ deps, caller, query }) {
       const queries = await listQueries(deps, caller, 'Component', query);
-      return listReply(await page(await deps.store.listComponents(caller.OrganizationID), queries, query));
+      const org = caller.OrganizationID;
+      const src = { all: () => deps.store.listComponents(org), some: (ids: string[]) => deps.store.getMany<Component>('Component', org, ids), idOf: (c: Component) => c.ComponentID, show: (c: Component) => c };
+      return listReply(await cursorPage(deps, { scope: { orgId: org }, kind: 'Component' }, src, queries, query));
     },
   }),
   route({

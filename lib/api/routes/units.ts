@@ -6,7 +6,7 @@ import { adoptIntoRelease } from '../../changes/adopt.ts';
 import type { Deps } from '../../ports/deps.ts';
 import { createUnit, dataAt, revisionNum } from '../../variants/revisions.ts';
 import { deleteUnit, diffRevisions, invokeFunction, spaceRevisions, tagRevision, unitRevision, unitRevisions, updateUnit } from '../../variants/units.ts';
-import { listQueries, page } from '../lists.ts';
+import { cursorPage, listQueries } from '../lists.ts';
 import { pathSpace, spaceAndUnit, withSpace } from '../resolve.ts';
 import { listReply, route } from '../route.ts';
 import { CreateUnit, DataQuery, DeleteWithGates, DiffQuery, InvokeFunction, ListQuery, MarkUnit, NoBody, NoQuery, UpdateUnit } from '../schemas.ts';
@@ -41,8 +41,8 @@ export const unitRoutes = [
     async handle({ deps, caller, params, query }) {
       const space = await pathSpace(deps, caller, params);
       const queries = await listQueries(deps, caller, 'Unit', query, space);
-      const units = (await deps.store.listUnits(space.SpaceID)).map((u) => withSpace(u, space));
-      return listReply(await page(units, queries, query, (items, rel) => loadUnitRelations(deps, space, items, rel)));
+      const src = { all: () => deps.store.listUnits(space.SpaceID), some: (ids: string[]) => deps.store.getMany<Unit>('Unit', space.SpaceID, ids), idOf: (u: Unit) => u.UnitID, show: (u: Unit) => withSpace(u, space) };
+      return listReply(await cursorPage(deps, { scope: { spaceId: space.SpaceID }, kind: 'Unit' }, src, queries, query, (items, rel) => loadUnitRelations(deps, space, items, rel)));
     },
   }),
   route({
