@@ -92,7 +92,7 @@ async function fleet(endpoint: string, spaces: number, unitsPer: number): Promis
   const t0 = performance.now();
   let promoted = 0;
   const jobSeconds: number[] = [];
-  let jobIds: string[] = [];
+  const jobIds: string[] = [];
   for (const stage of ['dev', 'staging', 'prod']) {
     const s0 = performance.now();
     const accepted = await call('POST', '/promote', { ChangeOrderID: 'fleet-base/bench', TargetStage: stage, Async: true });
@@ -110,7 +110,6 @@ async function fleet(endpoint: string, spaces: number, unitsPer: number): Promis
     if (job.State !== 'Done' || r.Landed !== r.Total) throw new Error(`job ${id}: ${r?.Landed} of ${r?.Total} landed: ${r?.Message}`);
     promoted += r.Spaces.reduce((n: number, s: any) => n + s.Units.filter((u: any) => u.Action === 'Upgrade').length, 0);
   }
-  jobIds = [];
   requests = 0;
   await call('GET', '/space/fleet-base/change_order/bench');
   const getRequests = requests;

@@ -18,7 +18,7 @@ export const handler = observed(async (event: SQSEvent): Promise<SQSBatchRespons
     const msg = JSON.parse(record.body) as JobMessage;
     const receives = Number(record.attributes.ApproximateReceiveCount ?? 1);
     try {
-      await runPart(deps, msg);
+      await runPart(deps, msg, undefined, { firstDelivery: receives === 1 });
       logger.info('job part done', { jobId: msg.JobID, wave: msg.Wave, part: msg.Part });
     } catch (e) {
       const why = e instanceof Error ? e.message : String(e);

@@ -206,7 +206,7 @@ export const approveJob: JobHandler<ApprovePlan, ApprovedSpace> = {
   summary: (r) => ({ SpaceID: r.entry.SpaceID, Action: r.entry.Action, ...(r.entry.Action === 'Skipped' && r.entry.Reason ? { Error: r.entry.Reason } : {}) }),
   async finish(deps, _job, plan, results, end) {
     const out: ApproveResult = { DryRun: false, Type: plan.Type, Result: plan.Result, Spaces: results.map((r) => r.entry), Attestations: results.flatMap((r) => (r.attestation ? [r.attestation] : [])) };
-    await deps.store.transact([end(out.Attestations.length ? 201 : 200, out)]);
+    await deps.store.transact(end(out.Attestations.length ? 201 : 200, out));
   },
 };
 

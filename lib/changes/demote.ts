@@ -124,7 +124,7 @@ export const demoteJob: JobHandler<DemotePlan, DemoteResult> = {
   summary: (r) => ({ SpaceID: r.SpaceID, Action: r.Restored ? 'Restored' : r.Error || r.Units.some((u) => u.Action === 'Failed') ? 'Failed' : 'Partial', ...(r.Error ? { Error: r.Error } : {}) }),
   async finish(deps, _job, _plan, results, end) {
     const r = results[0]!;
-    await deps.store.transact([end(r.Error || r.Units.some((u) => u.Action === 'Failed') ? 207 : 200, r)]);
+    await deps.store.transact(end(r.Error || r.Units.some((u) => u.Action === 'Failed') ? 207 : 200, r));
   },
 };
 

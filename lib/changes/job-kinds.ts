@@ -9,7 +9,7 @@ import { demoteJob } from './demote.ts';
 export const JOB_HANDLERS: JobHandlers = { Promote: promoteJob, Approve: approveJob, Demote: demoteJob };
 
 /** Runs one part of a job (a worker's message); `giveUp` writes its Spaces as failed instead (the last attempt failed). */
-export const runPart = (deps: Deps, msg: JobMessage, giveUp?: string): Promise<void> => runJobPart(deps, JOB_HANDLERS, msg, giveUp);
+export const runPart = (deps: Deps, msg: JobMessage, giveUp?: string, o?: { firstDelivery?: boolean }): Promise<void> => runJobPart(deps, JOB_HANDLERS, msg, giveUp, o);
 /** Takes up a job from what the table says (after a restart). */
 export const resume = (deps: Deps, jobId: string): Promise<void> => resumeJob(deps, JOB_HANDLERS, jobId);
 /** `GET /job/{id}`. */

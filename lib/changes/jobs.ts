@@ -40,9 +40,10 @@ export interface JobHandler<P = any, R = any> {
   summary(result: R): { SpaceID: string; Action: string; Error?: string };
   /**
    * Turns every Space's result (in order) into the answer the request would have given, and writes what
-   * the operation records with `end(status, body)` — the job's own end — in the same transaction.
+   * the operation records with `end(status, body)` — the job's own end (its record, and its running
+   * marker removed) — in the same transaction.
    */
-  finish(deps: Deps, job: JobRecord, plan: P, results: R[], end: (status: number, body: unknown) => StoreOp): Promise<void>;
+  finish(deps: Deps, job: JobRecord, plan: P, results: R[], end: (status: number, body: unknown) => StoreOp[]): Promise<void>;
   /** After the job has ended (effects that may run again: e.g. a Stage re-evaluated). */
   after?(deps: Deps, job: JobRecord, plan: P): Promise<void>;
 }
@@ -122,11 +123,13 @@ function partSpaces(job: JobRecord, plan: StoredPlan<unknown>, wave: number, ind
  * Runs one part of a job (a worker's message), unless it has run already; then moves the job on.
  * `giveUp` (the last attempt failed): the part's Spaces are written as failed, so the job still ends.
  */
-export async function runJobPart(deps: Deps, handlers: JobHandlers, msg: JobMessage, giveUp?: string): Promise<void> {
+export async function runJobPart(deps: Deps, handlers: JobHandlers, msg: JobMessage, giveUp?: string, o: { firstDelivery?: boolean } = {}): Promise<void> {
   const job = await deps.store.getJob(msg.JobID);
   if (!job || job.State === 'Done') return;
   const key = partKey(msg.Wave, msg.Part);
-  if (await deps.store.jobPartDone(job.JobID, key)) return resumeJob(deps, handlers, job.JobID);
+  // A part delivered again may have run already: then the job is only moved on. A first delivery is not
+  // asked (the queue sends a part once; were it run twice, its write would find the part there and stop).
+  if (!o.firstDelivery && (await deps.store.jobPartDone(job.JobID, key))) return resumeJob(deps, handlers, job.JobID);
   const handler = handlers[job.Kind];
   const plan = planOf(job);
   const spaces = partSpaces(job, plan, msg.Wave, msg.Part);
@@ -186,18 +189,20 @@ async function finishJob(deps: Deps, handlers: JobHandlers, job: JobRecord): Pro
   const results = parts.flatMap((p) => JSON.parse(decompress(p.Result)) as unknown[]);
   const now = deps.now();
   try {
-    await handler.finish(deps, job, plan.data, results, (status, body) => ({
-      op: 'update',
-      kind: 'Job',
-      item: { ...job, State: 'Done', Status: status, Result: compress(JSON.stringify(body)), FinishedAt: now.toISOString(), UpdatedAt: now.toISOString(), ExpiresAtEpoch: Math.floor(now.getTime() / 1000) + JOB_KEPT_S, Version: job.Version + 1 },
-      expectedVersion: job.Version,
-    }));
+    await handler.finish(deps, job, plan.data, results, (status, body) => [
+      {
+        op: 'update',
+        kind: 'Job',
+        item: { ...job, State: 'Done', Status: status, Result: compress(JSON.stringify(body)), FinishedAt: now.toISOString(), UpdatedAt: now.toISOString(), ExpiresAtEpoch: Math.floor(now.getTime() / 1000) + JOB_KEPT_S, Version: job.Version + 1 },
+        expectedVersion: job.Version,
+      },
+      { op: 'delete', kind: 'RunningJob', item: { JobID: job.JobID } },
+    ]);
   } catch (e) {
     // Finished by another worker meanwhile (a message delivered twice): nothing to do.
     if (e instanceof Conflict && (await deps.store.getJob(job.JobID))?.State === 'Done') return;
     throw e;
   }
-  await deps.store.transact([{ op: 'delete', kind: 'RunningJob', item: { JobID: job.JobID } }]).catch(() => undefined);
   plans.delete(job.JobID);
   await handler.after?.(deps, job, plan.data);
 }

@@ -7,7 +7,7 @@ import { retryOnConflict } from '../util/retry.ts';
 import type { StoreOp } from '../ports/store.ts';
 import { marksOf } from './marks.ts';
 import type { ChangeDeps } from './ports.ts';
-import { gateContext, gateState, readsAttestations } from './stages.ts';
+import { gateContext, gateState, gateView, readsAttestations, type GateContext } from './stages.ts';
 import { effectiveProgress } from './selection.ts';
 import { deriveProgress, lastNonEmpty, reachedStage, recordedStageIndex } from './state.ts';
 
@@ -22,8 +22,8 @@ export async function derive(deps: ChangeDeps, caller: Caller, co: ChangeOrder, 
 }
 
 /** The latest Stage every Space of which took the change, or Completed once the last also satisfies Final. */
-export async function computeStage(deps: ChangeDeps, caller: Caller, co: ChangeOrder): Promise<{ stage?: string; index: number }> {
-  const { stages, progress, view } = await gateContext(deps, caller, co);
+export async function computeStage(deps: ChangeDeps, caller: Caller, co: ChangeOrder, known?: GateContext): Promise<{ stage?: string; index: number }> {
+  const { stages, progress, view } = known ?? (await gateContext(deps, caller, co));
   const index = reachedStage(stages, (id) => progress.has(id));
   if (index < 0) return { index };
   if (lastNonEmpty(stages, index)) {
@@ -55,12 +55,35 @@ export async function advanceStage(deps: ChangeDeps, caller: Caller, coRef: { Sp
   );
 }
 
-/** Applies a change to the ChangeOrder record (failures, overrides, promotions), retrying a lost race. */
-export async function recordOn(deps: ChangeDeps, coRef: ChangeOrder, change: (co: ChangeOrder) => Partial<ChangeOrder>, events: BatonEvent[] = [], also: StoreOp[] = []): Promise<void> {
+/**
+ * The context the gates read, after `taken` Spaces took the change (as recorded by the promotion that
+ * just ran): what `gateContext` would read again, without reading it.
+ */
+export function contextAfter(co: ChangeOrder, ctx: GateContext, taken: string[], now: string): GateContext {
+  const progress = new Map(ctx.progress);
+  for (const id of taken) if (!progress.has(id)) progress.set(id, { ChangeOrderID: co.ChangeOrderID, SpaceID: id, ResolvedAt: now, Version: 1 });
+  return { ...ctx, progress, view: gateView({ ...co, ...deriveProgress(co, [...progress.values()], new Map(ctx.spaces.map((s) => [s.SpaceID, s]))) }) };
+}
+
+/** The Stage field and the events of a ChangeOrder moving from its recorded Stage to `stage`, if that is later. */
+export function stageAdvance(co: ChangeOrder, stage: { stage?: string; index: number }): { change: Partial<ChangeOrder>; events: BatonEvent[] } {
+  if (!stage.stage || stage.index <= recordedStageIndex(co)) return { change: {}, events: [] };
+  const detail = { OrganizationID: co.OrganizationID, SpaceID: co.SpaceID, ChangeOrderID: co.ChangeOrderID, Slug: co.Slug, Stage: stage.stage, PreviousStage: co.Stage };
+  return { change: { Stage: stage.stage }, events: [{ source: SOURCE, detailType: DetailType.ChangeOrderStageAdvanced, detail }, ...(stage.stage === COMPLETED ? [{ source: SOURCE, detailType: DetailType.ChangeOrderCompleted, detail }] : [])] };
+}
+
+/**
+ * Applies a change to the ChangeOrder record (failures, overrides, promotions, the Stage reached), with
+ * the events it decides on the record as written, retrying a lost race. `known` is the record as the
+ * caller last wrote it: tried first, read again only when someone else wrote since.
+ */
+export async function recordOn(deps: ChangeDeps, coRef: ChangeOrder, change: (co: ChangeOrder) => Partial<ChangeOrder>, events: BatonEvent[] | ((co: ChangeOrder) => BatonEvent[]) = [], also: StoreOp[] = [], known?: ChangeOrder): Promise<void> {
+  let attempt = 0;
   await retryOnConflict(
     async () => {
-      const co = (await deps.store.getInSpace<ChangeOrder>('ChangeOrder', coRef.SpaceID, coRef.ChangeOrderID))!;
-      await deps.store.transact([{ op: 'update', kind: 'ChangeOrder', item: { ...co, ...change(co), UpdatedAt: deps.now().toISOString(), Version: co.Version + 1 }, expectedVersion: co.Version }, ...eventOps(deps, events), ...also]);
+      const co = attempt++ === 0 && known ? known : (await deps.store.getInSpace<ChangeOrder>('ChangeOrder', coRef.SpaceID, coRef.ChangeOrderID))!;
+      const evs = typeof events === 'function' ? events(co) : events;
+      await deps.store.transact([{ op: 'update', kind: 'ChangeOrder', item: { ...co, ...change(co), UpdatedAt: deps.now().toISOString(), Version: co.Version + 1 }, expectedVersion: co.Version }, ...eventOps(deps, evs), ...also]);
     },
     () => {
       throw new Conflict('the change order kept changing; retry');

@@ -1,4 +1,4 @@
-import { DESCRIBING_TOOLCHAIN, isLinkChange, MarkRole, type Caller, type Mark, type ChangeOrder, type Link, type PriorRevisions, type Space, type Unit } from '../model/entities.ts';
+import { DESCRIBING_TOOLCHAIN, isLinkChange, MarkRole, type Caller, type Mark, type ChangeOrder, type Link, type PriorRevisions, type Progress, type Space, type Unit } from '../model/entities.ts';
 import { BatonError, Conflict, Invalid, NotFound } from '../model/errors.ts';
 import type { StoreOp } from '../ports/store.ts';
 import { chunk, TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
@@ -186,11 +186,19 @@ export async function promoteSpace(deps: ChangeDeps, caller: Caller, ctx: Promot
       ctx.heads.set(rev.UnitID, { head: rev.RevisionNum, data: decompress(rev.Data) });
     }
   }
-  for (const { unit, link, fresh } of work) {
-    const r = await promoteUnit(deps, caller, ctx, space, unit, link, !!fresh, now);
+  // The Space's progress rides with its last write when nothing is left to write after it (no Links to
+  // copy from the Space above, no marks waiting): one transaction fewer per Space.
+  const progressOp: StoreOp = { op: 'create', kind: 'Progress', item: { ChangeOrderID: co.ChangeOrderID, SpaceID: space.SpaceID, ResolvedAt: now, Version: 1 } satisfies Progress };
+  const linksToCopy = co.UpdateType === 'UpgradeUnit' && !!space.UpstreamSpaceID && (await upstreamLinksOf(deps, ctx, space)).length > 0;
+  let progressWritten = false;
+  for (const [i, { unit, link, fresh }] of work.entries()) {
+    const ride = !ctx.dryRun && i === work.length - 1 && !linksToCopy && !markOnly.length && !res.Units.some((u) => u.Error);
+    let rode = false;
+    const r = await promoteUnit(deps, caller, ctx, space, unit, link, !!fresh, now, ride ? () => ((rode = true), [progressOp]) : undefined);
     ctx.heads.delete(unit.UnitID);
     if (r.marks) markOnly.push(...r.marks);
     res.Units.push(r.result);
+    progressWritten = rode && r.result.Action !== UnitAction.Failed && !r.marks?.length;
   }
   const failed = res.Units.filter((u) => u.Error);
   if (failed.length) {
@@ -205,8 +213,13 @@ export async function promoteSpace(deps: ChangeDeps, caller: Caller, ctx: Promot
   }
   // 4. Mark the Units the change leaves unchanged, only now that every Unit's write landed, and copy
   // the Links of the Space above onto the Units here that come from its Units; then record that this Space took the change.
-  for (const part of chunk(markOnly, TRANSACTION_MAX_ITEMS)) await deps.store.transact(part);
-  await finishSpace(deps, caller, ctx, space, links, now);
+  if (progressWritten) return res;
+  const parts = chunk(markOnly, TRANSACTION_MAX_ITEMS);
+  // With no Links to copy, the progress goes with the last marks.
+  const withProgress = !linksToCopy && parts.length > 0 && parts.at(-1)!.length < TRANSACTION_MAX_ITEMS;
+  if (withProgress) parts.at(-1)!.push(progressOp);
+  for (const part of parts) await deps.store.transact(part);
+  if (!withProgress) await finishSpace(deps, caller, ctx, space, links, now);
   return res;
 }
 
@@ -217,7 +230,7 @@ async function finishSpace(deps: ChangeDeps, caller: Caller, ctx: PromoteContext
 }
 
 /** One Unit's part of a promotion (also `cub unit update --upgrade --change-order`): merge the range with its marks, or say why not. */
-export async function promoteUnit(deps: ChangeDeps, caller: Caller, ctx: PromoteContext, space: Space, unit: Unit, link: Link | undefined, fresh: boolean, now: string): Promise<{ result: PromotedUnit; marks?: StoreOp[] }> {
+export async function promoteUnit(deps: ChangeDeps, caller: Caller, ctx: PromoteContext, space: Space, unit: Unit, link: Link | undefined, fresh: boolean, now: string, alsoWrite?: () => StoreOp[]): Promise<{ result: PromotedUnit; marks?: StoreOp[] }> {
   const { co, marks } = ctx;
   const r: PromotedUnit = { UnitID: unit.UnitID, UnitSlug: unit.Slug, SpaceID: space.SpaceID, Action: UnitAction.Unchanged };
   try {
@@ -283,7 +296,7 @@ export async function promoteUnit(deps: ChangeDeps, caller: Caller, ctx: Promote
         const h = ctx.heads.get(u.UnitID);
         return h && h.head === u.HeadRevisionNum ? h.data : undefined;
       },
-      marks: (before, after) => intervalMarks(co, current, before, after, now),
+      marks: (before, after) => [...intervalMarks(co, current, before, after, now), ...(alsoWrite?.() ?? [])],
       onPreview: ctx.dryRun ? (next, data) => previewTaken(ctx, current, next, data, now) : undefined,
     });
     r.Action = merged.RevisionNums!.length ? UnitAction.Upgrade : UnitAction.Mark;
@@ -305,11 +318,16 @@ export async function promoteUnit(deps: ChangeDeps, caller: Caller, ctx: Promote
  * A Link whose slug the Space already has is left alone, so a rerun copies nothing twice.
  */
 async function copyUpstreamLinks(deps: ChangeDeps, caller: Caller, ctx: PromoteContext, space: Space, have: Link[]): Promise<void> {
-  const upstream = (await sharedRead(ctx.upstreamLinks, space.UpstreamSpaceID!, () => deps.store.listInSpace<Link>('Link', space.UpstreamSpaceID!))).filter((l) => l.UpdateType !== 'UpgradeUnit');
+  const upstream = await upstreamLinksOf(deps, ctx, space);
   if (!upstream.length) return;
   const byUpstream = new Map((await deps.store.listUnits(space.SpaceID)).filter((u) => u.UpstreamUnitID).map((u) => [u.UpstreamUnitID!, u]));
   const ops = copyLinksOps(deps, caller, space, upstream, byUpstream, new Set(have.map((l) => l.Slug)));
   for (const part of chunk(ops, TRANSACTION_MAX_ITEMS)) await deps.store.transact(part);
+}
+
+/** The Links of the Space above that travel with a promotion (all but its clone Links), read once per promotion. */
+async function upstreamLinksOf(deps: ChangeDeps, ctx: PromoteContext, space: Space): Promise<Link[]> {
+  return (await sharedRead(ctx.upstreamLinks, space.UpstreamSpaceID!, () => deps.store.listInSpace<Link>('Link', space.UpstreamSpaceID!))).filter((l) => l.UpdateType !== 'UpgradeUnit');
 }
 
 /** Places one mark in a ChangeOrder's marks, as read. */

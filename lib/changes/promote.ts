@@ -8,9 +8,9 @@ import { findSpace } from '../variants/lookup.ts';
 import { marksOf } from './marks.ts';
 import { planPromotion } from './plan.ts';
 import type { ChangeDeps } from './ports.ts';
-import { advanceStage, recordOn } from './progress.ts';
+import { advanceStage, computeStage, contextAfter, recordOn, stageAdvance } from './progress.ts';
 import { promoteContext, promoteSpace, SpaceAction, type SpaceResult } from './promote-space.ts';
-import { gateContext, gateState, orgSpaces, readsAttestations, takenOnly } from './stages.ts';
+import { gateContext, gateState, orgSpaces, readsAttestations, takenOnly, type GateContext } from './stages.ts';
 import { mergeWaves } from './waves.ts';
 import { runsAsJob, startJob, type JobHandler } from './jobs.ts';
 import type { CoMarks } from './marks.ts';
@@ -83,7 +83,8 @@ async function mergeSources(deps: ChangeDeps, targets: Space[]): Promise<Map<str
  */
 export async function promoteChangeOrder(deps: ChangeDeps, caller: Caller, co: ChangeOrder, base: Space, o: PromoteOptions): Promise<PromoteOutcome> {
   if (o.dryRun) return promoteHeld(deps, caller, co, base, o);
-  const lease = { id: await acquireLease(deps, caller, co), released: false };
+  const held = await acquireLease(deps, caller, co);
+  const lease = { id: held.LeaseID, co: held.co, released: false };
   try {
     return await promoteHeld(deps, caller, co, base, o, lease);
   } finally {
@@ -96,7 +97,7 @@ export async function promoteChangeOrder(deps: ChangeDeps, caller: Caller, co: C
 export const PROMOTION_LEASE_MS = 10 * 60 * 1000;
 
 /** Takes the ChangeOrder's promotion lease, or refuses (409) while another promotion holds it. */
-async function acquireLease(deps: ChangeDeps, caller: Caller, coRef: ChangeOrder): Promise<string> {
+async function acquireLease(deps: ChangeDeps, caller: Caller, coRef: ChangeOrder): Promise<{ LeaseID: string; co: ChangeOrder }> {
   const id = deps.newId();
   for (let attempt = 0; ; attempt++) {
     // The ChangeOrder as the request read it, first; read again only after a conflict.
@@ -110,8 +111,9 @@ async function acquireLease(deps: ChangeDeps, caller: Caller, coRef: ChangeOrder
     }
     const lease = { LeaseID: id, UserID: caller.UserID, AcquiredAt: now.toISOString(), ExpiresAt: new Date(now.getTime() + PROMOTION_LEASE_MS).toISOString() };
     try {
-      await deps.store.transact([{ op: 'update', kind: 'ChangeOrder', item: { ...co, PromotionLease: lease, Version: co.Version + 1 }, expectedVersion: co.Version }]);
-      return id;
+      const written: ChangeOrder = { ...co, PromotionLease: lease, Version: co.Version + 1 };
+      await deps.store.transact([{ op: 'update', kind: 'ChangeOrder', item: written, expectedVersion: co.Version }]);
+      return { LeaseID: id, co: written };
     } catch (e) {
       if (!(e instanceof Conflict) || attempt >= 5) throw e;
     }
@@ -145,6 +147,8 @@ interface Gated {
   marks: CoMarks;
   /** The organization's Spaces, as read for the plan. */
   spaces: Space[];
+  /** What the gates read (Stages, progress, the CEL view), for the Stage reached afterwards. */
+  context: GateContext;
 }
 
 /** Plans a promotion and evaluates its gates (refusing, unless forced, when one fails); nothing is written. */
@@ -152,7 +156,8 @@ async function gate(deps: ChangeDeps, caller: Caller, co: ChangeOrder, base: Spa
   if (co.AbortedReason) throw new Conflict(`change order '${co.Slug}' was aborted (${co.AbortedReason}); promote a new one`);
   if (o.force && !o.forceReason) throw new Invalid('--force needs --force-reason, which the change order records');
   if (o.protect && co.UpdateType !== 'Invoke') throw new Invalid('--protect is refused here: promoting a change order along the clone lineage or over MergeUnits links is a merge, which protection holds paths against');
-  const [marks, { spaces, stages, progress, view }] = await Promise.all([marksOf(deps, co), gateContext(deps, caller, co)]);
+  const [marks, context] = await Promise.all([marksOf(deps, co), gateContext(deps, caller, co)]);
+  const { spaces, stages, progress, view } = context;
   const named = o.spaces?.length || o.whereSpace ? await namedTargets(deps, caller, co, o) : undefined;
   const plan = planPromotion(stages, base, (id) => progress.has(id), named ? { named } : { targetStage: o.targetStage });
   if ('noWorkflow' in plan) throw new Invalid(`change order '${co.Slug}' has no workflow: name the spaces to promote`);
@@ -185,7 +190,7 @@ async function gate(deps: ChangeDeps, caller: Caller, co: ChangeOrder, base: Spa
   }
   // Spaces of a wave are independent; MergeUnits waves put a Space after any target Space it merges from.
   const waves = co.UpdateType === 'MergeUnits' ? mergeWaves(targets, await mergeSources(deps, targets)) : [targets];
-  return { stageName, targets, waves, gates, failedGates, taken: new Set(progress.keys()), marks, spaces };
+  return { stageName, targets, waves, gates, failedGates, taken: new Set(progress.keys()), marks, spaces, context };
 }
 
 /** Promotes one Space, reporting whatever went wrong as that Space's result (never thrown). */
@@ -254,7 +259,7 @@ function promotionRecord(deps: ChangeDeps, caller: Caller, co: ChangeOrder, resu
   return { change, events };
 }
 
-async function promoteHeld(deps: ChangeDeps, caller: Caller, co: ChangeOrder, base: Space, o: PromoteOptions, lease?: { id: string; released: boolean }): Promise<PromoteOutcome> {
+async function promoteHeld(deps: ChangeDeps, caller: Caller, co: ChangeOrder, base: Space, o: PromoteOptions, lease?: { id: string; co: ChangeOrder; released: boolean }): Promise<PromoteOutcome> {
   const g = await gate(deps, caller, co, base, o);
   if ('early' in g) return g.early;
   const toDo = g.targets.filter((t) => !g.taken.has(t.SpaceID)).length;
@@ -275,15 +280,20 @@ async function promoteHeld(deps: ChangeDeps, caller: Caller, co: ChangeOrder, ba
   const { outcome, result, failures } = conclude(co, { ...g, total: g.targets.length }, spaces, !!o.dryRun);
   if (o.dryRun) return { outcome, result };
   const { change, events } = promotionRecord(deps, caller, co, result, failures, g.failedGates, g.targets.map((t) => t.SpaceID), o.forceReason, lease?.id);
+  // The Stage the change reached, from what the gates read and the Spaces that took it now: recorded in the same write.
+  const promoted = spaces.filter((s) => s.Action === SpaceAction.Promote).map((s) => s.SpaceID);
+  const reached = co.ChangeWorkflow ? await computeStage(deps, caller, co, contextAfter(co, g.context, promoted, deps.now().toISOString())).catch(() => undefined) : undefined;
+  const withStage = (c: ChangeOrder) => ({ ...change(c), ...(reached ? stageAdvance(c, reached).change : {}) });
+  const allEvents = (c: ChangeOrder) => [...events, ...(reached ? stageAdvance(c, reached).events : [])];
   // The record of what happened is written as soon as the store answers again, or the answer says it could not be.
-  const recorded = await persist(() => recordOn(deps, co, change, events));
+  const recorded = await persist(() => recordOn(deps, co, withStage, allEvents, [], lease?.co));
   if (recorded && lease) lease.released = true;
   if (!recorded) {
     result.Unrecorded = true;
     result.Message = `${result.Message ?? `change order '${co.Slug}' promoted`}; this promotion could not be recorded on the change order: the database is not answering (this answer is its only record; promote again once it is back)`;
     return { outcome: 'Partial', result };
   }
-  await advanceStage(deps, caller, co).catch((e: unknown) => deps.telemetry?.error('advancing the stage after a promotion failed; the next event re-evaluates it', e));
+  if (co.ChangeWorkflow && !reached) await advanceStage(deps, caller, co).catch((e: unknown) => deps.telemetry?.error('advancing the stage after a promotion failed; the next event re-evaluates it', e));
   return { outcome, result };
 }
 
@@ -314,19 +324,32 @@ async function startPromoteJob(deps: Deps, caller: Caller, co: ChangeOrder, base
     Taken: [...g.taken].filter((id) => relevant.has(id)),
     TargetIDs: g.targets.map((t) => t.SpaceID),
   };
-  return startJob(deps, caller, { jobId: leaseId, kind: 'Promote', waves: g.waves, plan, subject: { ChangeOrderID: co.ChangeOrderID, ChangeOrderSlug: co.Slug, SpaceID: co.SpaceID, Stage: g.stageName } });
+  // In this process the workers take up what the request read: its marks and Spaces for the first wave, and what the gates read for the Stage reached.
+  jobContexts.set(`${leaseId}:0`, promoteContext(deps, co, { prior: o.priorRevisions, marks: g.marks, spaces: g.spaces, protect: o.protect }));
+  jobGates.set(leaseId, g.context);
+  try {
+    return await startJob(deps, caller, { jobId: leaseId, kind: 'Promote', waves: g.waves, plan, subject: { ChangeOrderID: co.ChangeOrderID, ChangeOrderSlug: co.Slug, SpaceID: co.SpaceID, Stage: g.stageName } });
+  } catch (e) {
+    jobContexts.delete(`${leaseId}:0`);
+    jobGates.delete(leaseId);
+    throw e;
+  }
 }
 
 /** Each worker's promotion context, per job and wave (a later wave reads the marks again), the last few kept. */
 const jobContexts = new Map<string, Promise<PromoteContext>>();
+/** What the gates read for a job started in this process: the Stage it reaches is then recorded with it, unread. */
+const jobGates = new Map<string, GateContext>();
+/** Jobs whose end recorded the Stage reached (nothing left to re-evaluate after). */
+const stageRecorded = new Set<string>();
 
 /** A promotion as a job: each part promotes its Spaces with the code a request runs; the end records it on the ChangeOrder. */
 export const promoteJob: JobHandler<PromoteJobPlan, SpaceResult> = {
   async run(deps, job, plan, wave, spaces) {
-    const co = await deps.store.getInSpace<ChangeOrder>('ChangeOrder', plan.SpaceID, plan.ChangeOrderID);
-    if (!co) return { results: spaces.map((s) => ({ SpaceID: s.SpaceID, SpaceSlug: s.Slug, Action: SpaceAction.Failed, Error: 'the change order was deleted while it was being promoted', Units: [] })) };
     const key = `${job.JobID}:${wave}`;
     let ctx = jobContexts.get(key);
+    const co = ctx ? (await ctx).co : await deps.store.getInSpace<ChangeOrder>('ChangeOrder', plan.SpaceID, plan.ChangeOrderID);
+    if (!co) return { results: spaces.map((s) => ({ SpaceID: s.SpaceID, SpaceSlug: s.Slug, Action: SpaceAction.Failed, Error: 'the change order was deleted while it was being promoted', Units: [] })) };
     if (!ctx) {
       ctx = (async () => promoteContext(deps, co, { prior: plan.Options.priorRevisions, marks: await marksOf(deps, co), spaces: await deps.store.listSpaces(co.OrganizationID), protect: plan.Options.protect }))();
       jobContexts.set(key, ctx);
@@ -344,10 +367,18 @@ export const promoteJob: JobHandler<PromoteJobPlan, SpaceResult> = {
     const co = (await deps.store.getInSpace<ChangeOrder>('ChangeOrder', plan.SpaceID, plan.ChangeOrderID))!;
     for (const k of [...jobContexts.keys()]) if (k.startsWith(`${job.JobID}:`)) jobContexts.delete(k);
     const { outcome, result, failures } = conclude(co, { stageName: plan.Stage, gates: plan.Gates, failedGates: plan.FailedGates, total: plan.TargetIDs.length }, results, false);
-    const { change, events } = promotionRecord(deps, job.Caller as Caller, co, result, failures, plan.FailedGates, plan.TargetIDs, plan.Options.forceReason, job.JobID);
-    await recordOn(deps, co, change, events, [end(outcome === 'Partial' ? 207 : 200, result)]);
+    const caller = job.Caller as Caller;
+    const { change, events } = promotionRecord(deps, caller, co, result, failures, plan.FailedGates, plan.TargetIDs, plan.Options.forceReason, job.JobID);
+    // Started in this process: the Stage reached is recorded with the promotion, from what the gates read.
+    const gate = jobGates.get(job.JobID);
+    jobGates.delete(job.JobID);
+    const promoted = results.filter((s) => s.Action === SpaceAction.Promote).map((s) => s.SpaceID);
+    const reached = gate && co.ChangeWorkflow ? await computeStage(deps, caller, co, contextAfter(co, gate, promoted, deps.now().toISOString())).catch(() => undefined) : undefined;
+    if (reached) stageRecorded.add(job.JobID);
+    await recordOn(deps, co, (c) => ({ ...change(c), ...(reached ? stageAdvance(c, reached).change : {}) }), (c) => [...events, ...(reached ? stageAdvance(c, reached).events : [])], end(outcome === 'Partial' ? 207 : 200, result));
   },
   async after(deps, job, plan) {
+    if (stageRecorded.delete(job.JobID)) return;
     await advanceStage(deps, job.Caller as Caller, { SpaceID: plan.SpaceID, ChangeOrderID: plan.ChangeOrderID }).catch((e: unknown) => deps.telemetry?.error('advancing the stage after a promotion job failed; the next event re-evaluates it', e));
   },
 };

@@ -24,7 +24,7 @@ export class LocalJobPool implements JobQueue {
   private readonly timers = new Set<NodeJS.Timeout>();
   deps?: Deps;
   /** Replaces how a part is run (tests inject faults here). */
-  run: (deps: Deps, msg: JobMessage, giveUp?: string) => Promise<void> = runPart;
+  run: (deps: Deps, msg: JobMessage, giveUp?: string, o?: { firstDelivery?: boolean }) => Promise<void> = runPart;
 
   constructor(private readonly o: PoolOptions = {}) {}
 
@@ -70,7 +70,7 @@ export class LocalJobPool implements JobQueue {
     const attempts = this.o.attempts ?? JOB_ATTEMPTS;
     const key = `${item.msg.JobID}:${item.msg.Wave}:${item.msg.Part}`;
     try {
-      await this.run(deps, item.msg);
+      await this.run(deps, item.msg, undefined, { firstDelivery: item.attempt === 1 });
       this.queued.delete(key);
     } catch (e) {
       const why = e instanceof Error ? e.message : String(e);

@@ -18,7 +18,7 @@ function recorder(log: string[], fail: (slug: string) => boolean = () => false):
     gaveUp: (spaces, error) => spaces.map((s) => ({ SpaceID: s.SpaceID, Slug: s.Slug, Wave: -1, Note: '', Failed: error })),
     summary: (r) => ({ SpaceID: r.SpaceID, Action: r.Failed ? 'Failed' : 'Done', ...(r.Failed ? { Error: r.Failed } : {}) }),
     async finish(deps, _job, _plan, results, end) {
-      await deps.store.transact([end(results.some((r) => r.Failed) ? 207 : 200, { Slugs: results.map((r) => r.Slug), Failed: results.filter((r) => r.Failed).map((r) => r.Slug) })]);
+      await deps.store.transact(end(results.some((r) => r.Failed) ? 207 : 200, { Slugs: results.map((r) => r.Slug), Failed: results.filter((r) => r.Failed).map((r) => r.Slug) }));
     },
   };
 }
