@@ -26,6 +26,7 @@ const ENTITIES: [entity: string, what: string, commands: Record<string, Record<s
   ['release', 'Releases and their live status', releasesCommands, releasesHelp],
   ['changeworkflow', 'ChangeWorkflows: the Stages of a rollout', changesCommands, changesHelp],
   ['job', 'Jobs: long promotions, approvals and demotes, followed to their end', changesCommands, changesHelp],
+  ['hold', 'Holds: stop promotions (or publishes) until lifted or expired', changesCommands, changesHelp],
   ['changeorder', 'ChangeOrders: one change carried through the Stages', changesCommands, changesHelp],
   ['tag', 'Tags: names for revisions', spacesCommands, spacesHelp],
   ['filter', 'Filters: saved where expressions', spacesCommands, spacesHelp],

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { LiveStatusSchema } from '../events/contracts.ts';
-import { ChangeOrderUpdateTypes, LinkUpdateTypes, PriorRevisionsModes, ROLES, SERVICE_SCOPES, SPACE_VERBS, TOOLCHAIN_TYPES } from '../model/entities.ts';
+import { ChangeOrderUpdateTypes, HOLD_BLOCKS, LinkUpdateTypes, PriorRevisionsModes, ROLES, SERVICE_SCOPES, SPACE_VERBS, TOOLCHAIN_TYPES } from '../model/entities.ts';
 
 /** Zod schemas shared by the routes, the CLI and the tests: one per request shape. */
 export const SLUG_PATTERN = /^[A-Za-z0-9]([-_A-Za-z0-9]*[A-Za-z0-9])?$/;
@@ -291,6 +291,19 @@ export const Promote = z.strictObject({
   /** Run as a job (true: answered 202 with its ID; false: in the request, whatever its size). Unset: a job above the size threshold. */
   Async: z.boolean().optional(),
 });
+
+/** `POST /hold` (cub hold create): what it covers (one of Space, Workflow, Organization), why, and for how long. */
+export const CreateHold = z.strictObject({
+  Slug,
+  Reason: z.string().min(1).max(1024),
+  Space: Ref.optional(),
+  Workflow: Ref.optional(),
+  Organization: z.boolean().optional(),
+  ExpiresIn: z.string().max(16).optional(),
+  Blocks: z.array(z.enum(HOLD_BLOCKS)).min(1).max(2).optional(),
+});
+/** `POST /hold/{hold_id}/lift` (cub hold lift). */
+export const LiftHold = z.strictObject({ Note: z.string().max(4096).optional() });
 
 /** `POST /demote` (cub variant demote): take an aborted ChangeOrder back out of one Space. */
 export const Demote = z.strictObject({

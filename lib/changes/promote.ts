@@ -13,6 +13,7 @@ import { promoteContext, promoteSpace, SpaceAction, type SpaceResult } from './p
 import { gateContext, gateState, orgSpaces, readsAttestations, takenOnly, type GateContext } from './stages.ts';
 import { mergeWaves } from './waves.ts';
 import { runsAsJob, startJob, type JobHandler } from './jobs.ts';
+import { holdGates } from './holds.ts';
 import type { CoMarks } from './marks.ts';
 import type { PromoteContext } from './promote-space.ts';
 import type { Deps } from '../ports/deps.ts';
@@ -179,6 +180,9 @@ async function gate(deps: ChangeDeps, caller: Caller, co: ChangeOrder, base: Spa
     if (stageIndex === 0) gates.push(...beforeStates.flatMap((s) => prereqs.map((p) => evaluatePrerequisite(p, view, s))));
     else gates.push(...evaluateGates(prereqs, view, beforeStates));
   }
+  // Holds in force over the Spaces still to take the change, the ChangeOrder's workflow, or the organization.
+  const untaken = targets.filter((t) => !progress.has(t.SpaceID)).map((t) => t.SpaceID);
+  if (untaken.length) gates.push(...(await holdGates(deps as Deps, caller, { action: 'promote', spaceIds: untaken, changeWorkflowId: co.ChangeWorkflowID })));
   const failedGates = gates.filter((g) => !g.Satisfied);
   if (failedGates.length && !o.force) {
     for (const name of new Set(failedGates.map((g) => g.Prerequisite))) deps.telemetry?.count('GateRefusals', 1, { Gate: name });

@@ -4,6 +4,7 @@ import { findInSpace } from '../variants/lookup.ts';
 import { Conflict } from '../model/errors.ts';
 import type { Deps } from '../ports/deps.ts';
 import { checkReleaseGates, recordRelease } from './progress.ts';
+import { refuseIfHeld } from './holds.ts';
 
 const CHANGE_ORDER = 'ChangeOrder:';
 
@@ -27,8 +28,11 @@ async function refusePartial(deps: Deps, co: ChangeOrder, space: Space): Promise
  */
 export async function publishRelease(deps: Deps, caller: Caller, space: Space, o: { revision?: string | number; dryRun?: boolean; description?: string }): Promise<{ made: boolean; result: PublishResult }> {
   let changeOrderId: string | undefined;
-  if (typeof o.revision === 'string' && o.revision.startsWith(CHANGE_ORDER)) {
-    const { item: co } = await findInSpace<ChangeOrder>(deps, caller, space, 'ChangeOrder', o.revision.slice(CHANGE_ORDER.length));
+  let co: ChangeOrder | undefined;
+  if (typeof o.revision === 'string' && o.revision.startsWith(CHANGE_ORDER)) ({ item: co } = await findInSpace<ChangeOrder>(deps, caller, space, 'ChangeOrder', o.revision.slice(CHANGE_ORDER.length)));
+  // A hold blocking publish in the Space (its own, its ChangeOrder's workflow's, the organization's) refuses it.
+  if (!o.dryRun) await refuseIfHeld(deps, caller, { action: 'publish', spaceIds: [space.SpaceID], changeWorkflowId: co?.ChangeWorkflowID }, `publish a release in space '${space.Slug}'`);
+  if (co) {
     await refusePartial(deps, co, space);
     await checkReleaseGates(deps, caller, co, space);
     changeOrderId = co.ChangeOrderID;

@@ -35,6 +35,10 @@ export const DetailType = {
   AttestationRecorded: 'Attestation Recorded',
   /** An Attestation was revoked (a revocation recorded beside it). */
   AttestationRevoked: 'Attestation Revoked',
+  /** A hold was placed: promotions (or publishes) into what it covers wait while it is in force. */
+  HoldPlaced: 'Hold Placed',
+  /** A hold was lifted by its owner or an Admin. */
+  HoldLifted: 'Hold Lifted',
 } as const;
 export type DetailType = (typeof DetailType)[keyof typeof DetailType];
 
@@ -116,6 +120,22 @@ export const AttestationEventDetail = z.object({
   UserID: z.string(),
   ChangeOrderID: z.uuid().optional(),
   RevokedAttestationID: z.uuid().optional(),
+});
+
+/** A hold placed or lifted: what it covers, what it blocks, whose it is and why. */
+export const HoldEventDetail = z.object({
+  ...InOrganization,
+  HoldID: z.uuid(),
+  Slug: z.string(),
+  Scope: z.enum(['Space', 'Workflow', 'Organization']),
+  SpaceID: z.uuid().optional(),
+  ChangeWorkflowID: z.uuid().optional(),
+  Blocks: z.array(z.enum(['promote', 'publish'])),
+  Reason: z.string(),
+  OwnerID: z.string(),
+  ExpiresAt: z.string().optional(),
+  LiftedBy: z.string().optional(),
+  LiftNote: z.string().optional(),
 });
 
 /** A ChangeOrder created: its kind, base and scope. */
@@ -212,4 +232,6 @@ export const CONTRACTS: Record<DetailType, z.ZodType<Record<string, unknown>>> =
   [DetailType.ChangeOrderRestored]: ChangeOrderRestoredDetail,
   [DetailType.AttestationRecorded]: AttestationEventDetail,
   [DetailType.AttestationRevoked]: AttestationEventDetail,
+  [DetailType.HoldPlaced]: HoldEventDetail,
+  [DetailType.HoldLifted]: HoldEventDetail,
 };

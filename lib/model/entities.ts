@@ -9,6 +9,7 @@ import type { Permissions } from './people.ts';
 export * from './common.ts';
 export * from './change-orders.ts';
 export * from './people.ts';
+export * from './holds.ts';
 
 export interface Organization {
   OrganizationID: string;

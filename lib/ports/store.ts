@@ -1,10 +1,10 @@
-import type { ApiToken, ChangeOrder, Component, Group, Link, Mark, Progress, Mutation, Organization, Revision, Space, StoredRevision, Tag, Unit, User } from '../model/entities.ts';
+import type { ApiToken, ChangeOrder, Component, Group, Hold, Link, Mark, Progress, Mutation, Organization, Revision, Space, StoredRevision, Tag, Unit, User } from '../model/entities.ts';
 
 /** The kinds of Space-resident entity stored alike: an ID, a slug unique in the Space, a Version. */
 export type SpaceKind = 'Tag' | 'ChangeSet' | 'Filter' | 'Target' | 'Link' | 'Release' | 'ChangeWorkflow' | 'ChangeOrder' | 'Attestation' | 'Invocation';
 
 /** The kinds that live under the organization, slugs unique in it. */
-export type OrgKind = 'User' | 'Group';
+export type OrgKind = 'User' | 'Group' | 'Hold';
 
 /** The kinds whose slugs are unique within a Space (a Unit's too). */
 export type SluggedInSpace = SpaceKind | 'Unit';
@@ -212,6 +212,10 @@ export interface Store {
   slugPage(scope: { orgId: string } | { spaceId: string }, kind: OrgKind | SluggedInSpace | 'Space' | 'Component', limit: number, after?: string): Promise<SlugPage>;
   /** The items of a kind with these IDs (those that exist, in any order), in as few requests as the store allows. */
   getMany<T>(kind: OrgKind | SluggedInSpace | 'Space' | 'Component', scopeId: string, ids: string[]): Promise<T[]>;
+
+  /** The Holds of an organization. */
+  listHolds(orgId: string): Promise<Hold[]>;
+  getHold(orgId: string, holdId: string): Promise<Hold | undefined>;
 
   getJob(jobId: string): Promise<JobRecord | undefined>;
   /** A job's finished parts, in order. */

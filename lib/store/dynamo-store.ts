@@ -1,5 +1,5 @@
 import { createConversions, type EntityItem } from 'electrodb';
-import type { ApiToken, ChangeOrder, Component, Group, Link, Mark, Progress, Mutation, Organization, Revision, Space, StoredRevision, Tag, Unit, User } from '../model/entities.ts';
+import type { ApiToken, ChangeOrder, Component, Group, Hold, Link, Mark, Progress, Mutation, Organization, Revision, Space, StoredRevision, Tag, Unit, User } from '../model/entities.ts';
 import { Conflict, Invalid, TooLarge } from '../model/errors.ts';
 import type { IdempotencyRecord, JobPartRecord, JobRecord, SlugPage, MarkWrite, OrgKind, OutboxItem, ReleaseCounter, SluggedInSpace, SpaceKind, Store, StoreOp, WriteKind } from '../ports/store.ts';
 import { TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
@@ -53,6 +53,7 @@ const GLOBAL = 'GLOBAL';
 const ID_FIELD: Record<SpaceKind | OrgKind | 'Space' | 'Component' | 'Unit', string> = {
   User: 'UserID',
   Group: 'GroupID',
+  Hold: 'HoldID',
   Attestation: 'AttestationID',
   Invocation: 'InvocationID',
   Link: 'LinkID',
@@ -337,6 +338,7 @@ export class DynamoStore implements Store {
       case 'Component':
       case 'User':
       case 'Group':
+      case 'Hold':
         return { OrganizationID: item.OrganizationID, [ID_FIELD[kind]]: item[ID_FIELD[kind]] };
       case 'ApiToken':
         return { TokenHash: item.TokenHash };
@@ -363,7 +365,7 @@ export class DynamoStore implements Store {
 
   /** Where a kind's slugs are unique, or undefined for kinds without slugs. */
   private static slugScope(kind: WriteKind, item: Record<string, unknown>): string | undefined {
-    if (kind === 'Space' || kind === 'Component' || kind === 'User' || kind === 'Group') return orgScope(String(item.OrganizationID));
+    if (kind === 'Space' || kind === 'Component' || kind === 'User' || kind === 'Group' || kind === 'Hold') return orgScope(String(item.OrganizationID));
     if (kind === 'Revision' || kind === 'Mutation' || kind === 'Mark' || kind === 'ReleaseCounter' || kind === 'Release' || kind === 'Progress' || kind === 'ApiToken' || kind === 'Attestation' || kind === 'Outbox' || kind === 'Job' || kind === 'JobPart' || kind === 'RunningJob') return undefined;
     return spaceScope(String(item.SpaceID));
   }
@@ -466,7 +468,7 @@ export class DynamoStore implements Store {
     };
   }
   async getMany<T>(kind: OrgKind | SluggedInSpace | 'Space' | 'Component', scopeId: string, ids: string[]): Promise<T[]> {
-    const scopeField = kind === 'Space' || kind === 'Component' || kind === 'User' || kind === 'Group' ? 'OrganizationID' : 'SpaceID';
+    const scopeField = kind === 'Space' || kind === 'Component' || kind === 'User' || kind === 'Group' || kind === 'Hold' ? 'OrganizationID' : 'SpaceID';
     const out: T[] = [];
     for (let i = 0; i < ids.length; i += 100) {
       const keys = ids.slice(i, i + 100).map((id) => ({ [scopeField]: scopeId, [ID_FIELD[kind]]: id }));
@@ -475,6 +477,13 @@ export class DynamoStore implements Store {
       if (unprocessed.length) out.push(...((await Promise.all(unprocessed.map(async (k: object) => (await (this.e[kind] as AnyEntity).get(k).go()).data))) as T[]).filter(Boolean));
     }
     return kind === 'User' ? (out.map((u) => DynamoStore.user(u as never)) as T[]) : out;
+  }
+
+  async listHolds(orgId: string): Promise<Hold[]> {
+    return (await this.db.Hold.query.primary({ OrganizationID: orgId }).go({ pages: 'all' })).data as Hold[];
+  }
+  async getHold(orgId: string, holdId: string): Promise<Hold | undefined> {
+    return ((await this.db.Hold.get({ OrganizationID: orgId, HoldID: holdId }).go()).data ?? undefined) as Hold | undefined;
   }
 
   async getJob(jobId: string): Promise<JobRecord | undefined> {

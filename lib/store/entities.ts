@@ -50,6 +50,13 @@ export const Group = new Entity({
   indexes: { primary: primary(['OrganizationID'], ['GroupID']) },
 });
 
+/** A hold on promotions (or publishes) into a Space, a workflow's ChangeOrders, or the organization; slug unique in the organization. */
+export const Hold = new Entity({
+  model: { entity: 'hold', version: '1', service },
+  attributes: { OrganizationID: reqStr, HoldID: reqStr, Slug: reqStr, Reason: reqStr, OwnerID: reqStr, Scope: { type: ['Space', 'Workflow', 'Organization'] as const, required: true }, SpaceID: str, ChangeWorkflowID: str, Blocks: reqAny, ExpiresAt: str, LiftedAt: str, LiftedBy: str, LiftNote: str, CreatedAt: reqStr, UpdatedAt: reqStr, Version: reqNum },
+  indexes: { primary: primary(['OrganizationID'], ['HoldID']) },
+});
+
 /** An API token, stored only as the sha256 of the secret: the authorizer's one GetItem. The GSI lists an organization's tokens. */
 export const ApiToken = new Entity({
   model: { entity: 'token', version: '1', service },
@@ -388,7 +395,7 @@ export function makeService(raw: unknown, table: string) {
   // Optional fields left undefined inside maps and lists are dropped, not refused; an object with a key named
   // like a prototype member (a label called `constructor`) is still written as a map.
   const client = DynamoDBDocumentClient.from(raw as DynamoDBClient, { marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: true } });
-  const all = { Organization, User, Group, ApiToken, Attestation, Invocation, SlugClaim, Space, Component, Unit, Revision, Mutation, Tag, ChangeSet, Filter, Target, Mark, Link, Release, Counter, ChangeWorkflow, ChangeOrder, Progress, Outbox, ProcessedEvent, IdempotencyRecord, Job, JobPart, RunningJob };
+  const all = { Organization, User, Group, ApiToken, Attestation, Invocation, SlugClaim, Space, Component, Unit, Revision, Mutation, Tag, ChangeSet, Filter, Target, Mark, Link, Release, Counter, ChangeWorkflow, ChangeOrder, Progress, Outbox, ProcessedEvent, IdempotencyRecord, Job, JobPart, RunningJob, Hold };
   // A Service binds its entities to its table and client: each store gets entities of its own, so two
   // stores on two tables in one process (tests, benchmarks) never write through each other's.
   const own = Object.fromEntries(Object.entries(all).map(([name, e]) => [name, new Entity((e as unknown as { schema: never }).schema)])) as unknown as typeof all;

@@ -139,6 +139,8 @@ describe('the synthesized stack', () => {
     expect(actions).not.toContain('dynamodb:Scan');
     expect(actions.some((a: string) => a.endsWith(':*') || a === '*')).toBe(false);
     expect(actions).toContain('events:PutEvents');
+    // Head and upstream revisions are read in batches: without this every promotion would be denied.
+    expect(actions).toContain('dynamodb:BatchGetItem');
     const authorizerPolicy = policies.find((p) => JSON.stringify(p.Properties.Roles).includes('Authorizer'));
     const own = authorizerPolicy.Properties.PolicyDocument.Statement.filter((s: any) => JSON.stringify(s.Action).includes('dynamodb'));
     expect(own).toEqual([expect.objectContaining({ Action: ['dynamodb:GetItem', 'dynamodb:Query'], Effect: 'Allow' })]);

@@ -1,11 +1,11 @@
-import type { ApiToken, ChangeOrder, Component, Group, Link, Mark, Mutation, Organization, Progress, Revision, Space, StoredRevision, Tag, Unit, User } from '../../lib/model/entities.ts';
+import type { ApiToken, ChangeOrder, Component, Group, Hold, Link, Mark, Mutation, Organization, Progress, Revision, Space, StoredRevision, Tag, Unit, User } from '../../lib/model/entities.ts';
 import { Conflict, Invalid } from '../../lib/model/errors.ts';
 import type { IdempotencyRecord, JobPartRecord, JobRecord, SlugPage, MarkWrite, OrgKind, OutboxItem, ReleaseCounter, SluggedInSpace, SpaceKind, Store, StoreOp, WriteKind } from '../../lib/ports/store.ts';
 import { TRANSACTION_MAX_ITEMS } from '../../lib/util/chunk.ts';
 
 type Item = Record<string, any>;
 
-const ID: Record<string, string> = { User: 'UserID', Group: 'GroupID', ApiToken: 'TokenHash', Attestation: 'AttestationID', Invocation: 'InvocationID', Space: 'SpaceID', Component: 'ComponentID', Unit: 'UnitID', Tag: 'TagID', ChangeSet: 'ChangeSetID', Filter: 'FilterID', Target: 'TargetID', Link: 'LinkID', Release: 'ReleaseID', ChangeWorkflow: 'ChangeWorkflowID', ChangeOrder: 'ChangeOrderID', Outbox: 'EventID', Job: 'JobID', RunningJob: 'JobID' };
+const ID: Record<string, string> = { User: 'UserID', Group: 'GroupID', ApiToken: 'TokenHash', Attestation: 'AttestationID', Invocation: 'InvocationID', Space: 'SpaceID', Component: 'ComponentID', Unit: 'UnitID', Tag: 'TagID', ChangeSet: 'ChangeSetID', Filter: 'FilterID', Target: 'TargetID', Link: 'LinkID', Release: 'ReleaseID', ChangeWorkflow: 'ChangeWorkflowID', ChangeOrder: 'ChangeOrderID', Outbox: 'EventID', Job: 'JobID', RunningJob: 'JobID', Hold: 'HoldID' };
 
 /** The key of an item of a kind, as the table would have it. */
 function keyOf(kind: WriteKind, i: Item): string {
@@ -27,7 +27,7 @@ function keyOf(kind: WriteKind, i: Item): string {
 }
 
 function scopeOf(kind: WriteKind, i: Item): string | undefined {
-  if (kind === 'Space' || kind === 'Component' || kind === 'User' || kind === 'Group') return `org:${i.OrganizationID}`;
+  if (kind === 'Space' || kind === 'Component' || kind === 'User' || kind === 'Group' || kind === 'Hold') return `org:${i.OrganizationID}`;
   if (['Revision', 'Mutation', 'Mark', 'ReleaseCounter', 'Release', 'Progress', 'ApiToken', 'Attestation', 'Outbox', 'Job', 'JobPart', 'RunningJob'].includes(kind)) return undefined;
   return `space:${i.SpaceID}`;
 }
@@ -195,6 +195,8 @@ export class MemoryStore implements Store {
     return { claims, next: all.length > limit ? claims.at(-1)!.Cursor : undefined };
   };
   getMany = async <T>(kind: string, _scopeId: string, ids: string[]) => ids.map((id) => this.one<T>(kind as WriteKind, id)).filter((x): x is T => !!x);
+  listHolds = async (orgId: string) => this.all<Hold>('Hold', (h) => h.OrganizationID === orgId);
+  getHold = async (orgId: string, id: string) => this.all<Hold>('Hold', (h) => h.OrganizationID === orgId && h.HoldID === id)[0];
   getJob = async (jobId: string) => this.one<JobRecord>('Job', jobId);
   jobParts = async (jobId: string) => this.all<JobPartRecord>('JobPart', (p) => p.JobID === jobId).sort((a, b) => (a.Part < b.Part ? -1 : 1));
   jobPartDone = async (jobId: string, part: string) => this.table('JobPart').has(`${jobId}#${part}`);

@@ -9,6 +9,7 @@ import { withSpace } from '../resolve.ts';
 import { route } from '../route.ts';
 import { CreateVariant, Demote, NoQuery, Promote, UploadVariant } from '../schemas.ts';
 import { demote } from '../../changes/demote.ts';
+import { refuseIfHeld } from '../../changes/holds.ts';
 
 /** Variants: upload a base, create a variant of a Space, promote one (from its upstream, or a ChangeOrder into a Stage). */
 export const variantRoutes = [
@@ -81,6 +82,7 @@ export const variantRoutes = [
       }
       const space = await findSpace(deps, caller, body.Space);
       if (!body.DryRun) requireVerb(caller, [space], 'Edit', 'promote it');
+      if (!body.DryRun) await refuseIfHeld(deps, caller, { action: 'promote', spaceIds: [space.SpaceID] }, `promote space '${space.Slug}'`);
       const r = await promoteVariant(deps, caller, space, { dryRun: body.DryRun, squash: body.Squash });
       const failures = r.Units.filter((u) => u.Action === UnitAction.Failed).length;
       return { status: failures ? (failures === r.Units.length ? 409 : 207) : 200, body: r };
