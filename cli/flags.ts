@@ -53,6 +53,7 @@ export const FLAGS: Record<string, FlagSpec> = {
   move: { help: 'move the tag if it already marks another revision' },
   protect: { help: 'protect the paths this changes from upstream merges' },
   'dry-run': { help: 'show what would happen; write nothing' },
+  explain: { help: 'with --dry-run: every gate over each Space, what it read and what would open it (cub changeorder explain)' },
   async: { help: 'run as a job on the server (it does so anyway above its size threshold) and follow it to the end with a progress bar' },
   // upgrade and merge
   upgrade: { help: 'merge what the upstream Unit gained since the last merge' },

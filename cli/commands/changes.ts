@@ -4,6 +4,7 @@ import type { WithSpaceSlug } from '../../lib/model/common.ts';
 import type { Space, Unit } from '../../lib/model/entities.ts';
 import type { AttestationPrerequisite, ChangeOrderView, ChangeWorkflow, WorkflowStage } from '../../lib/model/change-orders.ts';
 import type { HoldView } from '../../lib/model/holds.ts';
+import type { Explanation, GateResult } from '../../lib/model/change-orders.ts';
 import type { ChangeOrderPromotion, UnitResult } from '../api.ts';
 import { failed, print, say } from '../output.ts';
 import { bar, withProgress, type JobAnswer } from '../progress.ts';
@@ -155,6 +156,10 @@ export const changesCommands: Record<string, Record<string, Command>> = {
     },
   },
   changeorder: {
+    explain: async (a, c) => {
+      const { space, slug } = locate(a, a.positional[0], 'changeorder', 'cub changeorder explain --space <space> <slug> [--target-stage S]');
+      await explainChangeOrder(a, c, `${space}/${slug}`);
+    },
     create: async (a, c) => {
       const usage = 'cub changeorder create --space <space> <slug> [--description D] [--change-workflow space/workflow] [--in-scope-space S]… [--component C] [--where-space-field W] [--space-filter space/filter] [--end-tag T] [--prior-revisions Include|Skip|Error|All] [--update-type UpgradeUnit|MergeUnits] [--allow-exists]';
       const { space, slug } = locate(a, a.positional[0], 'changeorder', usage);
@@ -236,7 +241,71 @@ async function printChangeOrder(c: Client, co: ChangeOrderView & Partial<WithSpa
 }
 
 /** `cub variant promote --change-order`: refusals read like the spec's, other failures per Space. */
+/** What an explanation's gates read, as the API gives it. */
+interface LiveEvidence {
+  ReleaseNum: number;
+  Digest?: string;
+  LiveStatus?: { Sync?: string; Health?: string; Operation?: string; ObservedAt?: string; Reporter?: string };
+  CarriesChange?: boolean;
+}
+interface Evidence {
+  Hold?: string;
+  Owner?: string;
+  Covers?: string;
+  Reason?: string;
+  ExpiresAt?: string | null;
+  Taken?: boolean;
+  ReleaseTarget?: string | null;
+  Releases?: { ReleaseNum: number; Digest: string; CarriesChange: boolean }[];
+  Latest?: LiveEvidence | null;
+  History?: { Health?: string; ObservedAt: string }[];
+  Units?: { Unit: string; RevisionNum: number; ValidationErrors?: Record<string, string>; Counted?: string[]; Rejected?: string[]; Excluded?: { User: string; Why: string }[] }[];
+  Expression?: string;
+  Values?: Record<string, unknown>;
+  Count?: number;
+  Type?: string;
+}
+
+/** One line of what a gate read. */
+function evidenceLine(g: GateResult): string {
+  const e = (g.Evidence ?? {}) as Evidence;
+  const live = (r: LiveEvidence | null | undefined) =>
+    r ? `release ${r.ReleaseNum} (${String(r.Digest ?? '').slice(0, 19)}) ${r.LiveStatus?.Sync ?? '-'}/${r.LiveStatus?.Health ?? '-'}${r.LiveStatus?.Operation ? `/${r.LiveStatus.Operation}` : ''}${r.LiveStatus?.ObservedAt ? ` observed ${r.LiveStatus.ObservedAt}` : ''}${r.LiveStatus?.Reporter ? ` by ${r.LiveStatus.Reporter}` : ''}${r.CarriesChange === false ? ', not the change' : ''}` : 'no published release';
+  if (g.Prerequisite === 'Hold') return `hold ${e.Hold} by ${e.Owner} on ${e.Covers}: ${e.Reason}${e.ExpiresAt ? `, until ${e.ExpiresAt}` : ''}`;
+  if (g.Prerequisite === 'Taken') return e.Taken ? 'took the change' : 'has not taken the change';
+  if (g.Prerequisite === 'Released') return e.ReleaseTarget === null ? 'no release target' : (e.Releases ?? []).map((r) => `release ${r.ReleaseNum} (${String(r.Digest).slice(0, 19)})${r.CarriesChange ? ' carries it' : ''}`).join(', ') || 'no published release';
+  if (g.Prerequisite === 'Healthy' || g.Prerequisite.startsWith('Soak=')) return e.ReleaseTarget === null ? 'no release target' : `${live(e.Latest)}${e.History?.length ? `; history ${e.History.map((h) => `${h.Health}@${h.ObservedAt}`).join(' → ')}` : ''}`;
+  if (g.Prerequisite === 'Validated') return (e.Units ?? []).map((u) => `${u.Unit} r${u.RevisionNum}: ${Object.keys(u.ValidationErrors ?? {}).length ? Object.values(u.ValidationErrors!).join('; ') : 'valid'}`).join(', ');
+  if (e.Expression) return `${e.Expression} with ${Object.entries(e.Values ?? {}).map(([k, v]) => `${k} = ${JSON.stringify(v)}`).join(', ') || 'no variables'}`;
+  if (e.Units) {
+    return e.Units.map((u) => `${u.Unit} r${u.RevisionNum}: ${u.Counted?.length ?? 0}/${e.Count} ${e.Type}${u.Counted?.length ? ` (${u.Counted.join(', ')})` : ''}${u.Rejected?.length ? `; rejected by ${u.Rejected.join(', ')}` : ''}${u.Excluded?.length ? `; not counted: ${u.Excluded.map((x) => `${x.User} (${x.Why})`).join(', ')}` : ''}`).join('; ');
+  }
+  return '';
+}
+
+/** `cub changeorder explain` and `cub variant promote --dry-run --explain`: each gate, what it read, what opens it. */
+async function explainChangeOrder(a: Args, c: Client, co: string): Promise<void> {
+  const [space, slug] = co.includes('/') ? [co.slice(0, co.indexOf('/')), co.slice(co.indexOf('/') + 1)] : [flag(a, 'space') ?? '', co];
+  const query = { target_stage: flag(a, 'target-stage'), space: a.positional.length > 1 ? a.positional.slice(1).join(',') : undefined, where_space: flag(a, 'where-space') };
+  const r = (await c.get<Explanation>(`/space/${seg(space)}/change_order/${seg(slug)}/explain`, query)).body;
+  const format = out(a);
+  if (format === 'json' || format === 'yaml') return print(r, format);
+  if (!r.Gates.length && r.Message) return void process.stdout.write(`${r.Message}\n`);
+  const failing = r.Gates.filter((g) => !g.Satisfied).length;
+  process.stdout.write(`${r.Stage ? `Stage '${r.Stage}'` : 'The named spaces'} (${r.Targets.map((t) => t.SpaceSlug).join(', ')}): ${r.Open ? 'open' : `blocked, ${failing} of ${r.Gates.length} gate(s) fail`}; gates over ${r.Over.map((s) => s.SpaceSlug).join(', ')}\n`);
+  for (const g of r.Gates) {
+    process.stdout.write(`  ${g.Satisfied ? 'holds' : 'FAILS'}  ${g.SpaceSlug || '*'}  ${g.Prerequisite}: ${g.Message}\n`);
+    const line = evidenceLine(g);
+    if (line) process.stdout.write(`         read: ${line}\n`);
+    if (!g.Satisfied && g.Opens) process.stdout.write(`         opens: ${g.Opens}\n`);
+  }
+}
+
 export async function promoteChangeOrder(a: Args, c: Client, co: string, space: string | undefined): Promise<void> {
+  if (bool(a, 'explain')) {
+    if (!bool(a, 'dry-run')) throw new UsageError('--explain goes with --dry-run: it explains, and promotes nothing');
+    return explainChangeOrder(a, c, co);
+  }
   const body = {
     ChangeOrderID: co,
     TargetStage: flag(a, 'target-stage'),
@@ -328,6 +397,12 @@ export const changesHelp: HelpTable = {
     },
   },
   changeorder: {
+    explain: {
+      summary: 'Why the next promotion would or would not go ahead: every gate over each Space, what it read (Releases, digests, live status, CEL values, attestations, holds) and what would open it; writes nothing',
+      args: [coArg],
+      flags: ['space', 'target-stage'],
+      example: 'cub changeorder explain --space acme-base release-v452 --target-stage prod',
+    },
     create: {
       summary: 'Start a ChangeOrder: name a change made in a Space, to carry it through the workflow’s Stages',
       args: [coArg],

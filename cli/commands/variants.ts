@@ -186,7 +186,7 @@ export const variantsHelp: HelpTable = {
     promote: {
       summary: 'Bring a Space’s Units up to their upstream, or carry a ChangeOrder into its next Stage',
       args: [['[space]', 'the Space to promote (with --change-order: only this Space of the Stage)']],
-      flags: ['change-order', 'target-stage', 'where-space', 'prior-revisions', 'dry-run', 'force', 'force-reason', 'squash', 'tag', 'protect', 'clearance', 'guard', 'subgroup', 'async'],
+      flags: ['change-order', 'target-stage', 'where-space', 'prior-revisions', 'dry-run', 'force', 'force-reason', 'squash', 'tag', 'protect', 'clearance', 'guard', 'subgroup', 'async', 'explain'],
       example: 'cub variant promote --change-order acme-base/bump-v452 --target-stage staging',
     },
   },

@@ -216,15 +216,22 @@ export const UpdateRelease = z.strictObject({
 });
 export const HookBody = z.unknown().refine((v) => v !== undefined && v !== null && typeof v === 'object', 'a JSON object body is required');
 
+/** A prerequisite's name; `Soak: 30m` (a YAML map in a document) and `Soak: 30m` as text are stored as `Soak=30m`. */
+const PrerequisiteName = z.preprocess(
+  (v) => (v && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length === 1 && 'Soak' in v ? `Soak=${String((v as { Soak: unknown }).Soak)}` : typeof v === 'string' ? v.replace(/^Soak\s*:\s*(\S+)$/, 'Soak=$1') : v),
+  z.string().min(1).max(128),
+);
 const StageDef = z.strictObject({
   Name: z.string().min(1).max(63),
   WhereSpace: z.string().min(1).max(4096),
-  Prerequisites: z.array(z.string().min(1).max(128)).max(20).optional(),
+  Prerequisites: z.array(PrerequisiteName).max(20).optional(),
   ReleasePrerequisites: z.array(z.string().min(1).max(128)).max(20).optional(),
+  FailureBudget: z.strictObject({ MaxFailedSpaces: z.int().min(0).max(100000).optional(), MaxFailedPercent: z.number().min(0).max(100).optional() }).optional(),
+  MinHealthyPercent: z.number().min(0).max(100).optional(),
 });
 export const WorkflowBody = {
   Stages: z.array(StageDef).min(1).max(20),
-  Final: z.strictObject({ Prerequisites: z.array(z.string().min(1).max(128)).max(20).optional() }).optional(),
+  Final: z.strictObject({ Prerequisites: z.array(PrerequisiteName).max(20).optional() }).optional(),
   CustomPrerequisites: z.array(z.strictObject({ Name: z.string().min(1).max(128), Expression: z.string().min(1).max(4096), Description: z.string().max(1024).optional() })).max(20).optional(),
   AttestationPrerequisites: z
     .array(
@@ -291,6 +298,9 @@ export const Promote = z.strictObject({
   /** Run as a job (true: answered 202 with its ID; false: in the request, whatever its size). Unset: a job above the size threshold. */
   Async: z.boolean().optional(),
 });
+
+/** `GET …/change_order/{id}/explain`: the Stage (default: the next), or Spaces by name or where. */
+export const ExplainQuery = z.strictObject({ target_stage: z.string().min(1).max(63).optional(), space: z.string().max(4096).optional(), where_space: z.string().max(4096).optional() });
 
 /** `POST /hold` (cub hold create): what it covers (one of Space, Workflow, Organization), why, and for how long. */
 export const CreateHold = z.strictObject({

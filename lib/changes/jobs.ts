@@ -144,6 +144,7 @@ export async function runJobPart(deps: Deps, handlers: JobHandlers, msg: JobMess
     const next: JobRecord = {
       ...cur,
       SpacesDone: cur.SpacesDone + spaces.length,
+      SpacesFailed: (cur.SpacesFailed ?? 0) + results.filter((r) => handler.summary(r).Action === 'Failed').length,
       ...(lastOfWave && msg.Wave + 1 < cur.Parts.length ? { Wave: msg.Wave + 1, PartsDone: 0 } : { PartsDone: cur.PartsDone + 1 }),
       UpdatedAt: now,
       Version: cur.Version + 1,

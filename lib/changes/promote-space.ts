@@ -18,6 +18,8 @@ export const SpaceAction = {
   Promote: 'Promote',
   /** The Space had taken it before. */
   Unchanged: 'Unchanged',
+  /** Not started: more of the Stage's Spaces had failed than its failure budget allows. */
+  NotStarted: 'NotStarted',
   /** Not promoted: a gate refused, or its upstream Space has not taken the change. */
   Blocked: 'Blocked',
   /** A Unit's write failed; the rest landed and a rerun repairs. */

@@ -1,6 +1,6 @@
-import { requireVerb, type Caller, type ChangeOrder, type GateResult, type Link, type PriorRevisions, type Space } from '../model/entities.ts';
+import { failureAllowance, requireVerb, type Explanation, type Caller, type ChangeOrder, type GateResult, type Link, type PriorRevisions, type Space } from '../model/entities.ts';
 import { BatonError, Conflict, GateRefused, Invalid, Unavailable } from '../model/errors.ts';
-import { evaluateGates, evaluatePrerequisite, refusal } from '../gates/prerequisites.ts';
+import { evaluateGates, evaluatePrerequisite, refusal, tolerate } from '../gates/prerequisites.ts';
 import { DetailType, SOURCE, type BatonEvent } from '../events/contracts.ts';
 import { bounded } from '../util/concurrency.ts';
 import { matches, parseWhere } from '../where/index.ts';
@@ -56,6 +56,8 @@ export interface PromoteOptions {
   protect?: boolean;
   /** Run as a job (true), in the request (false), or as the size of the plan decides (unset). */
   async?: boolean;
+  /** Evaluate the gates with what each read and what would open it, and stop there (nothing is written). */
+  explain?: boolean;
 }
 
 /** The target Spaces a promotion names (by reference, or by a where over the ChangeOrder's scope), each in scope. */
@@ -135,6 +137,30 @@ async function releaseLease(deps: ChangeDeps, coRef: ChangeOrder, id: string): P
   }
 }
 
+/** Gates as records keep them: without an explanation's evidence. */
+const recorded = (gates: GateResult[]): GateResult[] => gates.map(({ Evidence: _e, Opens: _o, ...g }) => g);
+
+/** Why a promotion into the next Stage (or the one named) would or would not go ahead: every gate, with what it read and what would open it. */
+export interface Explained {
+  stageName?: string;
+  stageIndex: number;
+  targets: Space[];
+  before: Space[];
+  gates: GateResult[];
+  failedGates: GateResult[];
+  message?: string;
+}
+
+/** Explains the next promotion of a ChangeOrder (or into `targetStage`, or into named Spaces): reads only. */
+export async function explainPromotion(deps: ChangeDeps, caller: Caller, co: ChangeOrder, base: Space, o: Pick<PromoteOptions, 'targetStage' | 'spaces' | 'whereSpace'>): Promise<Explanation> {
+  const g = await gate(deps, caller, co, base, { ...o, dryRun: true, explain: true });
+  const pick = (s: Space) => ({ SpaceID: s.SpaceID, SpaceSlug: s.Slug });
+  if ('early' in g) return { ChangeOrderID: co.ChangeOrderID, Slug: co.Slug, Targets: [], Over: [], Open: false, Gates: [], Message: 'result' in g.early ? g.early.result.Message : undefined };
+  if (!('explained' in g)) throw new Error('unreachable: an explanation stops at the gates');
+  const e = g.explained;
+  return { ChangeOrderID: co.ChangeOrderID, Slug: co.Slug, ...(e.stageName ? { Stage: e.stageName } : {}), Targets: e.targets.map(pick), Over: e.before.map(pick), Open: e.failedGates.length === 0, Gates: e.gates, ...(e.message ? { Message: e.message } : {}) };
+}
+
 /** A promotion planned and gated, ready to run: in the request, or as a job. */
 interface Gated {
   stageName?: string;
@@ -150,10 +176,12 @@ interface Gated {
   spaces: Space[];
   /** What the gates read (Stages, progress, the CEL view), for the Stage reached afterwards. */
   context: GateContext;
+  /** How many of the target Stage's Spaces may fail before the promotion stops starting more (its failure budget). */
+  allowance?: number;
 }
 
 /** Plans a promotion and evaluates its gates (refusing, unless forced, when one fails); nothing is written. */
-async function gate(deps: ChangeDeps, caller: Caller, co: ChangeOrder, base: Space, o: PromoteOptions): Promise<{ early: PromoteOutcome } | Gated> {
+async function gate(deps: ChangeDeps, caller: Caller, co: ChangeOrder, base: Space, o: PromoteOptions): Promise<{ early: PromoteOutcome } | { explained: Explained } | Gated> {
   if (co.AbortedReason) throw new Conflict(`change order '${co.Slug}' was aborted (${co.AbortedReason}); promote a new one`);
   if (o.force && !o.forceReason) throw new Invalid('--force needs --force-reason, which the change order records');
   if (o.protect && co.UpdateType !== 'Invoke') throw new Invalid('--protect is refused here: promoting a change order along the clone lineage or over MergeUnits links is a merge, which protection holds paths against');
@@ -174,16 +202,22 @@ async function gate(deps: ChangeDeps, caller: Caller, co: ChangeOrder, base: Spa
   if (stageIndex >= 0) {
     const prereqs = stages[stageIndex]!.prerequisites;
     // "Taken" needs only progress; Releases, Units and revisions are read only for the prerequisites that use them.
-    gates.push(...plan.earlier.flatMap((s) => evaluateGates([], view, [takenOnly(s, progress)])));
+    // Each earlier Stage, and the Stage before, forgive what their failure budgets allow.
+    const earlierIds = new Set(plan.earlier.map((s) => s.SpaceID));
+    for (const st of stages.slice(0, stageIndex)) {
+      const mine = st.spaces.filter((s) => earlierIds.has(s.SpaceID));
+      if (mine.length) gates.push(...tolerate(evaluateGates([], view, mine.map((s) => ({ ...takenOnly(s, progress), explain: o.explain }))), st));
+    }
     const attest = readsAttestations(co, prereqs) ? caller : undefined;
-    const beforeStates = await Promise.all(plan.before.map((s) => (prereqs.length ? gateState(deps, co, marks, progress, s, { attest }) : takenOnly(s, progress))));
+    const beforeStates = (await Promise.all(plan.before.map((s) => (prereqs.length ? gateState(deps, co, marks, progress, s, { attest }) : takenOnly(s, progress))))).map((s) => ({ ...s, explain: o.explain }));
     if (stageIndex === 0) gates.push(...beforeStates.flatMap((s) => prereqs.map((p) => evaluatePrerequisite(p, view, s))));
-    else gates.push(...evaluateGates(prereqs, view, beforeStates));
+    else gates.push(...tolerate(evaluateGates(prereqs, view, beforeStates), stages.slice(0, stageIndex).findLast((s) => s.spaces.length) ?? { spaces: plan.before }));
   }
   // Holds in force over the Spaces still to take the change, the ChangeOrder's workflow, or the organization.
   const untaken = targets.filter((t) => !progress.has(t.SpaceID)).map((t) => t.SpaceID);
   if (untaken.length) gates.push(...(await holdGates(deps as Deps, caller, { action: 'promote', spaceIds: untaken, changeWorkflowId: co.ChangeWorkflowID })));
   const failedGates = gates.filter((g) => !g.Satisfied);
+  if (o.explain) return { explained: { stageName, stageIndex, targets, before: plan.before, gates, failedGates, message: failedGates.length ? refusal(stageName ?? targets.map((t) => t.Slug).join(', '), failedGates, new Map([...stages.flatMap((s) => s.spaces), base].map((s) => [s.SpaceID, s]))) : undefined } };
   if (failedGates.length && !o.force) {
     for (const name of new Set(failedGates.map((g) => g.Prerequisite))) deps.telemetry?.count('GateRefusals', 1, { Gate: name });
     const spaceNames = new Map([...stages.flatMap((s) => s.spaces), base].map((s) => [s.SpaceID, s]));
@@ -194,7 +228,7 @@ async function gate(deps: ChangeDeps, caller: Caller, co: ChangeOrder, base: Spa
   }
   // Spaces of a wave are independent; MergeUnits waves put a Space after any target Space it merges from.
   const waves = co.UpdateType === 'MergeUnits' ? mergeWaves(targets, await mergeSources(deps, targets)) : [targets];
-  return { stageName, targets, waves, gates, failedGates, taken: new Set(progress.keys()), marks, spaces, context };
+  return { stageName, targets, waves, gates, failedGates, taken: new Set(progress.keys()), marks, spaces, context, allowance: stageIndex >= 0 ? failureAllowance(stages[stageIndex]!.def, targets.length) : undefined };
 }
 
 /** Promotes one Space, reporting whatever went wrong as that Space's result (never thrown). */
@@ -218,17 +252,34 @@ function promoter(deps: ChangeDeps, caller: Caller, co: ChangeOrder, baseId: str
   };
 }
 
+/**
+ * A promoter that stops starting Spaces once more than `allowance` of the Stage's Spaces have failed
+ * (its failure budget): the rest are `NotStarted`. `counter` carries failures counted before (a job's
+ * other parts).
+ */
+function budgeted(promoteOne: (s: Space) => Promise<SpaceResult>, allowance: number | undefined, stage: string | undefined, counter: { failed: number }): (s: Space) => Promise<SpaceResult> {
+  if (allowance === undefined) return promoteOne;
+  return async (space) => {
+    if (counter.failed > allowance) {
+      return { SpaceID: space.SpaceID, SpaceSlug: space.Slug, Action: SpaceAction.NotStarted, Error: `not started: more than ${allowance} space(s) of stage '${stage}' failed, its failure budget; promote again once they are fixed`, Units: [] };
+    }
+    const r = await promoteOne(space);
+    if (r.Action === SpaceAction.Failed) counter.failed++;
+    return r;
+  };
+}
+
 /** What every Space came to, as the answer says it: landed, failures, and the outcome. */
 function conclude(co: ChangeOrder, g: Pick<Gated, 'stageName' | 'gates' | 'failedGates'> & { total: number }, spaces: SpaceResult[], dryRun: boolean): { outcome: 'Done' | 'Partial'; result: PromoteResult; failures: SpaceResult[] } {
   const result: PromoteResult = { ChangeOrderID: co.ChangeOrderID, Stage: g.stageName, DryRun: dryRun, Forced: g.failedGates.length > 0, Gates: g.gates, Spaces: spaces, Landed: 0, Total: g.total };
   result.Landed = spaces.filter((s) => s.Action === SpaceAction.Promote || s.Action === SpaceAction.Unchanged).length;
-  const failures = spaces.filter((s) => s.Action === SpaceAction.Failed || s.Action === SpaceAction.Blocked);
+  const failures = spaces.filter((s) => s.Action === SpaceAction.Failed || s.Action === SpaceAction.Blocked || s.Action === SpaceAction.NotStarted);
   if (failures.length) result.Message = `${result.Landed} of ${result.Total} space(s) ${dryRun ? 'would take' : 'took'} change order '${co.Slug}'; ${failures.map((f) => `'${f.SpaceSlug}': ${f.Error}`).join('; ')}`;
   return { outcome: failures.length ? 'Partial' : 'Done', result, failures };
 }
 
 /** What the ChangeOrder records of a promotion (promoted Spaces, override, failures; the lease given back) and the events that say so. */
-function promotionRecord(deps: ChangeDeps, caller: Caller, co: ChangeOrder, result: PromoteResult, failures: SpaceResult[], failedGates: GateResult[], targets: string[], forceReason: string | undefined, leaseId: string | undefined) {
+function promotionRecord(deps: ChangeDeps, caller: Caller, co: ChangeOrder, result: PromoteResult, failures: SpaceResult[], failedGates: GateResult[], targets: string[], forceReason: string | undefined, leaseId: string | undefined, allowance?: number) {
   deps.telemetry?.count('Promotions');
   deps.telemetry?.count('UnitsPromoted', result.Spaces.flatMap((s) => s.Units).filter((u) => u.RevisionNums?.length).length);
   const now = deps.now().toISOString();
@@ -240,12 +291,20 @@ function promotionRecord(deps: ChangeDeps, caller: Caller, co: ChangeOrder, resu
     events.push({
       source: SOURCE,
       detailType: DetailType.PromotionOverridden,
-      detail: { OrganizationID: co.OrganizationID, ChangeOrderID: co.ChangeOrderID, Slug: co.Slug, Stage: stageName, SpaceIDs: targets, FailedGates: failedGates, Reason: forceReason!, UserID: caller.UserID },
+      detail: { OrganizationID: co.OrganizationID, ChangeOrderID: co.ChangeOrderID, Slug: co.Slug, Stage: stageName, SpaceIDs: targets, FailedGates: recorded(failedGates), Reason: forceReason!, UserID: caller.UserID },
     });
   }
   const change = (c: ChangeOrder): Partial<ChangeOrder> => ({
     Promotions: promoted.length ? [...c.Promotions, { PromotedAt: now, SpaceIDs: promoted, Stage: stageName, UserID: caller.UserID }] : c.Promotions,
-    PromotionOverrides: result.Forced ? [...c.PromotionOverrides, { FailedGates: failedGates, OverriddenAt: now, Reason: forceReason!, SpaceIDs: targets, Stage: stageName, UserID: caller.UserID }] : c.PromotionOverrides,
+    PromotionOverrides: result.Forced ? [...c.PromotionOverrides, { FailedGates: recorded(failedGates), OverriddenAt: now, Reason: forceReason!, SpaceIDs: targets, Stage: stageName, UserID: caller.UserID }] : c.PromotionOverrides,
+    ...(result.Spaces.some((s) => s.Action === SpaceAction.NotStarted)
+      ? {
+          PromotionHalts: [
+            ...(c.PromotionHalts ?? []),
+            { HaltedAt: now, Stage: stageName, UserID: caller.UserID, Allowance: allowance ?? 0, FailedSpaceIDs: result.Spaces.filter((s) => s.Action === SpaceAction.Failed).map((s) => s.SpaceID), NotStartedSpaceIDs: result.Spaces.filter((s) => s.Action === SpaceAction.NotStarted).map((s) => s.SpaceID) },
+          ],
+        }
+      : {}),
     PromotionFailures: failures.length
       ? [
           ...c.PromotionFailures,
@@ -266,6 +325,7 @@ function promotionRecord(deps: ChangeDeps, caller: Caller, co: ChangeOrder, resu
 async function promoteHeld(deps: ChangeDeps, caller: Caller, co: ChangeOrder, base: Space, o: PromoteOptions, lease?: { id: string; co: ChangeOrder; released: boolean }): Promise<PromoteOutcome> {
   const g = await gate(deps, caller, co, base, o);
   if ('early' in g) return g.early;
+  if ('explained' in g) throw new Invalid('an explanation is asked of explainPromotion');
   const toDo = g.targets.filter((t) => !g.taken.has(t.SpaceID)).length;
   if (lease && runsAsJob(deps as Deps, toDo, o.async)) {
     // The job holds the lease (named by it) and gives it back when it records the promotion.
@@ -276,14 +336,15 @@ async function promoteHeld(deps: ChangeDeps, caller: Caller, co: ChangeOrder, ba
   const ctx = await promoteContext(deps, co, { prior: o.priorRevisions, dryRun: o.dryRun, marks: g.marks, spaces: g.spaces, protect: o.protect });
   const promoteOne = promoter(deps, caller, co, base.SpaceID, g.taken, () => ctx);
   const spaces: SpaceResult[] = [];
+  const counter = { failed: 0 };
   for (const [i, wave] of g.waves.entries()) {
     // A later wave merges from Units the earlier one just marked: read the marks again.
     if (i > 0 && !o.dryRun) ctx.marks = await marksOf(deps, co);
-    spaces.push(...(await bounded(wave, PROMOTE_CONCURRENCY, promoteOne)));
+    spaces.push(...(await bounded(wave, deps.promoteConcurrency ?? PROMOTE_CONCURRENCY, budgeted(promoteOne, g.allowance, g.stageName, counter))));
   }
   const { outcome, result, failures } = conclude(co, { ...g, total: g.targets.length }, spaces, !!o.dryRun);
   if (o.dryRun) return { outcome, result };
-  const { change, events } = promotionRecord(deps, caller, co, result, failures, g.failedGates, g.targets.map((t) => t.SpaceID), o.forceReason, lease?.id);
+  const { change, events } = promotionRecord(deps, caller, co, result, failures, g.failedGates, g.targets.map((t) => t.SpaceID), o.forceReason, lease?.id, g.allowance);
   // The Stage the change reached, from what the gates read and the Spaces that took it now: recorded in the same write.
   const promoted = spaces.filter((s) => s.Action === SpaceAction.Promote).map((s) => s.SpaceID);
   const reached = co.ChangeWorkflow ? await computeStage(deps, caller, co, contextAfter(co, g.context, promoted, deps.now().toISOString())).catch(() => undefined) : undefined;
@@ -313,6 +374,8 @@ interface PromoteJobPlan {
   /** The Spaces (targets, and their upstreams) that had taken the change when it was planned. */
   Taken: string[];
   TargetIDs: string[];
+  /** The target Stage's failure budget, in Spaces. */
+  Allowance?: number;
 }
 
 async function startPromoteJob(deps: Deps, caller: Caller, co: ChangeOrder, base: Space, o: PromoteOptions, g: Gated, leaseId: string): Promise<JobRecord> {
@@ -327,6 +390,7 @@ async function startPromoteJob(deps: Deps, caller: Caller, co: ChangeOrder, base
     FailedGates: g.failedGates,
     Taken: [...g.taken].filter((id) => relevant.has(id)),
     TargetIDs: g.targets.map((t) => t.SpaceID),
+    Allowance: g.allowance,
   };
   // In this process the workers take up what the request read: its marks and Spaces for the first wave, and what the gates read for the Stage reached.
   jobContexts.set(`${leaseId}:0`, promoteContext(deps, co, { prior: o.priorRevisions, marks: g.marks, spaces: g.spaces, protect: o.protect }));
@@ -362,7 +426,8 @@ export const promoteJob: JobHandler<PromoteJobPlan, SpaceResult> = {
     }
     const c = await ctx;
     const one = promoter(deps, job.Caller as Caller, co, plan.BaseSpaceID, new Set(plan.Taken), () => c);
-    return { results: await bounded(spaces, PROMOTE_CONCURRENCY, one) };
+    // The budget counts the failures of the parts written before this one.
+    return { results: await bounded(spaces, deps.promoteConcurrency ?? PROMOTE_CONCURRENCY, budgeted(one, plan.Allowance, plan.Stage, { failed: job.SpacesFailed ?? 0 })) };
   },
   gaveUp: (spaces, error) =>
     spaces.map((s) => ({ SpaceID: s.SpaceID, SpaceSlug: s.Slug, Action: SpaceAction.Failed, Error: `the job's worker gave up on it after every attempt (${error}); some of its Units may have taken the change: promote again to finish`, Units: [] })),
@@ -372,7 +437,7 @@ export const promoteJob: JobHandler<PromoteJobPlan, SpaceResult> = {
     for (const k of [...jobContexts.keys()]) if (k.startsWith(`${job.JobID}:`)) jobContexts.delete(k);
     const { outcome, result, failures } = conclude(co, { stageName: plan.Stage, gates: plan.Gates, failedGates: plan.FailedGates, total: plan.TargetIDs.length }, results, false);
     const caller = job.Caller as Caller;
-    const { change, events } = promotionRecord(deps, caller, co, result, failures, plan.FailedGates, plan.TargetIDs, plan.Options.forceReason, job.JobID);
+    const { change, events } = promotionRecord(deps, caller, co, result, failures, plan.FailedGates, plan.TargetIDs, plan.Options.forceReason, job.JobID, plan.Allowance);
     // Started in this process: the Stage reached is recorded with the promotion, from what the gates read.
     const gate = jobGates.get(job.JobID);
     jobGates.delete(job.JobID);

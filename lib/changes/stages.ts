@@ -30,7 +30,7 @@ export function stagesOver(co: ChangeOrder, spaces: Space[]): StageSpaces[] {
   const candidates = spaces.filter((s) => inScope.has(s.SpaceID));
   return wf.Stages.map((st) => {
     const q = parseWhere(st.WhereSpace, 'Space');
-    return { name: st.Name, spaces: candidates.filter((s) => matches(q, s)).sort(bySlug), prerequisites: st.Prerequisites ?? [], release: st.ReleasePrerequisites ?? [] };
+    return { name: st.Name, spaces: candidates.filter((s) => matches(q, s)).sort(bySlug), prerequisites: st.Prerequisites ?? [], release: st.ReleasePrerequisites ?? [], def: st };
   });
 }
 
@@ -106,7 +106,7 @@ export async function gateState(deps: ChangeDeps, co: ChangeOrder, marks: CoMark
   // A Release carries the change when it was published for it, or bundles every Unit the change covers in the Space at (or past) the revision its release Tag marks there.
   const covered = [...marks.publish.values()].filter((m) => m.SpaceID === space.SpaceID);
   const carries = (r: Release) => r.ChangeOrderID === co.ChangeOrderID || (covered.length > 0 && covered.every((m) => (r.Units.find((u) => u.UnitID === m.UnitID)?.RevisionNum ?? 0) >= m.RevisionNum));
-  return { space, taken: progress.has(space.SpaceID), published, carries, changed, attest };
+  return { space, taken: progress.has(space.SpaceID), published, carries, changed, attest, now: deps.now() };
 }
 
 /** What a ChangeOrder's gates read together, from one reading of its progress and the Spaces: its Stages, progress by Space, and the view CEL sees. */

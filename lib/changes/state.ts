@@ -1,4 +1,4 @@
-import { COMPLETED, ChangeOrderState, type ChangeOrder, type ChangeOrderProgress, type Progress, type Space } from '../model/entities.ts';
+import { COMPLETED, ChangeOrderState, type ChangeOrder, type ChangeOrderProgress, type Progress, type Space, type WorkflowStage } from '../model/entities.ts';
 
 /**
  * What a ChangeOrder's progress says: State, the Spaces that took it and released it. New until a Space
@@ -42,6 +42,8 @@ export interface StageSpaces {
   spaces: Space[];
   prerequisites: string[];
   release: string[];
+  /** The Stage as the workflow defines it (its failure budget and MinHealthyPercent). */
+  def?: WorkflowStage;
 }
 
 /**

@@ -2,6 +2,11 @@ import { BUILTIN_PREREQUISITES, type WorkflowDefinition } from '../model/entitie
 import { Invalid } from '../model/errors.ts';
 import { parseWhere } from '../where/index.ts';
 import { compileCel } from '../gates/cel.ts';
+import { soakDuration } from '../gates/prerequisites.ts';
+
+/** The longest Soak a workflow may ask for. */
+const MAX_SOAK_MS = 30 * 24 * 3600 * 1000;
+
 
 const BUILTINS = new Set<string>(Object.values(BUILTIN_PREREQUISITES));
 
@@ -34,15 +39,22 @@ export function validateWorkflow(w: WorkflowDefinition): void {
     if (a.MaxAge !== undefined && !/^\d+[smhd]$/.test(a.MaxAge)) throw new Invalid(`attestation prerequisite '${a.Name}': MaxAge '${a.MaxAge}' must be a duration such as 72h`);
     attestations.add(a.Name);
   }
-  const known = (p: string) => BUILTINS.has(p) || custom.has(p) || attestations.has(p);
+  const known = (p: string) => (BUILTINS.has(p) && p !== 'Soak') || custom.has(p) || attestations.has(p);
   const check = (where: string, list: string[] | undefined) => {
-    for (const p of list ?? []) if (!known(p)) throw new Invalid(`${where} names prerequisite '${p}', which is neither built in (${[...BUILTINS].join(', ')}) nor declared`);
+    for (const p of list ?? []) {
+      const soak = soakDuration(p);
+      if (p === 'Soak' || (soak !== undefined && !(soak > 0 && soak <= MAX_SOAK_MS))) throw new Invalid(`${where} names prerequisite '${p}': Soak takes a duration, e.g. Soak=30m (at most 30d)`);
+      if (soak === undefined && !known(p)) throw new Invalid(`${where} names prerequisite '${p}', which is neither built in (${[...BUILTINS].map((b) => (b === 'Soak' ? 'Soak=<duration>' : b)).join(', ')}) nor declared`);
+    }
   };
   for (const s of w.Stages) {
     try {
       parseWhere(s.WhereSpace, 'Space');
     } catch (e) {
       throw new Invalid(`Stage '${s.Name}' WhereSpace: ${(e as Error).message}`);
+    }
+    if (s.FailureBudget && (s.FailureBudget.MaxFailedSpaces === undefined) === (s.FailureBudget.MaxFailedPercent === undefined)) {
+      throw new Invalid(`Stage '${s.Name}' FailureBudget takes one of MaxFailedSpaces or MaxFailedPercent`);
     }
     check(`Stage '${s.Name}'`, s.Prerequisites);
     check(`Stage '${s.Name}' ReleasePrerequisites`, s.ReleasePrerequisites);

@@ -70,3 +70,30 @@ export function evaluateAttestationRequirement(req: AttestationPrerequisite, uni
   }
   return { ok: true, message: `${units.length} revision(s) have ${count} ${type} attestation(s) each` };
 }
+
+/** Why each attestation of a requirement's type counts for a revision or not: counted, rejecting, or excluded and why. */
+export function explainAttestationRequirement(req: AttestationPrerequisite, units: AttestedUnit[], f: AttestationFacts): { Type: string; Count: number; Units: { Unit: string; RevisionNum: number; Counted: string[]; Rejected: string[]; Excluded: { User: string; Why: string }[] }[] } {
+  const type = req.Type ?? 'Approval';
+  const name = (id: string) => f.users.find((x) => x.UserID === id)?.Slug ?? id;
+  const age = req.MaxAge ? parseDuration(req.MaxAge) : undefined;
+  return {
+    Type: type,
+    Count: req.Count ?? 1,
+    Units: [...units]
+      .sort((a, b) => (a.slug < b.slug ? -1 : 1))
+      .map((u) => {
+        const row = { Unit: u.slug, RevisionNum: u.revision, Counted: [] as string[], Rejected: [] as string[], Excluded: [] as { User: string; Why: string }[] };
+        for (const a of f.attestations.filter((x) => x.Type === type && !x.RevokedAttestationID && x.Revisions.some((r) => r.UnitID === u.unitId))) {
+          const who = name(a.UserID);
+          if (!covers(a, u)) row.Excluded.push({ User: who, Why: 'attests other content of this Unit' });
+          else if (a.RevokedBy) row.Excluded.push({ User: who, Why: `revoked by ${name(a.RevokedBy)}` });
+          else if (a.ExpiresAt && Date.parse(a.ExpiresAt) <= f.now.getTime()) row.Excluded.push({ User: who, Why: `expired at ${a.ExpiresAt}` });
+          else if (age !== undefined && Date.parse(a.CreatedAt) + age <= f.now.getTime()) row.Excluded.push({ User: who, Why: `older than MaxAge ${req.MaxAge}` });
+          else if (!req.AllowAuthors && u.authors.includes(a.UserID)) row.Excluded.push({ User: who, Why: 'wrote the change' });
+          else if (!eligible(req, a.UserID, u, f)) row.Excluded.push({ User: who, Why: 'not eligible (not among FromUserIDs/FromGroupIDs, or no Approve permission in the Space)' });
+          else (a.Result === 'Pass' ? row.Counted : row.Rejected).push(who);
+        }
+        return row;
+      }),
+  };
+}

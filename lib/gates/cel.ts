@@ -68,3 +68,49 @@ export function compileCel(expression: string): CompiledCel {
   compiled.set(expression, fn);
   return fn;
 }
+
+const readsCache = new Map<string, string[][]>();
+
+/**
+ * The variable paths an expression reads (`Space.Labels.tier`, `Release.ReleaseNum`, `Space.Labels['x']`),
+ * the longest of each chain, in the order they appear: what an explanation shows the values of.
+ */
+export function celReads(expression: string): string[][] {
+  const cached = readsCache.get(expression);
+  if (cached) return cached;
+  const ast = (ENV.parse(expression.slice(4).trim()) as unknown as { ast: unknown }).ast;
+  const out: string[][] = [];
+  const seen = new Set<string>();
+  const pathOf = (n: unknown): string[] | undefined => {
+    if (!isNode(n)) return undefined;
+    const args = Array.isArray(n.args) ? n.args : [n.args];
+    if (n.op === 'id') return [String(n.args)];
+    if (n.op === '.') {
+      const base = pathOf(args[0]);
+      return base && [...base, String(args[1])];
+    }
+    if (n.op === '[]' && isNode(args[1]) && args[1].op === 'value' && (typeof args[1].args === 'string' || typeof args[1].args === 'number' || typeof args[1].args === 'bigint')) {
+      const base = pathOf(args[0]);
+      return base && [...base, String(args[1].args)];
+    }
+    return undefined;
+  };
+  const walk = (n: unknown): void => {
+    if (Array.isArray(n)) return n.forEach(walk);
+    if (!isNode(n)) return;
+    const p = pathOf(n);
+    if (p && (CEL_VARIABLES as readonly string[]).includes(p[0]!)) {
+      const key = p.join('\u0000');
+      if (!seen.has(key)) {
+        seen.add(key);
+        out.push(p);
+      }
+      return;
+    }
+    walk(n.args);
+  };
+  walk(ast);
+  if (readsCache.size >= 1000) readsCache.delete(readsCache.keys().next().value!);
+  readsCache.set(expression, out);
+  return out;
+}

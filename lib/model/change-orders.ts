@@ -8,6 +8,8 @@ export const BUILTIN_PREREQUISITES = {
   Released: 'Released',
   /** The Space's latest published Release carries the change and is Synced, Healthy, with no operation Running or Failed. */
   Healthy: 'Healthy',
+  /** `Soak=<duration>`: Healthy, continuously, for at least that long (a Degraded or Progressing report restarts the clock). */
+  Soak: 'Soak',
 } as const;
 
 export interface WorkflowStage {
@@ -15,6 +17,18 @@ export interface WorkflowStage {
   WhereSpace: string;
   Prerequisites?: string[];
   ReleasePrerequisites?: string[];
+  /** How many of the Stage's Spaces may fail: a promotion into it stops starting Spaces past it; the next Stage's gates tolerate that many. */
+  FailureBudget?: { MaxFailedSpaces?: number; MaxFailedPercent?: number };
+  /** The next Stage's deploy gates (Taken, Released, Healthy, Soak) hold when at least this share of the Stage's Spaces pass them (and the rest are within the budget). */
+  MinHealthyPercent?: number;
+}
+
+/** How many Spaces of `total` a Stage's failure budget allows to fail (undefined: no budget). */
+export function failureAllowance(stage: Pick<WorkflowStage, 'FailureBudget'> | undefined, total: number): number | undefined {
+  const b = stage?.FailureBudget;
+  if (!b) return undefined;
+  if (b.MaxFailedSpaces !== undefined) return b.MaxFailedSpaces;
+  return Math.floor(((b.MaxFailedPercent ?? 0) * total) / 100);
 }
 
 export interface CustomPrerequisite {
@@ -90,6 +104,10 @@ export interface GateResult {
   SpaceID: string;
   SpaceSlug: string;
   Message: string;
+  /** What the gate read (an explanation only): Releases and digests, live status, CEL values, attestations counted and excluded, the hold. */
+  Evidence?: Record<string, unknown>;
+  /** What would open a failing gate (an explanation only). */
+  Opens?: string;
 }
 
 export interface PromotionFailure {
@@ -139,6 +157,8 @@ export interface ChangeOrder extends InSpace {
   Promotions: { PromotedAt: string; SpaceIDs: string[]; Stage?: string; UserID: string }[];
   PromotionFailures: PromotionFailure[];
   PromotionOverrides: PromotionOverride[];
+  /** Promotions that stopped starting Spaces because more than the Stage's failure budget had failed. */
+  PromotionHalts?: { HaltedAt: string; Stage?: string; UserID: string; Allowance: number; FailedSpaceIDs: string[]; NotStartedSpaceIDs: string[] }[];
   /** Held while a promotion runs, so a second one waits (409) instead of racing it; lapses at ExpiresAt if its holder dies. */
   PromotionLease?: { LeaseID: string; UserID: string; AcquiredAt: string; ExpiresAt: string };
 }
@@ -172,4 +192,19 @@ export interface Progress {
   RestoreReleaseID?: string;
   RestoreReleaseNum?: number;
   Version: number;
+}
+
+/** What `cub changeorder explain` answers (and `promote --dry-run --explain` prints). */
+export interface Explanation {
+  ChangeOrderID: string;
+  Slug: string;
+  /** The Stage a promotion would go into, and the Spaces it would take the change to. */
+  Stage?: string;
+  Targets: { SpaceID: string; SpaceSlug: string }[];
+  /** The Spaces the Stage's gates are evaluated over (the Stage before, or the base). */
+  Over: { SpaceID: string; SpaceSlug: string }[];
+  /** Whether a promotion would go ahead now (without --force). */
+  Open: boolean;
+  Gates: GateResult[];
+  Message?: string;
 }

@@ -191,6 +191,18 @@ export interface ReleaseLiveStatus {
   ObservedAt?: string;
 }
 
+/** A transition a deploy tool reported: the status it moved to, when it was observed, and who said so. */
+export interface LiveStatusTransition {
+  Sync?: ReleaseLiveStatus['Sync'];
+  Health?: ReleaseLiveStatus['Health'];
+  Operation?: ReleaseLiveStatus['Operation'];
+  ObservedAt: string;
+  Reporter?: string;
+}
+
+/** How many transitions a Release keeps (an item must stay small; Soak needs only the latest run). */
+export const LIVE_STATUS_HISTORY = 50;
+
 /** One Unit's revision in a Release. */
 export interface BundledUnit {
   UnitID: string;
@@ -212,6 +224,8 @@ export interface Release extends InSpace {
   UserID: string;
   Description?: string;
   LiveStatus?: ReleaseLiveStatus;
+  /** Each reported transition of Sync, Health or Operation, oldest first (the last LIVE_STATUS_HISTORY kept): what Soak reads. */
+  LiveStatusHistory?: LiveStatusTransition[];
   PublishedAt: string;
   WithdrawnAt?: string;
 }

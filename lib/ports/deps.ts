@@ -49,6 +49,8 @@ export interface Deps<S = Store> {
   bus: EventBus;
   /** Where counts and errors go (console when absent). */
   telemetry?: Telemetry;
+  /** Spaces a promotion works on at once (PROMOTE_CONCURRENCY when unset). */
+  promoteConcurrency?: number;
   /** Where long operations run as jobs; without it every request runs whole, in the request. */
   jobs?: Jobs;
   now(): Date;

@@ -58,6 +58,8 @@ export interface JobRecord {
   Wave: number;
   PartsDone: number;
   SpacesDone: number;
+  /** Spaces of the written parts that failed (a promotion's failure budget counts them). */
+  SpacesFailed?: number;
   Status?: number;
   Result?: string;
   CreatedAt: string;

@@ -1,4 +1,4 @@
-import type { Release, ReleaseLiveStatus, Space } from '../model/entities.ts';
+import { LIVE_STATUS_HISTORY, type Release, type ReleaseLiveStatus, type Space } from '../model/entities.ts';
 import { expectVersion, Invalid } from '../model/errors.ts';
 import { DetailType, SOURCE } from '../events/contracts.ts';
 import { eventOps } from '../events/outbox.ts';
@@ -23,7 +23,10 @@ export async function writeLiveStatus(deps: UnitDeps, space: Space, release: Rel
   if (problem) throw new Invalid(problem);
   const previous = release.LiveStatus ?? {};
   const live = patch.LiveStatus ? { ...previous, ...patch.LiveStatus } : previous;
-  const next: Release = { ...release, LiveStatus: live, Labels: patch.Labels ?? release.Labels, Annotations: patch.Annotations ?? release.Annotations, UpdatedAt: deps.now().toISOString(), Version: release.Version + 1 };
+  // A transition of Sync, Health or Operation is kept with its ObservedAt (Soak reads how long it has been Healthy).
+  const moved = live.Sync !== previous.Sync || live.Health !== previous.Health || live.Operation !== previous.Operation;
+  const history = moved && (live.Sync || live.Health) ? [...(release.LiveStatusHistory ?? []), { Sync: live.Sync, Health: live.Health, ...(live.Operation ? { Operation: live.Operation } : {}), ObservedAt: patch.LiveStatus?.ObservedAt ?? deps.now().toISOString(), ...(live.Reporter ? { Reporter: live.Reporter } : {}) }].slice(-LIVE_STATUS_HISTORY) : release.LiveStatusHistory;
+  const next: Release = { ...release, LiveStatus: live, ...(history ? { LiveStatusHistory: history } : {}), Labels: patch.Labels ?? release.Labels, Annotations: patch.Annotations ?? release.Annotations, UpdatedAt: deps.now().toISOString(), Version: release.Version + 1 };
   const changed = JSON.stringify(previous) !== JSON.stringify(live);
   const events = changed
     ? eventOps(deps, [

@@ -1,3 +1,4 @@
+import { explainPromotion } from '../../changes/promote.ts';
 import { visible } from '../access.ts';
 import type { ChangeOrder, ChangeWorkflow, Space } from '../../model/entities.ts';
 import { createChangeOrder } from '../../changes/create.ts';
@@ -7,7 +8,7 @@ import { findInSpace } from '../../variants/lookup.ts';
 import { cursorPage, listQueries, page } from '../lists.ts';
 import { pathSpace, withSpace } from '../resolve.ts';
 import { listReply, route } from '../route.ts';
-import { CloneChangeWorkflow, CreateChangeOrder, CreateChangeWorkflow, ListQuery, NoBody, NoQuery, UpdateChangeOrder, UpdateChangeWorkflow } from '../schemas.ts';
+import { CloneChangeWorkflow, CreateChangeOrder, CreateChangeWorkflow, ListQuery, NoBody, NoQuery, UpdateChangeOrder, UpdateChangeWorkflow, ExplainQuery } from '../schemas.ts';
 
 const wfPath = '/space/{space_id}/change_workflow';
 const coPath = '/space/{space_id}/change_order';
@@ -124,6 +125,19 @@ export const changeRoutes = [
       const seen = new Set(visible(caller, all).map((s) => s.SpaceID));
       const cos = await Promise.all((await deps.store.changeOrdersOf(caller.OrganizationID)).filter((c) => seen.has(c.SpaceID)).map(async (c) => ({ ...(await derive(deps, caller, c, { spaces })), SpaceSlug: spaces.get(c.SpaceID)?.Slug })));
       return listReply(await page(cos, queries, query));
+    },
+  }),
+  route({
+    method: 'GET',
+    path: `${coPath}/{change_order_id}/explain`,
+    name: 'ExplainChangeOrder',
+    query: ExplainQuery,
+    body: NoBody,
+    // Why the next promotion would or would not go ahead: every gate, what it read, what would open it. Reads only.
+    async handle({ deps, caller, params, query }) {
+      const space = await pathSpace(deps, caller, params);
+      const { item: co, space: home } = await findInSpace<ChangeOrder>(deps, caller, space, 'ChangeOrder', params.change_order_id!);
+      return { body: await explainPromotion(deps, caller, co, home, { targetStage: query.target_stage, spaces: query.space ? query.space.split(',').filter(Boolean) : undefined, whereSpace: query.where_space }) };
     },
   }),
   route({
