@@ -5,15 +5,14 @@
  * gate that does not hold (lib/gates/holds.ts): refused, naming the hold, its owner and its reason, or
  * passed with --force and a reason, which the ChangeOrder records with the hold.
  */
-import { HOLD_BLOCKS, inForce, newEntity, parseDuration, requireVerb, type Caller, type ChangeWorkflow, type GateResult, type Hold, type HoldBlock, type HoldView } from '../model/entities.ts';
+import { inForce, newEntity, parseDuration, requireVerb, type Caller, type ChangeWorkflow, type GateResult, type Hold, type HoldBlock, type HoldView } from '../model/entities.ts';
 import { Conflict, Forbidden, Invalid, NotFound } from '../model/errors.ts';
 import { DetailType, SOURCE, type BatonEvent } from '../events/contracts.ts';
 import { eventOps } from '../events/outbox.ts';
 import { holdGate, holdsOn, type HoldSubject } from '../gates/holds.ts';
 import type { Deps } from '../ports/deps.ts';
 import { findInSpace, findSpace } from '../variants/lookup.ts';
-
-const isId = (s: string) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(s);
+import { isId } from '../model/ids.ts';
 
 export interface HoldInput {
   Slug: string;
@@ -120,5 +119,3 @@ export async function refuseIfHeld(deps: Deps, caller: Caller, subject: HoldSubj
   const gates = await holdGates(deps, caller, subject);
   if (gates.length) throw new Conflict(`unable to ${what}: ${gates.map((g) => g.Message.replace(/ or pass it with --force --force-reason$/, '')).join('; ')}`);
 }
-
-export { HOLD_BLOCKS };
