@@ -395,6 +395,8 @@ async function startPromoteJob(deps: Deps, caller: Caller, co: ChangeOrder, base
   // In this process the workers take up what the request read: its marks and Spaces for the first wave, and what the gates read for the Stage reached.
   jobContexts.set(`${leaseId}:0`, promoteContext(deps, co, { prior: o.priorRevisions, marks: g.marks, spaces: g.spaces, protect: o.protect }));
   jobGates.set(leaseId, g.context);
+  // Jobs this process started but another finished (or that never end) leave their entries: keep the last few.
+  if (jobGates.size > 16) jobGates.delete(jobGates.keys().next().value!);
   try {
     return await startJob(deps, caller, { jobId: leaseId, kind: 'Promote', waves: g.waves, plan, subject: { ChangeOrderID: co.ChangeOrderID, ChangeOrderSlug: co.Slug, SpaceID: co.SpaceID, Stage: g.stageName } });
   } catch (e) {
@@ -444,6 +446,7 @@ export const promoteJob: JobHandler<PromoteJobPlan, SpaceResult> = {
     const promoted = results.filter((s) => s.Action === SpaceAction.Promote).map((s) => s.SpaceID);
     const reached = gate && co.ChangeWorkflow ? await computeStage(deps, caller, co, contextAfter(co, gate, promoted, deps.now().toISOString())).catch(() => undefined) : undefined;
     if (reached) stageRecorded.add(job.JobID);
+    if (stageRecorded.size > 16) stageRecorded.delete(stageRecorded.values().next().value!);
     await recordOn(deps, co, (c) => ({ ...change(c), ...(reached ? stageAdvance(c, reached).change : {}) }), (c) => [...events, ...(reached ? stageAdvance(c, reached).events : [])], end(outcome === 'Partial' ? 207 : 200, result));
   },
   async after(deps, job, plan) {
