@@ -1,4 +1,4 @@
-import { COMPLETED, ChangeOrderState, type ChangeOrder, type ChangeOrderProgress, type Progress, type Space, type WorkflowStage } from '../model/entities.ts';
+import { COMPLETED, ChangeOrderState, failureAllowance, type ChangeOrder, type ChangeOrderProgress, type Progress, type Space, type WorkflowStage } from '../model/entities.ts';
 
 /**
  * What a ChangeOrder's progress says: State, the Spaces that took it and released it. New until a Space
@@ -49,13 +49,18 @@ export interface StageSpaces {
 /**
  * The index of the latest Stage with Spaces, all of which took the change, every earlier Stage with
  * Spaces having taken it too; -1 when none. A Stage with no Spaces in scope is passed over: it neither
- * holds the change back nor counts as reached.
+ * holds the change back nor counts as reached. A Stage with a failure budget (or MinHealthyPercent)
+ * is reached when the Spaces that did not take the change are within it (and enough did).
  */
 export function reachedStage(stages: StageSpaces[], taken: (spaceId: string) => boolean): number {
   let index = -1;
   for (const [i, st] of stages.entries()) {
     if (!st.spaces.length) continue;
-    if (!st.spaces.every((s) => taken(s.SpaceID))) break;
+    const missing = st.spaces.filter((s) => !taken(s.SpaceID)).length;
+    const allowance = failureAllowance(st.def, st.spaces.length);
+    const min = st.def?.MinHealthyPercent;
+    const tolerated = missing > 0 && (allowance !== undefined || min !== undefined) && (allowance === undefined || missing <= allowance) && (min === undefined || (st.spaces.length - missing) * 100 >= min * st.spaces.length);
+    if (missing && !tolerated) break;
     index = i;
   }
   return index;

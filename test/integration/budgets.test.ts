@@ -72,6 +72,8 @@ describe('failure budgets', () => {
     expect(next.status, next.text).toBe(200);
     const forgiven = next.body.Gates.find((g: { SpaceSlug: string }) => g.SpaceSlug === 'tol-p2');
     expect(forgiven).toMatchObject({ Prerequisite: 'Taken', Satisfied: true, Message: "has not taken change order 'scale' (tolerated: 3 of 4 space(s) pass (at least 75% needed), 1 within the failure budget of 1)" });
+    // The rollout is done: a Stage within its budget counts as reached.
+    expect((await api.get('/space/tol-base/change_order/scale')).body.Stage).toBe('Completed');
 
     await fleet('strict', 4, { FailureBudget: { MaxFailedSpaces: 1 }, MinHealthyPercent: 100 });
     await breakSpace('strict-p2');
@@ -79,6 +81,7 @@ describe('failure budgets', () => {
     const held = await api.post('/promote', { ChangeOrderID: 'strict-base/scale', TargetStage: 'After' });
     expect(held.status).toBe(409);
     expect(held.body.Message).toContain("has not taken change order 'scale'");
+    expect((await api.get('/space/strict-base/change_order/scale')).body.Stage).toBeUndefined();
   });
 
   it('show through cub: the halted Spaces in the table, the promotion failed', async () => {
