@@ -1,7 +1,6 @@
-import { failureAllowance, requireVerb, type Explanation, type Caller, type ChangeOrder, type GateResult, type Link, type PriorRevisions, type Space } from '../model/entities.ts';
+import { failureAllowance, requireVerb, type Explanation, type Caller, type ChangeOrder, type GateResult, type Link, type Space } from '../model/entities.ts';
 import { BatonError, Conflict, GateRefused, Invalid, Unavailable } from '../model/errors.ts';
 import { evaluateGates, evaluatePrerequisite, refusal, tolerate } from '../gates/prerequisites.ts';
-import { DetailType, SOURCE, type BatonEvent } from '../events/contracts.ts';
 import { bounded } from '../util/concurrency.ts';
 import { matches, parseWhere } from '../where/index.ts';
 import { findSpace } from '../variants/lookup.ts';
@@ -9,56 +8,16 @@ import { marksOf } from './marks.ts';
 import { planPromotion } from './plan.ts';
 import type { ChangeDeps } from './ports.ts';
 import { advanceStage, computeStage, contextAfter, recordOn, stageAdvance } from './progress.ts';
-import { promoteContext, promoteSpace, SpaceAction, type SpaceResult } from './promote-space.ts';
-import { gateContext, gateState, orgSpaces, readsAttestations, takenOnly, type GateContext } from './stages.ts';
+import { promoteContext, SpaceAction, type SpaceResult } from './promote-space.ts';
+import { gateContext, gateState, orgSpaces, readsAttestations, takenOnly } from './stages.ts';
 import { mergeWaves } from './waves.ts';
-import { runsAsJob, startJob, type JobHandler } from './jobs.ts';
+import { runsAsJob } from './jobs.ts';
+import { startPromoteJob } from './promote-job.ts';
+import { budgeted, conclude, promoter, promotionRecord, PROMOTE_CONCURRENCY, type Gated, type PromoteOptions, type PromoteOutcome, type PromoteResult } from './promote-steps.ts';
 import { holdGates } from './holds.ts';
-import type { CoMarks } from './marks.ts';
-import type { PromoteContext } from './promote-space.ts';
 import type { Deps } from '../ports/deps.ts';
-import type { JobRecord } from '../ports/store.ts';
 
-/** Spaces of one Stage promoted at once. */
-export const PROMOTE_CONCURRENCY = 16;
-
-/** What one promotion did. */
-export interface PromoteResult {
-  ChangeOrderID: string;
-  Stage?: string;
-  DryRun: boolean;
-  Forced: boolean;
-  Gates: GateResult[];
-  Spaces: SpaceResult[];
-  Landed: number;
-  Total: number;
-  Message?: string;
-  /** Set when the failures could not be recorded on the ChangeOrder (the database did not answer): the answer is the only record. */
-  Unrecorded?: boolean;
-}
-
-/**
- * How a promotion ended: every Space took the change (`Done`), or some did not (`Partial`; a rerun
- * repairs), or it runs on as a job (`Accepted`). A gate refusal is thrown as `GateRefused`.
- */
-export type PromoteOutcome = { outcome: 'Done' | 'Partial'; result: PromoteResult } | { outcome: 'Accepted'; job: JobRecord };
-
-/** Options of a promotion with a ChangeOrder. */
-export interface PromoteOptions {
-  targetStage?: string;
-  spaces?: string[];
-  whereSpace?: string;
-  dryRun?: boolean;
-  priorRevisions?: PriorRevisions;
-  force?: boolean;
-  forceReason?: string;
-  /** Invoke only: protect the paths the Invocation writes. */
-  protect?: boolean;
-  /** Run as a job (true), in the request (false), or as the size of the plan decides (unset). */
-  async?: boolean;
-  /** Evaluate the gates with what each read and what would open it, and stop there (nothing is written). */
-  explain?: boolean;
-}
+export { PROMOTE_CONCURRENCY, type PromoteOptions, type PromoteOutcome, type PromoteResult } from './promote-steps.ts';
 
 /** The target Spaces a promotion names (by reference, or by a where over the ChangeOrder's scope), each in scope. */
 async function namedTargets(deps: ChangeDeps, caller: Caller, co: ChangeOrder, o: PromoteOptions): Promise<Space[]> {
@@ -137,9 +96,6 @@ async function releaseLease(deps: ChangeDeps, coRef: ChangeOrder, id: string): P
   }
 }
 
-/** Gates as records keep them: without an explanation's evidence. */
-const recorded = (gates: GateResult[]): GateResult[] => gates.map(({ Evidence: _e, Opens: _o, ...g }) => g);
-
 /** Why a promotion into the next Stage (or the one named) would or would not go ahead: every gate, with what it read and what would open it. */
 export interface Explained {
   stageName?: string;
@@ -159,25 +115,6 @@ export async function explainPromotion(deps: ChangeDeps, caller: Caller, co: Cha
   if (!('explained' in g)) throw new Error('unreachable: an explanation stops at the gates');
   const e = g.explained;
   return { ChangeOrderID: co.ChangeOrderID, Slug: co.Slug, ...(e.stageName ? { Stage: e.stageName } : {}), Targets: e.targets.map(pick), Over: e.before.map(pick), Open: e.failedGates.length === 0, Gates: e.gates, ...(e.message ? { Message: e.message } : {}) };
-}
-
-/** A promotion planned and gated, ready to run: in the request, or as a job. */
-interface Gated {
-  stageName?: string;
-  targets: Space[];
-  /** The targets in the order they run: MergeUnits waves one after another, otherwise one wave. */
-  waves: Space[][];
-  gates: GateResult[];
-  failedGates: GateResult[];
-  /** The Spaces that had taken the change when the promotion was planned. */
-  taken: Set<string>;
-  marks: CoMarks;
-  /** The organization's Spaces, as read for the plan. */
-  spaces: Space[];
-  /** What the gates read (Stages, progress, the CEL view), for the Stage reached afterwards. */
-  context: GateContext;
-  /** How many of the target Stage's Spaces may fail before the promotion stops starting more (its failure budget). */
-  allowance?: number;
 }
 
 /** Plans a promotion and evaluates its gates (refusing, unless forced, when one fails); nothing is written. */
@@ -231,103 +168,12 @@ async function gate(deps: ChangeDeps, caller: Caller, co: ChangeOrder, base: Spa
   return { stageName, targets, waves, gates, failedGates, taken: new Set(progress.keys()), marks, spaces, context, allowance: stageIndex >= 0 ? failureAllowance(stages[stageIndex]!.def, targets.length) : undefined };
 }
 
-/** Promotes one Space, reporting whatever went wrong as that Space's result (never thrown). */
-function promoter(deps: ChangeDeps, caller: Caller, co: ChangeOrder, baseId: string, taken: Set<string>, ctx: () => PromoteContext): (space: Space) => Promise<SpaceResult> {
-  return async (space) => {
-    if (taken.has(space.SpaceID)) return { SpaceID: space.SpaceID, SpaceSlug: space.Slug, Action: SpaceAction.Unchanged, Units: [] };
-    if (co.UpdateType === 'UpgradeUnit' && space.UpstreamSpaceID && space.UpstreamSpaceID !== baseId && !taken.has(space.UpstreamSpaceID)) {
-      return { SpaceID: space.SpaceID, SpaceSlug: space.Slug, Action: SpaceAction.Blocked, Error: `its upstream space has not taken change order '${co.Slug}'`, Units: [] };
-    }
-    try {
-      const r = await promoteSpace(deps, caller, ctx(), space);
-      // Units in slug order, whatever order the Space listed them in (by id).
-      r.Units.sort((a, b) => (a.UnitSlug < b.UnitSlug ? -1 : a.UnitSlug > b.UnitSlug ? 1 : 0));
-      return r;
-    } catch (e) {
-      // Whatever failed — a rule, a conflict, the database going away — the Space is reported, never lost: what it
-      // wrote landed whole per Unit (each Unit's revision and marks are one transaction), and a rerun finishes it.
-      const message = e instanceof BatonError ? e.message : `stopped part-way (${(e as Error).name ?? 'error'}: ${(e as Error).message ?? String(e)}); some of its Units may have taken the change: promote again to finish`;
-      return { SpaceID: space.SpaceID, SpaceSlug: space.Slug, Action: SpaceAction.Failed, Error: message, Units: [] };
-    }
-  };
-}
-
-/**
- * A promoter that stops starting Spaces once more than `allowance` of the Stage's Spaces have failed
- * (its failure budget): the rest are `NotStarted`. `counter` carries failures counted before (a job's
- * other parts).
- */
-function budgeted(promoteOne: (s: Space) => Promise<SpaceResult>, allowance: number | undefined, stage: string | undefined, counter: { failed: number }): (s: Space) => Promise<SpaceResult> {
-  if (allowance === undefined) return promoteOne;
-  return async (space) => {
-    if (counter.failed > allowance) {
-      return { SpaceID: space.SpaceID, SpaceSlug: space.Slug, Action: SpaceAction.NotStarted, Error: `not started: more than ${allowance} space(s) of stage '${stage}' failed, its failure budget; promote again once they are fixed`, Units: [] };
-    }
-    const r = await promoteOne(space);
-    if (r.Action === SpaceAction.Failed) counter.failed++;
-    return r;
-  };
-}
-
-/** What every Space came to, as the answer says it: landed, failures, and the outcome. */
-function conclude(co: ChangeOrder, g: Pick<Gated, 'stageName' | 'gates' | 'failedGates'> & { total: number }, spaces: SpaceResult[], dryRun: boolean): { outcome: 'Done' | 'Partial'; result: PromoteResult; failures: SpaceResult[] } {
-  const result: PromoteResult = { ChangeOrderID: co.ChangeOrderID, Stage: g.stageName, DryRun: dryRun, Forced: g.failedGates.length > 0, Gates: g.gates, Spaces: spaces, Landed: 0, Total: g.total };
-  result.Landed = spaces.filter((s) => s.Action === SpaceAction.Promote || s.Action === SpaceAction.Unchanged).length;
-  const failures = spaces.filter((s) => s.Action === SpaceAction.Failed || s.Action === SpaceAction.Blocked || s.Action === SpaceAction.NotStarted);
-  if (failures.length) result.Message = `${result.Landed} of ${result.Total} space(s) ${dryRun ? 'would take' : 'took'} change order '${co.Slug}'; ${failures.map((f) => `'${f.SpaceSlug}': ${f.Error}`).join('; ')}`;
-  return { outcome: failures.length ? 'Partial' : 'Done', result, failures };
-}
-
-/** What the ChangeOrder records of a promotion (promoted Spaces, override, failures; the lease given back) and the events that say so. */
-function promotionRecord(deps: ChangeDeps, caller: Caller, co: ChangeOrder, result: PromoteResult, failures: SpaceResult[], failedGates: GateResult[], targets: string[], forceReason: string | undefined, leaseId: string | undefined, allowance?: number) {
-  deps.telemetry?.count('Promotions');
-  deps.telemetry?.count('UnitsPromoted', result.Spaces.flatMap((s) => s.Units).filter((u) => u.RevisionNums?.length).length);
-  const now = deps.now().toISOString();
-  const stageName = result.Stage;
-  const promoted = result.Spaces.filter((s) => s.Action === SpaceAction.Promote).map((s) => s.SpaceID);
-  const events: BatonEvent[] = [];
-  if (failures.length) events.push({ source: SOURCE, detailType: DetailType.PromotionFailed, detail: { OrganizationID: co.OrganizationID, ChangeOrderID: co.ChangeOrderID, Slug: co.Slug, Stage: stageName, SpaceIDs: failures.map((f) => f.SpaceID) } });
-  if (result.Forced) {
-    events.push({
-      source: SOURCE,
-      detailType: DetailType.PromotionOverridden,
-      detail: { OrganizationID: co.OrganizationID, ChangeOrderID: co.ChangeOrderID, Slug: co.Slug, Stage: stageName, SpaceIDs: targets, FailedGates: recorded(failedGates), Reason: forceReason!, UserID: caller.UserID },
-    });
-  }
-  const change = (c: ChangeOrder): Partial<ChangeOrder> => ({
-    Promotions: promoted.length ? [...c.Promotions, { PromotedAt: now, SpaceIDs: promoted, Stage: stageName, UserID: caller.UserID }] : c.Promotions,
-    PromotionOverrides: result.Forced ? [...c.PromotionOverrides, { FailedGates: recorded(failedGates), OverriddenAt: now, Reason: forceReason!, SpaceIDs: targets, Stage: stageName, UserID: caller.UserID }] : c.PromotionOverrides,
-    ...(result.Spaces.some((s) => s.Action === SpaceAction.NotStarted)
-      ? {
-          PromotionHalts: [
-            ...(c.PromotionHalts ?? []),
-            { HaltedAt: now, Stage: stageName, UserID: caller.UserID, Allowance: allowance ?? 0, FailedSpaceIDs: result.Spaces.filter((s) => s.Action === SpaceAction.Failed).map((s) => s.SpaceID), NotStartedSpaceIDs: result.Spaces.filter((s) => s.Action === SpaceAction.NotStarted).map((s) => s.SpaceID) },
-          ],
-        }
-      : {}),
-    PromotionFailures: failures.length
-      ? [
-          ...c.PromotionFailures,
-          {
-            FailedAt: now,
-            UserID: caller.UserID,
-            Stage: stageName,
-            Spaces: failures.map((f) => ({ SpaceID: f.SpaceID, SpaceSlug: f.SpaceSlug, Action: f.Action, Error: f.Error, Units: f.Units.filter((u) => u.Error).map((u) => ({ UnitID: u.UnitID, UnitSlug: u.UnitSlug, Error: u.Error!.Message })) })),
-          },
-        ]
-      : c.PromotionFailures,
-    // The lease goes back in the same write that records the promotion.
-    ...(leaseId && c.PromotionLease?.LeaseID === leaseId ? { PromotionLease: undefined } : {}),
-  });
-  return { change, events };
-}
-
 async function promoteHeld(deps: ChangeDeps, caller: Caller, co: ChangeOrder, base: Space, o: PromoteOptions, lease?: { id: string; co: ChangeOrder; released: boolean }): Promise<PromoteOutcome> {
   const g = await gate(deps, caller, co, base, o);
   if ('early' in g) return g.early;
   if ('explained' in g) throw new Invalid('an explanation is asked of explainPromotion');
-  const toDo = g.targets.filter((t) => !g.taken.has(t.SpaceID)).length;
-  if (lease && runsAsJob(deps as Deps, toDo, o.async)) {
+  const remaining = g.targets.filter((t) => !g.taken.has(t.SpaceID)).length;
+  if (lease && runsAsJob(deps as Deps, remaining, o.async)) {
     // The job holds the lease (named by it) and gives it back when it records the promotion.
     const job = await startPromoteJob(deps as Deps, caller, co, base, o, g, lease.id);
     lease.released = true;
@@ -361,99 +207,6 @@ async function promoteHeld(deps: ChangeDeps, caller: Caller, co: ChangeOrder, ba
   if (co.ChangeWorkflow && !reached) await advanceStage(deps, caller, co).catch((e: unknown) => deps.telemetry?.error('advancing the stage after a promotion failed; the next event re-evaluates it', e));
   return { outcome, result };
 }
-
-/** What a promotion job carries from the request to its workers. */
-interface PromoteJobPlan {
-  ChangeOrderID: string;
-  SpaceID: string;
-  BaseSpaceID: string;
-  Options: PromoteOptions;
-  Stage?: string;
-  Gates: GateResult[];
-  FailedGates: GateResult[];
-  /** The Spaces (targets, and their upstreams) that had taken the change when it was planned. */
-  Taken: string[];
-  TargetIDs: string[];
-  /** The target Stage's failure budget, in Spaces. */
-  Allowance?: number;
-}
-
-async function startPromoteJob(deps: Deps, caller: Caller, co: ChangeOrder, base: Space, o: PromoteOptions, g: Gated, leaseId: string): Promise<JobRecord> {
-  const relevant = new Set(g.targets.flatMap((t) => [t.SpaceID, ...(t.UpstreamSpaceID ? [t.UpstreamSpaceID] : [])]));
-  const plan: PromoteJobPlan = {
-    ChangeOrderID: co.ChangeOrderID,
-    SpaceID: co.SpaceID,
-    BaseSpaceID: base.SpaceID,
-    Options: o,
-    Stage: g.stageName,
-    Gates: g.gates,
-    FailedGates: g.failedGates,
-    Taken: [...g.taken].filter((id) => relevant.has(id)),
-    TargetIDs: g.targets.map((t) => t.SpaceID),
-    Allowance: g.allowance,
-  };
-  // In this process the workers take up what the request read: its marks and Spaces for the first wave, and what the gates read for the Stage reached.
-  jobContexts.set(`${leaseId}:0`, promoteContext(deps, co, { prior: o.priorRevisions, marks: g.marks, spaces: g.spaces, protect: o.protect }));
-  jobGates.set(leaseId, g.context);
-  // Jobs this process started but another finished (or that never end) leave their entries: keep the last few.
-  if (jobGates.size > 16) jobGates.delete(jobGates.keys().next().value!);
-  try {
-    return await startJob(deps, caller, { jobId: leaseId, kind: 'Promote', waves: g.waves, plan, subject: { ChangeOrderID: co.ChangeOrderID, ChangeOrderSlug: co.Slug, SpaceID: co.SpaceID, Stage: g.stageName } });
-  } catch (e) {
-    jobContexts.delete(`${leaseId}:0`);
-    jobGates.delete(leaseId);
-    throw e;
-  }
-}
-
-/** Each worker's promotion context, per job and wave (a later wave reads the marks again), the last few kept. */
-const jobContexts = new Map<string, Promise<PromoteContext>>();
-/** What the gates read for a job started in this process: the Stage it reaches is then recorded with it, unread. */
-const jobGates = new Map<string, GateContext>();
-/** Jobs whose end recorded the Stage reached (nothing left to re-evaluate after). */
-const stageRecorded = new Set<string>();
-
-/** A promotion as a job: each part promotes its Spaces with the code a request runs; the end records it on the ChangeOrder. */
-export const promoteJob: JobHandler<PromoteJobPlan, SpaceResult> = {
-  async run(deps, job, plan, wave, spaces) {
-    const key = `${job.JobID}:${wave}`;
-    let ctx = jobContexts.get(key);
-    const co = ctx ? (await ctx).co : await deps.store.getInSpace<ChangeOrder>('ChangeOrder', plan.SpaceID, plan.ChangeOrderID);
-    if (!co) return { results: spaces.map((s) => ({ SpaceID: s.SpaceID, SpaceSlug: s.Slug, Action: SpaceAction.Failed, Error: 'the change order was deleted while it was being promoted', Units: [] })) };
-    if (!ctx) {
-      ctx = (async () => promoteContext(deps, co, { prior: plan.Options.priorRevisions, marks: await marksOf(deps, co), spaces: await deps.store.listSpaces(co.OrganizationID), protect: plan.Options.protect }))();
-      jobContexts.set(key, ctx);
-      ctx.catch(() => jobContexts.delete(key));
-      if (jobContexts.size > 4) jobContexts.delete(jobContexts.keys().next().value!);
-    }
-    const c = await ctx;
-    const one = promoter(deps, job.Caller as Caller, co, plan.BaseSpaceID, new Set(plan.Taken), () => c);
-    // The budget counts the failures of the parts written before this one.
-    return { results: await bounded(spaces, deps.promoteConcurrency ?? PROMOTE_CONCURRENCY, budgeted(one, plan.Allowance, plan.Stage, { failed: job.SpacesFailed ?? 0 })) };
-  },
-  gaveUp: (spaces, error) =>
-    spaces.map((s) => ({ SpaceID: s.SpaceID, SpaceSlug: s.Slug, Action: SpaceAction.Failed, Error: `the job's worker gave up on it after every attempt (${error}); some of its Units may have taken the change: promote again to finish`, Units: [] })),
-  summary: (r) => ({ SpaceID: r.SpaceID, Action: r.Action, ...(r.Error ? { Error: r.Error } : {}) }),
-  async finish(deps, job, plan, results, end) {
-    const co = (await deps.store.getInSpace<ChangeOrder>('ChangeOrder', plan.SpaceID, plan.ChangeOrderID))!;
-    for (const k of [...jobContexts.keys()]) if (k.startsWith(`${job.JobID}:`)) jobContexts.delete(k);
-    const { outcome, result, failures } = conclude(co, { stageName: plan.Stage, gates: plan.Gates, failedGates: plan.FailedGates, total: plan.TargetIDs.length }, results, false);
-    const caller = job.Caller as Caller;
-    const { change, events } = promotionRecord(deps, caller, co, result, failures, plan.FailedGates, plan.TargetIDs, plan.Options.forceReason, job.JobID, plan.Allowance);
-    // Started in this process: the Stage reached is recorded with the promotion, from what the gates read.
-    const gate = jobGates.get(job.JobID);
-    jobGates.delete(job.JobID);
-    const promoted = results.filter((s) => s.Action === SpaceAction.Promote).map((s) => s.SpaceID);
-    const reached = gate && co.ChangeWorkflow ? await computeStage(deps, caller, co, contextAfter(co, gate, promoted, deps.now().toISOString())).catch(() => undefined) : undefined;
-    if (reached) stageRecorded.add(job.JobID);
-    if (stageRecorded.size > 16) stageRecorded.delete(stageRecorded.values().next().value!);
-    await recordOn(deps, co, (c) => ({ ...change(c), ...(reached ? stageAdvance(c, reached).change : {}) }), (c) => [...events, ...(reached ? stageAdvance(c, reached).events : [])], end(outcome === 'Partial' ? 207 : 200, result));
-  },
-  async after(deps, job, plan) {
-    if (stageRecorded.delete(job.JobID)) return;
-    await advanceStage(deps, job.Caller as Caller, { SpaceID: plan.SpaceID, ChangeOrderID: plan.ChangeOrderID }).catch((e: unknown) => deps.telemetry?.error('advancing the stage after a promotion job failed; the next event re-evaluates it', e));
-  },
-};
 
 /** Runs a write, trying again a few times over about two seconds while the store does not answer; whether it landed. */
 async function persist(write: () => Promise<void>): Promise<boolean> {

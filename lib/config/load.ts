@@ -26,13 +26,38 @@ function walk(v: unknown, depth: number, left: number): number {
   return left;
 }
 
+/**
+ * YAML 1.2's core schema exactly, as the `yaml` library (which writes Unit data) reads it: js-yaml's own
+ * CORE_SCHEMA also takes `0b101` and `1_000` as numbers, which `yaml` writes unquoted as strings — a
+ * label `0b0` would come back as 0.
+ */
+const INT = /^[-+]?[0-9]+$|^0o[0-7]+$|^0x[0-9a-fA-F]+$/;
+const FLOAT = /^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$|^[-+]?\.(?:inf|Inf|INF)$|^\.(?:nan|NaN|NAN)$/;
+const int12 = new jsYaml.Type('tag:yaml.org,2002:int', {
+  kind: 'scalar',
+  resolve: (d: string) => INT.test(d),
+  construct: (d: string) => (d.startsWith('0o') ? parseInt(d.slice(2), 8) : d.startsWith('0x') ? parseInt(d.slice(2), 16) : parseInt(d, 10)),
+  predicate: (o: unknown) => typeof o === 'number' && Number.isInteger(o),
+  represent: (o: unknown) => String(o),
+});
+const float12 = new jsYaml.Type('tag:yaml.org,2002:float', {
+  kind: 'scalar',
+  resolve: (d: string) => FLOAT.test(d) && !INT.test(d),
+  construct: (d: string) => (/nan$/i.test(d) ? NaN : /inf$/i.test(d) ? (d.startsWith('-') ? -Infinity : Infinity) : parseFloat(d)),
+  predicate: (o: unknown) => typeof o === 'number' && !Number.isInteger(o),
+  represent: (o: unknown) => String(o),
+});
+// js-yaml's null and bool are 1.2 core's already (its typings leave out the `types` it exports).
+const { types } = jsYaml as unknown as { types: { null: jsYaml.Type; bool: jsYaml.Type } };
+const CORE_12 = jsYaml.FAILSAFE_SCHEMA.extend({ implicit: [types.null, types.bool, int12, float12] });
+
 /** The documents of YAML data as plain values (empty documents dropped). A syntax error is a 400 naming the line. */
 export function loadYaml(text: string): unknown[] {
   const hit = recent.find((r) => r.text === text);
   if (hit) return hit.docs;
   let docs: unknown[];
   try {
-    docs = jsYaml.loadAll(text, undefined, { schema: jsYaml.CORE_SCHEMA }).filter((d) => d !== null && d !== undefined);
+    docs = jsYaml.loadAll(text, undefined, { schema: CORE_12 }).filter((d) => d !== null && d !== undefined);
   } catch (e) {
     const err = e as { mark?: { line?: number }; reason?: string; message: string };
     throw new Invalid(`Data is not valid YAML${err.mark?.line !== undefined ? ` (line ${err.mark.line + 1})` : ''}: ${err.reason ?? err.message.split('\n')[0]}`);

@@ -118,3 +118,14 @@ describe('live status that cannot be pinned', () => {
     expect(observedAtProblem('not-a-date', now)).toBe("ObservedAt 'not-a-date' is not a time");
   });
 });
+
+describe('YAML scalars read as the writer means them', () => {
+  it('reads plain scalars by YAML 1.2 core, as the yaml library that writes Unit data does', async () => {
+    const { parse } = await import('yaml');
+    const { loadYaml } = await import('../../lib/config/load.ts');
+    for (const v of ['0b0', '1_000', '0o17', '0x1F', '+12', '-3', '1e3', '.5', '1.', '.inf', '-.Inf', 'true', 'True', 'yes', '~', 'null', '012', '1:20', '2026-12-03', '0.1e-2', '+.5']) {
+      expect((loadYaml(`k: ${v}\n`)[0] as { k: unknown }).k, v).toEqual(parse(`k: ${v}\n`).k);
+    }
+    expect(Number.isNaN((loadYaml('k: .nan\n')[0] as { k: number }).k)).toBe(true);
+  });
+});
