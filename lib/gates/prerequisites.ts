@@ -74,7 +74,13 @@ export function explainGate(r: GateResult, co: GateChangeOrder, s: SpaceGateStat
   } else if (name === BUILTIN_PREREQUISITES.Healthy || soakDuration(name) !== undefined) {
     const latest = s.published[0];
     evidence = { ReleaseTarget: s.space.ReleaseTargetID ?? null, Latest: latest ? { ...liveOf(latest), CarriesChange: s.carries(latest) } : null, ...(soakDuration(name) !== undefined && latest ? { History: (latest.LiveStatusHistory ?? []).slice(-10) } : {}) };
-    opens = !latest || !s.carries(latest) ? `publish a release of the change there (cub release publish ${s.space.Slug} --revision ChangeOrder:${co.slug}), then a Synced and Healthy report of it` : soakDuration(name) !== undefined && /opens at (\S+)/.test(r.Message) ? `release ${latest.ReleaseNum} staying Synced and Healthy until ${/opens at (\S+)/.exec(r.Message)![1]}` : `a report of release ${latest.ReleaseNum} as Synced and Healthy (Argo CD, Flux, or cub release report)`;
+    const soak = soakDuration(name);
+    opens =
+      !latest || !s.carries(latest)
+        ? `publish a release of the change there (cub release publish ${s.space.Slug} --revision ChangeOrder:${co.slug}), then a Synced and Healthy report of it`
+        : soak !== undefined && isHealthy(latest.LiveStatus ?? {})
+          ? `release ${latest.ReleaseNum} staying Synced and Healthy until ${new Date(Date.parse(healthySince(latest)) + soak).toISOString()}`
+          : `a report of release ${latest.ReleaseNum} as Synced and Healthy (Argo CD, Flux, or cub release report)`;
   } else if (co.workflow.CustomPrerequisites?.some((c) => c.Name === name)) {
     const custom = co.workflow.CustomPrerequisites.find((c) => c.Name === name)!;
     const vars: Record<string, unknown> = { Space: s.space, ChangeOrder: co.json, Release: release ?? null };
@@ -156,6 +162,14 @@ function formatDuration(ms: number): string {
   return `${Math.floor(s / 3600)}h${Math.floor((s % 3600) / 60) ? `${Math.floor((s % 3600) / 60)}m` : ''}`;
 }
 
+/** When a Release's latest unbroken healthy run began: its first healthy report, in ObservedAt order. */
+function healthySince(release: Release): string {
+  const history = [...(release.LiveStatusHistory ?? [])].sort((a, b) => Date.parse(a.ObservedAt) - Date.parse(b.ObservedAt));
+  let since: string | undefined;
+  for (let i = history.length - 1; i >= 0 && isHealthy(history[i]!); i--) since = history[i]!.ObservedAt;
+  return since ?? release.LiveStatus?.ObservedAt ?? release.PublishedAt;
+}
+
 /**
  * Soak: the Release carrying the change has been Synced and Healthy, continuously, for at least `need`
  * ms at `s.now` — counted from the first healthy report of the latest unbroken healthy run in its live
@@ -165,10 +179,7 @@ export function evaluateSoak(name: string, need: number, co: GateChangeOrder, s:
   const healthy = evaluatePrerequisite(BUILTIN_PREREQUISITES.Healthy, co, s);
   if (!healthy.Satisfied) return result(name, s, false, `${healthy.Message}; it must be Healthy for ${formatDuration(need)} first`);
   const release = s.published[0]!;
-  const history = [...(release.LiveStatusHistory ?? [])].sort((a, b) => Date.parse(a.ObservedAt) - Date.parse(b.ObservedAt));
-  let since: string | undefined;
-  for (let i = history.length - 1; i >= 0 && isHealthy(history[i]!); i--) since = history[i]!.ObservedAt;
-  since ??= release.LiveStatus?.ObservedAt ?? release.PublishedAt;
+  const since = healthySince(release);
   const now = s.now ?? new Date();
   const held = now.getTime() - Date.parse(since);
   if (held >= need) return result(name, s, true, `release ${release.ReleaseNum} has been Synced and Healthy for ${formatDuration(held)} (since ${since}), at least ${formatDuration(need)}`);

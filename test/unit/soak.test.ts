@@ -35,6 +35,11 @@ describe('Soak', () => {
     expect(evaluatePrerequisite('Soak=30m', co, state([healthy(25), degraded(20), { ...healthy(30), Reporter: 'argocd' }], 56)).Satisfied).toBe(true);
   });
 
+  it('explains what opens it: staying Healthy until the clock runs out, or a Healthy report first', () => {
+    expect(evaluatePrerequisite('Soak=30m', co, { ...state([degraded(0), healthy(25)], 40), explain: true }).Opens).toBe(`release 7 staying Synced and Healthy until ${t(55)}`);
+    expect(evaluatePrerequisite('Soak=30m', co, { ...state([healthy(0), degraded(50)], 60), explain: true }).Opens).toBe('a report of release 7 as Synced and Healthy (Argo CD, Flux, or cub release report)');
+  });
+
   it('does not hold while the release is not Healthy now', () => {
     expect(evaluatePrerequisite('Soak=30m', co, state([healthy(0), degraded(50)], 60))).toMatchObject({ Satisfied: false, Message: 'release 7 is Synced, Degraded; it must be Healthy for 30m first' });
     expect(evaluatePrerequisite('Soak=30m', co, state([], 60))).toMatchObject({ Satisfied: false, Message: 'release 7 has not been reported on yet; it must be Healthy for 30m first' });
