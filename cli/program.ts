@@ -5,6 +5,8 @@ import type { Command, Help, HelpTable } from './common.ts';
 import { FLAGS, GLOBAL, UNSUPPORTED } from './flags.ts';
 import { setQuiet } from './output.ts';
 import { changesCommands, changesHelp } from './commands/changes.ts';
+import { holdsCommands, holdsHelp } from './commands/holds.ts';
+import { rolloutCommands, rolloutHelp } from './commands/rollout.ts';
 import { releasesCommands, releasesHelp } from './commands/releases.ts';
 import { spacesCommands, spacesHelp } from './commands/spaces.ts';
 import { unitsCommands, unitsHelp } from './commands/units.ts';
@@ -25,9 +27,9 @@ const ENTITIES: [entity: string, what: string, commands: Record<string, Record<s
   ['variant', 'Variants: a Space per environment, cloned from its upstream', variantsCommands, variantsHelp],
   ['release', 'Releases and their live status', releasesCommands, releasesHelp],
   ['changeworkflow', 'ChangeWorkflows: the Stages of a rollout', changesCommands, changesHelp],
-  ['job', 'Jobs: long promotions, approvals and demotes, followed to their end', changesCommands, changesHelp],
-  ['hold', 'Holds: stop promotions (or publishes) until lifted or expired', changesCommands, changesHelp],
-  ['changeorder', 'ChangeOrders: one change carried through the Stages', changesCommands, changesHelp],
+  ['job', 'Jobs: long promotions, approvals and demotes, followed to their end', holdsCommands, holdsHelp],
+  ['hold', 'Holds: stop promotions (or publishes) until lifted or expired', holdsCommands, holdsHelp],
+  ['changeorder', 'ChangeOrders: one change carried through the Stages', { changeorder: { ...changesCommands.changeorder, ...rolloutCommands.changeorder } }, { changeorder: { ...changesHelp.changeorder, ...rolloutHelp.changeorder } }],
   ['tag', 'Tags: names for revisions', spacesCommands, spacesHelp],
   ['filter', 'Filters: saved where expressions', spacesCommands, spacesHelp],
   ['target', 'Targets: where Releases deploy', spacesCommands, spacesHelp],

@@ -1,4 +1,5 @@
 import { explainPromotion } from '../../changes/promote.ts';
+import { rolloutOf } from '../../changes/rollout.ts';
 import { visible } from '../access.ts';
 import type { ChangeOrder, ChangeWorkflow, Space } from '../../model/entities.ts';
 import { createChangeOrder } from '../../changes/create.ts';
@@ -138,6 +139,19 @@ export const changeRoutes = [
       const space = await pathSpace(deps, caller, params);
       const { item: co, space: home } = await findInSpace<ChangeOrder>(deps, caller, space, 'ChangeOrder', params.change_order_id!);
       return { body: await explainPromotion(deps, caller, co, home, { targetStage: query.target_stage, spaces: query.space ? query.space.split(',').filter(Boolean) : undefined, whereSpace: query.where_space }) };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: `${coPath}/{change_order_id}/rollout`,
+    name: 'GetChangeOrderRollout',
+    query: NoQuery,
+    body: NoBody,
+    // The rollout page's picture: every Stage's Spaces with progress, Release, live status, approvals, failures; the next promotion explained; holds. Reads only.
+    async handle({ deps, caller, params }) {
+      const space = await pathSpace(deps, caller, params);
+      const { item: co, space: home } = await findInSpace<ChangeOrder>(deps, caller, space, 'ChangeOrder', params.change_order_id!);
+      return { body: await rolloutOf(deps, caller, co, home) };
     },
   }),
   route({

@@ -1,0 +1,102 @@
+import { COMPLETED, type Caller, type ChangeOrder, type GateResult, type Progress, type Space } from '../model/entities.ts';
+import type { Rollout, RolloutSpace, RolloutStage } from '../model/rollout.ts';
+import { evaluatePrerequisite } from '../gates/prerequisites.ts';
+import { holdsOn } from '../gates/holds.ts';
+import { releasesOf } from '../releases/bundle.ts';
+import { bounded } from '../util/concurrency.ts';
+import type { Deps } from '../ports/deps.ts';
+import { marksOf, type CoMarks } from './marks.ts';
+import { explainPromotion } from './promote.ts';
+import { derive } from './progress.ts';
+import { viewHolds } from './holds.ts';
+import { gateContext, gateState, readsAttestations, type GateContext } from './stages.ts';
+import { reachedStage } from './state.ts';
+
+/** How many Spaces' state the rollout reads at once. */
+const ROLLOUT_CONCURRENCY = 16;
+
+/** The attestation requirements among a Space's gates, summed up: who counted on every changed Unit, and how many more are needed. */
+export function approvalsOf(co: ChangeOrder, gates: GateResult[]): RolloutSpace['Approvals'] {
+  const reqs = new Map((co.ChangeWorkflow?.AttestationPrerequisites ?? []).map((a) => [a.Name, a]));
+  return gates
+    .filter((g) => reqs.has(g.Prerequisite))
+    .map((g) => {
+      const ev = (g.Evidence ?? {}) as { Type?: string; Count?: number; Units?: { Counted: string[] }[] };
+      const units = ev.Units ?? [];
+      const count = ev.Count ?? reqs.get(g.Prerequisite)!.Count ?? 1;
+      // A person counts for the Space when they count for every Unit the change wrote there.
+      const counted = units.length ? units.map((u) => u.Counted).reduce((a, b) => a.filter((x) => b.includes(x))) : [];
+      const have = units.length ? Math.min(...units.map((u) => u.Counted.length)) : count;
+      return { Name: g.Prerequisite, Type: ev.Type ?? 'Approval', Count: count, Counted: counted, Missing: Math.max(0, count - have) };
+    });
+}
+
+/** One Space's cell: progress, latest Release and live status, the gates it must meet before the change goes on, failures and overrides. */
+async function spaceCell(deps: Deps, caller: Caller, co: ChangeOrder, ctx: GateContext, marks: CoMarks, space: Space, guards: string[]): Promise<RolloutSpace> {
+  const progress: Progress | undefined = ctx.progress.get(space.SpaceID);
+  const taken = !!progress;
+  let gates: GateResult[] = [];
+  let latest: RolloutSpace['Release'];
+  if (taken) {
+    const state = await gateState(deps, co, marks, ctx.progress, space, { attest: readsAttestations(co, guards) ? caller : undefined });
+    gates = guards.map((p) => evaluatePrerequisite(p, ctx.view, { ...state, explain: true }));
+    const r = state.published[0];
+    if (r) latest = { ReleaseNum: r.ReleaseNum, Digest: r.Digest, PublishedAt: r.PublishedAt, CarriesChange: state.carries(r), LiveStatus: r.LiveStatus ?? {} };
+  } else if (space.ReleaseTargetID) {
+    // Not taken: no Release of it carries the change.
+    const r = (await releasesOf(deps, space)).find((x) => x.Published);
+    if (r) latest = { ReleaseNum: r.ReleaseNum, Digest: r.Digest, PublishedAt: r.PublishedAt, CarriesChange: false, LiveStatus: r.LiveStatus ?? {} };
+  }
+  const failure = co.PromotionFailures.flatMap((f) => f.Spaces.filter((s) => s.SpaceID === space.SpaceID).map((s) => ({ FailedAt: f.FailedAt, Action: s.Action, ...(s.Error ? { Error: s.Error } : {}), Units: s.Units.map((u) => ({ UnitSlug: u.UnitSlug, Error: u.Error })) }))).at(-1);
+  const halted = (co.PromotionHalts ?? []).at(-1)?.NotStartedSpaceIDs.includes(space.SpaceID);
+  return {
+    SpaceID: space.SpaceID,
+    SpaceSlug: space.Slug,
+    Taken: taken,
+    ...(progress ? { TakenAt: progress.ResolvedAt } : {}),
+    ...(progress?.RestoredAt ? { RestoredAt: progress.RestoredAt } : {}),
+    HasTarget: !!space.ReleaseTargetID,
+    ...(latest ? { Release: latest } : {}),
+    Gates: gates,
+    Approvals: approvalsOf(co, gates),
+    // A failure is shown until the Space takes the change.
+    ...(failure && !taken ? { Failure: failure } : {}),
+    Overrides: co.PromotionOverrides.filter((o) => o.SpaceIDs.includes(space.SpaceID)).map((o) => ({ OverriddenAt: o.OverriddenAt, Reason: o.Reason, UserID: o.UserID, Gates: [...new Set(o.FailedGates.map((g) => g.Prerequisite))] })),
+    ...(halted && !taken ? { NotStarted: true } : {}),
+  };
+}
+
+/**
+ * Where a ChangeOrder has got to, Space by Space and Stage by Stage, with what each Space must meet
+ * before the change goes on, the next promotion explained, holds in force and a running job. Reads only.
+ */
+export async function rolloutOf(deps: Deps, caller: Caller, co: ChangeOrder, base: Space): Promise<Rollout> {
+  const [view, ctx, marks, holds] = await Promise.all([derive(deps, caller, co, { completed: true }), gateContext(deps, caller, co), marksOf(deps, co), deps.store.listHolds(caller.OrganizationID)]);
+  const wf = co.ChangeWorkflow;
+  const reached = reachedStage(ctx.stages, (id) => ctx.progress.has(id));
+  const finished = co.Stage === COMPLETED || view.Completed;
+  const explained = co.AbortedReason || finished || !wf ? undefined : await explainPromotion(deps, caller, co, base, {});
+  // Every Stage reached (Final still to hold): no next promotion to explain.
+  const next = explained?.Targets.length ? explained : undefined;
+  const stages: RolloutStage[] = [];
+  for (const [i, st] of ctx.stages.entries()) {
+    const guards = i + 1 < ctx.stages.length ? ctx.stages[i + 1]!.prerequisites : (wf?.Final?.Prerequisites ?? []);
+    const spaces = await bounded(st.spaces, ROLLOUT_CONCURRENCY, (s) => spaceCell(deps, caller, co, ctx, marks, s, guards));
+    const taken = spaces.filter((s) => s.Taken).length;
+    const status = st.spaces.length && i <= reached ? 'Reached' : taken ? 'Partial' : next?.Stage === st.name ? 'Next' : 'Waiting';
+    stages.push({ Name: st.name, Prerequisites: st.prerequisites, Status: status, Guards: guards, Spaces: spaces });
+  }
+  const scope = [...co.InScopeSpaceIDs, co.SpaceID];
+  const now = deps.now();
+  const found = new Map([...holdsOn(holds, { action: 'promote', spaceIds: scope, changeWorkflowId: co.ChangeWorkflowID }, now), ...holdsOn(holds, { action: 'publish', spaceIds: scope, changeWorkflowId: co.ChangeWorkflowID }, now)].map((h) => [h.HoldID, h]));
+  const lease = co.PromotionLease && Date.parse(co.PromotionLease.ExpiresAt) > now.getTime() ? await deps.store.getJob(co.PromotionLease.LeaseID) : undefined;
+  return {
+    ChangeOrder: { ...view, SpaceSlug: base.Slug },
+    Base: { SpaceID: base.SpaceID, SpaceSlug: base.Slug },
+    Stages: stages,
+    ...(next ? { Next: next } : {}),
+    Holds: await viewHolds(deps, caller, [...found.values()].sort((a, b) => (a.Slug < b.Slug ? -1 : 1))),
+    ...(lease?.State === 'Running' ? { Job: { JobID: lease.JobID, Kind: lease.Kind, Done: lease.SpacesDone, Total: lease.Total } } : {}),
+    ReadAt: now.toISOString(),
+  };
+}
