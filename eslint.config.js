@@ -15,7 +15,7 @@ const above = (allowed) => LIB.filter((f) => !allowed.includes(f));
 const OUTSIDE_LIB = ['functions', 'infra', 'cli'];
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'cdk.out/**', '.data/**', 'cli/dist/**'] },
+  { ignores: ['node_modules/**', 'cdk.out/**', '.data/**', 'cli/dist/**', 'web/dist/**', 'test-results/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -25,7 +25,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['cli/bin.js', 'cli/build.mjs', 'bench/*.mjs'],
+    files: ['cli/bin.js', 'cli/build.mjs', 'web/build.mjs', 'bench/*.mjs'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } },
   },
   // One-way dependencies inside lib/.
@@ -50,9 +50,17 @@ export default tseslint.config(
       '@typescript-eslint/no-explicit-any': 'error',
     },
   },
+  // The rollout page is a client of the HTTP API too, in a browser: lib/model types only.
+  {
+    files: ['web/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ regex: '(^|/)lib/(?!model/)', message: 'the rollout page talks to the API over HTTP: only lib/model types may be imported (see ARCHITECTURE.md)' }, { regex: '(^|/)cli/', message: 'the rollout page does not share cub’s code' }] }],
+      '@typescript-eslint/no-explicit-any': 'error',
+    },
+  },
   // No import cycles anywhere in the product.
   {
-    files: ['lib/**/*.ts', 'cli/**/*.ts', 'functions/**/*.ts', 'infra/**/*.ts'],
+    files: ['lib/**/*.ts', 'cli/**/*.ts', 'web/**/*.ts', 'functions/**/*.ts', 'infra/**/*.ts'],
     plugins: { 'import-x': importX },
     settings: { 'import-x/resolver': { node: { extensions: ['.ts', '.js'] } }, 'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] }, 'import-x/extensions': ['.ts', '.js'] },
     rules: { 'import-x/no-cycle': ['error', { ignoreExternal: true }] },

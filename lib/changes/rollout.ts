@@ -22,7 +22,8 @@ export function approvalsOf(co: ChangeOrder, gates: GateResult[]): RolloutSpace[
     .filter((g) => reqs.has(g.Prerequisite))
     .map((g) => {
       const ev = (g.Evidence ?? {}) as { Type?: string; Count?: number; Units?: { Counted: string[] }[] };
-      const units = ev.Units ?? [];
+      // One person counts once, however many of their approvals a Unit has.
+      const units = (ev.Units ?? []).map((u) => ({ Counted: [...new Set(u.Counted)] }));
       const count = ev.Count ?? reqs.get(g.Prerequisite)!.Count ?? 1;
       // A person counts for the Space when they count for every Unit the change wrote there.
       const counted = units.length ? units.map((u) => u.Counted).reduce((a, b) => a.filter((x) => b.includes(x))) : [];

@@ -4,6 +4,7 @@ import { authorizeRequest } from '../api/auth.ts';
 import type { Deps } from '../ports/deps.ts';
 import { bodyLimit, errorReply, handleApiEvent, isPublicRoute, matchRoute, type ApiEvent } from '../api/handler.ts';
 import { NotFound, TooLarge, Unauthorized } from '../model/errors.ts';
+import { serveUi } from './ui.ts';
 
 /** A running local API. */
 export interface LocalServer {
@@ -12,16 +13,24 @@ export interface LocalServer {
   close(): Promise<void>;
 }
 
+/** The client closed the connection before its request was read whole: nobody is left to answer. */
+class ClientGone extends Error {}
+
 /** Reads a request body up to a limit: past it, reading stops and the request is 413 (nothing more is buffered). */
 async function readBody(req: IncomingMessage, limit: number): Promise<string> {
   const declared = Number(req.headers['content-length'] ?? 0);
   if (declared > limit) throw new TooLarge(`the request body is ${Math.ceil(declared / 1024)} KB, more than this route takes (${limit / 1024} KB)`);
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const c of req) {
-    size += (c as Buffer).length;
-    if (size > limit) throw new TooLarge(`the request body is more than this route takes (${limit / 1024} KB)`);
-    chunks.push(c as Buffer);
+  try {
+    for await (const c of req) {
+      size += (c as Buffer).length;
+      if (size > limit) throw new TooLarge(`the request body is more than this route takes (${limit / 1024} KB)`);
+      chunks.push(c as Buffer);
+    }
+  } catch (e) {
+    if (e instanceof TooLarge) throw e;
+    throw new ClientGone();
   }
   return Buffer.concat(chunks).toString('utf8');
 }
@@ -30,11 +39,13 @@ async function readBody(req: IncomingMessage, limit: number): Promise<string> {
  * Serves the HTTP API on one machine: each request becomes the API Gateway (payload 2.0) event the
  * Lambda would get, after the same authorizer code, and goes to the same handler.
  */
-export async function startServer(deps: Deps, opts: { port?: number; host?: string } = {}): Promise<LocalServer> {
+export async function startServer(deps: Deps, opts: { port?: number; host?: string; uiToken?: () => string | undefined } = {}): Promise<LocalServer> {
   const server = createServer(async (req, res) => {
     let result;
     try {
       const url = new URL(req.url ?? '/', 'http://local');
+      // The rollout page, served by the API's own server: no other process.
+      if (await serveUi(req, res, url.pathname, opts.uiToken)) return;
       const method = (req.method ?? 'GET').toUpperCase();
       const match = matchRoute(method, url.pathname);
       if (!match) throw new NotFound(`no route ${method} ${url.pathname}`);
@@ -62,6 +73,7 @@ export async function startServer(deps: Deps, opts: { port?: number; host?: stri
         result = await handleApiEvent(deps, event);
       }
     } catch (e) {
+      if (e instanceof ClientGone) return void res.destroy();
       result = errorReply(e);
     }
     // A request refused before its body was read whole: close the connection rather than read the rest.

@@ -28,6 +28,16 @@ function saveDefaultContext(file: string, set: { server: string; token?: string 
   writeFileSync(file, JSON.stringify({ current: raw.current ?? 'default', contexts }, null, 2) + '\n', { mode: 0o600 });
 }
 
+/** The token of the `default` context (the one `npm start` writes), for the rollout page opened on this machine. */
+function defaultToken(file: string): string | undefined {
+  try {
+    const raw = JSON.parse(readFileSync(file, 'utf8')) as { contexts?: Record<string, { token?: string }>; token?: string };
+    return raw.contexts?.default?.token ?? raw.token;
+  } catch {
+    return undefined;
+  }
+}
+
 export function contextPath(): string {
   return process.env.CUB_CONTEXT ?? join(homedir(), '.config', 'baton', 'context.json');
 }
@@ -57,8 +67,8 @@ async function main(): Promise<void> {
   const unfinished = await store.runningJobs();
   for (const id of unfinished) await resume(deps, id).catch((e: unknown) => console.error(`resuming job ${id} failed:`, e));
   if (unfinished.length) console.log(`Resumed ${unfinished.length} job(s) a previous run left unfinished`);
-  const server = await startServer(deps, { port, host: process.env.HOST ?? '127.0.0.1' });
   const ctxFile = contextPath();
+  const server = await startServer(deps, { port, host: process.env.HOST ?? '127.0.0.1', uiToken: () => defaultToken(ctxFile) });
   const existing = await deps.store.firstOrganization();
   if (!existing) {
     const { token } = await createOrganization(deps, 'default');
@@ -69,6 +79,7 @@ async function main(): Promise<void> {
     console.log(`Organization '${existing.Slug}' already set up; cub reads its token from ${ctxFile}.`);
   }
   console.log(`Baton API listening on ${server.url} — try: npx cub space list`);
+  console.log(`Rollout page: ${server.url}/ui/ (npm run seed fills it with the acme fleet)`);
   const stop = async () => {
     pool.stop();
     await server.close();
