@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 import { CfnOutput, Duration, RemovalPolicy, Stack, Validations, type StackProps } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
-import { HttpApi, HttpMethod, HttpNoneAuthorizer, HttpStage, LogGroupLogDestination } from 'aws-cdk-lib/aws-apigatewayv2';
+import { CorsHttpMethod, HttpApi, HttpMethod, HttpNoneAuthorizer, HttpStage, LogGroupLogDestination } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaAuthorizer, HttpLambdaResponseType } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import { Alarm, ComparisonOperator, MathExpression, TreatMissingData, type IMetric } from 'aws-cdk-lib/aws-cloudwatch';
@@ -22,6 +22,7 @@ import type { Construct, IConstruct } from 'constructs';
 import { PUBLIC_ROUTES, ROUTES } from '../lib/api/routes/index.ts';
 import { HOOK_SOURCE, LIVE_STATUS_RULE, SOURCE, STAGE_RULE, type Rule as EventRule } from '../lib/events/contracts.ts';
 import { TABLE_KEYS } from '../lib/store/table.ts';
+import { RolloutPage } from './web.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -203,7 +204,15 @@ export class BatonStack extends Stack {
       // A revoked or expired token, or a deleted user's, is refused by API Gateway within this long (locally at once).
       resultsCacheTtl: Duration.minutes(1),
     });
-    this.api = new HttpApi(this, 'Api', { apiName: name, defaultAuthorizer: authorizer, createDefaultStage: false });
+    // The rollout page (S3 + CloudFront) calls the API from its own origin: CORS admits that origin alone (API Gateway answers the preflight).
+    const page = new RolloutPage(this, 'RolloutPage');
+    this.api = new HttpApi(this, 'Api', {
+      apiName: name,
+      defaultAuthorizer: authorizer,
+      createDefaultStage: false,
+      corsPreflight: { allowOrigins: [page.origin], allowHeaders: ['authorization', 'content-type', 'idempotency-key'], allowMethods: [CorsHttpMethod.GET, CorsHttpMethod.POST, CorsHttpMethod.PATCH, CorsHttpMethod.DELETE], exposeHeaders: ['location'], maxAge: Duration.days(1) },
+    });
+    page.deploy(this.api.apiEndpoint, root);
     const accessLogs = new LogGroup(this, 'ApiAccessLogs', { logGroupName: `/aws/apigateway/${name}`, retention: RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY });
     new HttpStage(this, 'DefaultStage', {
       httpApi: this.api,

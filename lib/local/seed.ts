@@ -82,7 +82,7 @@ async function main(): Promise<void> {
     process.stdout.write(`$ cub ${step.args.map((a) => (/[\s'"$]/.test(a) ? `'${a}'` : a)).join(' ')}\n`);
     process.stdout.write(await cub(step));
   }
-  process.stdout.write('\nThe acme fleet is seeded: open the rollout page (cub ui prints its address) and promote release-v452 into staging.\n');
+  process.stdout.write('\nThe acme fleet is seeded: open the rollout page (/ui/ on the same server: http://127.0.0.1:4000/ui/ for npm start) and promote release-v452 into staging.\n');
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {

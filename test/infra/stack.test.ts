@@ -26,6 +26,27 @@ describe('the synthesized stack', () => {
     expect(() => app.synth({ force: true })).not.toThrow();
   });
 
+  it('serves the rollout page from a private bucket through CloudFront, with the API it talks to, and lets only its origin call the API', () => {
+    template.hasResourceProperties('AWS::S3::Bucket', { PublicAccessBlockConfiguration: { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true } });
+    template.resourceCountIs('AWS::CloudFront::Distribution', 1);
+    template.resourceCountIs('AWS::CloudFront::OriginAccessControl', 1);
+    template.hasResourceProperties('AWS::CloudFront::Distribution', { DistributionConfig: Match.objectLike({ DefaultRootObject: 'index.html', DefaultCacheBehavior: Match.objectLike({ ViewerProtocolPolicy: 'redirect-to-https' }) }) });
+    const csp = resources('AWS::CloudFront::ResponseHeadersPolicy')[0]![1].Properties.ResponseHeadersPolicyConfig.SecurityHeadersConfig.ContentSecurityPolicy.ContentSecurityPolicy;
+    expect(JSON.stringify(csp)).toMatch(/default-src 'self'; connect-src 'self' https:\/\/\*\.execute-api\./);
+    const [distId] = resources('AWS::CloudFront::Distribution')[0]!;
+    const cors = resources('AWS::ApiGatewayV2::Api')[0]![1].Properties.CorsConfiguration;
+    expect(cors.AllowOrigins).toEqual([{ 'Fn::Join': ['', ['https://', { 'Fn::GetAtt': [distId, 'DomainName'] }]] }]);
+    expect(cors.AllowHeaders).toEqual(['authorization', 'content-type', 'idempotency-key']);
+    expect(cors.AllowMethods).toEqual(['GET', 'POST', 'PATCH', 'DELETE']);
+    // The page's files and its config.json, which names the API; the distribution's copy invalidated on each deploy.
+    const deploy = resources('Custom::CDKBucketDeployment')[0]![1].Properties;
+    expect(deploy.SourceObjectKeys).toHaveLength(2);
+    const [apiId] = resources('AWS::ApiGatewayV2::Api')[0]!;
+    expect(deploy.SourceMarkers[1]).toEqual({ '<<marker:0xbaba:0>>': { 'Fn::GetAtt': [apiId, 'ApiEndpoint'] } });
+    expect(deploy.DistributionPaths).toEqual(['/*']);
+    template.hasOutput('PageUrl', {});
+  });
+
   it('has one HTTP API route per entry of the route table, each behind the Lambda authorizer but the open contract', () => {
     const routes = resources('AWS::ApiGatewayV2::Route').map(([, r]) => r.Properties);
     expect(routes.map((r) => r.RouteKey).sort()).toEqual([...ROUTES, ...PUBLIC_ROUTES].map((r) => `${r.method} ${r.path}`).sort());
