@@ -83,6 +83,20 @@ describe('a rollout, Stage by Stage and Space by Space (GET …/rollout, cub cha
     expect(r.Next).toBeUndefined();
   });
 
+  it('a promotion that failed in a Space shows there, with its error, until the Space takes the change', async () => {
+    await ok(['function', 'set', '--space', 'acme-base', '--unit', 'deployment', '--change-desc', 'v453', '--', 'set-image-reference-by-uri', 'ghcr.io/acme/acme', ':v453']);
+    await ok(['changeorder', 'create', '--space', 'acme-base', 'release-v453', '--change-workflow', 'acme-workflows/acme-main-line']);
+    // A Unit of acme-dev locked to an open ChangeSet: the promotion's write there fails.
+    await ok(['changeset', 'create', '--space', 'acme-dev', 'held']);
+    await ok(['function', 'set', '--space', 'acme-dev', '--unit', 'deployment', '--changeset', 'held', '--', 'set-replicas', '9']);
+    expect((await cub(['variant', 'promote', '--change-order', 'acme-base/release-v453'])).code).toBe(1);
+    const r = (await env.api.get('/space/acme-base/change_order/release-v453/rollout')).body as Rollout;
+    const dev = cell(r, 'dev', 'acme-dev');
+    expect(dev).toMatchObject({ Taken: false, Failure: { Action: 'Failed', Units: [{ UnitSlug: 'deployment', Error: expect.stringMatching(/held/) }] } });
+    expect(r.Stages[0]!.Status).toBe('Next');
+    expect(await ok(['changeorder', 'rollout', '--space', 'acme-base', 'release-v453'])).toMatch(/acme-dev\s+failed\s+#1 \(without it\) Synced\/Healthy \d+[smhd] ago\s+failed: /);
+  });
+
   it('cub changeorder rollout prints the grid, one line per Space', async () => {
     const text = await ok(['changeorder', 'rollout', '--space', 'acme-base', 'release-v452']);
     expect(text).toMatch(/^release-v452 \(acme-base\): Resolved, stage prod\n(?!Next)/);
