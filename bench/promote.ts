@@ -34,6 +34,8 @@ interface Run {
   requests: number;
   byCommand: Record<string, number>;
   getRequests: number;
+  /** One read of the rollout page's data (GET …/rollout): DynamoDB requests and wall time. */
+  rollout: { requests: number; seconds: number };
   /** Each stage's job, from the request that started it to its end. */
   jobSeconds: number[];
 }
@@ -113,10 +115,15 @@ async function fleet(endpoint: string, spaces: number, unitsPer: number): Promis
   requests = 0;
   await call('GET', '/space/fleet-base/change_order/bench');
   const getRequests = requests;
+  // What the rollout page reads at each poll: every Space's cell (progress, Release, gates) and the next promotion.
+  requests = 0;
+  const r0 = performance.now();
+  await call('GET', '/space/fleet-base/change_order/bench/rollout');
+  const rollout = { requests, seconds: (performance.now() - r0) / 1000 };
   await server.close();
   client.destroy();
   if (promoted !== spaces * unitsPer) throw new Error(`expected ${spaces * unitsPer} units upgraded, got ${promoted}`);
-  return { spaces, units: promoted, seconds, requests: counted, byCommand: commands, getRequests, jobSeconds };
+  return { spaces, units: promoted, seconds, requests: counted, byCommand: commands, getRequests, jobSeconds, rollout };
 }
 
 /**
@@ -163,10 +170,11 @@ try {
   for (const size of SIZES) {
     const r = await fleet(endpoint, size, M);
     const ceil = await ceiling(endpoint, r.units);
-    const out = { spaces: r.spaces, units: r.units, unitsPerSecond: +(r.units / r.seconds).toFixed(1), requestsPerUnit: +(r.requests / r.units).toFixed(2), ceilingUnitsPerSecond: +ceil.toFixed(1), ratio: +(r.units / r.seconds / ceil).toFixed(2), getRequests: r.getRequests, promoteSeconds: +r.seconds.toFixed(2), jobSeconds: r.jobSeconds.map((x) => +x.toFixed(2)), requestsByCommand: r.byCommand };
+    const out = { spaces: r.spaces, units: r.units, unitsPerSecond: +(r.units / r.seconds).toFixed(1), requestsPerUnit: +(r.requests / r.units).toFixed(2), ceilingUnitsPerSecond: +ceil.toFixed(1), ratio: +(r.units / r.seconds / ceil).toFixed(2), getRequests: r.getRequests, promoteSeconds: +r.seconds.toFixed(2), jobSeconds: r.jobSeconds.map((x) => +x.toFixed(2)), rolloutRequests: r.rollout.requests, rolloutSeconds: +r.rollout.seconds.toFixed(2), requestsByCommand: r.byCommand };
     if (JSON_OUT) console.log(JSON.stringify(out));
     else {
       console.log([String(out.spaces).padStart(6), String(out.units).padStart(6), out.promoteSeconds.toFixed(2).padStart(9), out.unitsPerSecond.toFixed(1).padStart(8), out.requestsPerUnit.toFixed(2).padStart(8), out.ceilingUnitsPerSecond.toFixed(1).padStart(9), out.ratio.toFixed(2).padStart(6), String(out.getRequests).padStart(7), out.jobSeconds.map((x) => x.toFixed(2)).join(' / ')].join('  '));
+      console.log(`        rollout page read: ${out.rolloutRequests} requests (${(out.rolloutRequests / out.spaces).toFixed(1)} per space), ${out.rolloutSeconds.toFixed(2)} s`);
       console.log(`        requests by command: ${Object.entries(r.byCommand).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k.replace('Command', '')} ${(v / r.units).toFixed(2)}/unit`).join(', ')}`);
     }
   }

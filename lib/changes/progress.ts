@@ -7,7 +7,7 @@ import { retryOnConflict } from '../util/retry.ts';
 import type { StoreOp } from '../ports/store.ts';
 import { marksOf } from './marks.ts';
 import type { ChangeDeps } from './ports.ts';
-import { gateContext, gateState, gateView, readsAttestations, type GateContext } from './stages.ts';
+import { gateContext, gateState, gateView, readsAttestations, readsChanged, type GateContext } from './stages.ts';
 import { effectiveProgress } from './selection.ts';
 import { deriveProgress, lastNonEmpty, reachedStage, recordedStageIndex } from './state.ts';
 
@@ -32,7 +32,7 @@ export async function computeStage(deps: ChangeDeps, caller: Caller, co: ChangeO
     if (!final.length) return { stage: COMPLETED, index: stages.length };
     const marks = await marksOf(deps, co);
     const attest = readsAttestations(co, final) ? caller : undefined;
-    const states = await Promise.all(stages[index]!.spaces.map((s) => gateState(deps, co, marks, progress, s, { attest })));
+    const states = await Promise.all(stages[index]!.spaces.map((s) => gateState(deps, co, marks, progress, s, { attest, changed: readsChanged(co, final) })));
     if (evaluateGates(final, view, states).every((g) => g.Satisfied)) return { stage: COMPLETED, index: stages.length };
   }
   return { stage: stages[index]!.name, index };
@@ -114,7 +114,7 @@ export async function recordRelease(deps: ChangeDeps, caller: Caller, space: Spa
     }
     if (!progress || progress.ReleaseID) continue;
     const marks = await marksOf(deps, co);
-    const state = await gateState(deps, co, marks, new Map([[space.SpaceID, progress]]), space);
+    const state = await gateState(deps, co, marks, new Map([[space.SpaceID, progress]]), space, { changed: false });
     if (!state.carries(release)) continue;
     const next: Progress = { ...progress, ReleaseID: release.ReleaseID, ReleaseNum: release.ReleaseNum, ReleasedAt: release.PublishedAt, Version: progress.Version + 1 };
     try {
@@ -150,7 +150,7 @@ export async function checkReleaseGates(deps: ChangeDeps, caller: Caller, co: Ch
   const { stages, progress, view } = await gateContext(deps, caller, co);
   const stage = stages.find((s) => s.spaces.some((x) => x.SpaceID === space.SpaceID));
   if (!stage?.release.length) return;
-  const state = await gateState(deps, co, await marksOf(deps, co), progress, space, { attest: caller });
+  const state = await gateState(deps, co, await marksOf(deps, co), progress, space, { attest: caller, changed: readsChanged(co, stage.release) });
   const gates = stage.release.map((p) => evaluatePrerequisite(p, view, state));
   const failed = gates.filter((g) => !g.Satisfied);
   // The spec answers a publish its release prerequisites refuse with 422.

@@ -9,7 +9,7 @@ import { marksOf, type CoMarks } from './marks.ts';
 import { explainPromotion } from './promote.ts';
 import { derive } from './progress.ts';
 import { viewHolds } from './holds.ts';
-import { gateContext, gateState, readsAttestations, type GateContext } from './stages.ts';
+import { gateContext, gateState, readsAttestations, readsChanged, type GateContext } from './stages.ts';
 import { reachedStage } from './state.ts';
 
 /** How many Spaces' state the rollout reads at once. */
@@ -39,7 +39,7 @@ async function spaceCell(deps: Deps, caller: Caller, co: ChangeOrder, ctx: GateC
   let gates: GateResult[] = [];
   let latest: RolloutSpace['Release'];
   if (taken) {
-    const state = await gateState(deps, co, marks, ctx.progress, space, { attest: readsAttestations(co, guards) ? caller : undefined });
+    const state = await gateState(deps, co, marks, ctx.progress, space, { attest: readsAttestations(co, guards) ? caller : undefined, changed: readsChanged(co, guards) });
     gates = guards.map((p) => evaluatePrerequisite(p, ctx.view, { ...state, explain: true }));
     const r = state.published[0];
     if (r) latest = { ReleaseNum: r.ReleaseNum, Digest: r.Digest, PublishedAt: r.PublishedAt, CarriesChange: state.carries(r), LiveStatus: r.LiveStatus ?? {} };

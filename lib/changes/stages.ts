@@ -89,11 +89,20 @@ export async function authorsOf(deps: ChangeDeps, unitId: string, start: number,
   return [...new Set(revs.filter((r) => r.RevisionNum > start && r.RevisionNum <= upTo).map((r) => r.UserID))];
 }
 
-/** What the gates read about one Space, read now (attestations too when `o.attest`, with the caller's organization's people). */
-export async function gateState(deps: ChangeDeps, co: ChangeOrder, marks: CoMarks, progress: Map<string, Progress>, space: Space, o: { attest?: Caller } = {}): Promise<SpaceGateState> {
+/** Whether these prerequisites read the Units the change changed (their revisions): Validated and attestation requirements do. */
+export function readsChanged(co: ChangeOrder, names: string[]): boolean {
+  return names.includes('Validated') || readsAttestations(co, names);
+}
+
+/**
+ * What the gates read about one Space, read now (attestations too when `o.attest`, with the caller's
+ * organization's people). With `changed: false` the changed Units are not read (no prerequisite asked
+ * needs them: see `readsChanged`), which leaves one query, its Releases.
+ */
+export async function gateState(deps: ChangeDeps, co: ChangeOrder, marks: CoMarks, progress: Map<string, Progress>, space: Space, o: { attest?: Caller; changed?: boolean } = {}): Promise<SpaceGateState> {
   const published = (await releasesOf(deps, space)).filter((r) => r.Published);
-  const changedMarks = [...marks.end.values()].filter((m) => m.SpaceID === space.SpaceID && marks.start.get(m.UnitID)?.RevisionNum !== m.RevisionNum);
-  const units = new Map((await deps.store.listUnits(space.SpaceID)).map((u) => [u.UnitID, u]));
+  const changedMarks = o.changed === false ? [] : [...marks.end.values()].filter((m) => m.SpaceID === space.SpaceID && marks.start.get(m.UnitID)?.RevisionNum !== m.RevisionNum);
+  const units = new Map(changedMarks.length ? (await deps.store.listUnits(space.SpaceID)).map((u) => [u.UnitID, u]) : []);
   const changed = await Promise.all(
     changedMarks.map(async (m) => {
       const rev = marks.publish.get(m.UnitID)?.RevisionNum ?? m.RevisionNum;
