@@ -1,120 +1,22 @@
-// The rollout page: a client of the HTTP API, like cub. Every action goes through the same routes and checks.
+// The rollout page: a client of the HTTP API, like cub. Views (the list, one ChangeOrder's grid), polling and the address.
 import type { ChangeOrderView, GateResult } from '../../lib/model/change-orders.ts';
 import type { HoldView } from '../../lib/model/holds.ts';
 import type { Rollout, RolloutSpace, RolloutStage } from '../../lib/model/rollout.ts';
+import { abortDialog, approveDialog, promoteDialog } from './actions.ts';
+import { ApiError, call, path, session, TOKEN_KEY, type PageConfig } from './api.ts';
+import { $, ageOf, badge, fill, h, refreshAges, showAlert, stateKind, type Child } from './dom.ts';
 
-/** What the page is served with: the API's address (on AWS) and, from a local server on this machine, its token. */
-interface PageConfig {
-  ApiUrl?: string;
-  Token?: string;
-}
-interface Answer<T> {
-  status: number;
-  body: T;
-}
-interface ErrorBody {
-  Code?: string;
-  Message?: string;
-}
-interface Promotion {
-  Message?: string;
-  DryRun?: boolean;
-  Stage?: string;
-  Landed: number;
-  Total: number;
-  Forced?: boolean;
-  Spaces: { SpaceSlug: string; Action: string; Error?: string; Units: { UnitSlug?: string; Action?: string }[] }[];
-}
-interface JobAnswer {
-  JobID: string;
-  State: 'Running' | 'Done';
-  Done: number;
-  Total: number;
-  Status?: number;
-  Result?: unknown;
-}
 type Listed = ChangeOrderView & { SpaceSlug?: string };
 
 const POLL_MS = Number(new URLSearchParams(location.search).get('poll') ?? 4000);
-const TOKEN_KEY = 'baton.token';
 const DEFAULT_WHERE = "State IN ('New', 'InProgress', 'Resolved', 'Released') AND Completed = false";
 
-let apiUrl = '';
-let token = '';
 let timer: number | undefined;
 /** Loads the shown view again now (after an action), keeping the polling going. */
 let reload: (() => void) | undefined;
 /** Increases with each view shown, so a slow answer for a view left behind is dropped. */
 let generation = 0;
-
-class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-/** Calls the API with the token; a 4xx/5xx becomes an ApiError carrying the server's message. */
-async function call<T>(method: string, path: string, body?: unknown): Promise<Answer<T>> {
-  const res = await fetch(apiUrl + path, {
-    method,
-    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  const parsed = text ? (JSON.parse(text) as unknown) : undefined;
-  if (res.status === 401) {
-    localStorage.removeItem(TOKEN_KEY);
-    token = '';
-    throw new ApiError(401, (parsed as ErrorBody | undefined)?.Message ?? 'the token was refused');
-  }
-  if (res.status >= 400) throw new ApiError(res.status, `HTTP ${res.status}: ${(parsed as ErrorBody | undefined)?.Message ?? res.statusText}`);
-  return { status: res.status, body: parsed as T };
-}
-
-type Child = Node | string | number | false | null | undefined;
-/** Builds an element; text is always set as text, never parsed as HTML. */
-function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string, string | boolean | undefined | ((e: Event) => void)> = {}, ...children: Child[]): HTMLElementTagNameMap[K] {
-  const el = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) {
-    if (typeof v === 'function') el.addEventListener(k.slice(2), v);
-    else if (v === true) el.setAttribute(k, '');
-    else if (v !== undefined && v !== false) el.setAttribute(k, v);
-  }
-  for (const c of children) if (c !== null && c !== undefined && c !== false) el.append(typeof c === 'number' ? String(c) : c);
-  return el;
-}
-
-const $ = (id: string) => document.getElementById(id)!;
-
-/** Replaces an element's children, leaving out the absent ones. */
-function fill(el: Element, ...children: Child[]): void {
-  el.replaceChildren(...children.filter((c): c is Node | string | number => c !== null && c !== undefined && c !== false).map((c) => (typeof c === 'number' ? String(c) : c)));
-}
-
-function showAlert(message: string | undefined): void {
-  const el = $('alert');
-  el.textContent = message ?? '';
-  el.hidden = !message;
-}
-
-/** How long before `now` an instant was: 40s, 5m, 3h, 2d. */
-function age(at: string | undefined, now: string): string {
-  if (!at) return '';
-  const s = Math.max(0, Math.round((Date.parse(now) - Date.parse(at)) / 1000));
-  return s < 60 ? `${s}s` : s < 3600 ? `${Math.floor(s / 60)}m` : s < 86400 ? `${Math.floor(s / 3600)}h` : `${Math.floor(s / 86400)}d`;
-}
-
-/** An age that later polls bring up to date in place (see `refreshAges`). */
-const ageOf = (at: string | undefined, now: string) => h('span', { 'data-age': at ?? '' }, age(at, now));
-function refreshAges(root: Element, now: string): void {
-  for (const el of root.querySelectorAll<HTMLElement>('[data-age]')) el.textContent = age(el.dataset.age, now);
-}
-const badge = (text: string, kind = '') => h('span', { class: `badge ${kind}` }, text);
-const stateKind = (s: string) => (s === 'Released' || s === 'Resolved' ? 'ok' : s === 'InProgress' ? 'info' : s.startsWith('Restore') || s === 'Aborted' ? 'bad' : '');
-const path = (space: string, slug: string) => `/space/${encodeURIComponent(space)}/change_order/${encodeURIComponent(slug)}`;
+const refresh = () => route(true);
 
 function stopPolling(): void {
   if (timer !== undefined) clearTimeout(timer);
@@ -161,8 +63,8 @@ function tokenView(why?: string): void {
       {
         onsubmit: (e: Event) => {
           e.preventDefault();
-          token = input.value.trim();
-          localStorage.setItem(TOKEN_KEY, token);
+          session.token = input.value.trim();
+          localStorage.setItem(TOKEN_KEY, session.token);
           route();
         },
       },
@@ -269,7 +171,7 @@ function cell(r: Rollout, s: RolloutSpace): HTMLElement {
     h('h3', {}, s.SpaceSlug),
     h('div', { 'data-field': 'state' }, label, ...(since ? [' ', ageOf(since, r.ReadAt), ' ago'] : [])),
     h('ul', {}, ...items),
-    needsApproval ? h('button', { type: 'button', 'data-action': 'approve-space', 'data-focus-key': `approve-${s.SpaceSlug}`, onclick: () => approveDialog(r, { space: s.SpaceSlug }) }, `Approve in ${s.SpaceSlug}`) : null,
+    needsApproval ? h('button', { type: 'button', 'data-action': 'approve-space', 'data-focus-key': `approve-${s.SpaceSlug}`, onclick: () => approveDialog(r, { space: s.SpaceSlug }, refresh) }, `Approve in ${s.SpaceSlug}`) : null,
   );
 }
 
@@ -325,8 +227,8 @@ function renderRollout(r: Rollout, head: HTMLElement, body: HTMLElement): void {
     h(
       'div',
       { class: 'actions' },
-      h('button', { type: 'button', class: 'primary', 'data-action': 'promote', 'data-focus-key': 'promote', disabled: !next || !!r.Job, onclick: () => promoteDialog(r) }, next?.Stage ? `Promote to ${next.Stage}…` : 'Promote…'),
-      h('button', { type: 'button', class: 'danger', 'data-action': 'abort', 'data-focus-key': 'abort', disabled: !!co.AbortedReason, onclick: () => abortDialog(r) }, 'Abort…'),
+      h('button', { type: 'button', class: 'primary', 'data-action': 'promote', 'data-focus-key': 'promote', disabled: !next || !!r.Job, onclick: () => promoteDialog(r, refresh) }, next?.Stage ? `Promote to ${next.Stage}…` : 'Promote…'),
+      h('button', { type: 'button', class: 'danger', 'data-action': 'abort', 'data-focus-key': 'abort', disabled: !!co.AbortedReason, onclick: () => abortDialog(r, refresh) }, 'Abort…'),
     ),
     r.Job ? h('div', { class: 'panel', 'data-field': 'job' }, h('label', { for: 'job-progress' }, `Promotion running (job ${r.Job.JobID}): ${r.Job.Done} of ${r.Job.Total} space(s)`), h('progress', { id: 'job-progress', max: String(r.Job.Total), value: String(r.Job.Done) })) : null,
     next
@@ -354,7 +256,7 @@ function renderRollout(r: Rollout, head: HTMLElement, body: HTMLElement): void {
           h('h2', { id: `stage-${i}` }, st.Name),
           badge(st.Status, st.Status === 'Reached' ? 'ok' : st.Status === 'Next' ? 'info' : st.Status === 'Partial' ? 'warn' : ''),
           h('span', { class: 'guards' }, st.Guards.length ? `${i === r.Stages.length - 1 ? 'Final' : 'Before the next stage'}: ${st.Guards.join(', ')}` : ''),
-          canApproveStage(st) ? h('button', { type: 'button', 'data-action': 'approve-stage', 'data-focus-key': `approve-${st.Name}`, onclick: () => approveDialog(r, { stage: st.Name }) }, `Approve ${st.Name}…`) : null,
+          canApproveStage(st) ? h('button', { type: 'button', 'data-action': 'approve-stage', 'data-focus-key': `approve-${st.Name}`, onclick: () => approveDialog(r, { stage: st.Name }, refresh) }, `Approve ${st.Name}…`) : null,
         ),
         st.Spaces.length ? h('ul', { class: 'cells' }, ...st.Spaces.map((s) => cell(r, s))) : h('p', { class: 'muted empty' }, 'No spaces in scope.'),
       ),
@@ -362,144 +264,9 @@ function renderRollout(r: Rollout, head: HTMLElement, body: HTMLElement): void {
   );
 }
 
-/** Opens the dialog with a title and content; `onClose` runs when it closes. Focus goes into it, and back when it closes. */
-function openDialog(title: string, ...content: Child[]): HTMLDialogElement {
-  const d = $('dialog') as HTMLDialogElement;
-  const back = document.activeElement instanceof HTMLElement ? document.activeElement : undefined;
-  fill(d, h('h2', { id: 'dialog-title' }, title), ...content);
-  d.addEventListener('close', () => back?.focus(), { once: true });
-  if (!d.open) d.showModal();
-  return d;
-}
-const closeButton = (label = 'Cancel') => h('button', { type: 'button', 'data-action': 'close', onclick: () => ($('dialog') as HTMLDialogElement).close() }, label);
-
-/** A promotion's answer in a sentence, as cub prints it. */
-function summary(p: Promotion): string {
-  if (p.Message && !p.Spaces.length) return p.Message;
-  return `${p.DryRun ? 'Would promote' : 'Promoted'} change order into ${p.Stage ? `stage '${p.Stage}'` : 'the named spaces'}: ${p.Landed} of ${p.Total} space(s)${p.Forced ? ' (forced past failing gates)' : ''}`;
-}
-
-/** A promotion's answer as a table: each Space, what happened, and its Units. */
-function promotionTable(p: Promotion): HTMLElement {
-  return h(
-    'div',
-    { class: 'scroll' },
-    h(
-      'table',
-      { id: 'promotion' },
-      h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Space'), h('th', { scope: 'col' }, 'Action'), h('th', { scope: 'col' }, 'Units'))),
-      h('tbody', {}, ...p.Spaces.map((s) => h('tr', { 'data-space': s.SpaceSlug }, h('td', {}, s.SpaceSlug), h('td', {}, s.Action, s.Error ? ` — ${s.Error}` : ''), h('td', {}, s.Units.map((u) => `${u.UnitSlug ?? ''} ${u.Action ?? ''}`.trim()).join(', '))))),
-    ),
-  );
-}
-
-/** Promote the next Stage: a dry run first, shown; then the promotion, followed to its end when it runs as a job. */
-async function promoteDialog(r: Rollout): Promise<void> {
-  const ref = `${r.Base.SpaceSlug}/${r.ChangeOrder.Slug}`;
-  const status = h('div', { 'aria-live': 'polite' }, 'Previewing the promotion (a dry run: nothing is written)…');
-  const d = openDialog(`Promote ${r.ChangeOrder.Slug}${r.Next?.Stage ? ` to ${r.Next.Stage}` : ''}`, status, h('div', { class: 'actions' }, closeButton()));
-  let preview: Promotion;
-  try {
-    preview = (await call<Promotion>('POST', '/promote', { ChangeOrderID: ref, DryRun: true })).body;
-  } catch (e) {
-    status.replaceChildren(h('p', { class: 'alert', role: 'alert' }, (e as Error).message));
-    return;
-  }
-  const go = h('button', { type: 'button', class: 'primary', 'data-action': 'confirm-promote' }, `Promote ${preview.Total} space(s)`);
-  status.replaceChildren(h('p', { 'data-field': 'preview-message' }, summary(preview)), promotionTable(preview));
-  d.querySelector('.actions')!.prepend(go);
-  go.focus();
-  go.addEventListener('click', async () => {
-    go.disabled = true;
-    status.replaceChildren(h('p', {}, 'Promoting…'));
-    try {
-      const a = await call<Promotion | JobAnswer>('POST', '/promote', { ChangeOrderID: ref });
-      const done = a.status === 202 ? await followJob((a.body as JobAnswer).JobID, status) : (a.body as Promotion);
-      status.replaceChildren(h('p', { 'data-field': 'result-message' }, summary(done)), promotionTable(done));
-      go.remove();
-      d.querySelector<HTMLButtonElement>('[data-action=close]')!.textContent = 'Close';
-      d.querySelector<HTMLButtonElement>('[data-action=close]')!.focus();
-    } catch (e) {
-      status.replaceChildren(h('p', { class: 'alert', role: 'alert' }, (e as Error).message));
-    }
-    route(true);
-  });
-}
-
-/** Follows a job to its end with a progress bar; its answer is the request's own. */
-async function followJob(id: string, status: HTMLElement): Promise<Promotion> {
-  const bar = h('progress', { max: '1', value: '0', 'aria-label': 'promotion progress' });
-  status.replaceChildren(h('p', {}, `Running as job ${id}…`), bar);
-  for (;;) {
-    const j = (await call<JobAnswer>('GET', `/job/${encodeURIComponent(id)}`)).body;
-    bar.max = j.Total || 1;
-    bar.value = j.Done;
-    if (j.State === 'Done') {
-      if ((j.Status ?? 200) >= 400) throw new ApiError(j.Status ?? 500, `HTTP ${j.Status}: ${(j.Result as ErrorBody | undefined)?.Message ?? 'the job failed'}`);
-      return j.Result as Promotion;
-    }
-    await new Promise((res) => setTimeout(res, 1000));
-  }
-}
-
-/** Approve the change in one Space or over a Stage (a note optional): POST /attest, as cub variant approve. */
-function approveDialog(r: Rollout, where: { space?: string; stage?: string }): void {
-  const ref = `${r.Base.SpaceSlug}/${r.ChangeOrder.Slug}`;
-  const note = h('input', { id: 'approve-note', maxlength: '1024' });
-  const status = h('div', { 'aria-live': 'polite' });
-  const go = h('button', { type: 'button', class: 'primary', 'data-action': 'confirm-approve' }, 'Approve');
-  openDialog(
-    `Approve ${r.ChangeOrder.Slug} ${where.space ? `in ${where.space}` : `in stage ${where.stage}`}`,
-    h('p', {}, 'Records an Approval attestation of the revisions the change arrived at, as cub variant approve does.'),
-    h('label', { for: 'approve-note' }, 'Note (optional)'),
-    note,
-    status,
-    h('div', { class: 'actions' }, go, closeButton()),
-  );
-  note.focus();
-  go.addEventListener('click', async () => {
-    go.disabled = true;
-    try {
-      const a = await call<{ Spaces: { SpaceSlug: string; Action: string; Reason?: string }[] } | JobAnswer>('POST', '/attest', { ChangeOrderID: ref, ...(where.space ? { Spaces: [where.space] } : { Stage: where.stage }), ...(note.value ? { Note: note.value } : {}) });
-      const spaces = a.status === 202 ? [] : (a.body as { Spaces: { SpaceSlug: string; Action: string; Reason?: string }[] }).Spaces;
-      status.replaceChildren(h('p', { class: 'notice', 'data-field': 'approve-result' }, a.status === 202 ? 'Approving as a job; the grid shows it as it lands.' : spaces.map((s) => `${s.SpaceSlug}: ${s.Action === 'Attest' ? 'approved' : `skipped (${s.Reason ?? ''})`}`).join('; ')));
-      go.remove();
-    } catch (e) {
-      status.replaceChildren(h('p', { class: 'alert', role: 'alert' }, (e as Error).message));
-      go.disabled = false;
-    }
-    route(true);
-  });
-}
-
-/** Abort the ChangeOrder, with the reason it records (PATCH AbortedReason, as cub changeorder update --aborted-reason). */
-function abortDialog(r: Rollout): void {
-  const reason = h('input', { id: 'abort-reason', required: true, maxlength: '1024' });
-  const status = h('div', { 'aria-live': 'polite' });
-  const go = h('button', { type: 'button', class: 'danger', 'data-action': 'confirm-abort' }, 'Abort the change order');
-  const d = openDialog(`Abort ${r.ChangeOrder.Slug}`, h('p', {}, 'No further promotion goes ahead. Spaces that took the change keep it until each is demoted (cub variant demote).'), h('label', { for: 'abort-reason' }, 'Reason (recorded)'), reason, status, h('div', { class: 'actions' }, go, closeButton()));
-  reason.focus();
-  go.addEventListener('click', async () => {
-    if (!reason.value.trim()) {
-      status.replaceChildren(h('p', { class: 'alert', role: 'alert' }, 'Give the reason the change order records.'));
-      reason.focus();
-      return;
-    }
-    go.disabled = true;
-    try {
-      await call('PATCH', path(r.Base.SpaceSlug, r.ChangeOrder.Slug), { AbortedReason: reason.value.trim() });
-      d.close();
-    } catch (e) {
-      status.replaceChildren(h('p', { class: 'alert', role: 'alert' }, (e as Error).message));
-      go.disabled = false;
-    }
-    route(true);
-  });
-}
-
 /** Shows the view the address names: #/ (the list, ?where=…), #/co/<space>/<slug>. `refresh` loads the shown view again instead. */
 function route(refresh = false): void {
-  if (!token) return tokenView();
+  if (!session.token) return tokenView();
   if (refresh && reload) return reload();
   generation++;
   showAlert(undefined);
@@ -518,10 +285,10 @@ async function start(): Promise<void> {
   } catch {
     /* no config: the API is where the page is */
   }
-  apiUrl = (config.ApiUrl ?? '').replace(/\/$/, '');
-  token = localStorage.getItem(TOKEN_KEY) ?? config.Token ?? '';
+  session.apiUrl = (config.ApiUrl ?? '').replace(/\/$/, '');
+  session.token = localStorage.getItem(TOKEN_KEY) ?? config.Token ?? '';
   const who = $('who');
-  who.replaceChildren(h('button', { type: 'button', 'data-action': 'sign-out', onclick: () => (localStorage.removeItem(TOKEN_KEY), (token = ''), tokenView()) }, 'Sign out'));
+  who.replaceChildren(h('button', { type: 'button', 'data-action': 'sign-out', onclick: () => (localStorage.removeItem(TOKEN_KEY), (session.token = ''), tokenView()) }, 'Sign out'));
   window.addEventListener('hashchange', () => route());
   document.addEventListener('visibilitychange', () => document.visibilityState === 'visible' && route(true));
   route();
