@@ -209,6 +209,11 @@ describe.skipIf(!CHROMIUM)('the rollout page in Chromium, against a local server
       await p.goto(`${server.url}/ui/#/`);
       await p.waitForSelector('#changeorders');
       expect(await p.locator('#token').count()).toBe(0);
+      // Signed out stays signed out, though the server would hand the token again.
+      await p.click('[data-action=sign-out]');
+      await p.waitForSelector('#token');
+      await p.reload();
+      await p.waitForSelector('#token');
       await p.close();
       const port = new URL(server.url).port;
       const ask = (host: string) =>

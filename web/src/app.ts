@@ -17,6 +17,8 @@ let reload: (() => void) | undefined;
 /** Increases with each view shown, so a slow answer for a view left behind is dropped. */
 let generation = 0;
 const refresh = () => route(true);
+/** Set by Sign out: the local server's token is not taken again until a token is entered. */
+const SIGNED_OUT = 'baton.signedOut';
 
 function stopPolling(): void {
   if (timer !== undefined) clearTimeout(timer);
@@ -65,6 +67,7 @@ function tokenView(why?: string): void {
           e.preventDefault();
           session.token = input.value.trim();
           localStorage.setItem(TOKEN_KEY, session.token);
+          localStorage.removeItem(SIGNED_OUT);
           route();
         },
       },
@@ -286,9 +289,10 @@ async function start(): Promise<void> {
     /* no config: the API is where the page is */
   }
   session.apiUrl = (config.ApiUrl ?? '').replace(/\/$/, '');
-  session.token = localStorage.getItem(TOKEN_KEY) ?? config.Token ?? '';
+  // Signed out stays signed out, even where the local server offers its context's token.
+  session.token = localStorage.getItem(TOKEN_KEY) ?? (localStorage.getItem(SIGNED_OUT) ? '' : (config.Token ?? ''));
   const who = $('who');
-  who.replaceChildren(h('button', { type: 'button', 'data-action': 'sign-out', onclick: () => (localStorage.removeItem(TOKEN_KEY), (session.token = ''), tokenView()) }, 'Sign out'));
+  who.replaceChildren(h('button', { type: 'button', 'data-action': 'sign-out', onclick: () => (localStorage.removeItem(TOKEN_KEY), localStorage.setItem(SIGNED_OUT, '1'), (session.token = ''), tokenView()) }, 'Sign out'));
   window.addEventListener('hashchange', () => route());
   document.addEventListener('visibilitychange', () => document.visibilityState === 'visible' && route(true));
   route();
