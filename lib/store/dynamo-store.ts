@@ -1,10 +1,10 @@
-import { createConversions, type EntityItem } from 'electrodb';
-import type { ApiToken, ChangeOrder, Component, Group, Hold, Link, Mark, Progress, Mutation, Organization, Revision, Space, StoredRevision, Tag, Unit, User } from '../model/entities.ts';
-import { Conflict, Invalid, TooLarge } from '../model/errors.ts';
-import type { IdempotencyRecord, JobPartRecord, JobRecord, SlugPage, MarkWrite, OrgKind, OutboxItem, ReleaseCounter, SluggedInSpace, SpaceKind, Store, StoreOp, WriteKind } from '../ports/store.ts';
+import type { EntityItem } from 'electrodb';
+import type { ApiToken, ChangeOrder, Component, Group, Link, Mark, Progress, Mutation, Organization, Revision, Space, StoredRevision, Tag, Unit, User } from '../model/entities.ts';
+import { Conflict, TooLarge } from '../model/errors.ts';
+import type { MarkWrite, OrgKind, ReleaseCounter, SluggedInSpace, SpaceKind, Store, StoreOp, WriteKind } from '../ports/store.ts';
 import { TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
 import * as E from './entities.ts';
-import { makeService, type BatonService } from './entities.ts';
+import { DynamoRecords, ID_FIELD, orgScope, spaceScope, userOf, type AnyEntity } from './dynamo-records.ts';
 
 /**
  * Items as the entities declare them, each checked against the domain type it is read as: a field the
@@ -37,50 +37,12 @@ export const ITEMS_READ_AS_ENTITIES: [
   Reads<Items['Organization'], Organization>,
 ] = [true, true, true, true, true, true, true, true, true, true];
 
-/**
- * ElectroDB's builders are typed per entity; the generic write path below picks an entity by kind at
- * run time, which its types cannot follow, so that one path sees entities through this loose shape.
- */
-type AnyEntity = any;
-
 /** The name of a Target's release counter item. */
 const releaseCounterName = (targetId: string) => `RELEASENUM#${targetId}`;
-/** The slug-claim scope of an organization, of a Space, and of the whole table. */
-const orgScope = (orgId: string) => `ORG#${orgId}`;
-const spaceScope = (spaceId: string) => `SPACE#${spaceId}`;
+/** The slug-claim scope of the whole table. */
 const GLOBAL = 'GLOBAL';
 
-const ID_FIELD: Record<SpaceKind | OrgKind | 'Space' | 'Component' | 'Unit', string> = {
-  User: 'UserID',
-  Group: 'GroupID',
-  Hold: 'HoldID',
-  Attestation: 'AttestationID',
-  Invocation: 'InvocationID',
-  Link: 'LinkID',
-  Release: 'ReleaseID',
-  ChangeWorkflow: 'ChangeWorkflowID',
-  ChangeOrder: 'ChangeOrderID',
-  Space: 'SpaceID',
-  Component: 'ComponentID',
-  Unit: 'UnitID',
-  Tag: 'TagID',
-  ChangeSet: 'ChangeSetID',
-  Filter: 'FilterID',
-  Target: 'TargetID',
-};
-
 /** Why a conditional write in a transaction failed, said once per item kind. */
-/** Slug claims' keys as DynamoDB cursors (ExclusiveStartKey, base64url JSON) and back: the same for every table. */
-const claimCursors = createConversions(E.SlugClaim);
-
-function tryCursor<T>(f: () => T): T | undefined {
-  try {
-    return f();
-  } catch {
-    return undefined;
-  }
-}
-
 const REASONS = {
   slugTaken: (kind: string, slug: string) => `${/^[AEIOUaeiou]/.test(kind) ? 'an' : 'a'} ${kind} with slug '${slug}' already exists`,
   stale: (kind: string) => `the ${kind} was changed by someone else since it was read (its Version no longer matches); read it again and retry`,
@@ -88,7 +50,6 @@ const REASONS = {
   marked: 'the Tag already marks another revision of that Unit; use --move to move it',
 };
 
-/** The Store over one DynamoDB table, through ElectroDB. Key design: see lib/store/README.md. */
 /** DynamoDB's item limit, less room for key and bookkeeping attributes. */
 export const MAX_ITEM_BYTES = 380 * 1024;
 
@@ -101,19 +62,8 @@ function checkItemSize(kind: string, item: object): void {
   }
 }
 
-export class DynamoStore implements Store {
-  private readonly svc: BatonService;
-  /** The entities, typed: every named read goes through these. */
-  private readonly db: BatonService['entities'];
-  /** The same entities by kind, for the generic write path. */
-  private readonly e: Record<string, AnyEntity>;
-
-  constructor(client: unknown, table: string) {
-    this.svc = makeService(client, table);
-    this.db = this.svc.entities;
-    this.e = this.svc.entities as Record<string, AnyEntity>;
-  }
-
+/** The Store over one DynamoDB table, through ElectroDB (the records beside the entities: DynamoRecords). Key design: see lib/store/README.md. */
+export class DynamoStore extends DynamoRecords implements Store {
   /** Runs a write transaction; a cancelled one becomes a Conflict naming the first item whose condition failed. */
   private async run(build: (e: Record<string, AnyEntity>) => unknown[], reasons: string[]): Promise<void> {
     const ops = build(this.e);
@@ -182,16 +132,12 @@ export class DynamoStore implements Store {
     return (await this.db.ApiToken.query.byOrg({ OrganizationID: orgId }).go({ pages: 'all' })).data as ApiToken[];
   }
   /** A user as stored before roles had `Admin`, no Role and no Version: read as the role it had. */
-  private static user(u: { Role?: User['Role']; Admin?: boolean; Version?: number; UpdatedAt?: string; CreatedAt: string }): User {
-    const { Admin, ...rest } = u;
-    return { ...rest, Role: u.Role ?? (Admin ? 'Admin' : 'Member'), Version: u.Version ?? 1, UpdatedAt: u.UpdatedAt ?? u.CreatedAt } as User;
-  }
   async getUser(orgId: string, userId: string): Promise<User | undefined> {
     const { data } = await this.db.User.get({ OrganizationID: orgId, UserID: userId }).go();
-    return data ? DynamoStore.user(data) : undefined;
+    return data ? userOf(data) : undefined;
   }
   async listUsers(orgId: string): Promise<User[]> {
-    return (await this.db.User.query.primary({ OrganizationID: orgId }).go({ pages: 'all' })).data.map((u) => DynamoStore.user(u));
+    return (await this.db.User.query.primary({ OrganizationID: orgId }).go({ pages: 'all' })).data.map((u) => userOf(u));
   }
   async getGroup(orgId: string, groupId: string): Promise<Group | undefined> {
     return ((await this.db.Group.get({ OrganizationID: orgId, GroupID: groupId }).go()).data ?? undefined) as Group | undefined;
@@ -433,83 +379,6 @@ export class DynamoStore implements Store {
 
   async linksInto(unitId: string): Promise<Link[]> {
     return (await this.db.Link.query.byUpstream({ ToUnitID: unitId }).go({ pages: 'all' })).data;
-  }
-
-  async getIdempotency(orgId: string, userId: string, key: string): Promise<IdempotencyRecord | undefined> {
-    return ((await this.db.IdempotencyRecord.get({ OrganizationID: orgId, UserID: userId, Key: key }).go()).data ?? undefined) as IdempotencyRecord | undefined;
-  }
-  async claimIdempotency(record: IdempotencyRecord): Promise<void> {
-    try {
-      await this.db.IdempotencyRecord.create(record).go();
-    } catch (e) {
-      if ((e as Error).message.includes('conditional request failed')) throw new Conflict(`Idempotency-Key '${record.Key}' is taken`);
-      throw e;
-    }
-  }
-  async finishIdempotency(record: IdempotencyRecord): Promise<void> {
-    await this.db.IdempotencyRecord.put(record).go();
-  }
-  async releaseIdempotency(orgId: string, userId: string, key: string): Promise<void> {
-    await this.db.IdempotencyRecord.delete({ OrganizationID: orgId, UserID: userId, Key: key }).go();
-  }
-
-  async slugPage(scope: { orgId: string } | { spaceId: string }, kind: OrgKind | SluggedInSpace | 'Space' | 'Component', limit: number, after?: string): Promise<SlugPage> {
-    const Scope = 'orgId' in scope ? orgScope(scope.orgId) : spaceScope(scope.spaceId);
-    const Kind = kind.toLowerCase();
-    // A cursor that is not one of this list's (another list's, or made up) is refused before it is sent.
-    if (after !== undefined) {
-      const start = tryCursor(() => claimCursors.fromCursor.toComposite(after));
-      if (!start || start.Scope !== Scope || start.Kind !== Kind) throw new Invalid('continue token is not one this list issued');
-    }
-    const page = await this.db.SlugClaim.query.primary({ Scope, Kind }).go({ limit, cursor: after ?? null });
-    return {
-      claims: page.data.map((c) => ({ ID: c.ID, Slug: c.Slug, Cursor: claimCursors.fromComposite.toCursor({ Scope, Kind, Slug: c.Slug }) })),
-      next: page.cursor ?? undefined,
-    };
-  }
-  async getMany<T>(kind: OrgKind | SluggedInSpace | 'Space' | 'Component', scopeId: string, ids: string[]): Promise<T[]> {
-    const scopeField = kind === 'Space' || kind === 'Component' || kind === 'User' || kind === 'Group' || kind === 'Hold' ? 'OrganizationID' : 'SpaceID';
-    const out: T[] = [];
-    for (let i = 0; i < ids.length; i += 100) {
-      const keys = ids.slice(i, i + 100).map((id) => ({ [scopeField]: scopeId, [ID_FIELD[kind]]: id }));
-      const { data, unprocessed } = await (this.e[kind] as AnyEntity).get(keys).go({ unprocessed: 'item' });
-      out.push(...(data as T[]));
-      if (unprocessed.length) out.push(...((await Promise.all(unprocessed.map(async (k: object) => (await (this.e[kind] as AnyEntity).get(k).go()).data))) as T[]).filter(Boolean));
-    }
-    return kind === 'User' ? (out.map((u) => DynamoStore.user(u as never)) as T[]) : out;
-  }
-
-  async listHolds(orgId: string): Promise<Hold[]> {
-    return (await this.db.Hold.query.primary({ OrganizationID: orgId }).go({ pages: 'all' })).data as Hold[];
-  }
-  async getHold(orgId: string, holdId: string): Promise<Hold | undefined> {
-    return ((await this.db.Hold.get({ OrganizationID: orgId, HoldID: holdId }).go()).data ?? undefined) as Hold | undefined;
-  }
-
-  async getJob(jobId: string): Promise<JobRecord | undefined> {
-    return ((await this.db.Job.get({ JobID: jobId }).go({ consistent: true })).data ?? undefined) as JobRecord | undefined;
-  }
-  async jobParts(jobId: string): Promise<JobPartRecord[]> {
-    return (await this.db.JobPart.query.primary({ JobID: jobId }).go({ pages: 'all', consistent: true })).data as JobPartRecord[];
-  }
-  async jobPartDone(jobId: string, part: string): Promise<boolean> {
-    return !!(await this.db.JobPart.get({ JobID: jobId, Part: part }).go({ consistent: true, attributes: ['JobID'] })).data;
-  }
-  async runningJobs(): Promise<string[]> {
-    return (await this.db.RunningJob.query.primary({}).go({ pages: 'all' })).data.map((j) => j.JobID);
-  }
-
-  async pendingEvents(limit: number): Promise<OutboxItem[]> {
-    return (await this.db.Outbox.query.pending({}).go({ limit })).data as OutboxItem[];
-  }
-  async deletePendingEvent(eventId: string): Promise<void> {
-    await this.db.Outbox.delete({ EventID: eventId }).go();
-  }
-  async eventProcessed(eventId: string, consumer: string): Promise<boolean> {
-    return !!(await this.db.ProcessedEvent.get({ EventID: eventId, Consumer: consumer }).go()).data;
-  }
-  async markEventProcessed(eventId: string, consumer: string, expiresAtEpoch: number): Promise<void> {
-    await this.db.ProcessedEvent.put({ EventID: eventId, Consumer: consumer, ExpiresAtEpoch: expiresAtEpoch }).go();
   }
 
   async putMark(m: MarkWrite): Promise<void> {

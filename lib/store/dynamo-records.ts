@@ -1,0 +1,154 @@
+import { createConversions } from 'electrodb';
+import type { Hold, User } from '../model/entities.ts';
+import { Conflict, Invalid } from '../model/errors.ts';
+import type { IdempotencyRecord, JobPartRecord, JobRecord, OrgKind, OutboxItem, SlugPage, SluggedInSpace, SpaceKind } from '../ports/store.ts';
+import * as E from './entities.ts';
+import { makeService, type BatonService } from './entities.ts';
+
+/**
+ * ElectroDB's builders are typed per entity; the generic paths pick an entity by kind at run time,
+ * which its types cannot follow, so those paths see entities through this loose shape.
+ */
+export type AnyEntity = any;
+
+/** The slug-claim scope of an organization and of a Space. */
+export const orgScope = (orgId: string) => `ORG#${orgId}`;
+export const spaceScope = (spaceId: string) => `SPACE#${spaceId}`;
+
+/** Each kind's ID field. */
+export const ID_FIELD: Record<SpaceKind | OrgKind | 'Space' | 'Component' | 'Unit', string> = {
+  User: 'UserID',
+  Group: 'GroupID',
+  Hold: 'HoldID',
+  Attestation: 'AttestationID',
+  Invocation: 'InvocationID',
+  Link: 'LinkID',
+  Release: 'ReleaseID',
+  ChangeWorkflow: 'ChangeWorkflowID',
+  ChangeOrder: 'ChangeOrderID',
+  Space: 'SpaceID',
+  Component: 'ComponentID',
+  Unit: 'UnitID',
+  Tag: 'TagID',
+  ChangeSet: 'ChangeSetID',
+  Filter: 'FilterID',
+  Target: 'TargetID',
+};
+
+
+/** Slug claims' keys as DynamoDB cursors (ExclusiveStartKey, base64url JSON) and back: the same for every table. */
+const claimCursors = createConversions(E.SlugClaim);
+
+function tryCursor<T>(f: () => T): T | undefined {
+  try {
+    return f();
+  } catch {
+    return undefined;
+  }
+}
+
+/** A User as stored by earlier versions (an `Admin` flag, no Version) read as today's. */
+export function userOf(u: { Role?: User['Role']; Admin?: boolean; Version?: number; UpdatedAt?: string; CreatedAt: string }): User {
+  const { Admin, ...rest } = u;
+  return { ...rest, Role: u.Role ?? (Admin ? 'Admin' : 'Member'), Version: u.Version ?? 1, UpdatedAt: u.UpdatedAt ?? u.CreatedAt } as User;
+}
+
+/**
+ * The records beside the entities, over the same table: idempotency keys, slug-claim pages and batch
+ * reads by ID, holds, jobs and their parts, the outbox and the events consumers handled.
+ * DynamoStore (the entities and the transaction path) extends it.
+ */
+export abstract class DynamoRecords {
+  protected readonly svc: BatonService;
+  /** The entities, typed: every named read goes through these. */
+  protected readonly db: BatonService['entities'];
+  /** The same entities by kind, for the generic paths. */
+  protected readonly e: Record<string, AnyEntity>;
+
+  constructor(client: unknown, table: string) {
+    this.svc = makeService(client, table);
+    this.db = this.svc.entities;
+    this.e = this.svc.entities as Record<string, AnyEntity>;
+  }
+
+  async getIdempotency(orgId: string, userId: string, key: string): Promise<IdempotencyRecord | undefined> {
+    return ((await this.db.IdempotencyRecord.get({ OrganizationID: orgId, UserID: userId, Key: key }).go()).data ?? undefined) as IdempotencyRecord | undefined;
+  }
+  async claimIdempotency(record: IdempotencyRecord): Promise<void> {
+    try {
+      await this.db.IdempotencyRecord.create(record).go();
+    } catch (e) {
+      if ((e as Error).message.includes('conditional request failed')) throw new Conflict(`Idempotency-Key '${record.Key}' is taken`);
+      throw e;
+    }
+  }
+  async finishIdempotency(record: IdempotencyRecord): Promise<void> {
+    await this.db.IdempotencyRecord.put(record).go();
+  }
+  async releaseIdempotency(orgId: string, userId: string, key: string): Promise<void> {
+    await this.db.IdempotencyRecord.delete({ OrganizationID: orgId, UserID: userId, Key: key }).go();
+  }
+
+
+  async slugPage(scope: { orgId: string } | { spaceId: string }, kind: OrgKind | SluggedInSpace | 'Space' | 'Component', limit: number, after?: string): Promise<SlugPage> {
+    const Scope = 'orgId' in scope ? orgScope(scope.orgId) : spaceScope(scope.spaceId);
+    const Kind = kind.toLowerCase();
+    // A cursor that is not one of this list's (another list's, or made up) is refused before it is sent.
+    if (after !== undefined) {
+      const start = tryCursor(() => claimCursors.fromCursor.toComposite(after));
+      if (!start || start.Scope !== Scope || start.Kind !== Kind) throw new Invalid('continue token is not one this list issued');
+    }
+    const page = await this.db.SlugClaim.query.primary({ Scope, Kind }).go({ limit, cursor: after ?? null });
+    return {
+      claims: page.data.map((c) => ({ ID: c.ID, Slug: c.Slug, Cursor: claimCursors.fromComposite.toCursor({ Scope, Kind, Slug: c.Slug }) })),
+      next: page.cursor ?? undefined,
+    };
+  }
+  async getMany<T>(kind: OrgKind | SluggedInSpace | 'Space' | 'Component', scopeId: string, ids: string[]): Promise<T[]> {
+    const scopeField = kind === 'Space' || kind === 'Component' || kind === 'User' || kind === 'Group' || kind === 'Hold' ? 'OrganizationID' : 'SpaceID';
+    const out: T[] = [];
+    for (let i = 0; i < ids.length; i += 100) {
+      const keys = ids.slice(i, i + 100).map((id) => ({ [scopeField]: scopeId, [ID_FIELD[kind]]: id }));
+      const { data, unprocessed } = await (this.e[kind] as AnyEntity).get(keys).go({ unprocessed: 'item' });
+      out.push(...(data as T[]));
+      if (unprocessed.length) out.push(...((await Promise.all(unprocessed.map(async (k: object) => (await (this.e[kind] as AnyEntity).get(k).go()).data))) as T[]).filter(Boolean));
+    }
+    return kind === 'User' ? (out.map((u) => userOf(u as never)) as T[]) : out;
+  }
+
+
+  async listHolds(orgId: string): Promise<Hold[]> {
+    return (await this.db.Hold.query.primary({ OrganizationID: orgId }).go({ pages: 'all' })).data as Hold[];
+  }
+  async getHold(orgId: string, holdId: string): Promise<Hold | undefined> {
+    return ((await this.db.Hold.get({ OrganizationID: orgId, HoldID: holdId }).go()).data ?? undefined) as Hold | undefined;
+  }
+
+
+  async getJob(jobId: string): Promise<JobRecord | undefined> {
+    return ((await this.db.Job.get({ JobID: jobId }).go({ consistent: true })).data ?? undefined) as JobRecord | undefined;
+  }
+  async jobParts(jobId: string): Promise<JobPartRecord[]> {
+    return (await this.db.JobPart.query.primary({ JobID: jobId }).go({ pages: 'all', consistent: true })).data as JobPartRecord[];
+  }
+  async jobPartDone(jobId: string, part: string): Promise<boolean> {
+    return !!(await this.db.JobPart.get({ JobID: jobId, Part: part }).go({ consistent: true, attributes: ['JobID'] })).data;
+  }
+  async runningJobs(): Promise<string[]> {
+    return (await this.db.RunningJob.query.primary({}).go({ pages: 'all' })).data.map((j) => j.JobID);
+  }
+
+
+  async pendingEvents(limit: number): Promise<OutboxItem[]> {
+    return (await this.db.Outbox.query.pending({}).go({ limit })).data as OutboxItem[];
+  }
+  async deletePendingEvent(eventId: string): Promise<void> {
+    await this.db.Outbox.delete({ EventID: eventId }).go();
+  }
+  async eventProcessed(eventId: string, consumer: string): Promise<boolean> {
+    return !!(await this.db.ProcessedEvent.get({ EventID: eventId, Consumer: consumer }).go()).data;
+  }
+  async markEventProcessed(eventId: string, consumer: string, expiresAtEpoch: number): Promise<void> {
+    await this.db.ProcessedEvent.put({ EventID: eventId, Consumer: consumer, ExpiresAtEpoch: expiresAtEpoch }).go();
+  }
+}
