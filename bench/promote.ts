@@ -4,8 +4,9 @@
  * stages, and prints Units promoted per second, DynamoDB requests per Unit (and by command), the
  * ceiling of the same DynamoDB engine for the minimal write per Unit (one transaction: revision, head,
  * start and end marks; 16 in flight) measured in the same run, the ratio of the two, and the requests
- * one `changeorder get` costs, and each stage's job wall time (every stage runs as a job, as a large one
- * does; the bench waits on the worker pool, not by polling). With --json, one JSON object per size.
+ * one `changeorder get` costs, and each stage's wall time. A stage runs as a user's promotion would: in
+ * the request up to BATON_JOB_THRESHOLD (100) Spaces, as a job past it (marked `j`; the bench waits on the
+ * worker pool, not by polling); `--jobs` runs every stage as a job. With --json, one JSON object per size.
  */
 import { randomUUID } from 'node:crypto';
 import { TransactWriteItemsCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
@@ -26,6 +27,8 @@ const arg = (name: string) => {
 const SIZES = (arg('sizes') ?? process.env.BENCH_SIZES ?? '10,100,1000').split(',').map(Number);
 const M = Number(arg('units') ?? process.env.BENCH_UNITS ?? 5);
 const JSON_OUT = argv.includes('--json');
+/** Every stage as a job (`Async`), as a stage past the threshold runs; otherwise each as a user's promotion would run. */
+const ALL_JOBS = argv.includes('--jobs');
 
 interface Run {
   spaces: number;
@@ -36,8 +39,10 @@ interface Run {
   getRequests: number;
   /** One read of the rollout page's data (GET …/rollout): DynamoDB requests and wall time. */
   rollout: { requests: number; seconds: number };
-  /** Each stage's job, from the request that started it to its end. */
+  /** Each stage, from its request to its end (the job's end when it ran as one). */
   jobSeconds: number[];
+  /** How each stage ran: in the request, or as a job. */
+  ranAs: ('request' | 'job')[];
 }
 
 async function fleet(endpoint: string, spaces: number, unitsPer: number): Promise<Run> {
@@ -95,21 +100,32 @@ async function fleet(endpoint: string, spaces: number, unitsPer: number): Promis
   let promoted = 0;
   const jobSeconds: number[] = [];
   const jobIds: string[] = [];
+  const answers: any[] = [];
+  const ranAs: ('request' | 'job')[] = [];
   for (const stage of ['dev', 'staging', 'prod']) {
     const s0 = performance.now();
-    const accepted = await call('POST', '/promote', { ChangeOrderID: 'fleet-base/bench', TargetStage: stage, Async: true });
-    // Waiting on the pool itself, not by polling, so the requests counted are the promotion's own.
-    await pool.idle();
+    const answer = await call('POST', '/promote', { ChangeOrderID: 'fleet-base/bench', TargetStage: stage, ...(ALL_JOBS ? { Async: true } : {}) });
+    if (answer.JobID) {
+      // Waiting on the pool itself, not by polling, so the requests counted are the promotion's own.
+      await pool.idle();
+      jobIds.push(answer.JobID);
+      ranAs.push('job');
+    } else {
+      answers.push(answer);
+      ranAs.push('request');
+    }
     jobSeconds.push((performance.now() - s0) / 1000);
-    jobIds.push(accepted.JobID);
   }
   const seconds = (performance.now() - t0) / 1000;
   const counted = requests;
   const commands = byCommand;
   for (const id of jobIds) {
     const job = await call('GET', `/job/${id}`);
-    const r = job.Result;
-    if (job.State !== 'Done' || r.Landed !== r.Total) throw new Error(`job ${id}: ${r?.Landed} of ${r?.Total} landed: ${r?.Message}`);
+    if (job.State !== 'Done') throw new Error(`job ${id} did not finish`);
+    answers.push(job.Result);
+  }
+  for (const r of answers) {
+    if (r.Landed !== r.Total) throw new Error(`${r?.Landed} of ${r?.Total} landed: ${r?.Message}`);
     promoted += r.Spaces.reduce((n: number, s: any) => n + s.Units.filter((u: any) => u.Action === 'Upgrade').length, 0);
   }
   requests = 0;
@@ -123,7 +139,7 @@ async function fleet(endpoint: string, spaces: number, unitsPer: number): Promis
   await server.close();
   client.destroy();
   if (promoted !== spaces * unitsPer) throw new Error(`expected ${spaces * unitsPer} units upgraded, got ${promoted}`);
-  return { spaces, units: promoted, seconds, requests: counted, byCommand: commands, getRequests, jobSeconds, rollout };
+  return { spaces, units: promoted, seconds, requests: counted, byCommand: commands, getRequests, jobSeconds, ranAs, rollout };
 }
 
 /**
@@ -165,15 +181,15 @@ try {
   const endpoint = process.env.AWS_ENDPOINT_URL ?? dynamo!.endpoint;
   if (!JSON_OUT) {
     console.log(`Fleet: a base of ${M} units; spaces 10% dev, 30% staging, 60% prod; one change order promoted through all three stages.\n`);
-    console.log(['spaces'.padStart(6), 'units'.padStart(6), 'promote s'.padStart(9), 'units/s'.padStart(8), 'req/unit'.padStart(8), 'ceiling/s'.padStart(9), 'ratio'.padStart(6), 'get req'.padStart(7), 'job s (dev/staging/prod)'].join('  '));
+    console.log(['spaces'.padStart(6), 'units'.padStart(6), 'promote s'.padStart(9), 'units/s'.padStart(8), 'req/unit'.padStart(8), 'ceiling/s'.padStart(9), 'ratio'.padStart(6), 'get req'.padStart(7), 'stage s (dev/staging/prod; j: a job)'].join('  '));
   }
   for (const size of SIZES) {
     const r = await fleet(endpoint, size, M);
     const ceil = await ceiling(endpoint, r.units);
-    const out = { spaces: r.spaces, units: r.units, unitsPerSecond: +(r.units / r.seconds).toFixed(1), requestsPerUnit: +(r.requests / r.units).toFixed(2), ceilingUnitsPerSecond: +ceil.toFixed(1), ratio: +(r.units / r.seconds / ceil).toFixed(2), getRequests: r.getRequests, promoteSeconds: +r.seconds.toFixed(2), jobSeconds: r.jobSeconds.map((x) => +x.toFixed(2)), rolloutRequests: r.rollout.requests, rolloutSeconds: +r.rollout.seconds.toFixed(2), requestsByCommand: r.byCommand };
+    const out = { spaces: r.spaces, units: r.units, unitsPerSecond: +(r.units / r.seconds).toFixed(1), requestsPerUnit: +(r.requests / r.units).toFixed(2), ceilingUnitsPerSecond: +ceil.toFixed(1), ratio: +(r.units / r.seconds / ceil).toFixed(2), getRequests: r.getRequests, promoteSeconds: +r.seconds.toFixed(2), jobSeconds: r.jobSeconds.map((x) => +x.toFixed(2)), ranAs: r.ranAs, rolloutRequests: r.rollout.requests, rolloutSeconds: +r.rollout.seconds.toFixed(2), requestsByCommand: r.byCommand };
     if (JSON_OUT) console.log(JSON.stringify(out));
     else {
-      console.log([String(out.spaces).padStart(6), String(out.units).padStart(6), out.promoteSeconds.toFixed(2).padStart(9), out.unitsPerSecond.toFixed(1).padStart(8), out.requestsPerUnit.toFixed(2).padStart(8), out.ceilingUnitsPerSecond.toFixed(1).padStart(9), out.ratio.toFixed(2).padStart(6), String(out.getRequests).padStart(7), out.jobSeconds.map((x) => x.toFixed(2)).join(' / ')].join('  '));
+      console.log([String(out.spaces).padStart(6), String(out.units).padStart(6), out.promoteSeconds.toFixed(2).padStart(9), out.unitsPerSecond.toFixed(1).padStart(8), out.requestsPerUnit.toFixed(2).padStart(8), out.ceilingUnitsPerSecond.toFixed(1).padStart(9), out.ratio.toFixed(2).padStart(6), String(out.getRequests).padStart(7), out.jobSeconds.map((x, i) => `${x.toFixed(2)}${out.ranAs[i] === 'job' ? 'j' : ''}`).join(' / ')].join('  '));
       console.log(`        rollout page read: ${out.rolloutRequests} requests (${(out.rolloutRequests / out.spaces).toFixed(1)} per space), ${out.rolloutSeconds.toFixed(2)} s`);
       console.log(`        requests by command: ${Object.entries(r.byCommand).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k.replace('Command', '')} ${(v / r.units).toFixed(2)}/unit`).join(', ')}`);
     }
