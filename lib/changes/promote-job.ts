@@ -41,7 +41,7 @@ export async function startPromoteJob(deps: Deps, caller: Caller, co: ChangeOrde
     Allowance: g.allowance,
   };
   // In this process the workers take up what the request read: its marks and Spaces for the first wave, and what the gates read for the Stage reached.
-  jobContexts.set(`${leaseId}:0`, promoteContext(deps, co, { prior: o.priorRevisions, marks: g.marks, spaces: g.spaces, protect: o.protect }));
+  jobContexts.set(`${leaseId}:0`, promoteContext(deps, co, { prior: o.priorRevisions, marks: g.marks, spaces: g.spaces, protect: o.protect, targets: g.targets.filter((t) => !g.taken.has(t.SpaceID)) }));
   jobGates.set(leaseId, g.context);
   // Jobs this process started but another finished (or that never end) leave their entries: keep the last few.
   if (jobGates.size > 16) jobGates.delete(jobGates.keys().next().value!);

@@ -81,15 +81,38 @@ export interface PromoteContext {
   heads: Map<string, { head: number; data: string }>;
 }
 
+/** Upstream revisions read ahead for one promotion, at most this many (a larger change reads the rest as it merges). */
+const PRIME_MAX = 500;
+
+/**
+ * The revisions the targets' merges read from their upstream Spaces along the clone lineage: each Unit
+ * the change moved there, from its start (the merge base) to its end. Read in one batch for the promotion
+ * rather than in a batch per Space as their merges start.
+ */
+export function upstreamRange(marks: CoMarks, targets: Space[]): { UnitID: string; RevisionNum: number }[] {
+  const ups = new Set(targets.map((t) => t.UpstreamSpaceID).filter((x): x is string => !!x));
+  const keys: { UnitID: string; RevisionNum: number }[] = [];
+  for (const end of marks.end.values()) {
+    if (!ups.has(end.SpaceID)) continue;
+    // A Unit the change did not move (or made) is not merged from.
+    const start = marks.start.get(end.UnitID)?.RevisionNum;
+    if (start === undefined || start >= end.RevisionNum) continue;
+    for (let n = Math.max(1, start); n <= end.RevisionNum && keys.length < PRIME_MAX; n++) keys.push({ UnitID: end.UnitID, RevisionNum: n });
+  }
+  return keys;
+}
+
 /** A promotion's shared context: the ChangeOrder's marks, read once, and one cache of upstream revisions. */
-export async function promoteContext(deps: ChangeDeps, co: ChangeOrder, o: { prior?: PriorRevisions; dryRun?: boolean; marks?: CoMarks; spaces?: Space[]; protect?: boolean }): Promise<PromoteContext> {
+export async function promoteContext(deps: ChangeDeps, co: ChangeOrder, o: { prior?: PriorRevisions; dryRun?: boolean; marks?: CoMarks; spaces?: Space[]; protect?: boolean; targets?: Space[] }): Promise<PromoteContext> {
   // With the organization's Spaces known, an UpgradeUnit change knows which Spaces nothing is cloned from.
   const upstreams = o.spaces && co.UpdateType === 'UpgradeUnit' ? new Set(o.spaces.map((s) => s.UpstreamSpaceID).filter(Boolean)) : undefined;
   const preview = new Map<string, { unit: Unit; data: string; storedHead: number }>();
   const stored = cachedReader(deps);
+  const marks = o.marks ?? (await marksOf(deps, co));
+  if (o.targets && co.UpdateType === 'UpgradeUnit') stored.prime(await deps.store.getRevisions(upstreamRange(marks, o.targets)));
   return {
     co,
-    marks: o.marks ?? (await marksOf(deps, co)),
+    marks,
     prior: o.prior ?? co.PriorRevisions,
     dryRun: !!o.dryRun,
     // A revision an earlier wave would write (past the stored head) reads as the Unit would end up:

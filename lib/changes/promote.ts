@@ -179,7 +179,7 @@ async function promoteHeld(deps: ChangeDeps, caller: Caller, co: ChangeOrder, ba
     lease.released = true;
     return { outcome: 'Accepted', job };
   }
-  const ctx = await promoteContext(deps, co, { prior: o.priorRevisions, dryRun: o.dryRun, marks: g.marks, spaces: g.spaces, protect: o.protect });
+  const ctx = await promoteContext(deps, co, { prior: o.priorRevisions, dryRun: o.dryRun, marks: g.marks, spaces: g.spaces, protect: o.protect, targets: g.targets.filter((t) => !g.taken.has(t.SpaceID)) });
   const promoteOne = promoter(deps, caller, co, base.SpaceID, g.taken, () => ctx);
   const spaces: SpaceResult[] = [];
   const counter = { failed: 0 };

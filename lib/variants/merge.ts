@@ -1,6 +1,6 @@
 import { diffData, type PathChange } from '../config/diff.ts';
 import { mergeData } from '../config/merge.ts';
-import type { Caller, Link, MergeConflict, Space, Unit } from '../model/entities.ts';
+import type { Caller, Link, MergeConflict, Space, StoredRevision, Unit } from '../model/entities.ts';
 import { Conflict, Invalid, NotFound } from '../model/errors.ts';
 import { decompress } from '../config/hash.ts';
 import type { UnitDeps } from './ports.ts';
@@ -120,10 +120,19 @@ function batchingReader(deps: UnitDeps): UpstreamReader {
 }
 
 /** Reads upstream revisions once per promotion, however many Spaces merge them, batched. */
-export function cachedReader(deps: UnitDeps): UpstreamReader {
+export function cachedReader(deps: UnitDeps): PrimedReader {
   const cache = new Map<string, Promise<{ data: string; description?: string }>>();
   const read = batchingReader(deps);
-  return (unit, num) => sharedRead(cache, `${unit.UnitID}#${num}`, () => read(unit, num));
+  const reader = ((unit: Unit, num: number) => sharedRead(cache, `${unit.UnitID}#${num}`, () => read(unit, num))) as PrimedReader;
+  reader.prime = (revs) => {
+    for (const r of revs) if (!cache.has(`${r.UnitID}#${r.RevisionNum}`)) cache.set(`${r.UnitID}#${r.RevisionNum}`, Promise.resolve({ data: decompress(r.Data), description: r.Description }));
+  };
+  return reader;
+}
+
+/** A cached reader that can be given revisions read ahead (one batch for what a whole promotion will merge from). */
+export interface PrimedReader extends UpstreamReader {
+  prime(revs: StoredRevision[]): void;
 }
 
 /**
