@@ -7,7 +7,7 @@ import { retryOnConflict } from '../util/retry.ts';
 import type { StoreOp } from '../ports/store.ts';
 import { marksOf } from './marks.ts';
 import type { ChangeDeps } from './ports.ts';
-import { gateContext, gateState, gateView, readsAttestations, readsChanged, type GateContext } from './stages.ts';
+import { gateContext, gateState, gateView, peopleOnce, readsAttestations, readsChanged, type GateContext } from './stages.ts';
 import { effectiveProgress } from './selection.ts';
 import { deriveProgress, lastNonEmpty, reachedStage, recordedStageIndex } from './state.ts';
 
@@ -32,7 +32,8 @@ export async function computeStage(deps: ChangeDeps, caller: Caller, co: ChangeO
     if (!final.length) return { stage: COMPLETED, index: stages.length };
     const marks = await marksOf(deps, co);
     const attest = readsAttestations(co, final) ? caller : undefined;
-    const states = await Promise.all(stages[index]!.spaces.map((s) => gateState(deps, co, marks, progress, s, { attest, changed: readsChanged(co, final) })));
+    const people = peopleOnce(deps, caller);
+    const states = await Promise.all(stages[index]!.spaces.map((s) => gateState(deps, co, marks, progress, s, { attest, changed: readsChanged(co, final), people })));
     if (evaluateGates(final, view, states).every((g) => g.Satisfied)) return { stage: COMPLETED, index: stages.length };
   }
   return { stage: stages[index]!.name, index };

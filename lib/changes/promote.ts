@@ -9,7 +9,7 @@ import { planPromotion } from './plan.ts';
 import type { ChangeDeps } from './ports.ts';
 import { advanceStage, computeStage, contextAfter, recordOn, stageAdvance } from './progress.ts';
 import { promoteContext, SpaceAction, type SpaceResult } from './promote-space.ts';
-import { gateContext, gateState, orgSpaces, readsAttestations, readsChanged, takenOnly } from './stages.ts';
+import { gateContext, gateState, orgSpaces, peopleOnce, readsAttestations, readsChanged, takenOnly } from './stages.ts';
 import { mergeWaves } from './waves.ts';
 import { runsAsJob } from './jobs.ts';
 import { startPromoteJob } from './promote-job.ts';
@@ -146,7 +146,8 @@ async function gate(deps: ChangeDeps, caller: Caller, co: ChangeOrder, base: Spa
       if (mine.length) gates.push(...tolerate(evaluateGates([], view, mine.map((s) => ({ ...takenOnly(s, progress), explain: o.explain }))), st));
     }
     const attest = readsAttestations(co, prereqs) ? caller : undefined;
-    const beforeStates = (await Promise.all(plan.before.map((s) => (prereqs.length ? gateState(deps, co, marks, progress, s, { attest, changed: readsChanged(co, prereqs) }) : takenOnly(s, progress))))).map((s) => ({ ...s, explain: o.explain }));
+    const people = peopleOnce(deps, caller);
+    const beforeStates = (await Promise.all(plan.before.map((s) => (prereqs.length ? gateState(deps, co, marks, progress, s, { attest, changed: readsChanged(co, prereqs), people }) : takenOnly(s, progress))))).map((s) => ({ ...s, explain: o.explain }));
     if (stageIndex === 0) gates.push(...beforeStates.flatMap((s) => prereqs.map((p) => evaluatePrerequisite(p, view, s))));
     else gates.push(...tolerate(evaluateGates(prereqs, view, beforeStates), stages.slice(0, stageIndex).findLast((s) => s.spaces.length) ?? { spaces: plan.before }));
   }

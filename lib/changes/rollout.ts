@@ -9,7 +9,7 @@ import { marksOf, type CoMarks } from './marks.ts';
 import { explainPromotion } from './promote.ts';
 import { derive } from './progress.ts';
 import { viewHolds } from './holds.ts';
-import { gateContext, gateState, readsAttestations, readsChanged, type GateContext } from './stages.ts';
+import { gateContext, gateState, peopleOnce, readsAttestations, readsChanged, type GateContext, type People } from './stages.ts';
 import { reachedStage } from './state.ts';
 
 /** How many Spaces' state the rollout reads at once. */
@@ -33,13 +33,13 @@ export function approvalsOf(co: ChangeOrder, gates: GateResult[]): RolloutSpace[
 }
 
 /** One Space's cell: progress, latest Release and live status, the gates it must meet before the change goes on, failures and overrides. */
-async function spaceCell(deps: Deps, caller: Caller, co: ChangeOrder, ctx: GateContext, marks: CoMarks, space: Space, guards: string[]): Promise<RolloutSpace> {
+async function spaceCell(deps: Deps, caller: Caller, co: ChangeOrder, ctx: GateContext, marks: CoMarks, space: Space, guards: string[], people: () => Promise<People>): Promise<RolloutSpace> {
   const progress: Progress | undefined = ctx.progress.get(space.SpaceID);
   const taken = !!progress;
   let gates: GateResult[] = [];
   let latest: RolloutSpace['Release'];
   if (taken) {
-    const state = await gateState(deps, co, marks, ctx.progress, space, { attest: readsAttestations(co, guards) ? caller : undefined, changed: readsChanged(co, guards) });
+    const state = await gateState(deps, co, marks, ctx.progress, space, { attest: readsAttestations(co, guards) ? caller : undefined, changed: readsChanged(co, guards), people });
     gates = guards.map((p) => evaluatePrerequisite(p, ctx.view, { ...state, explain: true }));
     const r = state.published[0];
     if (r) latest = { ReleaseNum: r.ReleaseNum, Digest: r.Digest, PublishedAt: r.PublishedAt, CarriesChange: state.carries(r), LiveStatus: r.LiveStatus ?? {} };
@@ -80,9 +80,11 @@ export async function rolloutOf(deps: Deps, caller: Caller, co: ChangeOrder, bas
   // Every Stage reached (Final still to hold): no next promotion to explain.
   const next = explained?.Targets.length ? explained : undefined;
   const stages: RolloutStage[] = [];
+  // Who may attest is read once for every Space whose gates count approvals.
+  const people = peopleOnce(deps, caller);
   for (const [i, st] of ctx.stages.entries()) {
     const guards = i + 1 < ctx.stages.length ? ctx.stages[i + 1]!.prerequisites : (wf?.Final?.Prerequisites ?? []);
-    const spaces = await bounded(st.spaces, ROLLOUT_CONCURRENCY, (s) => spaceCell(deps, caller, co, ctx, marks, s, guards));
+    const spaces = await bounded(st.spaces, ROLLOUT_CONCURRENCY, (s) => spaceCell(deps, caller, co, ctx, marks, s, guards, people));
     const taken = spaces.filter((s) => s.Taken).length;
     const status = st.spaces.length && i <= reached ? 'Reached' : taken ? 'Partial' : next?.Stage === st.name ? 'Next' : 'Waiting';
     stages.push({ Name: st.name, Prerequisites: st.prerequisites, Status: status, Guards: guards, Spaces: spaces });

@@ -71,9 +71,18 @@ export function readsAttestations(co: ChangeOrder, names: string[]): boolean {
 }
 
 /** Who attested what in a Space, and the organization's users and groups (who may). */
-export async function attestationFacts(deps: ChangeDeps, caller: Caller, space: Space): Promise<AttestationFacts> {
-  const [attestations, users, groups] = await Promise.all([attestationsOf(deps, space), deps.store.listUsers(caller.OrganizationID), deps.store.listGroups(caller.OrganizationID)]);
+export async function attestationFacts(deps: ChangeDeps, caller: Caller, space: Space, people?: () => Promise<People>): Promise<AttestationFacts> {
+  const [attestations, { users, groups }] = await Promise.all([attestationsOf(deps, space), (people ?? peopleOnce(deps, caller))()]);
   return { now: deps.now(), space, attestations, users, groups };
+}
+
+/** The organization's users and groups (who may attest). */
+export type People = Pick<AttestationFacts, 'users' | 'groups'>;
+
+/** Reads the organization's users and groups once, when first asked, for every Space a gate evaluation reads attestations in. */
+export function peopleOnce(deps: ChangeDeps, caller: Caller): () => Promise<People> {
+  let read: Promise<People> | undefined;
+  return () => (read ??= Promise.all([deps.store.listUsers(caller.OrganizationID), deps.store.listGroups(caller.OrganizationID)]).then(([users, groups]) => ({ users, groups })));
 }
 
 /** A Space's attestations, each marked with the record that revoked it, if any. */
@@ -96,10 +105,10 @@ export function readsChanged(co: ChangeOrder, names: string[]): boolean {
 
 /**
  * What the gates read about one Space, read now (attestations too when `o.attest`, with the caller's
- * organization's people). With `changed: false` the changed Units are not read (no prerequisite asked
+ * organization's people: `o.people`, shared by the Spaces of one evaluation, reads them once). With `changed: false` the changed Units are not read (no prerequisite asked
  * needs them: see `readsChanged`), which leaves one query, its Releases.
  */
-export async function gateState(deps: ChangeDeps, co: ChangeOrder, marks: CoMarks, progress: Map<string, Progress>, space: Space, o: { attest?: Caller; changed?: boolean } = {}): Promise<SpaceGateState> {
+export async function gateState(deps: ChangeDeps, co: ChangeOrder, marks: CoMarks, progress: Map<string, Progress>, space: Space, o: { attest?: Caller; changed?: boolean; people?: () => Promise<People> } = {}): Promise<SpaceGateState> {
   const published = (await releasesOf(deps, space)).filter((r) => r.Published);
   const changedMarks = o.changed === false ? [] : [...marks.end.values()].filter((m) => m.SpaceID === space.SpaceID && marks.start.get(m.UnitID)?.RevisionNum !== m.RevisionNum);
   const units = new Map(changedMarks.length ? (await deps.store.listUnits(space.SpaceID)).map((u) => [u.UnitID, u]) : []);
@@ -111,7 +120,7 @@ export async function gateState(deps: ChangeDeps, co: ChangeOrder, marks: CoMark
       return { slug: units.get(m.UnitID)?.Slug ?? m.UnitID, revision: rev, validationErrors: r?.ValidationErrors ?? {}, unitId: m.UnitID, end: m.RevisionNum, dataHash: r?.DataHash ?? '', authors };
     }),
   );
-  const attest = o.attest ? await attestationFacts(deps, o.attest, space) : undefined;
+  const attest = o.attest ? await attestationFacts(deps, o.attest, space, o.people) : undefined;
   // A Release carries the change when it was published for it, or bundles every Unit the change covers in the Space at (or past) the revision its release Tag marks there.
   const covered = [...marks.publish.values()].filter((m) => m.SpaceID === space.SpaceID);
   const carries = (r: Release) => r.ChangeOrderID === co.ChangeOrderID || (covered.length > 0 && covered.every((m) => (r.Units.find((u) => u.UnitID === m.UnitID)?.RevisionNum ?? 0) >= m.RevisionNum));
