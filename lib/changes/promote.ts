@@ -1,15 +1,15 @@
 import { failureAllowance, requireVerb, type Explanation, type Caller, type ChangeOrder, type GateResult, type Link, type Space } from '../model/entities.ts';
 import { BatonError, Conflict, GateRefused, Invalid, Unavailable } from '../model/errors.ts';
-import { evaluateGates, evaluatePrerequisite, refusal, tolerate } from '../gates/prerequisites.ts';
+import { evaluateGates, evaluatePrerequisite, refusal, tolerate, type SpaceGateState } from '../gates/prerequisites.ts';
 import { bounded } from '../util/concurrency.ts';
 import { matches, parseWhere } from '../where/index.ts';
 import { findSpace } from '../variants/lookup.ts';
-import { marksOf } from './marks.ts';
+import { marksOf, type CoMarks } from './marks.ts';
 import { planPromotion } from './plan.ts';
 import type { ChangeDeps } from './ports.ts';
 import { advanceStage, computeStage, contextAfter, recordOn, stageAdvance } from './progress.ts';
 import { promoteContext, SpaceAction, type SpaceResult } from './promote-space.ts';
-import { gateContext, gateState, orgSpaces, peopleOnce, readsAttestations, readsChanged, takenOnly } from './stages.ts';
+import { gateContext, gateState, orgSpaces, peopleOnce, readsAttestations, readsChanged, takenOnly, type GateContext } from './stages.ts';
 import { mergeWaves } from './waves.ts';
 import { runsAsJob } from './jobs.ts';
 import { startPromoteJob } from './promote-job.ts';
@@ -108,8 +108,8 @@ export interface Explained {
 }
 
 /** Explains the next promotion of a ChangeOrder (or into `targetStage`, or into named Spaces): reads only. */
-export async function explainPromotion(deps: ChangeDeps, caller: Caller, co: ChangeOrder, base: Space, o: Pick<PromoteOptions, 'targetStage' | 'spaces' | 'whereSpace'>): Promise<Explanation> {
-  const g = await gate(deps, caller, co, base, { ...o, dryRun: true, explain: true });
+export async function explainPromotion(deps: ChangeDeps, caller: Caller, co: ChangeOrder, base: Space, o: Pick<PromoteOptions, 'targetStage' | 'spaces' | 'whereSpace'>, known?: Known): Promise<Explanation> {
+  const g = await gate(deps, caller, co, base, { ...o, dryRun: true, explain: true }, known);
   const pick = (s: Space) => ({ SpaceID: s.SpaceID, SpaceSlug: s.Slug });
   if ('early' in g) return { ChangeOrderID: co.ChangeOrderID, Slug: co.Slug, Targets: [], Over: [], Open: false, Gates: [], Message: 'result' in g.early ? g.early.result.Message : undefined };
   if (!('explained' in g)) throw new Error('unreachable: an explanation stops at the gates');
@@ -118,11 +118,24 @@ export async function explainPromotion(deps: ChangeDeps, caller: Caller, co: Cha
 }
 
 /** Plans a promotion and evaluates its gates (refusing, unless forced, when one fails); nothing is written. */
-async function gate(deps: ChangeDeps, caller: Caller, co: ChangeOrder, base: Space, o: PromoteOptions): Promise<{ early: PromoteOutcome } | { explained: Explained } | Gated> {
+/**
+ * What a caller already read for this ChangeOrder (the rollout view): its marks, its gate context, and
+ * Spaces' gate states by `stateKey`, used instead of reading them again.
+ */
+export interface Known {
+  marks: CoMarks;
+  context: GateContext;
+  states: Map<string, Promise<SpaceGateState>>;
+}
+
+/** Which gate state a Space's entry in `Known.states` is: a state depends only on whether it read attestations and the changed Units. */
+export const stateKey = (spaceId: string, o: { attest?: unknown; changed?: boolean }) => `${spaceId}|${o.attest ? 'a' : ''}|${o.changed === false ? '' : 'c'}`;
+
+async function gate(deps: ChangeDeps, caller: Caller, co: ChangeOrder, base: Space, o: PromoteOptions, known?: Known): Promise<{ early: PromoteOutcome } | { explained: Explained } | Gated> {
   if (co.AbortedReason) throw new Conflict(`change order '${co.Slug}' was aborted (${co.AbortedReason}); promote a new one`);
   if (o.force && !o.forceReason) throw new Invalid('--force needs --force-reason, which the change order records');
   if (o.protect && co.UpdateType !== 'Invoke') throw new Invalid('--protect is refused here: promoting a change order along the clone lineage or over MergeUnits links is a merge, which protection holds paths against');
-  const [marks, context] = await Promise.all([marksOf(deps, co), gateContext(deps, caller, co)]);
+  const [marks, context] = known ? [known.marks, known.context] : await Promise.all([marksOf(deps, co), gateContext(deps, caller, co)]);
   const { spaces, stages, progress, view } = context;
   const named = o.spaces?.length || o.whereSpace ? await namedTargets(deps, caller, co, o) : undefined;
   const plan = planPromotion(stages, base, (id) => progress.has(id), named ? { named } : { targetStage: o.targetStage });
@@ -147,7 +160,9 @@ async function gate(deps: ChangeDeps, caller: Caller, co: ChangeOrder, base: Spa
     }
     const attest = readsAttestations(co, prereqs) ? caller : undefined;
     const people = peopleOnce(deps, caller);
-    const beforeStates = (await Promise.all(plan.before.map((s) => (prereqs.length ? gateState(deps, co, marks, progress, s, { attest, changed: readsChanged(co, prereqs), people }) : takenOnly(s, progress))))).map((s) => ({ ...s, explain: o.explain }));
+    const read = { attest, changed: readsChanged(co, prereqs), people };
+    const stateOf = (s: Space) => known?.states.get(stateKey(s.SpaceID, read)) ?? gateState(deps, co, marks, progress, s, read);
+    const beforeStates = (await Promise.all(plan.before.map((s) => (prereqs.length ? stateOf(s) : takenOnly(s, progress))))).map((s) => ({ ...s, explain: o.explain }));
     if (stageIndex === 0) gates.push(...beforeStates.flatMap((s) => prereqs.map((p) => evaluatePrerequisite(p, view, s))));
     else gates.push(...tolerate(evaluateGates(prereqs, view, beforeStates), stages.slice(0, stageIndex).findLast((s) => s.spaces.length) ?? { spaces: plan.before }));
   }

@@ -5,11 +5,11 @@ import { holdsOn } from '../gates/holds.ts';
 import { releasesOf } from '../releases/bundle.ts';
 import { bounded } from '../util/concurrency.ts';
 import type { Deps } from '../ports/deps.ts';
-import { marksOf, type CoMarks } from './marks.ts';
-import { explainPromotion } from './promote.ts';
+import { marksOf } from './marks.ts';
+import { explainPromotion, stateKey, type Known } from './promote.ts';
 import { derive } from './progress.ts';
 import { viewHolds } from './holds.ts';
-import { gateContext, gateState, peopleOnce, readsAttestations, readsChanged, type GateContext, type People } from './stages.ts';
+import { gateContext, gateState, peopleOnce, readsAttestations, readsChanged, type People } from './stages.ts';
 import { reachedStage } from './state.ts';
 
 /** How many Spaces' state the rollout reads at once. */
@@ -33,13 +33,18 @@ export function approvalsOf(co: ChangeOrder, gates: GateResult[]): RolloutSpace[
 }
 
 /** One Space's cell: progress, latest Release and live status, the gates it must meet before the change goes on, failures and overrides. */
-async function spaceCell(deps: Deps, caller: Caller, co: ChangeOrder, ctx: GateContext, marks: CoMarks, space: Space, guards: string[], people: () => Promise<People>): Promise<RolloutSpace> {
+async function spaceCell(deps: Deps, caller: Caller, co: ChangeOrder, known: Known, space: Space, guards: string[], people: () => Promise<People>): Promise<RolloutSpace> {
+  const ctx = known.context;
   const progress: Progress | undefined = ctx.progress.get(space.SpaceID);
   const taken = !!progress;
   let gates: GateResult[] = [];
   let latest: RolloutSpace['Release'];
   if (taken) {
-    const state = await gateState(deps, co, marks, ctx.progress, space, { attest: readsAttestations(co, guards) ? caller : undefined, changed: readsChanged(co, guards), people });
+    const read = { attest: readsAttestations(co, guards) ? caller : undefined, changed: readsChanged(co, guards), people };
+    // Kept for the next promotion's explanation, whose gates over this Stage read the same.
+    const pending = gateState(deps, co, known.marks, ctx.progress, space, read);
+    known.states.set(stateKey(space.SpaceID, read), pending);
+    const state = await pending;
     gates = guards.map((p) => evaluatePrerequisite(p, ctx.view, { ...state, explain: true }));
     const r = state.published[0];
     if (r) latest = { ReleaseNum: r.ReleaseNum, Digest: r.Digest, PublishedAt: r.PublishedAt, CarriesChange: state.carries(r), LiveStatus: r.LiveStatus ?? {} };
@@ -74,21 +79,25 @@ async function spaceCell(deps: Deps, caller: Caller, co: ChangeOrder, ctx: GateC
 export async function rolloutOf(deps: Deps, caller: Caller, co: ChangeOrder, base: Space): Promise<Rollout> {
   const [view, ctx, marks, holds] = await Promise.all([derive(deps, caller, co, { completed: true }), gateContext(deps, caller, co), marksOf(deps, co), deps.store.listHolds(caller.OrganizationID)]);
   const wf = co.ChangeWorkflow;
-  const reached = reachedStage(ctx.stages, (id) => ctx.progress.has(id));
-  const finished = co.Stage === COMPLETED || view.Completed;
-  const explained = co.AbortedReason || finished || !wf ? undefined : await explainPromotion(deps, caller, co, base, {});
-  // Every Stage reached (Final still to hold): no next promotion to explain.
-  const next = explained?.Targets.length ? explained : undefined;
-  const stages: RolloutStage[] = [];
+  const known: Known = { marks, context: ctx, states: new Map() };
   // Who may attest is read once for every Space whose gates count approvals.
   const people = peopleOnce(deps, caller);
+  const cells: { st: (typeof ctx.stages)[number]; guards: string[]; spaces: RolloutSpace[] }[] = [];
   for (const [i, st] of ctx.stages.entries()) {
     const guards = i + 1 < ctx.stages.length ? ctx.stages[i + 1]!.prerequisites : (wf?.Final?.Prerequisites ?? []);
-    const spaces = await bounded(st.spaces, ROLLOUT_CONCURRENCY, (s) => spaceCell(deps, caller, co, ctx, marks, s, guards, people));
+    cells.push({ st, guards, spaces: await bounded(st.spaces, ROLLOUT_CONCURRENCY, (s) => spaceCell(deps, caller, co, known, s, guards, people)) });
+  }
+  const finished = co.Stage === COMPLETED || view.Completed;
+  // The explanation reuses what the cells read: the marks, the context, the states over the Stage before.
+  const explained = co.AbortedReason || finished || !wf ? undefined : await explainPromotion(deps, caller, co, base, {}, known);
+  // Every Stage reached (Final still to hold): no next promotion to explain.
+  const next = explained?.Targets.length ? explained : undefined;
+  const reached = reachedStage(ctx.stages, (id) => ctx.progress.has(id));
+  const stages: RolloutStage[] = cells.map(({ st, guards, spaces }, i) => {
     const taken = spaces.filter((s) => s.Taken).length;
     const status = st.spaces.length && i <= reached ? 'Reached' : taken ? 'Partial' : next?.Stage === st.name ? 'Next' : 'Waiting';
-    stages.push({ Name: st.name, Prerequisites: st.prerequisites, Status: status, Guards: guards, Spaces: spaces });
-  }
+    return { Name: st.name, Prerequisites: st.prerequisites, Status: status, Guards: guards, Spaces: spaces };
+  });
   const scope = [...co.InScopeSpaceIDs, co.SpaceID];
   const now = deps.now();
   const found = new Map([...holdsOn(holds, { action: 'promote', spaceIds: scope, changeWorkflowId: co.ChangeWorkflowID }, now), ...holdsOn(holds, { action: 'publish', spaceIds: scope, changeWorkflowId: co.ChangeWorkflowID }, now)].map((h) => [h.HoldID, h]));

@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { acmeFleet, ACME_DEV_DONE, type SeedStep } from '../../lib/local/seed.ts';
 import type { Rollout } from '../../lib/model/rollout.ts';
 import { cubAt, cubOk, type CubResult } from '../support/cli.ts';
@@ -67,7 +67,13 @@ describe('a rollout, Stage by Stage and Space by Space (GET …/rollout, cub cha
     await ok(['variant', 'promote', '--change-order', 'acme-base/release-v452', '--target-stage', 'staging']);
     await ok(['variant', 'approve', 'acme-staging-euw1', '--change-order', 'acme-base/release-v452']);
     await ok(['hold', 'create', 'freeze-euw1', '--space', 'acme-prod-euw1', '--reason', 'datacenter move']);
+    // Each Space's state is read once: the next promotion's explanation reuses what staging's cells read.
+    const reads = vi.spyOn(env.deps.store, 'listInSpace');
     let r = await rollout();
+    const releaseReads = reads.mock.calls.filter(([kind]) => kind === 'Release').map(([, id]) => id);
+    reads.mockRestore();
+    expect(releaseReads).toHaveLength(5);
+    expect(new Set(releaseReads).size).toBe(5);
     expect(r.Stages[1]!.Status).toBe('Reached');
     const euw1 = cell(r, 'staging', 'acme-staging-euw1');
     const use1 = cell(r, 'staging', 'acme-staging-use1');
