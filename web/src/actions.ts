@@ -12,6 +12,10 @@ export interface Promotion {
   Forced?: boolean;
   Spaces: { SpaceSlug: string; Action: string; Error?: string; Units: { UnitSlug?: string; Action?: string }[] }[];
 }
+/** `POST /attest`: what each Space did. */
+interface ApproveAnswer {
+  Spaces: { SpaceSlug: string; Action: string; Reason?: string }[];
+}
 interface JobAnswer {
   JobID: string;
   State: 'Running' | 'Done';
@@ -20,6 +24,7 @@ interface JobAnswer {
   Status?: number;
   Result?: unknown;
 }
+
 /** Opens the dialog with a title and content. Focus goes into it, and back where it was when it closes. */
 function openDialog(title: string, ...content: Child[]): HTMLDialogElement {
   const d = $('dialog') as HTMLDialogElement;
@@ -71,7 +76,8 @@ export async function promoteDialog(r: Rollout, refresh: () => void): Promise<vo
     go.disabled = true;
     status.replaceChildren(h('p', {}, 'Promoting…'));
     try {
-      const a = await call<Promotion | JobAnswer>('POST', '/promote', { ChangeOrderID: ref });
+      // Into the Stage the preview showed, even if another promotion moved the change on meanwhile.
+      const a = await call<Promotion | JobAnswer>('POST', '/promote', { ChangeOrderID: ref, ...(preview.Stage ? { TargetStage: preview.Stage } : {}) });
       const done = a.status === 202 ? await followJob((a.body as JobAnswer).JobID, status) : (a.body as Promotion);
       status.replaceChildren(h('p', { 'data-field': 'result-message' }, summary(done)), promotionTable(done));
       go.remove();
@@ -118,8 +124,8 @@ export function approveDialog(r: Rollout, where: { space?: string; stage?: strin
   go.addEventListener('click', async () => {
     go.disabled = true;
     try {
-      const a = await call<{ Spaces: { SpaceSlug: string; Action: string; Reason?: string }[] } | JobAnswer>('POST', '/attest', { ChangeOrderID: ref, ...(where.space ? { Spaces: [where.space] } : { Stage: where.stage }), ...(note.value ? { Note: note.value } : {}) });
-      const spaces = a.status === 202 ? [] : (a.body as { Spaces: { SpaceSlug: string; Action: string; Reason?: string }[] }).Spaces;
+      const a = await call<ApproveAnswer | JobAnswer>('POST', '/attest', { ChangeOrderID: ref, ...(where.space ? { Spaces: [where.space] } : { Stage: where.stage }), ...(note.value ? { Note: note.value } : {}) });
+      const spaces = a.status === 202 ? [] : (a.body as ApproveAnswer).Spaces;
       status.replaceChildren(h('p', { class: 'notice', 'data-field': 'approve-result' }, a.status === 202 ? 'Approving as a job; the grid shows it as it lands.' : spaces.map((s) => `${s.SpaceSlug}: ${s.Action === 'Attest' ? 'approved' : `skipped (${s.Reason ?? ''})`}`).join('; ')));
       go.remove();
     } catch (e) {

@@ -8,7 +8,8 @@ import { $, ageOf, badge, fill, h, refreshAges, showAlert, stateKind, type Child
 
 type Listed = ChangeOrderView & { SpaceSlug?: string };
 
-const POLL_MS = Number(new URLSearchParams(location.search).get('poll') ?? 4000);
+/** How often a view reloads: `?poll=ms`, at least 250 ms (anything else: 4 s). */
+const POLL_MS = Math.max(250, Number(new URLSearchParams(location.search).get('poll')) || 4000);
 const DEFAULT_WHERE = "State IN ('New', 'InProgress', 'Resolved', 'Released') AND Completed = false";
 
 let timer: number | undefined;
@@ -52,14 +53,13 @@ function poll(load: () => Promise<void>): void {
 }
 
 /** The token form: a token the user pastes (cub prints one: cub token create), kept in this browser. */
-function tokenView(why?: string): void {
+function tokenView(): void {
   stopPolling();
   const main = $('main');
   const input = h('input', { id: 'token', type: 'password', autocomplete: 'off', required: true, 'aria-describedby': 'token-help' });
   fill(
     main,
     h('h1', {}, 'Sign in with a token'),
-    why ? h('p', { class: 'alert', role: 'alert' }, why) : null,
     h(
       'form',
       {
