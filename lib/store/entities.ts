@@ -1,35 +1,14 @@
+// The domain's entities over Baton's one table (entity-kit.ts: what they are made of; record-entities.ts: the records beside them), and the Service over them all.
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { Entity, Service } from 'electrodb';
 import { ChangeOrderUpdateTypes, LinkUpdateTypes, PriorRevisionsModes, ROLES, TOOLCHAIN_TYPES } from '../model/entities.ts';
+import { any, common, key, num, primary, reqAny, reqNum, reqStr, service, str } from './entity-kit.ts';
+import { IdempotencyRecord, Job, JobPart, Outbox, ProcessedEvent, RunningJob } from './record-entities.ts';
+
+export { IdempotencyRecord, Job, JobPart, Outbox, ProcessedEvent, RunningJob } from './record-entities.ts';
 
 const MARK_ROLES = ['start', 'end', 'publish', 'restore'] as const;
-
-/**
- * The ElectroDB model of Baton's one table. Attribute names are the API's PascalCase field names,
- * so an item read is already the entity the API returns (minus ElectroDB's own key fields).
- */
-const service = 'baton';
-const str = { type: 'string' } as const;
-const reqStr = { type: 'string', required: true } as const;
-const num = { type: 'number' } as const;
-const any = { type: 'any' } as const;
-const reqNum = { type: 'number', required: true } as const;
-const reqAny = { type: 'any', required: true } as const;
-const key = <const C extends readonly string[]>(composite: C, field: string) => ({ field, composite: [...composite] as [...C], casing: 'none' as const });
-
-const common = {
-  OrganizationID: reqStr,
-  Slug: reqStr,
-  DisplayName: str,
-  Labels: { type: 'any', required: true },
-  Annotations: { type: 'any', required: true },
-  CreatedAt: reqStr,
-  UpdatedAt: reqStr,
-  Version: { type: 'number', required: true },
-} as const;
-
-const primary = <const P extends readonly string[], const S extends readonly string[]>(pk: P, sk: S) => ({ pk: key(pk, 'pk'), sk: key(sk, 'sk') });
 
 export const Organization = new Entity({
   model: { entity: 'organization', version: '1', service },
@@ -315,82 +294,6 @@ export const Mark = new Entity({
     primary: primary(['TagID'], ['UnitID']),
     byUnit: { index: 'gsi1', pk: key(['UnitID'], 'gsi1pk'), sk: key(['TagID'], 'gsi1sk') },
   },
-});
-
-/**
- * An event waiting to be published: written in the same transaction as the change it reports, published
- * from there (DynamoDB Streams on AWS, drained in-process locally), then deleted. The GSI lists what is
- * still pending, oldest first, for a local drain after a crash.
- */
-export const Outbox = new Entity({
-  model: { entity: 'outbox', version: '1', service },
-  attributes: { EventID: reqStr, OrganizationID: reqStr, Source: reqStr, DetailType: reqStr, Detail: reqAny, CreatedAt: reqStr },
-  indexes: {
-    primary: primary(['EventID'], []),
-    pending: { index: 'gsi1', pk: key([], 'gsi1pk'), sk: key(['CreatedAt', 'EventID'], 'gsi1sk') },
-  },
-});
-
-/** An event a consumer has handled, kept a week (TTL on ExpiresAtEpoch) so a second delivery is dropped. */
-export const ProcessedEvent = new Entity({
-  model: { entity: 'processed', version: '1', service },
-  attributes: { EventID: reqStr, Consumer: reqStr, ExpiresAtEpoch: reqNum },
-  indexes: { primary: primary(['EventID'], ['Consumer']) },
-});
-
-/** A POST made with an Idempotency-Key: what it asked (hashed) and, once done, what it answered; kept a day (TTL). */
-export const IdempotencyRecord = new Entity({
-  model: { entity: 'idempotency', version: '1', service },
-  attributes: { OrganizationID: reqStr, UserID: reqStr, Key: reqStr, RequestHash: reqStr, State: { type: ['InProgress', 'Done'] as const, required: true }, Status: num, Body: str, Headers: any, CreatedAt: reqStr, ExpiresAtEpoch: reqNum },
-  indexes: { primary: primary(['OrganizationID', 'UserID', 'Key'], []) },
-});
-
-/**
- * A long operation run as a job (a promotion, an approval, a demote): its plan (compressed), where its
- * parts stand, and once done the answer the request would have given (compressed). Kept a week after it
- * ends (TTL).
- */
-export const Job = new Entity({
-  model: { entity: 'job', version: '1', service },
-  attributes: {
-    JobID: reqStr,
-    OrganizationID: reqStr,
-    UserID: reqStr,
-    Kind: { type: ['Promote', 'Approve', 'Demote'] as const, required: true },
-    State: { type: ['Running', 'Done'] as const, required: true },
-    Caller: reqAny,
-    Subject: any,
-    Plan: reqStr,
-    Total: reqNum,
-    Parts: reqAny,
-    PartSpaces: reqNum,
-    Wave: reqNum,
-    PartsDone: reqNum,
-    SpacesDone: reqNum,
-    SpacesFailed: num,
-    Status: num,
-    Result: str,
-    CreatedAt: reqStr,
-    UpdatedAt: reqStr,
-    FinishedAt: str,
-    ExpiresAtEpoch: num,
-    Version: reqNum,
-  },
-  indexes: { primary: primary(['JobID'], []) },
-});
-
-/** One finished part of a job: what its Spaces came to (compressed). Written with the job's count, once. */
-export const JobPart = new Entity({
-  model: { entity: 'jobpart', version: '1', service },
-  attributes: { JobID: reqStr, Part: reqStr, Wave: reqNum, Index: reqNum, Result: reqStr, GaveUp: { type: 'boolean' }, CreatedAt: reqStr, ExpiresAtEpoch: num },
-  indexes: { primary: primary(['JobID'], ['Part']) },
-});
-
-/** A job still running: one item per job under one key, so a restarted server finds the jobs it must resume; deleted when the job ends. */
-export const RunningJob = new Entity({
-  model: { entity: 'runningjob', version: '1', service },
-  attributes: { JobID: reqStr, CreatedAt: reqStr },
-  indexes: { primary: primary([], ['JobID']) },
 });
 
 /** Builds the Service over one table with one client. */
