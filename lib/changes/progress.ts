@@ -7,7 +7,7 @@ import { retryOnConflict } from '../util/retry.ts';
 import type { StoreOp } from '../ports/store.ts';
 import { marksOf } from './marks.ts';
 import type { ChangeDeps } from './ports.ts';
-import { gateContext, gateState, gateView, peopleOnce, readsAttestations, readsChanged, type GateContext } from './stages.ts';
+import { gateContext, gateState, gateView, peopleOnce, readsAttestations, readsChanged, stateKey, type GateContext, type Known } from './stages.ts';
 import { effectiveProgress } from './selection.ts';
 import { deriveProgress, lastNonEmpty, reachedStage, recordedStageIndex } from './state.ts';
 
@@ -22,18 +22,18 @@ export async function derive(deps: ChangeDeps, caller: Caller, co: ChangeOrder, 
 }
 
 /** The latest Stage every Space of which took the change, or Completed once the last also satisfies Final. */
-export async function computeStage(deps: ChangeDeps, caller: Caller, co: ChangeOrder, known?: GateContext): Promise<{ stage?: string; index: number }> {
-  const { stages, progress, view } = known ?? (await gateContext(deps, caller, co));
+export async function computeStage(deps: ChangeDeps, caller: Caller, co: ChangeOrder, known?: GateContext, read?: Known): Promise<{ stage?: string; index: number }> {
+  const { stages, progress, view } = known ?? read?.context ?? (await gateContext(deps, caller, co));
   const index = reachedStage(stages, (id) => progress.has(id));
   if (index < 0) return { index };
   if (lastNonEmpty(stages, index)) {
     const final = co.ChangeWorkflow?.Final?.Prerequisites ?? [];
     // Nothing to hold the last Stage back: Completed, without reading a single Space's state.
     if (!final.length) return { stage: COMPLETED, index: stages.length };
-    const marks = await marksOf(deps, co);
-    const attest = readsAttestations(co, final) ? caller : undefined;
-    const people = peopleOnce(deps, caller);
-    const states = await Promise.all(stages[index]!.spaces.map((s) => gateState(deps, co, marks, progress, s, { attest, changed: readsChanged(co, final), people })));
+    const marks = read?.marks ?? (await marksOf(deps, co));
+    const o = { attest: readsAttestations(co, final) ? caller : undefined, changed: readsChanged(co, final), people: peopleOnce(deps, caller) };
+    // A state the caller already read (the rollout's cells of the last Stage) is not read again.
+    const states = await Promise.all(stages[index]!.spaces.map((s) => read?.states.get(stateKey(s.SpaceID, o)) ?? gateState(deps, co, marks, progress, s, o)));
     if (evaluateGates(final, view, states).every((g) => g.Satisfied)) return { stage: COMPLETED, index: stages.length };
   }
   return { stage: stages[index]!.name, index };

@@ -1,15 +1,15 @@
 import { failureAllowance, requireVerb, type Explanation, type Caller, type ChangeOrder, type GateResult, type Link, type Space } from '../model/entities.ts';
 import { BatonError, Conflict, GateRefused, Invalid, Unavailable } from '../model/errors.ts';
-import { evaluateGates, evaluatePrerequisite, refusal, tolerate, type SpaceGateState } from '../gates/prerequisites.ts';
+import { evaluateGates, evaluatePrerequisite, refusal, tolerate } from '../gates/prerequisites.ts';
 import { bounded } from '../util/concurrency.ts';
 import { matches, parseWhere } from '../where/index.ts';
 import { findSpace } from '../variants/lookup.ts';
-import { marksOf, type CoMarks } from './marks.ts';
+import { marksOf } from './marks.ts';
 import { planPromotion } from './plan.ts';
 import type { ChangeDeps } from './ports.ts';
 import { advanceStage, computeStage, contextAfter, recordOn, stageAdvance } from './progress.ts';
 import { promoteContext, SpaceAction, type SpaceResult } from './promote-space.ts';
-import { gateContext, gateState, orgSpaces, peopleOnce, readsAttestations, readsChanged, takenOnly, type GateContext } from './stages.ts';
+import { gateContext, gateState, orgSpaces, peopleOnce, readsAttestations, readsChanged, stateKey, takenOnly, type Known } from './stages.ts';
 import { mergeWaves } from './waves.ts';
 import { runsAsJob } from './jobs.ts';
 import { startPromoteJob } from './promote-job.ts';
@@ -118,19 +118,6 @@ export async function explainPromotion(deps: ChangeDeps, caller: Caller, co: Cha
 }
 
 /** Plans a promotion and evaluates its gates (refusing, unless forced, when one fails); nothing is written. */
-/**
- * What a caller already read for this ChangeOrder (the rollout view): its marks, its gate context, and
- * Spaces' gate states by `stateKey`, used instead of reading them again.
- */
-export interface Known {
-  marks: CoMarks;
-  context: GateContext;
-  states: Map<string, Promise<SpaceGateState>>;
-}
-
-/** Which gate state a Space's entry in `Known.states` is: a state depends only on whether it read attestations and the changed Units. */
-export const stateKey = (spaceId: string, o: { attest?: unknown; changed?: boolean }) => `${spaceId}|${o.attest ? 'a' : ''}|${o.changed === false ? '' : 'c'}`;
-
 async function gate(deps: ChangeDeps, caller: Caller, co: ChangeOrder, base: Space, o: PromoteOptions, known?: Known): Promise<{ early: PromoteOutcome } | { explained: Explained } | Gated> {
   if (co.AbortedReason) throw new Conflict(`change order '${co.Slug}' was aborted (${co.AbortedReason}); promote a new one`);
   if (o.force && !o.forceReason) throw new Invalid('--force needs --force-reason, which the change order records');

@@ -6,10 +6,10 @@ import { releasesOf } from '../releases/bundle.ts';
 import { bounded } from '../util/concurrency.ts';
 import type { Deps } from '../ports/deps.ts';
 import { marksOf } from './marks.ts';
-import { explainPromotion, stateKey, type Known } from './promote.ts';
-import { derive } from './progress.ts';
+import { explainPromotion } from './promote.ts';
+import { computeStage, derive } from './progress.ts';
 import { viewHolds } from './holds.ts';
-import { gateContext, gateState, peopleOnce, readsAttestations, readsChanged, type People } from './stages.ts';
+import { gateContext, gateState, peopleOnce, readsAttestations, readsChanged, stateKey, type Known, type People } from './stages.ts';
 import { reachedStage } from './state.ts';
 
 /** How many Spaces' state the rollout reads at once. */
@@ -77,7 +77,7 @@ async function spaceCell(deps: Deps, caller: Caller, co: ChangeOrder, known: Kno
  * before the change goes on, the next promotion explained, holds in force and a running job. Reads only.
  */
 export async function rolloutOf(deps: Deps, caller: Caller, co: ChangeOrder, base: Space): Promise<Rollout> {
-  const [view, ctx, marks, holds] = await Promise.all([derive(deps, caller, co, { completed: true }), gateContext(deps, caller, co), marksOf(deps, co), deps.store.listHolds(caller.OrganizationID)]);
+  const [view, ctx, marks, holds] = await Promise.all([derive(deps, caller, co), gateContext(deps, caller, co), marksOf(deps, co), deps.store.listHolds(caller.OrganizationID)]);
   const wf = co.ChangeWorkflow;
   const known: Known = { marks, context: ctx, states: new Map() };
   // Who may attest is read once for every Space whose gates count approvals.
@@ -87,7 +87,9 @@ export async function rolloutOf(deps: Deps, caller: Caller, co: ChangeOrder, bas
     const guards = i + 1 < ctx.stages.length ? ctx.stages[i + 1]!.prerequisites : (wf?.Final?.Prerequisites ?? []);
     cells.push({ st, guards, spaces: await bounded(st.spaces, ROLLOUT_CONCURRENCY, (s) => spaceCell(deps, caller, co, known, s, guards, people)) });
   }
-  const finished = co.Stage === COMPLETED || view.Completed;
+  // Completed as `changeorder get` derives it, from the last Stage's states the cells read.
+  if (wf && co.Stage !== COMPLETED) view.Completed = (await computeStage(deps, caller, co, undefined, known)).stage === COMPLETED;
+  const finished = view.Completed;
   // The explanation reuses what the cells read: the marks, the context, the states over the Stage before.
   const explained = co.AbortedReason || finished || !wf ? undefined : await explainPromotion(deps, caller, co, base, {}, known);
   // Every Stage reached (Final still to hold): no next promotion to explain.

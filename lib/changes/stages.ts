@@ -98,6 +98,19 @@ export async function authorsOf(deps: ChangeDeps, unitId: string, start: number,
   return [...new Set(revs.filter((r) => r.RevisionNum > start && r.RevisionNum <= upTo).map((r) => r.UserID))];
 }
 
+/**
+ * What a caller already read for a ChangeOrder (the rollout view): its marks, its gate context, and
+ * Spaces' gate states by `stateKey`, used instead of reading them again.
+ */
+export interface Known {
+  marks: CoMarks;
+  context: GateContext;
+  states: Map<string, Promise<SpaceGateState>>;
+}
+
+/** Which gate state a Space's entry in `Known.states` is: a state depends only on whether it read attestations and the changed Units. */
+export const stateKey = (spaceId: string, o: { attest?: unknown; changed?: boolean }) => `${spaceId}|${o.attest ? 'a' : ''}|${o.changed === false ? '' : 'c'}`;
+
 /** Whether these prerequisites read the Units the change changed (their revisions): Validated and attestation requirements do. */
 export function readsChanged(co: ChangeOrder, names: string[]): boolean {
   return names.includes('Validated') || readsAttestations(co, names);

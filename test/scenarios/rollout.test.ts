@@ -83,7 +83,13 @@ describe('a rollout, Stage by Stage and Space by Space (GET …/rollout, cub cha
     expect(r.Holds.map((h) => [h.Slug, h.Scope, h.SpaceSlug, h.Reason])).toEqual([['freeze-euw1', 'Space', 'acme-prod-euw1', 'datacenter move']]);
     expect(r.Next!.Gates.filter((g) => !g.Satisfied).map((g) => g.Prerequisite)).toEqual(expect.arrayContaining(['Released', 'Healthy', 'one-approver', 'Hold']));
     await ok(['variant', 'promote', '--change-order', 'acme-base/release-v452', '--target-stage', 'prod', '--force', '--force-reason', 'incident 1234']);
+    // Every Stage reached: Completed is derived from Final over prod's states, which its cells already read.
+    const again = vi.spyOn(env.deps.store, 'listInSpace');
     r = await rollout();
+    const rereads = again.mock.calls.filter(([kind]) => kind === 'Release').map(([, id]) => id);
+    again.mockRestore();
+    expect([rereads.length, new Set(rereads).size]).toEqual([5, 5]);
+    expect(r.ChangeOrder.Completed).toBe(false);
     expect(cell(r, 'prod', 'acme-prod-euw1')).toMatchObject({ Taken: true, Overrides: [{ Reason: 'incident 1234', Gates: expect.arrayContaining(['Released', 'Hold']) }] });
     expect(r.Stages[2]!.Status).toBe('Reached');
     expect(r.Next).toBeUndefined();
