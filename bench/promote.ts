@@ -1,12 +1,13 @@
 /**
- * `npm run bench [-- --sizes 10,100,1000] [--units 5] [--json]`: for each size, builds a fleet (a base of
+ * `npm run bench [-- --sizes 10,100,1000] [--units 5] [--json] [--jobs] [--trace]`: for each size, builds a fleet (a base of
  * M Units and N variant Spaces across dev, staging and prod), promotes one ChangeOrder through the three
  * stages, and prints Units promoted per second, DynamoDB requests per Unit (and by command), the
  * ceiling of the same DynamoDB engine for the minimal write per Unit (one transaction: revision, head,
  * start and end marks; 16 in flight) measured in the same run, the ratio of the two, and the requests
  * one `changeorder get` costs, and each stage's wall time. A stage runs as a user's promotion would: in
  * the request up to BATON_JOB_THRESHOLD (100) Spaces, as a job past it (marked `j`; the bench waits on the
- * worker pool, not by polling); `--jobs` runs every stage as a job. With --json, one JSON object per size.
+ * worker pool, not by polling); `--jobs` runs every stage as a job. With --json, one JSON object per size;
+ * with --trace, each DynamoDB request of the promotions as it is sent.
  */
 import { randomUUID } from 'node:crypto';
 import { TransactWriteItemsCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
@@ -29,6 +30,18 @@ const M = Number(arg('units') ?? process.env.BENCH_UNITS ?? 5);
 const JSON_OUT = argv.includes('--json');
 /** Every stage as a job (`Async`), as a stage past the threshold runs; otherwise each as a user's promotion would run. */
 const ALL_JOBS = argv.includes('--jobs');
+/** Every DynamoDB request of the promotions, one line each (command, and the entity or key it touches), to see where requests go. */
+const TRACE = argv.includes('--trace');
+
+/** What a request touches, for --trace: the key's or the condition's values, ElectroDB's prefixes kept (they name the entity). */
+function touched(input: any): string {
+  const keys = (o: any) => (o ? Object.values(o).map((v: any) => String(v?.S ?? v?.N ?? v)).join(' ') : '');
+  if (input.TransactItems) return input.TransactItems.map((t: any) => { const [op, x] = Object.entries(t)[0] as [string, any]; return `${op}(${keys(x.Key ?? { pk: x.Item?.pk, sk: x.Item?.sk })})`; }).join(', ');
+  if (input.RequestItems) return Object.values(input.RequestItems).map((r: any) => `${(r.Keys ?? r).length} keys, first ${keys(r.Keys?.[0])}`).join('; ');
+  if (input.Key) return keys(input.Key);
+  if (input.ExpressionAttributeValues) return `${input.IndexName ?? 'table'}: ${keys(input.ExpressionAttributeValues)}`;
+  return '';
+}
 
 interface Run {
   spaces: number;
@@ -49,10 +62,12 @@ async function fleet(endpoint: string, spaces: number, unitsPer: number): Promis
   const client = dynamoClient(endpoint);
   let requests = 0;
   let byCommand: Record<string, number> = {};
+  let tracing = false;
   client.middlewareStack.add((next, context) => async (args) => {
     requests++;
     const command = String(context.commandName);
     byCommand[command] = (byCommand[command] ?? 0) + 1;
+    if (TRACE && tracing) console.log(`  ${String(requests).padStart(4)} ${command.replace('Command', '')} ${touched(args.input)}`.slice(0, 240));
     return next(args);
   }, { step: 'initialize', name: 'countRequests' });
   const table = `bench-${randomUUID().slice(0, 8)}`;
@@ -96,6 +111,7 @@ async function fleet(endpoint: string, spaces: number, unitsPer: number): Promis
   await call('POST', '/space/fleet-base/change_order', { Slug: 'bench', ChangeWorkflowID: 'workflows/three-stages' });
   requests = 0;
   byCommand = {};
+  tracing = true;
   const t0 = performance.now();
   let promoted = 0;
   const jobSeconds: number[] = [];
@@ -104,6 +120,7 @@ async function fleet(endpoint: string, spaces: number, unitsPer: number): Promis
   const ranAs: ('request' | 'job')[] = [];
   for (const stage of ['dev', 'staging', 'prod']) {
     const s0 = performance.now();
+    if (TRACE) console.log(`promote ${stage}:`);
     const answer = await call('POST', '/promote', { ChangeOrderID: 'fleet-base/bench', TargetStage: stage, ...(ALL_JOBS ? { Async: true } : {}) });
     if (answer.JobID) {
       // Waiting on the pool itself, not by polling, so the requests counted are the promotion's own.
@@ -117,6 +134,7 @@ async function fleet(endpoint: string, spaces: number, unitsPer: number): Promis
     jobSeconds.push((performance.now() - s0) / 1000);
   }
   const seconds = (performance.now() - t0) / 1000;
+  tracing = false;
   const counted = requests;
   const commands = byCommand;
   for (const id of jobIds) {

@@ -14,11 +14,52 @@ export interface CoMarks {
   restore: Map<string, Mark>;
 }
 
-/** Reads a ChangeOrder's Tags' marks, by Unit. */
-export async function marksOf(deps: ChangeDeps, co: ChangeOrder): Promise<CoMarks> {
-  const [s, e, p, r] = await Promise.all([deps.store.marksOfTag(co.StartTagID), deps.store.marksOfTag(co.EndTagID), deps.store.marksOfTag(co.PublishTagID), co.RestoreTagID ? deps.store.marksOfTag(co.RestoreTagID) : []]);
-  const by = (l: Mark[]) => new Map(l.map((m) => [m.UnitID, m]));
-  return { start: by(s), end: by(e), publish: by(p), restore: by(r) };
+/**
+ * The publish marks of a ChangeOrder not read (`marksOf(…, { publish: false })`): writing into it works
+ * (a dry run's preview), reading from it is a bug and throws rather than answering "no marks".
+ */
+export class UnreadMarks extends Map<string, Mark> {
+  private unread(): never {
+    throw new Error("the change order's publish marks were not read: read them with withPublishMarks first");
+  }
+  override get(): never {
+    return this.unread();
+  }
+  override has(): never {
+    return this.unread();
+  }
+  override values(): never {
+    return this.unread();
+  }
+  override entries(): never {
+    return this.unread();
+  }
+  override keys(): never {
+    return this.unread();
+  }
+  override forEach(): never {
+    return this.unread();
+  }
+  override [Symbol.iterator](): never {
+    return this.unread();
+  }
+}
+
+const byUnit = (l: Mark[]) => new Map(l.map((m) => [m.UnitID, m]));
+
+/**
+ * Reads a ChangeOrder's Tags' marks, by Unit. With `publish: false` its publish marks are left unread
+ * (a merge never reads them; a gate over Releases does, after `withPublishMarks`): one query fewer.
+ */
+export async function marksOf(deps: ChangeDeps, co: ChangeOrder, o: { publish?: boolean } = {}): Promise<CoMarks> {
+  const [s, e, p, r] = await Promise.all([deps.store.marksOfTag(co.StartTagID), deps.store.marksOfTag(co.EndTagID), o.publish === false ? undefined : deps.store.marksOfTag(co.PublishTagID), co.RestoreTagID ? deps.store.marksOfTag(co.RestoreTagID) : []]);
+  return { start: byUnit(s), end: byUnit(e), publish: p ? byUnit(p) : new UnreadMarks(), restore: byUnit(r) };
+}
+
+/** The marks with their publish marks read, if they were not. */
+export async function withPublishMarks(deps: ChangeDeps, co: ChangeOrder, marks: CoMarks): Promise<CoMarks> {
+  if (!(marks.publish instanceof UnreadMarks)) return marks;
+  return { ...marks, publish: byUnit(await deps.store.marksOfTag(co.PublishTagID)) };
 }
 
 /** The Tag of a ChangeOrder that plays a role. */

@@ -75,7 +75,7 @@ export const promoteJob: JobHandler<PromoteJobPlan, SpaceResult> = {
       if (jobContexts.size > 4) jobContexts.delete(jobContexts.keys().next().value!);
     }
     const c = await ctx;
-    const one = promoter(deps, job.Caller as Caller, co, plan.BaseSpaceID, new Set(plan.Taken), () => c);
+    const one = promoter(deps, job.Caller as Caller, co, plan.BaseSpaceID, new Set(plan.Taken), () => c, spaces);
     // The budget counts the failures of the parts written before this one.
     return { results: await bounded(spaces, deps.promoteConcurrency ?? PROMOTE_CONCURRENCY, budgeted(one, plan.Allowance, plan.Stage, { failed: job.SpacesFailed ?? 0 })) };
   },

@@ -7,7 +7,7 @@ import { type Caller, type ChangeOrder, type GateResult, type PriorRevisions, ty
 import { BatonError } from '../model/errors.ts';
 import { DetailType, SOURCE, type BatonEvent } from '../events/contracts.ts';
 import type { ChangeDeps } from './ports.ts';
-import { promoteSpace, SpaceAction, type PromoteContext, type SpaceResult } from './promote-space.ts';
+import { promoteSpace, readAhead, SpaceAction, type PromoteContext, type SpaceResult } from './promote-space.ts';
 import type { CoMarks } from './marks.ts';
 import type { GateContext } from './stages.ts';
 import type { JobRecord } from '../ports/store.ts';
@@ -76,14 +76,17 @@ export interface Gated {
 }
 
 /** Promotes one Space, reporting whatever went wrong as that Space's result (never thrown). */
-export function promoter(deps: ChangeDeps, caller: Caller, co: ChangeOrder, baseId: string, taken: Set<string>, ctx: () => PromoteContext): (space: Space) => Promise<SpaceResult> {
+export function promoter(deps: ChangeDeps, caller: Caller, co: ChangeOrder, baseId: string, taken: Set<string>, ctx: () => PromoteContext, ahead?: Space[]): (space: Space) => Promise<SpaceResult> {
+  const blocked = (space: Space) => co.UpdateType === 'UpgradeUnit' && !!space.UpstreamSpaceID && space.UpstreamSpaceID !== baseId && !taken.has(space.UpstreamSpaceID);
+  // The Spaces it will promote, in the order it is given them, read a group at a time.
+  const reads = ahead ? readAhead(deps, ctx(), ahead.filter((s) => !taken.has(s.SpaceID) && !blocked(s))) : undefined;
   return async (space) => {
     if (taken.has(space.SpaceID)) return { SpaceID: space.SpaceID, SpaceSlug: space.Slug, Action: SpaceAction.Unchanged, Units: [] };
-    if (co.UpdateType === 'UpgradeUnit' && space.UpstreamSpaceID && space.UpstreamSpaceID !== baseId && !taken.has(space.UpstreamSpaceID)) {
+    if (blocked(space)) {
       return { SpaceID: space.SpaceID, SpaceSlug: space.Slug, Action: SpaceAction.Blocked, Error: `its upstream space has not taken change order '${co.Slug}'`, Units: [] };
     }
     try {
-      const r = await promoteSpace(deps, caller, ctx(), space);
+      const r = await promoteSpace(deps, caller, ctx(), space, reads);
       // Units in slug order, whatever order the Space listed them in (by id).
       r.Units.sort((a, b) => (a.UnitSlug < b.UnitSlug ? -1 : a.UnitSlug > b.UnitSlug ? 1 : 0));
       return r;

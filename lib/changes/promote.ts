@@ -4,7 +4,7 @@ import { evaluateGates, evaluatePrerequisite, refusal, tolerate } from '../gates
 import { bounded } from '../util/concurrency.ts';
 import { matches, parseWhere } from '../where/index.ts';
 import { findSpace } from '../variants/lookup.ts';
-import { marksOf } from './marks.ts';
+import { marksOf, withPublishMarks } from './marks.ts';
 import { planPromotion } from './plan.ts';
 import type { ChangeDeps } from './ports.ts';
 import { advanceStage, computeStage, contextAfter, recordOn, stageAdvance } from './progress.ts';
@@ -122,7 +122,9 @@ async function gate(deps: ChangeDeps, caller: Caller, co: ChangeOrder, base: Spa
   if (co.AbortedReason) throw new Conflict(`change order '${co.Slug}' was aborted (${co.AbortedReason}); promote a new one`);
   if (o.force && !o.forceReason) throw new Invalid('--force needs --force-reason, which the change order records');
   if (o.protect && co.UpdateType !== 'Invoke') throw new Invalid('--protect is refused here: promoting a change order along the clone lineage or over MergeUnits links is a merge, which protection holds paths against');
-  const [marks, context] = known ? [known.marks, known.context] : await Promise.all([marksOf(deps, co), gateContext(deps, caller, co)]);
+  // A merge reads no publish marks: they are read below only when a gate needs them (an Invoke reads them to pick its Units).
+  const [read, context] = known ? [known.marks, known.context] : await Promise.all([marksOf(deps, co, { publish: co.UpdateType === 'Invoke' }), gateContext(deps, caller, co)]);
+  let marks = read;
   const { spaces, stages, progress, view } = context;
   const named = o.spaces?.length || o.whereSpace ? await namedTargets(deps, caller, co, o) : undefined;
   const plan = planPromotion(stages, base, (id) => progress.has(id), named ? { named } : { targetStage: o.targetStage });
@@ -138,6 +140,7 @@ async function gate(deps: ChangeDeps, caller: Caller, co: ChangeOrder, base: Spa
   const gates: GateResult[] = [];
   if (stageIndex >= 0) {
     const prereqs = stages[stageIndex]!.prerequisites;
+    if (prereqs.length) marks = await withPublishMarks(deps, co, marks);
     // "Taken" needs only progress; Releases, Units and revisions are read only for the prerequisites that use them.
     // Each earlier Stage, and the Stage before, forgive what their failure budgets allow.
     const earlierIds = new Set(plan.earlier.map((s) => s.SpaceID));
@@ -183,12 +186,12 @@ async function promoteHeld(deps: ChangeDeps, caller: Caller, co: ChangeOrder, ba
     return { outcome: 'Accepted', job };
   }
   const ctx = await promoteContext(deps, co, { prior: o.priorRevisions, dryRun: o.dryRun, marks: g.marks, spaces: g.spaces, protect: o.protect, targets: g.targets.filter((t) => !g.taken.has(t.SpaceID)) });
-  const promoteOne = promoter(deps, caller, co, base.SpaceID, g.taken, () => ctx);
   const spaces: SpaceResult[] = [];
   const counter = { failed: 0 };
   for (const [i, wave] of g.waves.entries()) {
     // A later wave merges from Units the earlier one just marked: read the marks again.
     if (i > 0 && !o.dryRun) ctx.marks = await marksOf(deps, co);
+    const promoteOne = promoter(deps, caller, co, base.SpaceID, g.taken, () => ctx, wave);
     spaces.push(...(await bounded(wave, deps.promoteConcurrency ?? PROMOTE_CONCURRENCY, budgeted(promoteOne, g.allowance, g.stageName, counter))));
   }
   const { outcome, result, failures } = conclude(co, { ...g, total: g.targets.length }, spaces, !!o.dryRun);
