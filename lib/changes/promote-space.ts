@@ -1,4 +1,4 @@
-import { DESCRIBING_TOOLCHAIN, isLinkChange, MarkRole, type Caller, type Mark, type ChangeOrder, type Link, type PriorRevisions, type Progress, type Space, type Unit } from '../model/entities.ts';
+import { DESCRIBING_TOOLCHAIN, isLinkChange, MarkRole, type Caller, type Mark, type ChangeOrder, type Link, type PriorRevisions, type Progress, type Space, type StoredRevision, type Unit } from '../model/entities.ts';
 import { BatonError, Conflict, Invalid, NotFound } from '../model/errors.ts';
 import type { StoreOp } from '../ports/store.ts';
 import { chunk, TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
@@ -79,7 +79,16 @@ export interface PromoteContext {
   protect: boolean;
   /** Each Unit's head data, read for a whole Space in one request before its Units merge: UnitID → (head, data). */
   heads: Map<string, { head: number; data: string }>;
+  /**
+   * Reads revisions in one batch request together with the upstream revisions the promotion will merge
+   * from, while those are still unread (the first read-ahead's heads take them along): the revisions of
+   * `keys` come back, the upstream ones go to `read`.
+   */
+  batch(keys: RevisionKey[]): Promise<StoredRevision[]>;
 }
+
+type RevisionKey = { UnitID: string; RevisionNum: number };
+const revisionKey = (k: RevisionKey) => `${k.UnitID}#${k.RevisionNum}`;
 
 /** A Space's own Units and Links, as its promotion reads them before anything is written there. */
 export interface SpaceRead {
@@ -121,7 +130,7 @@ export function readAhead(deps: ChangeDeps, ctx: PromoteContext, spaces: Space[]
           const linked = new Set(links.filter((l) => l.UpdateType === ctx.co.UpdateType).map((l) => l.FromUnitID));
           return units.filter((u) => linked.has(u.UnitID) && u.ToolchainType !== DESCRIBING_TOOLCHAIN && u.HeadRevisionNum > 0 && !ctx.marks.end.has(u.UnitID) && !ctx.heads.has(u.UnitID));
         }).map((u) => ({ UnitID: u.UnitID, RevisionNum: u.HeadRevisionNum }));
-        if (keys.length > 1) for (const rev of await deps.store.getRevisions(keys)) ctx.heads.set(rev.UnitID, { head: rev.RevisionNum, data: decompress(rev.Data) });
+        for (const rev of await ctx.batch(keys.length > 1 ? keys : [])) ctx.heads.set(rev.UnitID, { head: rev.RevisionNum, data: decompress(rev.Data) });
         return read;
       });
       group.forEach((s, k) => {
@@ -165,7 +174,21 @@ export async function promoteContext(deps: ChangeDeps, co: ChangeOrder, o: { pri
   const preview = new Map<string, { unit: Unit; data: string; storedHead: number }>();
   const stored = cachedReader(deps);
   const marks = o.marks ?? (await marksOf(deps, co));
-  if (o.targets && co.UpdateType === 'UpgradeUnit') stored.prime(await deps.store.getRevisions(upstreamRange(marks, o.targets)));
+  // The upstream side, read once for the promotion: with the first batch of heads, or on the first merge's read.
+  let upstream = o.targets && co.UpdateType === 'UpgradeUnit' ? upstreamRange(marks, o.targets) : [];
+  let primed: Promise<unknown> = Promise.resolve();
+  const batch = (keys: RevisionKey[]): Promise<StoredRevision[]> => {
+    const ups = upstream;
+    upstream = [];
+    const upSet = new Set(ups.map(revisionKey));
+    const want = new Set(keys.map(revisionKey));
+    // One key once: a Space that is another target's upstream may be asked for both ways.
+    const all = [...new Map([...ups, ...keys].map((k) => [revisionKey(k), { UnitID: k.UnitID, RevisionNum: k.RevisionNum }])).values()];
+    const read = all.length ? deps.store.getRevisions(all) : Promise.resolve([]);
+    // Unread (the store failing), the upstream revisions are read one by one as merges ask.
+    if (ups.length) primed = read.then((revs) => stored.prime(revs.filter((r) => upSet.has(revisionKey(r)))), () => undefined);
+    return read.then((revs) => revs.filter((r) => want.has(revisionKey(r))));
+  };
   return {
     co,
     marks,
@@ -173,9 +196,13 @@ export async function promoteContext(deps: ChangeDeps, co: ChangeOrder, o: { pri
     dryRun: !!o.dryRun,
     // A revision an earlier wave would write (past the stored head) reads as the Unit would end up:
     // a preview of a replay reads like a squash, whose end is the same.
-    read: (unit, num) => {
+    read: async (unit, num) => {
       const p = preview.get(unit.UnitID);
-      return p && num > p.storedHead ? Promise.resolve({ data: p.data }) : stored(unit, num);
+      if (p && num > p.storedHead) return { data: p.data };
+      // Its failure is `primed`'s to absorb: the revision is then read alone.
+      if (upstream.length) batch([]).catch(() => undefined);
+      await primed;
+      return stored(unit, num);
     },
     upstreamUnits: new Map(),
     upstreamLists: new Map(),
@@ -185,6 +212,7 @@ export async function promoteContext(deps: ChangeDeps, co: ChangeOrder, o: { pri
     preview,
     protect: !!o.protect,
     heads: new Map(),
+    batch,
   };
 }
 
@@ -263,7 +291,7 @@ export async function promoteSpace(deps: ChangeDeps, caller: Caller, ctx: Promot
   // The head data of every Unit that may merge here, in one request for the Space rather than one per Unit.
   const merging = work.filter((w) => w.link && !w.fresh && w.unit.HeadRevisionNum > 0 && !marks.end.has(w.unit.UnitID) && !ctx.heads.has(w.unit.UnitID));
   if (merging.length > 1) {
-    for (const rev of await deps.store.getRevisions(merging.map((w) => ({ UnitID: w.unit.UnitID, RevisionNum: w.unit.HeadRevisionNum })))) {
+    for (const rev of await ctx.batch(merging.map((w) => ({ UnitID: w.unit.UnitID, RevisionNum: w.unit.HeadRevisionNum })))) {
       ctx.heads.set(rev.UnitID, { head: rev.RevisionNum, data: decompress(rev.Data) });
     }
   }

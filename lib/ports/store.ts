@@ -150,6 +150,8 @@ export interface Store {
 
   createSpace(space: Space): Promise<void>;
   getSpace(orgId: string, spaceId: string): Promise<Space | undefined>;
+  /** A Space and the entity of a kind with this slug in it (`space/slug`), read together: `getSpace` and `idInSpace` in one request. */
+  spaceAndSlug(orgId: string, spaceId: string, kind: SluggedInSpace, slug: string): Promise<{ space?: Space; id?: string }>;
   listSpaces(orgId: string): Promise<Space[]>;
   updateSpace(space: Space, expectedVersion: number, oldSlug: string): Promise<void>;
   deleteSpace(space: Space): Promise<void>;

@@ -179,6 +179,13 @@ export class DynamoStore extends DynamoRecords implements Store {
   async getSpace(orgId: string, spaceId: string): Promise<Space | undefined> {
     return (await this.db.Space.get({ OrganizationID: orgId, SpaceID: spaceId }).go()).data ?? undefined;
   }
+  async spaceAndSlug(orgId: string, spaceId: string, kind: SluggedInSpace, slug: string): Promise<{ space?: Space; id?: string }> {
+    const [space, claim] = (await this.getAcross([
+      { entity: this.db.Space, key: { OrganizationID: orgId, SpaceID: spaceId } },
+      { entity: this.db.SlugClaim, key: { Scope: spaceScope(spaceId), Kind: kind.toLowerCase(), Slug: slug } },
+    ])) as [Space | undefined, { ID: string } | undefined];
+    return { space, id: claim?.ID };
+  }
   async listSpaces(orgId: string): Promise<Space[]> {
     return (await this.db.Space.query.primary({ OrganizationID: orgId }).go({ pages: 'all' })).data;
   }

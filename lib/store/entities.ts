@@ -297,10 +297,14 @@ export const Mark = new Entity({
 });
 
 /** Builds the Service over one table with one client. */
-export function makeService(raw: unknown, table: string) {
+/** The document client over a DynamoDB client, as the entities use it. */
+export function documentClient(raw: unknown): DynamoDBDocumentClient {
   // Optional fields left undefined inside maps and lists are dropped, not refused; an object with a key named
   // like a prototype member (a label called `constructor`) is still written as a map.
-  const client = DynamoDBDocumentClient.from(raw as DynamoDBClient, { marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: true } });
+  return DynamoDBDocumentClient.from(raw as DynamoDBClient, { marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: true } });
+}
+
+export function makeService(raw: unknown, table: string, client = documentClient(raw)) {
   const all = { Organization, User, Group, ApiToken, Attestation, Invocation, SlugClaim, Space, Component, Unit, Revision, Mutation, Tag, ChangeSet, Filter, Target, Mark, Link, Release, Counter, ChangeWorkflow, ChangeOrder, Progress, Outbox, ProcessedEvent, IdempotencyRecord, Job, JobPart, RunningJob, Hold };
   // A Service binds its entities to its table and client: each store gets entities of its own, so two
   // stores on two tables in one process (tests, benchmarks) never write through each other's.

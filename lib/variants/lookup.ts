@@ -7,13 +7,22 @@ import { isId } from '../model/ids.ts';
 
 export { isId };
 
-type LookupDeps = Pick<Deps<Pick<Store, 'spaceIdBySlug' | 'getSpace' | 'idInSpace' | 'getUnit' | 'getInSpace' | 'componentIdBySlug' | 'getComponent'>>, 'store'>;
+type LookupDeps = Pick<Deps<Pick<Store, 'spaceIdBySlug' | 'getSpace' | 'spaceAndSlug' | 'idInSpace' | 'getUnit' | 'getInSpace' | 'componentIdBySlug' | 'getComponent'>>, 'store'>;
 
 /** Finds a Space of the caller's organization by ID or slug; another organization's Space is simply not found. */
 export async function findSpace(deps: LookupDeps, caller: Caller, ref: string): Promise<Space> {
   const org = caller.OrganizationID;
-  const id = isId(ref) ? ref.toLowerCase() : await deps.store.spaceIdBySlug(org, ref);
-  const space = id ? await deps.store.getSpace(org, id) : undefined;
+  const id = await spaceIdOf(deps, caller, ref);
+  return visible(caller, id ? await deps.store.getSpace(org, id) : undefined, ref);
+}
+
+/** The ID a Space reference names (an ID, or a slug claimed in the caller's organization). */
+async function spaceIdOf(deps: LookupDeps, caller: Caller, ref: string): Promise<string | undefined> {
+  return isId(ref) ? ref.toLowerCase() : deps.store.spaceIdBySlug(caller.OrganizationID, ref);
+}
+
+/** The Space found, if the caller may see it. */
+function visible(caller: Caller, space: Space | undefined, ref: string): Space {
   // A Space the caller may not View is not found, as another organization's is (a service token finds those it reports on).
   if (!space || !(allows(caller, space, 'View') || (caller.Service && allows(caller, space, 'ReportStatus')))) throw new NotFound(`space '${ref}' not found`);
   return space;
@@ -42,13 +51,22 @@ export async function findUnit(deps: LookupDeps, space: Space, ref: string): Pro
 export async function findInSpace<T>(deps: LookupDeps, caller: Caller, space: Space | undefined, kind: SpaceKind, ref: string): Promise<{ item: T; space: Space }> {
   let home = space;
   let name = ref;
+  let id: string | undefined;
   const slash = ref.indexOf('/');
   if (slash > 0) {
-    home = await findSpace(deps, caller, ref.slice(0, slash));
+    const spaceRef = ref.slice(0, slash);
     name = ref.slice(slash + 1);
+    if (isId(name)) home = await findSpace(deps, caller, spaceRef);
+    else {
+      // `space/slug`: the Space and the slug's claim in it are read together, once the Space's ID is known.
+      const spaceId = await spaceIdOf(deps, caller, spaceRef);
+      const both = spaceId ? await deps.store.spaceAndSlug(caller.OrganizationID, spaceId, kind, name) : {};
+      home = visible(caller, both.space, spaceRef);
+      id = both.id;
+    }
   }
   if (!home) throw new Invalid(`name the ${kindName(kind)} as <space>/<${kindName(kind)}>, not '${ref}'`);
-  const id = isId(name) ? name.toLowerCase() : await deps.store.idInSpace(home.SpaceID, kind, name);
+  if (slash < 0 || isId(name)) id = isId(name) ? name.toLowerCase() : await deps.store.idInSpace(home.SpaceID, kind, name);
   const item = id ? await deps.store.getInSpace<T>(kind, home.SpaceID, id) : undefined;
   if (!item) throw new NotFound(`${kindName(kind)} '${ref}' not found${slash > 0 ? '' : ` in space '${home.Slug}'`}`);
   return { item, space: home };

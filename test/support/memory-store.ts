@@ -128,6 +128,7 @@ export class MemoryStore implements Store {
   }
 
   createSpace = (space: Space) => this.transact([{ op: 'create', kind: 'Space', item: space }]);
+  spaceAndSlug = async (orgId: string, spaceId: string, kind: SluggedInSpace, slug: string) => ({ space: await this.getSpace(orgId, spaceId), id: await this.idInSpace(spaceId, kind, slug) });
   getSpace = async (orgId: string, id: string) => this.all<Space>('Space', (s) => s.OrganizationID === orgId && s.SpaceID === id)[0];
   listSpaces = async (orgId: string) => this.all<Space>('Space', (s) => s.OrganizationID === orgId);
   updateSpace = (space: Space, expectedVersion: number, oldSlug: string) => this.transact([{ op: 'update', kind: 'Space', item: space, expectedVersion, oldSlug }]);

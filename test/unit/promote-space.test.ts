@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createChangeOrder } from '../../lib/changes/create.ts';
-import { promoteContext, promoteSpace } from '../../lib/changes/promote-space.ts';
+import { promoteContext, promoteSpace, readAhead } from '../../lib/changes/promote-space.ts';
+import { marksOf, withPublishMarks } from '../../lib/changes/marks.ts';
 import type { ChangeDeps } from '../../lib/changes/ports.ts';
 import type { Caller, ChangeOrder, Link, Space, Unit } from '../../lib/model/entities.ts';
 import type { Deps } from '../../lib/ports/deps.ts';
@@ -95,5 +96,58 @@ describe('promoting one Space over an in-memory store', () => {
     expect(r.Action).toBe('Failed');
     expect(r.Error).toBe("deployment: unit 'deployment' has already merged past the change order's start (revision 1 of 'deployment'): it took revisions 2..3");
     expect(await progressOf(f.co)).toEqual([f.base.SpaceID]);
+  });
+
+  it('reads ahead: the Spaces of a group are listed together and their heads batched; an edit after the read is a conflict, never overwritten', async () => {
+    const { Space: dev2 } = await createVariant(f.deps, caller, { Name: 'dev2', UpstreamSpaceID: 'acme-base', Stage: 'dev' });
+    const ctx = await promoteContext(f.deps, f.co, {});
+    const batches: number[] = [];
+    const getRevisions = f.store.getRevisions.bind(f.store);
+    f.store.getRevisions = async (keys) => (batches.push(keys.length), getRevisions(keys));
+    const reads = readAhead(f.deps, ctx, [dev2, f.dev]);
+    // Starting dev2 reads dev too: both Spaces' Units' heads in one batch.
+    expect((await reads(dev2)).units.map((u) => u.Slug).sort()).toEqual(['config', 'deployment']);
+    expect(batches).toEqual([4]);
+    // dev's deployment is edited after the read: its promotion must not write over that edit.
+    const dep = await f.unitOf(f.dev, 'deployment');
+    await writeData(f.deps, caller, f.dev, dep, deployment.replace('replicas: 1', 'replicas: 7'), { source: 'Update' });
+    const stale = await promoteSpace(f.deps, caller, ctx, f.dev, reads);
+    expect(stale.Action).toBe('Failed');
+    expect(stale.Error).toMatch(/^deployment: /);
+    const edited = await f.unitOf(f.dev, 'deployment');
+    expect(edited.HeadRevisionNum).toBe(2);
+    expect(await progressOf(f.co)).toEqual([f.base.SpaceID]);
+    // Promoted again, it merges into the edit.
+    const again = await promoteSpace(f.deps, caller, await promoteContext(f.deps, f.co, {}), f.dev);
+    expect(again.Action).toBe('Promote');
+    const after = await f.unitOf(f.dev, 'deployment');
+    const data = await dataAt(f.deps, after, after.HeadRevisionNum);
+    expect(data).toContain('ghcr.io/acme/acme:v452');
+    expect(data).toContain('replicas: 7');
+    // A Space not in the list is read alone.
+    expect((await reads(f.base)).units).toHaveLength(2);
+  });
+
+  it('reads ahead without an unhandled failure when a group’s read fails and a Space of it is never started', async () => {
+    const ctx = await promoteContext(f.deps, f.co, {});
+    const { Space: dev2 } = await createVariant(f.deps, caller, { Name: 'dev2', UpstreamSpaceID: 'acme-base', Stage: 'dev' });
+    f.store.listUnits = async () => {
+      throw new Error('the database went away');
+    };
+    const reads = readAhead(f.deps, ctx, [f.dev, dev2]);
+    await expect(reads(f.dev)).rejects.toThrow('the database went away');
+    // dev2's read failed too and is never asked for: nothing unhandled is left behind (vitest fails the run on one).
+    await new Promise((r) => setTimeout(r, 10));
+  });
+
+  it('leaves the publish marks unread when asked, refuses to answer from them, and reads them when a gate needs them', async () => {
+    await promoteSpace(f.deps, caller, await promoteContext(f.deps, f.co, {}), f.dev);
+    const partial = await marksOf(f.deps, f.co, { publish: false });
+    expect(partial.end.size).toBe(4);
+    expect(() => partial.publish.get('x')).toThrow("the change order's publish marks were not read");
+    expect(() => [...partial.publish.values()]).toThrow("the change order's publish marks were not read");
+    const full = await withPublishMarks(f.deps, f.co, partial);
+    expect([...full.publish.values()].map((m) => m.SpaceID).sort()).toEqual([f.base.SpaceID, f.base.SpaceID, f.dev.SpaceID, f.dev.SpaceID].sort());
+    expect(await withPublishMarks(f.deps, f.co, full)).toBe(full);
   });
 });

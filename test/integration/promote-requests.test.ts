@@ -1,0 +1,86 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createOrganization } from '../../lib/local/bootstrap.ts';
+import { startServer, type LocalServer } from '../../lib/local/server.ts';
+import { localDeps } from '../../lib/local/wiring.ts';
+import { DynamoStore } from '../../lib/store/dynamo-store.ts';
+import { dynamoClient, ensureTable } from '../../lib/store/table.ts';
+import { Api, deploymentYaml } from '../support/harness.ts';
+
+/**
+ * What one promotion asks of DynamoDB (issue 15's "fewer requests per Unit"): counted by command and by
+ * what each request touches, so a read that comes back per Space or per Unit shows here.
+ */
+const requests: { command: string; keys: string[] }[] = [];
+let counting = false;
+const client = dynamoClient(inject('dynamoEndpoint'));
+client.middlewareStack.add(
+  (next, context) => async (args) => {
+    if (counting) {
+      const input = args.input as { Key?: Record<string, unknown>; ExpressionAttributeValues?: Record<string, unknown>; RequestItems?: Record<string, { Keys?: Record<string, unknown>[] }> };
+      const values = (o?: Record<string, unknown>) => Object.values(o ?? {}).map(String).join(' ');
+      const keys = input.RequestItems ? Object.values(input.RequestItems).flatMap((r) => (r.Keys ?? []).map(values)) : [values(input.Key ?? input.ExpressionAttributeValues)];
+      requests.push({ command: String(context.commandName).replace('Command', ''), keys });
+    }
+    return next(args);
+  },
+  { step: 'initialize', name: 'countPromoteRequests' },
+);
+let server: LocalServer;
+let api: Api;
+
+beforeAll(async () => {
+  const table = `promreq-${randomUUID().slice(0, 8)}`;
+  await ensureTable(client, table);
+  const { deps } = localDeps(new DynamoStore(client, table));
+  server = await startServer(deps);
+  api = new Api(server.url, (await createOrganization(deps, `promreq-${table}`)).token);
+  // A base of 3 Units, 1 dev and 5 prod variants.
+  const units = ['a', 'b', 'c'].map((s) => ({ Slug: s, Data: deploymentYaml(s) }));
+  expect((await api.post('/variant/upload', { Component: 'shop', Variant: 'base', Units: units })).status).toBe(201);
+  expect((await api.post('/variant', { Name: 'dev', UpstreamSpaceID: 'shop-base', Stage: 'Development' })).status).toBe(201);
+  for (let i = 0; i < 5; i++) expect((await api.post('/variant', { Name: `p${i}`, UpstreamSpaceID: 'shop-base', Stage: 'Production' })).status).toBe(201);
+  expect(
+    (
+      await api.post('/space/shop-base/change_workflow', {
+        Slug: 'two',
+        Stages: [
+          { Name: 'dev', WhereSpace: "Labels.Stage = 'Development'" },
+          { Name: 'prod', WhereSpace: "Labels.Stage = 'Production'" },
+        ],
+      })
+    ).status,
+  ).toBe(201);
+  expect((await api.post('/space/shop-base/function/invoke', { FunctionName: 'set-replicas', Arguments: ['4'] })).status).toBe(200);
+  expect((await api.post('/space/shop-base/change_order', { Slug: 'scale', ChangeWorkflowID: 'shop-base/two' })).status).toBe(201);
+  expect((await api.post('/promote', { ChangeOrderID: 'shop-base/scale' })).status).toBe(200);
+});
+afterAll(async () => server.close());
+
+describe('a promotion into a stage of 5 Spaces × 3 Units', () => {
+  it('reads each Space once, every head and the upstream side in one batch, resolves space/slug in three requests, and leaves the publish marks unread', async () => {
+    requests.length = 0;
+    counting = true;
+    const r = await api.post('/promote', { ChangeOrderID: 'shop-base/scale' });
+    counting = false;
+    expect(r.status, r.text).toBe(200);
+    expect(r.body.Spaces.map((s: { Action: string }) => s.Action)).toEqual(Array(5).fill('Promote'));
+    expect(r.body.Spaces.flatMap((s: { Units: { Action: string }[] }) => s.Units.map((u) => u.Action))).toEqual(Array(15).fill('Upgrade'));
+    const of = (command: string, part: string) => requests.filter((q) => q.command === command && q.keys.some((k) => k.includes(part)));
+    // The Space with the change order's slug (2 keys); then the upstream revisions the merges read (each base Unit's 1 and 2) with the head data of all 15 Units.
+    const batches = requests.filter((q) => q.command === 'BatchGetItem');
+    expect(batches.map((b) => b.keys.length)).toEqual([2, 6 + 15]);
+    expect(batches[0]!.keys.map((k) => k.split(' ')[1]!.split('#')[0])).toEqual(['$space_1', '$slug_1']);
+    // Each Space's Units and Links listed once, and the base's (the upstream side) once.
+    expect(of('Query', '$unit_1#UnitID_')).toHaveLength(6);
+    expect(of('Query', '$link_1#LinkID_')).toHaveLength(6);
+    // `shop-base/scale`: the Space's slug, then the Space with the change order's slug in one request, then the change order.
+    expect(of('GetItem', '$slug_1#Kind_space#Slug_shop-base')).toHaveLength(1);
+    expect(of('GetItem', '$changeorder_1#ChangeOrderID_')).toHaveLength(1);
+    expect(requests.filter((q) => q.command === 'GetItem' && q.keys.some((k) => k.includes('$slug_1#Kind_changeorder')))).toHaveLength(0);
+    // Start and end marks only: no gate here reads the publish marks.
+    expect(of('Query', '$mark_1#UnitID_')).toHaveLength(2);
+    // One transaction per Unit (its revision, head, marks and cursor; the Space's progress with its last), then the record.
+    expect(requests.filter((q) => q.command === 'TransactWriteItems')).toHaveLength(1 + 15 + 1);
+  });
+});
