@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --sizes 10,100,1000] [--units 5] [--json] [--jobs] [--trace]`: for each size, builds a fleet (a base of
+ * `npm run bench [-- --sizes 10,100,1000] [--units 5] [--json] [--jobs] [--trace] [--profile file]`: for each size, builds a fleet (a base of
  * M Units and N variant Spaces across dev, staging and prod), promotes one ChangeOrder through the three
  * stages, and prints Units promoted per second, DynamoDB requests per Unit (and by command), the
  * ceiling of the same DynamoDB engine for the minimal write per Unit (one transaction: revision, head,
@@ -7,7 +7,7 @@
  * one `changeorder get` costs, and each stage's wall time. A stage runs as a user's promotion would: in
  * the request up to BATON_JOB_THRESHOLD (100) Spaces, as a job past it (marked `j`; the bench waits on the
  * worker pool, not by polling); `--jobs` runs every stage as a job. With --json, one JSON object per size;
- * with --trace, each DynamoDB request of the promotions as it is sent.
+ * with --trace, each DynamoDB request of the promotions as it is sent; with --profile, a CPU profile of them.
  */
 import { randomUUID } from 'node:crypto';
 import { TransactWriteItemsCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
@@ -32,6 +32,23 @@ const JSON_OUT = argv.includes('--json');
 const ALL_JOBS = argv.includes('--jobs');
 /** Every DynamoDB request of the promotions, one line each (command, and the entity or key it touches), to see where requests go. */
 const TRACE = argv.includes('--trace');
+/** `--profile <file>`: a CPU profile (.cpuprofile, for Chrome DevTools) of this process over the promotions alone. */
+const PROFILE = arg('profile');
+
+/** Starts the V8 profiler in this process; the returned function stops it and writes the profile. */
+async function profile(file: string): Promise<() => Promise<void>> {
+  const { Session } = await import('node:inspector/promises');
+  const { writeFile } = await import('node:fs/promises');
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  return async () => {
+    const { profile: p } = await session.post('Profiler.stop');
+    await writeFile(file, JSON.stringify(p));
+    session.disconnect();
+  };
+}
 
 /** What a request touches, for --trace: the key's or the condition's values, ElectroDB's prefixes kept (they name the entity). */
 function touched(input: any): string {
@@ -112,6 +129,7 @@ async function fleet(endpoint: string, spaces: number, unitsPer: number): Promis
   requests = 0;
   byCommand = {};
   tracing = true;
+  const stopProfile = PROFILE ? await profile(`${PROFILE.replace(/\.cpuprofile$/, '')}-${spaces}.cpuprofile`) : undefined;
   const t0 = performance.now();
   let promoted = 0;
   const jobSeconds: number[] = [];
@@ -135,6 +153,7 @@ async function fleet(endpoint: string, spaces: number, unitsPer: number): Promis
   }
   const seconds = (performance.now() - t0) / 1000;
   tracing = false;
+  await stopProfile?.();
   const counted = requests;
   const commands = byCommand;
   for (const id of jobIds) {
@@ -162,13 +181,26 @@ async function fleet(endpoint: string, spaces: number, unitsPer: number): Promis
 
 /**
  * The engine's ceiling for the least a promotion can write per Unit: one transaction of four items
- * (the revision, the head, the start and end marks), 16 in flight, the same number of Units.
+ * (the revision, the head, the start and end marks), 16 in flight, the same number of Units. With
+ * `full`, the write a promotion does make per Unit, in bare form: seven items (the Unit's head updated
+ * if its Version matches, the revision with its data, its mutation record, the start, end and publish
+ * marks, each also in the by-Unit index, and the Link's cursor updated if its Version matches).
  */
-async function ceiling(endpoint: string, units: number): Promise<number> {
+async function ceiling(endpoint: string, units: number, full = false): Promise<number> {
   const client = dynamoClient(endpoint);
   const table = `ceiling-${randomUUID().slice(0, 8)}`;
   await ensureTable(client, table);
   const item = (pk: string, sk: string, extra: Record<string, AttributeValue> = {}) => ({ Put: { TableName: table, Item: { pk: { S: pk }, sk: { S: sk }, ...extra } } });
+  const guarded = (pk: string, sk: string, extra: Record<string, AttributeValue>) => ({
+    Update: {
+      TableName: table,
+      Key: { pk: { S: pk }, sk: { S: sk } },
+      UpdateExpression: `SET ${Object.keys(extra).map((k, i) => `#a${i} = :v${i}`).join(', ')}`,
+      ConditionExpression: 'attribute_not_exists(Version) OR Version = :v0',
+      ExpressionAttributeNames: Object.fromEntries(Object.keys(extra).map((k, i) => [`#a${i}`, k])),
+      ExpressionAttributeValues: Object.fromEntries(Object.values(extra).map((v, i) => [`:v${i}`, v])),
+    },
+  });
   const t0 = performance.now();
   let next = 0;
   await Promise.all(
@@ -176,14 +208,25 @@ async function ceiling(endpoint: string, units: number): Promise<number> {
       while (next < units) {
         const i = next++;
         const u = `unit-${i}`;
+        const mark = (role: string, rev: string) => item(`${role}#${u}`, u, { RevisionNum: { N: rev }, gsi1pk: { S: u }, gsi1sk: { S: role }, SpaceID: { S: `space-${i % 100}` }, UpdatedAt: { S: '2026-12-03T00:00:00.000Z' } });
         await client.send(
           new TransactWriteItemsCommand({
-            TransactItems: [
-              item(u, 'rev#0000000002', { Data: { S: 'x'.repeat(600) } }),
-              item(u, 'head', { HeadRevisionNum: { N: '2' }, Version: { N: '2' } }),
-              item(`start#${u}`, u, { RevisionNum: { N: '1' } }),
-              item(`end#${u}`, u, { RevisionNum: { N: '2' } }),
-            ],
+            TransactItems: full
+              ? [
+                  guarded(`space-${i % 100}`, `unit#${u}`, { Version: { N: '1' }, HeadRevisionNum: { N: '2' }, DataHash: { S: 'h'.repeat(64) }, UpdatedAt: { S: '2026-12-03T00:00:00.000Z' } }),
+                  item(u, 'rev#0000000002', { Data: { S: 'x'.repeat(600) }, DataHash: { S: 'h'.repeat(64) }, Description: { S: 'change order bench' } }),
+                  item(u, 'mutation#0000000002', { Source: { S: 'Merge' }, Changes: { S: 'x'.repeat(200) } }),
+                  mark('start', '1'),
+                  mark('end', '2'),
+                  mark('publish', '2'),
+                  guarded(`space-${i % 100}`, `link#${u}`, { Version: { N: '1' }, UpstreamLastMergedRevisionNum: { N: '2' }, gsi1pk: { S: `up-${u}` }, gsi1sk: { S: u } }),
+                ]
+              : [
+                  item(u, 'rev#0000000002', { Data: { S: 'x'.repeat(600) } }),
+                  item(u, 'head', { HeadRevisionNum: { N: '2' }, Version: { N: '2' } }),
+                  item(`start#${u}`, u, { RevisionNum: { N: '1' } }),
+                  item(`end#${u}`, u, { RevisionNum: { N: '2' } }),
+                ],
           }),
         );
       }
@@ -204,10 +247,12 @@ try {
   for (const size of SIZES) {
     const r = await fleet(endpoint, size, M);
     const ceil = await ceiling(endpoint, r.units);
-    const out = { spaces: r.spaces, units: r.units, unitsPerSecond: +(r.units / r.seconds).toFixed(1), requestsPerUnit: +(r.requests / r.units).toFixed(2), ceilingUnitsPerSecond: +ceil.toFixed(1), ratio: +(r.units / r.seconds / ceil).toFixed(2), getRequests: r.getRequests, promoteSeconds: +r.seconds.toFixed(2), jobSeconds: r.jobSeconds.map((x) => +x.toFixed(2)), ranAs: r.ranAs, rolloutRequests: r.rollout.requests, rolloutSeconds: +r.rollout.seconds.toFixed(2), requestsByCommand: r.byCommand };
+    const write = await ceiling(endpoint, r.units, true);
+    const out = { spaces: r.spaces, units: r.units, unitsPerSecond: +(r.units / r.seconds).toFixed(1), requestsPerUnit: +(r.requests / r.units).toFixed(2), ceilingUnitsPerSecond: +ceil.toFixed(1), ratio: +(r.units / r.seconds / ceil).toFixed(2), fullWriteUnitsPerSecond: +write.toFixed(1), fullWriteRatio: +(r.units / r.seconds / write).toFixed(2), getRequests: r.getRequests, promoteSeconds: +r.seconds.toFixed(2), jobSeconds: r.jobSeconds.map((x) => +x.toFixed(2)), ranAs: r.ranAs, rolloutRequests: r.rollout.requests, rolloutSeconds: +r.rollout.seconds.toFixed(2), requestsByCommand: r.byCommand };
     if (JSON_OUT) console.log(JSON.stringify(out));
     else {
       console.log([String(out.spaces).padStart(6), String(out.units).padStart(6), out.promoteSeconds.toFixed(2).padStart(9), out.unitsPerSecond.toFixed(1).padStart(8), out.requestsPerUnit.toFixed(2).padStart(8), out.ceilingUnitsPerSecond.toFixed(1).padStart(9), out.ratio.toFixed(2).padStart(6), String(out.getRequests).padStart(7), out.jobSeconds.map((x, i) => `${x.toFixed(2)}${out.ranAs[i] === 'job' ? 'j' : ''}`).join(' / ')].join('  '));
+      console.log(`        the promotion's own write per Unit, bare (7 items, 16 in flight): ${out.fullWriteUnitsPerSecond.toFixed(1)} units/s, ${(out.fullWriteUnitsPerSecond / out.ceilingUnitsPerSecond).toFixed(2)}x the ceiling; promote is ${out.fullWriteRatio.toFixed(2)}x of it`);
       console.log(`        rollout page read: ${out.rolloutRequests} requests (${(out.rolloutRequests / out.spaces).toFixed(1)} per space), ${out.rolloutSeconds.toFixed(2)} s`);
       console.log(`        requests by command: ${Object.entries(r.byCommand).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k.replace('Command', '')} ${(v / r.units).toFixed(2)}/unit`).join(', ')}`);
     }
