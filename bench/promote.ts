@@ -73,6 +73,8 @@ interface Run {
   jobSeconds: number[];
   /** How each stage ran: in the request, or as a job. */
   ranAs: ('request' | 'job')[];
+  /** The dry run of the prod Stage before it was promoted (not counted in the promotion's time or requests). */
+  dryRun: { requests: number; seconds: number };
 }
 
 async function fleet(endpoint: string, spaces: number, unitsPer: number): Promise<Run> {
@@ -136,7 +138,17 @@ async function fleet(endpoint: string, spaces: number, unitsPer: number): Promis
   const jobIds: string[] = [];
   const answers: any[] = [];
   const ranAs: ('request' | 'job')[] = [];
+  let dryRun = { requests: 0, seconds: 0 };
   for (const stage of ['dev', 'staging', 'prod']) {
+    if (stage === 'prod') {
+      // The preview a user (or the rollout page) asks for before promoting the largest Stage: answered in the request.
+      const [before, commandsBefore, d0] = [requests, { ...byCommand }, performance.now()];
+      const preview = await call('POST', '/promote', { ChangeOrderID: 'fleet-base/bench', TargetStage: stage, DryRun: true });
+      if (preview.Spaces.length !== spaces - Math.ceil((spaces * 4) / 10)) throw new Error(`the dry run previewed ${preview.Spaces.length} spaces`);
+      dryRun = { requests: requests - before, seconds: (performance.now() - d0) / 1000 };
+      requests = before;
+      byCommand = commandsBefore;
+    }
     const s0 = performance.now();
     if (TRACE) console.log(`promote ${stage}:`);
     const answer = await call('POST', '/promote', { ChangeOrderID: 'fleet-base/bench', TargetStage: stage, ...(ALL_JOBS ? { Async: true } : {}) });
@@ -176,7 +188,7 @@ async function fleet(endpoint: string, spaces: number, unitsPer: number): Promis
   await server.close();
   client.destroy();
   if (promoted !== spaces * unitsPer) throw new Error(`expected ${spaces * unitsPer} units upgraded, got ${promoted}`);
-  return { spaces, units: promoted, seconds, requests: counted, byCommand: commands, getRequests, jobSeconds, ranAs, rollout };
+  return { spaces, units: promoted, seconds: seconds - dryRun.seconds, requests: counted, byCommand: commands, getRequests, jobSeconds, ranAs, rollout, dryRun };
 }
 
 /**
@@ -248,11 +260,12 @@ try {
     const r = await fleet(endpoint, size, M);
     const ceil = await ceiling(endpoint, r.units);
     const write = await ceiling(endpoint, r.units, true);
-    const out = { spaces: r.spaces, units: r.units, unitsPerSecond: +(r.units / r.seconds).toFixed(1), requestsPerUnit: +(r.requests / r.units).toFixed(2), ceilingUnitsPerSecond: +ceil.toFixed(1), ratio: +(r.units / r.seconds / ceil).toFixed(2), fullWriteUnitsPerSecond: +write.toFixed(1), fullWriteRatio: +(r.units / r.seconds / write).toFixed(2), getRequests: r.getRequests, promoteSeconds: +r.seconds.toFixed(2), jobSeconds: r.jobSeconds.map((x) => +x.toFixed(2)), ranAs: r.ranAs, rolloutRequests: r.rollout.requests, rolloutSeconds: +r.rollout.seconds.toFixed(2), requestsByCommand: r.byCommand };
+    const out = { spaces: r.spaces, units: r.units, unitsPerSecond: +(r.units / r.seconds).toFixed(1), requestsPerUnit: +(r.requests / r.units).toFixed(2), ceilingUnitsPerSecond: +ceil.toFixed(1), ratio: +(r.units / r.seconds / ceil).toFixed(2), fullWriteUnitsPerSecond: +write.toFixed(1), fullWriteRatio: +(r.units / r.seconds / write).toFixed(2), getRequests: r.getRequests, promoteSeconds: +r.seconds.toFixed(2), jobSeconds: r.jobSeconds.map((x) => +x.toFixed(2)), ranAs: r.ranAs, dryRunSeconds: +r.dryRun.seconds.toFixed(2), dryRunRequests: r.dryRun.requests, rolloutRequests: r.rollout.requests, rolloutSeconds: +r.rollout.seconds.toFixed(2), requestsByCommand: r.byCommand };
     if (JSON_OUT) console.log(JSON.stringify(out));
     else {
       console.log([String(out.spaces).padStart(6), String(out.units).padStart(6), out.promoteSeconds.toFixed(2).padStart(9), out.unitsPerSecond.toFixed(1).padStart(8), out.requestsPerUnit.toFixed(2).padStart(8), out.ceilingUnitsPerSecond.toFixed(1).padStart(9), out.ratio.toFixed(2).padStart(6), String(out.getRequests).padStart(7), out.jobSeconds.map((x, i) => `${x.toFixed(2)}${out.ranAs[i] === 'job' ? 'j' : ''}`).join(' / ')].join('  '));
       console.log(`        the promotion's own write per Unit, bare (7 items, 16 in flight): ${out.fullWriteUnitsPerSecond.toFixed(1)} units/s, ${(out.fullWriteUnitsPerSecond / out.ceilingUnitsPerSecond).toFixed(2)}x the ceiling; promote is ${out.fullWriteRatio.toFixed(2)}x of it`);
+      console.log(`        dry run of prod (in the request): ${out.dryRunSeconds.toFixed(2)} s, ${out.dryRunRequests} requests`);
       console.log(`        rollout page read: ${out.rolloutRequests} requests (${(out.rolloutRequests / out.spaces).toFixed(1)} per space), ${out.rolloutSeconds.toFixed(2)} s`);
       console.log(`        requests by command: ${Object.entries(r.byCommand).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k.replace('Command', '')} ${(v / r.units).toFixed(2)}/unit`).join(', ')}`);
     }
