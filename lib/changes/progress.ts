@@ -106,7 +106,7 @@ export async function recordTaken(deps: ChangeDeps, co: ChangeOrder, space: Spac
  * is released there when this Release carries it; then its Stage may advance.
  */
 export async function recordRelease(deps: ChangeDeps, caller: Caller, space: Space, release: Release): Promise<void> {
-  const cos = (await deps.store.changeOrdersOf(caller.OrganizationID)).filter((c) => c.InScopeSpaceIDs.includes(space.SpaceID) || c.SpaceID === space.SpaceID);
+  const cos = await deps.store.changeOrdersTouching(caller.OrganizationID, space.SpaceID);
   for (const co of cos) {
     const progress = (await deps.store.progressOf(co.ChangeOrderID)).find((p) => p.SpaceID === space.SpaceID);
     if (progress?.RestoredAt && !progress.RestoreReleaseID) {
@@ -142,7 +142,8 @@ async function recordRestoreRelease(deps: ChangeDeps, co: ChangeOrder, space: Sp
 
 /** After a live-status change: the Stages of the ChangeOrders that Space took may advance (to Completed, say). */
 export async function reevaluateFor(deps: ChangeDeps, caller: Caller, spaceId: string): Promise<void> {
-  const cos = (await deps.store.changeOrdersOf(caller.OrganizationID)).filter((c) => (c.InScopeSpaceIDs.includes(spaceId) || c.SpaceID === spaceId) && !c.AbortedReason && c.Stage !== COMPLETED);
+  // Only those still in flight come back from the database: a Space's history of finished changes is not read at each report.
+  const cos = await deps.store.changeOrdersTouching(caller.OrganizationID, spaceId, { inFlight: true });
   for (const co of cos) await advanceStage(deps, caller, co);
 }
 

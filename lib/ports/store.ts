@@ -186,6 +186,11 @@ export interface Store {
   /** The Links whose upstream is this Unit, in any Space. */
   linksInto(unitId: string): Promise<Link[]>;
   changeOrdersOf(orgId: string): Promise<ChangeOrder[]>;
+  /**
+   * The ChangeOrders of an organization that reach a Space (in their scope, or made in it); with
+   * `inFlight`, only those neither Completed nor aborted. The database filters: only those come back.
+   */
+  changeOrdersTouching(orgId: string, spaceId: string, o?: { inFlight?: boolean }): Promise<ChangeOrder[]>;
   progressOf(changeOrderId: string): Promise<Progress[]>;
   releaseCounter(targetId: string): Promise<ReleaseCounter>;
 

@@ -1,6 +1,7 @@
 import type { EntityItem } from 'electrodb';
 import type { ApiToken, ChangeOrder, Component, Group, Link, Mark, Progress, Mutation, Organization, Revision, Space, StoredRevision, Tag, Unit, User } from '../model/entities.ts';
 import { Conflict, TooLarge } from '../model/errors.ts';
+import { COMPLETED } from '../model/change-orders.ts';
 import type { MarkWrite, OrgKind, ReleaseCounter, SluggedInSpace, SpaceKind, Store, StoreOp, WriteKind } from '../ports/store.ts';
 import { TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
 import * as E from './entities.ts';
@@ -380,6 +381,16 @@ export class DynamoStore extends DynamoRecords implements Store {
     return (await this.db.ChangeOrder.query.byOrg({ OrganizationID: orgId }).go({ pages: 'all' })).data;
   }
 
+  async changeOrdersTouching(orgId: string, spaceId: string, o: { inFlight?: boolean } = {}): Promise<ChangeOrder[]> {
+    const found = await this.db.ChangeOrder.query
+      .byOrg({ OrganizationID: orgId })
+      .where((a: AnyEntity, op: AnyEntity) => {
+        const reaches = `(${op.contains(a.InScopeSpaceIDs, spaceId)} OR ${op.eq(a.SpaceID, spaceId)})`;
+        return o.inFlight ? `${reaches} AND (${op.notExists(a.Stage)} OR ${op.ne(a.Stage, COMPLETED)}) AND ${op.notExists(a.AbortedReason)}` : reaches;
+      })
+      .go({ pages: 'all' });
+    return found.data;
+  }
   async progressOf(changeOrderId: string): Promise<Progress[]> {
     return (await this.db.Progress.query.primary({ ChangeOrderID: changeOrderId }).go({ pages: 'all' })).data;
   }

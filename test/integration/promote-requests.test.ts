@@ -28,13 +28,18 @@ client.middlewareStack.add(
 );
 let server: LocalServer;
 let api: Api;
+let store: DynamoStore;
+let orgId: string;
 
 beforeAll(async () => {
   const table = `promreq-${randomUUID().slice(0, 8)}`;
   await ensureTable(client, table);
-  const { deps } = localDeps(new DynamoStore(client, table));
+  store = new DynamoStore(client, table);
+  const { deps } = localDeps(store);
   server = await startServer(deps);
-  api = new Api(server.url, (await createOrganization(deps, `promreq-${table}`)).token);
+  const org = await createOrganization(deps, `promreq-${table}`);
+  orgId = org.caller.OrganizationID;
+  api = new Api(server.url, org.token);
   // A base of 3 Units, 1 dev and 5 prod variants.
   const units = ['a', 'b', 'c'].map((s) => ({ Slug: s, Data: deploymentYaml(s) }));
   expect((await api.post('/variant/upload', { Component: 'shop', Variant: 'base', Units: units })).status).toBe(201);
@@ -82,5 +87,27 @@ describe('a promotion into a stage of 5 Spaces × 3 Units', () => {
     expect(of('Query', '$mark_1#UnitID_')).toHaveLength(2);
     // One transaction per Unit (its revision, head, marks and cursor; the Space's progress with its last), then the record.
     expect(requests.filter((q) => q.command === 'TransactWriteItems')).toHaveLength(1 + 15 + 1);
+  });
+});
+
+describe('the change orders a Space report re-evaluates', () => {
+  it('come back from the database filtered: those reaching the Space, in flight only when asked', async () => {
+    // 'scale' went through both Stages above: Completed. One more in flight, one aborted, one elsewhere.
+    expect((await api.post('/space/shop-base/function/invoke', { FunctionName: 'set-replicas', Arguments: ['5'] })).status).toBe(200);
+    expect((await api.post('/space/shop-base/change_order', { Slug: 'next', ChangeWorkflowID: 'shop-base/two' })).status).toBe(201);
+    expect((await api.post('/space/shop-base/change_order', { Slug: 'dropped', ChangeWorkflowID: 'shop-base/two' })).status).toBe(201);
+    expect((await api.patch('/space/shop-base/change_order/dropped', { AbortedReason: 'superseded' })).status).toBe(200);
+    expect((await api.post('/variant/upload', { Component: 'other', Variant: 'base', Units: [{ Slug: 'x', Data: deploymentYaml('x') }] })).status).toBe(201);
+    expect((await api.post('/space/other-base/change_order', { Slug: 'own' })).status).toBe(201);
+    const p3 = (await api.get('/space/shop-p3')).body.SpaceID as string;
+    const slugs = (cos: { Slug: string }[]) => cos.map((c) => c.Slug).sort();
+    expect(slugs(await store.changeOrdersTouching(orgId, p3))).toEqual(['dropped', 'next', 'scale']);
+    requests.length = 0;
+    counting = true;
+    const inFlight = await store.changeOrdersTouching(orgId, p3, { inFlight: true });
+    counting = false;
+    expect(slugs(inFlight)).toEqual(['next']);
+    expect(requests.map((r) => r.command)).toEqual(['Query']);
+    expect(slugs(await store.changeOrdersOf(orgId))).toEqual(['dropped', 'next', 'own', 'scale']);
   });
 });

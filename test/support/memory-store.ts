@@ -165,6 +165,8 @@ export class MemoryStore implements Store {
 
   linksInto = async (unitId: string) => this.all<Link>('Link', (l) => l.ToUnitID === unitId);
   changeOrdersOf = async (orgId: string) => this.all<ChangeOrder>('ChangeOrder', (c) => c.OrganizationID === orgId);
+  changeOrdersTouching = async (orgId: string, spaceId: string, o: { inFlight?: boolean } = {}) =>
+    this.all<ChangeOrder>('ChangeOrder', (c) => c.OrganizationID === orgId && (c.InScopeSpaceIDs.includes(spaceId) || c.SpaceID === spaceId) && (!o.inFlight || (c.Stage !== 'Completed' && !c.AbortedReason)));
   progressOf = async (coId: string) => this.all<Progress>('Progress', (p) => p.ChangeOrderID === coId);
   releaseCounter = async (targetId: string): Promise<ReleaseCounter> => this.one<ReleaseCounter>('ReleaseCounter', targetId) ?? { TargetID: targetId, Value: 0, Version: 0 };
   putMark = (m: MarkWrite) => this.transact([{ op: m.Move ? 'put' : 'create', kind: 'Mark', item: { TagID: m.TagID, UnitID: m.UnitID, SpaceID: m.SpaceID, RevisionNum: m.RevisionNum, UpdatedAt: m.UpdatedAt } } as StoreOp]);
