@@ -3,6 +3,7 @@ import { approvalsOf } from '../../lib/changes/rollout.ts';
 import type { ChangeOrder, GateResult, Space } from '../../lib/model/entities.ts';
 import type { CoMarks } from '../../lib/changes/marks.ts';
 import { upstreamRange } from '../../lib/changes/promote-space.ts';
+import { nextPollMs } from '../../web/src/poll.ts';
 
 const co = { ChangeWorkflow: { Stages: [], AttestationPrerequisites: [{ Name: 'two-approvers', Count: 2 }, { Name: 'security', Type: 'SecurityReview' }] } } as unknown as ChangeOrder;
 const gate = (name: string, units: { Counted: string[] }[], type = 'Approval', count = 2): GateResult => ({ Prerequisite: name, Satisfied: false, SpaceID: 's', SpaceSlug: 's', Message: '', Evidence: { Type: type, Count: count, Units: units.map((u, i) => ({ Unit: `u${i}`, RevisionNum: 2, Rejected: [], Excluded: [], ...u })) } });
@@ -35,5 +36,15 @@ describe('upstream revisions read ahead for a promotion', () => {
     ]);
     expect(upstreamRange(marks, [{ SpaceID: 's3', UpstreamSpaceID: 'dev' } as Space])).toEqual([{ UnitID: 'd', RevisionNum: 3 }, { UnitID: 'd', RevisionNum: 4 }]);
     expect(upstreamRange(marks, [{ SpaceID: 's4' } as Space])).toEqual([]);
+  });
+});
+
+describe('the rollout page polling', () => {
+  it('reads every poll interval, and after a slow read waits four times as long as it took (at most a minute)', () => {
+    expect(nextPollMs(4000, 120)).toBe(4000);
+    expect(nextPollMs(4000, 1000)).toBe(4000);
+    expect(nextPollMs(4000, 3600)).toBe(14400);
+    expect(nextPollMs(250, 100)).toBe(400);
+    expect(nextPollMs(4000, 40_000)).toBe(60_000);
   });
 });

@@ -4,6 +4,7 @@ import type { HoldView } from '../../lib/model/holds.ts';
 import type { Rollout, RolloutSpace, RolloutStage } from '../../lib/model/rollout.ts';
 import { abortDialog, approveDialog, promoteDialog } from './actions.ts';
 import { ApiError, call, path, session, TOKEN_KEY, type PageConfig } from './api.ts';
+import { nextPollMs } from './poll.ts';
 import { $, ageOf, badge, fill, h, refreshAges, showAlert, stateKind, type Child } from './dom.ts';
 
 type Listed = ChangeOrderView & { SpaceSlug?: string };
@@ -27,21 +28,27 @@ function stopPolling(): void {
   reload = undefined;
 }
 
-/** Runs `load` now and again every POLL_MS while the page is visible: promotions, releases and live status show up as they arrive. */
+/**
+ * Runs `load` now and again every POLL_MS while the page is visible (longer after a slow read: see
+ * nextPollMs), so promotions, releases and live status show up as they arrive.
+ */
 function poll(load: () => Promise<void>): void {
   stopPolling();
   const mine = generation;
   const tick = async () => {
     if (mine !== generation) return;
+    let took = 0;
     if (document.visibilityState === 'visible') {
+      const started = performance.now();
       try {
         await load();
+        took = performance.now() - started;
       } catch (e) {
         if (mine === generation) showAlert((e as Error).message);
         if (e instanceof ApiError && e.status === 401) return route();
       }
     }
-    if (mine === generation) timer = window.setTimeout(() => void tick(), POLL_MS);
+    if (mine === generation) timer = window.setTimeout(() => void tick(), nextPollMs(POLL_MS, took));
   };
   reload = () => {
     if (mine !== generation) return;
