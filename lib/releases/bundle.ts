@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { DESCRIBING_TOOLCHAIN, type Release, type Space, type Unit } from '../model/entities.ts';
+import { DESCRIBING_TOOLCHAIN, type Release, type Space, type Tag, type Unit } from '../model/entities.ts';
 import { NotFound } from '../model/errors.ts';
 import type { UnitDeps } from '../variants/ports.ts';
 import { bySlug } from '../variants/lookup.ts';
@@ -30,10 +30,23 @@ export async function releasesOf(deps: UnitDeps, space: Space): Promise<Release[
   return all.sort((a, b) => b.ReleaseNum - a.ReleaseNum || (a.PublishedAt < b.PublishedAt ? 1 : -1));
 }
 
+/**
+ * A Space's Release by its number: through the `release-N` Tag its publish made (the Tag's slug claim,
+ * the Tag, the Release: three reads however many Releases the Space has), or — that Tag deleted or
+ * renamed — by reading the Space's Releases.
+ */
+export async function releaseByNum(deps: UnitDeps, space: Space, num: number): Promise<Release | undefined> {
+  const tagId = await deps.store.idInSpace(space.SpaceID, 'Tag', `release-${num}`);
+  const tag = tagId ? await deps.store.getInSpace<Tag>('Tag', space.SpaceID, tagId) : undefined;
+  const r = tag?.ReleaseID ? await deps.store.getInSpace<Release>('Release', space.SpaceID, tag.ReleaseID) : undefined;
+  if (r?.ReleaseNum === num) return r;
+  return (await releasesOf(deps, space)).find((x) => x.ReleaseNum === num);
+}
+
 /** A Release of a Space by ID or by ReleaseNum. */
 export async function findRelease(deps: UnitDeps, space: Space, ref: string): Promise<Release> {
   if (/^\d+$/.test(ref)) {
-    const r = (await releasesOf(deps, space)).find((x) => x.ReleaseNum === Number(ref));
+    const r = await releaseByNum(deps, space, Number(ref));
     if (!r) throw new NotFound(`space '${space.Slug}' has no release ${ref}`);
     return r;
   }

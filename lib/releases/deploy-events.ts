@@ -3,7 +3,7 @@ import { DetailType, HookDetail, type BatonEvent } from '../events/contracts.ts'
 import { mapArgoCd, mapFlux, type LiveStatusReport } from '../events/mapping.ts';
 import type { Deps } from '../ports/deps.ts';
 import { retryOnConflict } from '../util/retry.ts';
-import { releasesOf } from './bundle.ts';
+import { releaseByNum, releasesOf } from './bundle.ts';
 import { observedAtProblem, writeLiveStatus } from './live-status.ts';
 
 /** What a consumer did with one event. */
@@ -49,8 +49,8 @@ export async function consumeDeployToolEvent(deps: Deps, event: BatonEvent): Pro
 
 async function matchRelease(deps: Deps, space: Space, r: LiveStatusReport): Promise<Release | undefined> {
   if (r.releaseNum === undefined && !r.digest) return undefined;
-  const releases = await releasesOf(deps, space);
-  if (r.releaseNum !== undefined) return releases.find((x) => x.ReleaseNum === r.releaseNum);
+  // By number: three reads, not the Space's history of Releases.
+  if (r.releaseNum !== undefined) return releaseByNum(deps, space, r.releaseNum);
   // Several releases can share a digest (a re-release of the same content): the newest carries it now.
-  return releases.find((x) => x.Digest === r.digest);
+  return (await releasesOf(deps, space)).find((x) => x.Digest === r.digest);
 }

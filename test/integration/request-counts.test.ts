@@ -8,8 +8,9 @@ import { dynamoClient, ensureTable } from '../../lib/store/table.ts';
 import { Api, deploymentYaml } from '../support/harness.ts';
 
 /**
- * What one promotion asks of DynamoDB (issue 15's "fewer requests per Unit"): counted by command and by
- * what each request touches, so a read that comes back per Space or per Unit shows here.
+ * What a request asks of DynamoDB (issue 15: fewer requests per Unit, reads that don't grow with
+ * history): counted by command and by what each request touches, so a read that comes back per Space,
+ * per Unit or per Release shows here.
  */
 const requests: { command: string; keys: string[] }[] = [];
 let counting = false;
@@ -109,5 +110,32 @@ describe('the change orders a Space report re-evaluates', () => {
     expect(slugs(inFlight)).toEqual(['next']);
     expect(requests.map((r) => r.command)).toEqual(['Query']);
     expect(slugs(await store.changeOrdersOf(orgId))).toEqual(['dropped', 'next', 'own', 'scale']);
+  });
+});
+
+describe('a Release by its number', () => {
+  it('costs the same reads with one Release or many, and is still found when its Tag is gone', async () => {
+    expect((await api.post('/space/shop-base/target', { Slug: 'cluster' })).status).toBe(201);
+    expect((await api.post('/space', { Slug: 'rels', ReleaseTargetID: 'shop-base/cluster' })).status).toBe(201);
+    expect((await api.post('/space/rels/unit', { Slug: 'a', Data: deploymentYaml('a', { namespace: 'prod' }) })).status).toBe(201);
+    for (let n = 5; n < 15; n++) {
+      expect((await api.post('/space/rels/function/invoke', { FunctionName: 'set-replicas', Arguments: [String(n)], UnitIDs: ['a'] })).status).toBe(200);
+      const rel = await api.post('/space/rels/release', {});
+      expect(rel.status, rel.text).toBe(201);
+    }
+    requests.length = 0;
+    counting = true;
+    const third = await api.get('/space/rels/release/3');
+    counting = false;
+    expect(third.status, third.text).toBe(200);
+    expect(third.body).toMatchObject({ ReleaseNum: 3, Slug: 'release-3' });
+    // Past the caller and the Space: the Tag's claim, the Tag, the Release — no query of the Space's Releases.
+    expect(requests.filter((q) => q.keys.some((k) => k.includes('$release_1#ReleaseID_') && q.command === 'Query'))).toHaveLength(0);
+    expect(requests.filter((q) => q.keys.some((k) => k.includes('$slug_1#Kind_tag#Slug_release-3')))).toHaveLength(1);
+    // The Tag deleted, the Release is still found (by reading the Releases).
+    expect((await api.del('/space/rels/tag/release-3')).status).toBe(204);
+    expect((await api.get('/space/rels/release/3')).body.ReleaseID).toBe(third.body.ReleaseID);
+    expect((await api.get('/space/rels/release/11')).status).toBe(404);
+    expect((await api.get('/space/rels/release/99')).status).toBe(404);
   });
 });
