@@ -109,6 +109,29 @@ export async function cursorPage<S, T extends { Slug: string }>(deps: Deps, wher
   }
 }
 
+/**
+ * A page of a list kept in order by its own key (a Space's Releases, newest first): read with
+ * DynamoDB's cursor from `continue`, only as many items as the page needs (and one more, so a page that
+ * ends the list says so), more while a `where` leaves it short; the token it gives back resumes right
+ * after the last item it answered with.
+ */
+export async function keyedPage<T>(read: (want: number, after?: string) => Promise<{ items: { item: T; cursor: string }[]; next?: string }>, queries: Query[], p: ListParams): Promise<Page<T>> {
+  const limit = p.limit ?? 100;
+  const out: T[] = [];
+  let after = p.continue;
+  for (;;) {
+    const want = queries.length ? Math.min(1000, Math.max(limit, 50)) : limit - out.length + 1;
+    const page = await read(want, after);
+    for (const [i, { item, cursor }] of page.items.entries()) {
+      if (!queries.every((q) => matches(q, item as Record<string, unknown>))) continue;
+      out.push(item);
+      if (out.length === limit) return { items: out, continueToken: i === page.items.length - 1 && !page.next ? undefined : cursor };
+    }
+    if (!page.next) return { items: out };
+    after = page.next;
+  }
+}
+
 function stripRelations<T>(item: T, relations: Set<string>): T {
   if (!relations.size) return item;
   const copy = { ...(item as Record<string, unknown>) };

@@ -1,4 +1,4 @@
-import type { ApiToken, ChangeOrder, Component, Group, Hold, Link, Mark, Progress, Mutation, Organization, Revision, Space, StoredRevision, Tag, Unit, User } from '../model/entities.ts';
+import type { ApiToken, ChangeOrder, Component, Group, Hold, Link, Mark, Progress, Mutation, Organization, Release, Revision, Space, StoredRevision, Tag, Unit, User } from '../model/entities.ts';
 
 /** The kinds of Space-resident entity stored alike: an ID, a slug unique in the Space, a Version. */
 export type SpaceKind = 'Tag' | 'ChangeSet' | 'Filter' | 'Target' | 'Link' | 'Release' | 'ChangeWorkflow' | 'ChangeOrder' | 'Attestation' | 'Invocation';
@@ -86,6 +86,12 @@ export interface JobPartRecord {
 /** A page of slug claims: each with the cursor that resumes right after it, and the page's own cursor if more may follow. */
 export interface SlugPage {
   claims: { ID: string; Slug: string; Cursor: string }[];
+  next?: string;
+}
+
+/** A page of a Space's Releases, newest first: each with the cursor that resumes right after it, and the page's own cursor if more may follow. */
+export interface ReleasePage {
+  items: { release: Release; cursor: string }[];
   next?: string;
 }
 
@@ -193,6 +199,11 @@ export interface Store {
   changeOrdersTouching(orgId: string, spaceId: string, o?: { inFlight?: boolean }): Promise<ChangeOrder[]>;
   progressOf(changeOrderId: string): Promise<Progress[]>;
   releaseCounter(targetId: string): Promise<ReleaseCounter>;
+  /**
+   * A page of a Space's Releases, newest first (by number), from DynamoDB's own cursor: `after` is the
+   * `next` of the page before (opaque; another list's is Invalid). Reads only the page's Releases.
+   */
+  releasePage(spaceId: string, limit: number, after?: string): Promise<ReleasePage>;
 
   /** The request an Idempotency-Key was first used for, if any. */
   getIdempotency(orgId: string, userId: string, key: string): Promise<IdempotencyRecord | undefined>;

@@ -1,8 +1,8 @@
-import type { EntityItem } from 'electrodb';
-import type { ApiToken, ChangeOrder, Component, Group, Link, Mark, Progress, Mutation, Organization, Revision, Space, StoredRevision, Tag, Unit, User } from '../model/entities.ts';
-import { Conflict, TooLarge } from '../model/errors.ts';
+import { createConversions, type EntityItem } from 'electrodb';
+import type { ApiToken, ChangeOrder, Component, Group, Link, Mark, Progress, Mutation, Organization, Release, Revision, Space, StoredRevision, Tag, Unit, User } from '../model/entities.ts';
+import { Conflict, Invalid, TooLarge } from '../model/errors.ts';
 import { COMPLETED } from '../model/change-orders.ts';
-import type { MarkWrite, OrgKind, ReleaseCounter, SluggedInSpace, SpaceKind, Store, StoreOp, WriteKind } from '../ports/store.ts';
+import type { MarkWrite, OrgKind, ReleaseCounter, ReleasePage, SluggedInSpace, SpaceKind, Store, StoreOp, WriteKind } from '../ports/store.ts';
 import { TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
 import * as E from './entities.ts';
 import { DynamoRecords, ID_FIELD, orgScope, spaceScope, userOf, type AnyEntity } from './dynamo-records.ts';
@@ -40,6 +40,11 @@ export const ITEMS_READ_AS_ENTITIES: [
 
 /** The name of a Target's release counter item. */
 const releaseCounterName = (targetId: string) => `RELEASENUM#${targetId}`;
+/** The counter item that says a Space's Releases all have their entries (those written before entries existed were added). */
+const releaseEntriesDone = (spaceId: string) => `RELEASEENTRIES#${spaceId}`;
+const releaseEntryOf = (r: Record<string, unknown>) => ({ SpaceID: String(r.SpaceID), ReleaseNum: Number(r.ReleaseNum), ReleaseID: String(r.ReleaseID) });
+/** Release entries' keys as DynamoDB cursors and back. */
+const entryCursors = createConversions(E.ReleaseEntry);
 /** The slug-claim scope of the whole table. */
 const GLOBAL = 'GLOBAL';
 
@@ -346,6 +351,8 @@ export class DynamoStore extends DynamoRecords implements Store {
             case 'create':
               if (scope) add(this.claim(scope, slugKind, slug, String(item[ID_FIELD[o.kind as SpaceKind]])), REASONS.slugTaken(o.kind, slug));
               add(entity.create(DynamoStore.clean(entity, item)).commit(), o.kind === 'Revision' || o.kind === 'Mutation' ? REASONS.revisionTaken : o.kind === 'Mark' ? REASONS.marked : `the ${o.kind} already exists`);
+              // A Release takes its place in its Space's order with it.
+              if (o.kind === 'Release') add(e.ReleaseEntry.put(releaseEntryOf(item)).commit(), 'release entry');
               break;
             case 'update': {
               add(this.patch(entity, DynamoStore.keyOf(o.kind, item), item, o.expectedVersion), REASONS.stale(o.kind));
@@ -360,6 +367,8 @@ export class DynamoStore extends DynamoRecords implements Store {
               if (typeof item.Version === 'number') del = del.where((a: AnyEntity, op: AnyEntity) => op.eq(a.Version, item.Version));
               add(del.commit(), REASONS.stale(o.kind));
               if (scope) add(this.unclaim(scope, slugKind, slug), 'slug claim missing');
+              if (o.kind === 'Release') add(e.ReleaseEntry.delete(releaseEntryOf(item)).commit(), 'release entry');
+              if (o.kind === 'Space') add(e.Counter.delete({ Name: releaseEntriesDone(String(item.SpaceID)) }).commit(), 'release entries');
               break;
             }
             case 'put':
@@ -370,6 +379,48 @@ export class DynamoStore extends DynamoRecords implements Store {
         }),
       reasons,
     );
+  }
+
+  async releasePage(spaceId: string, limit: number, after?: string): Promise<ReleasePage> {
+    // A cursor that is not one of this Space's Release pages is refused before it is sent.
+    if (after !== undefined) {
+      let start: { SpaceID?: unknown } | undefined;
+      try {
+        start = entryCursors.fromCursor.toComposite(after) as { SpaceID?: unknown };
+      } catch {
+        start = undefined;
+      }
+      if (!start || start.SpaceID !== spaceId) throw new Invalid('continue token is not one this list issued');
+    }
+    await this.backfillReleaseEntries(spaceId);
+    const page = await this.db.ReleaseEntry.query.primary({ SpaceID: spaceId }).go({ order: 'desc', limit, cursor: after ?? null });
+    const byId = new Map<string, Release>();
+    for (let i = 0; i < page.data.length; i += 100) {
+      const keys = page.data.slice(i, i + 100).map((x) => ({ SpaceID: spaceId, ReleaseID: x.ReleaseID }));
+      const { data, unprocessed } = await this.db.Release.get(keys).go({ unprocessed: 'item' });
+      for (const r of data as Release[]) byId.set(r.ReleaseID, r);
+      for (const k of unprocessed) {
+        const r = (await this.db.Release.get(k as { SpaceID: string; ReleaseID: string }).go()).data as Release | null;
+        if (r) byId.set(r.ReleaseID, r);
+      }
+    }
+    // Newest first, as the entries are (equal numbers, two Targets', by ID); each with the cursor that resumes after it.
+    const items = page.data.flatMap((x) => {
+      const release = byId.get(x.ReleaseID);
+      return release ? [{ release, cursor: entryCursors.fromComposite.toCursor({ SpaceID: spaceId, ReleaseNum: x.ReleaseNum, ReleaseID: x.ReleaseID }) }] : [];
+    });
+    return { items, next: page.cursor ?? undefined };
+  }
+
+  /**
+   * Gives the Releases a Space had before Release entries existed their entries, once per Space (a
+   * counter item records it): written with the same content however often, so two at once are harmless.
+   */
+  private async backfillReleaseEntries(spaceId: string): Promise<void> {
+    if ((await this.db.Counter.get({ Name: releaseEntriesDone(spaceId) }).go()).data) return;
+    const all = await this.listInSpace<Release>('Release', spaceId);
+    if (all.length) await this.db.ReleaseEntry.put(all.map((r) => releaseEntryOf(r as unknown as Record<string, unknown>))).go();
+    await this.db.Counter.put({ Name: releaseEntriesDone(spaceId), Value: all.length, Version: 1 }).go();
   }
 
   async releaseCounter(targetId: string): Promise<ReleaseCounter> {

@@ -192,6 +192,17 @@ export const Release = new Entity({
   indexes: { primary: primary(['SpaceID'], ['ReleaseID']) },
 });
 
+/**
+ * A Release's place in its Space's order, newest first by number: written (and deleted) by the store in
+ * the transaction that writes (or deletes) its Release, so a Space's Releases page with DynamoDB's own
+ * cursor instead of being read whole and sorted.
+ */
+export const ReleaseEntry = new Entity({
+  model: { entity: 'releaseentry', version: '1', service },
+  attributes: { SpaceID: reqStr, ReleaseNum: { type: 'number', required: true, padding: { length: 10, char: '0' } }, ReleaseID: reqStr },
+  indexes: { primary: primary(['SpaceID'], ['ReleaseNum', 'ReleaseID']) },
+});
+
 /** A Link lives in its downstream Space; the GSI serves "the Links pointing at a Unit" (merge cursors, fan-out). */
 export const Link = new Entity({
   model: { entity: 'link', version: '1', service },
@@ -305,7 +316,7 @@ export function documentClient(raw: unknown): DynamoDBDocumentClient {
 }
 
 export function makeService(raw: unknown, table: string, client = documentClient(raw)) {
-  const all = { Organization, User, Group, ApiToken, Attestation, Invocation, SlugClaim, Space, Component, Unit, Revision, Mutation, Tag, ChangeSet, Filter, Target, Mark, Link, Release, Counter, ChangeWorkflow, ChangeOrder, Progress, Outbox, ProcessedEvent, IdempotencyRecord, Job, JobPart, RunningJob, Hold };
+  const all = { Organization, User, Group, ApiToken, Attestation, Invocation, SlugClaim, Space, Component, Unit, Revision, Mutation, Tag, ChangeSet, Filter, Target, Mark, Link, Release, ReleaseEntry, Counter, ChangeWorkflow, ChangeOrder, Progress, Outbox, ProcessedEvent, IdempotencyRecord, Job, JobPart, RunningJob, Hold };
   // A Service binds its entities to its table and client: each store gets entities of its own, so two
   // stores on two tables in one process (tests, benchmarks) never write through each other's.
   const own = Object.fromEntries(Object.entries(all).map(([name, e]) => [name, new Entity((e as unknown as { schema: never }).schema)])) as unknown as typeof all;

@@ -3,9 +3,11 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createOrganization } from '../../lib/local/bootstrap.ts';
 import { startServer, type LocalServer } from '../../lib/local/server.ts';
 import { localDeps } from '../../lib/local/wiring.ts';
+import { DeleteItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoStore } from '../../lib/store/dynamo-store.ts';
 import { dynamoClient, ensureTable } from '../../lib/store/table.ts';
 import { Api, deploymentYaml } from '../support/harness.ts';
+import { cubAt } from '../support/cli.ts';
 
 /**
  * What a request asks of DynamoDB (issue 15: fewer requests per Unit, reads that don't grow with
@@ -30,10 +32,11 @@ client.middlewareStack.add(
 let server: LocalServer;
 let api: Api;
 let store: DynamoStore;
+let table: string;
 let orgId: string;
 
 beforeAll(async () => {
-  const table = `promreq-${randomUUID().slice(0, 8)}`;
+  table = `promreq-${randomUUID().slice(0, 8)}`;
   await ensureTable(client, table);
   store = new DynamoStore(client, table);
   const { deps } = localDeps(store);
@@ -137,5 +140,69 @@ describe('a Release by its number', () => {
     expect((await api.get('/space/rels/release/3')).body.ReleaseID).toBe(third.body.ReleaseID);
     expect((await api.get('/space/rels/release/11')).status).toBe(404);
     expect((await api.get('/space/rels/release/99')).status).toBe(404);
+  });
+});
+
+describe("a Space's Releases, a page at a time", () => {
+  const nums = (r: { body: { ReleaseNum: number }[] }) => r.body.map((x) => x.ReleaseNum);
+  it('page newest first with DynamoDB’s cursor, reading only the page’s Releases; a where reads on until the page is full', async () => {
+    // 'rels' has Releases 1..10 (above). The first paged read gives the Space's Releases their entries once.
+    const first = await api.get('/space/rels/release?limit=4');
+    expect(nums(first)).toEqual([10, 9, 8, 7]);
+    requests.length = 0;
+    counting = true;
+    const second = await api.get(`/space/rels/release?limit=4&continue=${first.headers.get('x-continue')}`);
+    counting = false;
+    expect(nums(second)).toEqual([6, 5, 4, 3]);
+    // One query of the entries (4 and one more) and one batch read of those Releases: no query of the Space's Releases.
+    expect(requests.filter((q) => q.command === 'Query' && q.keys.some((k) => k.includes('$release_1#ReleaseID_')))).toHaveLength(0);
+    expect(requests.filter((q) => q.command === 'Query' && q.keys.some((k) => k.includes('$releaseentry_1')))).toHaveLength(1);
+    expect(requests.filter((q) => q.command === 'BatchGetItem').map((q) => q.keys.length)).toEqual([5]);
+    const last = await api.get(`/space/rels/release?limit=4&continue=${second.headers.get('x-continue')}`);
+    expect(nums(last)).toEqual([2, 1]);
+    expect(last.headers.get('x-continue')).toBeNull();
+    // A page that ends the list exactly says so.
+    expect((await api.get('/space/rels/release?limit=10')).headers.get('x-continue')).toBeNull();
+    // Filtered: read on until the page is full.
+    const odd = await api.get(`/space/rels/release?limit=2&where=${encodeURIComponent('ReleaseNum < 6')}`);
+    expect(nums(odd)).toEqual([5, 4]);
+    expect(nums(await api.get(`/space/rels/release?limit=2&where=${encodeURIComponent('ReleaseNum < 6')}&continue=${odd.headers.get('x-continue')}`))).toEqual([3, 2]);
+    // The whole list, unpaged, is the same order.
+    expect(nums(await api.get('/space/rels/release'))).toEqual([10, 9, 8, 7, 6, 5, 4, 3, 2, 1]);
+    // cub pages the same way: `-q` prints the numbers, the next page's flag goes to standard error.
+    const cub = cubAt(server.url, api.token!);
+    const one = await cub(['release', 'list', '--space', 'rels', '--limit', '3', '-q']);
+    expect(one.code, one.stderr).toBe(0);
+    expect(one.stdout).toBe('10\n9\n8\n');
+    const token = /more: --continue (\S+)/.exec(one.stderr)?.[1];
+    expect(token).toBeTruthy();
+    expect((await cub(['release', 'list', '--space', 'rels', '--limit', '3', '--continue', token!, '-q'])).stdout).toBe('7\n6\n5\n');
+    const bad = await cub(['release', 'list', '--space', 'rels', '--limit', '3', '--continue', 'bm90LWEtY3Vyc29y']);
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toContain('continue token is not one this list issued');
+    // Another list's token, or one made up, is refused.
+    const units = await api.get('/space/shop-base/unit?limit=1');
+    expect((await api.get(`/space/rels/release?limit=2&continue=${units.headers.get('x-continue')}`)).status).toBe(400);
+    expect((await api.get('/space/rels/release?limit=2&continue=bm90LWEtY3Vyc29y')).status).toBe(400);
+    expect((await api.get(`/space/shop-base/release?limit=2&continue=${first.headers.get('x-continue')}`)).status).toBe(400);
+  });
+
+  it('include the Releases written before their entries existed', async () => {
+    // Releases as an earlier version wrote them: no entries, and the Space not yet visited.
+    expect((await api.post('/space', { Slug: 'old-rels', ReleaseTargetID: 'shop-base/cluster' })).status).toBe(201);
+    expect((await api.post('/space/old-rels/unit', { Slug: 'a', Data: deploymentYaml('a', { namespace: 'prod' }) })).status).toBe(201);
+    for (let n = 2; n < 5; n++) {
+      expect((await api.post('/space/old-rels/function/invoke', { FunctionName: 'set-replicas', Arguments: [String(n)], UnitIDs: ['a'] })).status).toBe(200);
+      expect((await api.post('/space/old-rels/release', {})).status).toBe(201);
+    }
+    const spaceId = (await api.get('/space/old-rels')).body.SpaceID as string;
+    const entries = await client.send(new QueryCommand({ TableName: table, KeyConditionExpression: 'pk = :p AND begins_with(sk, :s)', ExpressionAttributeValues: { ':p': { S: `$baton#SpaceID_${spaceId}` }, ':s': { S: '$releaseentry_1#' } } }));
+    expect(entries.Items).toHaveLength(3);
+    for (const e of entries.Items!) await client.send(new DeleteItemCommand({ TableName: table, Key: { pk: e.pk!, sk: e.sk! } }));
+    const all = (await api.get('/space/old-rels/release')).body.map((r: { ReleaseNum: number }) => r.ReleaseNum);
+    expect(all).toHaveLength(3);
+    const paged = await api.get('/space/old-rels/release?limit=2');
+    expect(nums(paged)).toEqual(all.slice(0, 2));
+    expect(nums(await api.get(`/space/old-rels/release?limit=2&continue=${paged.headers.get('x-continue')}`))).toEqual(all.slice(2));
   });
 });

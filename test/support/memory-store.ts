@@ -1,4 +1,4 @@
-import type { ApiToken, ChangeOrder, Component, Group, Hold, Link, Mark, Mutation, Organization, Progress, Revision, Space, StoredRevision, Tag, Unit, User } from '../../lib/model/entities.ts';
+import type { ApiToken, ChangeOrder, Component, Group, Hold, Link, Mark, Mutation, Organization, Progress, Release, Revision, Space, StoredRevision, Tag, Unit, User } from '../../lib/model/entities.ts';
 import { Conflict, Invalid } from '../../lib/model/errors.ts';
 import type { IdempotencyRecord, JobPartRecord, JobRecord, SlugPage, MarkWrite, OrgKind, OutboxItem, ReleaseCounter, SluggedInSpace, SpaceKind, Store, StoreOp, WriteKind } from '../../lib/ports/store.ts';
 import { TRANSACTION_MAX_ITEMS } from '../../lib/util/chunk.ts';
@@ -164,6 +164,15 @@ export class MemoryStore implements Store {
     ]);
 
   linksInto = async (unitId: string) => this.all<Link>('Link', (l) => l.ToUnitID === unitId);
+  /** Newest first by number; a cursor is the offset after an item (this store's own cursor). */
+  releasePage = async (spaceId: string, limit: number, after?: string) => {
+    const all = this.all<Release>('Release', (r) => r.SpaceID === spaceId).sort((a, b) => b.ReleaseNum - a.ReleaseNum || (a.ReleaseID < b.ReleaseID ? 1 : -1));
+    const start = after === undefined ? 0 : Number(Buffer.from(after, 'base64url').toString());
+    if (!Number.isInteger(start)) throw new Invalid('continue token is not one this list issued');
+    const cursor = (n: number) => Buffer.from(String(n)).toString('base64url');
+    const items = all.slice(start, start + limit).map((release, i) => ({ release, cursor: cursor(start + i + 1) }));
+    return { items, next: start + limit < all.length ? cursor(start + limit) : undefined };
+  };
   changeOrdersOf = async (orgId: string) => this.all<ChangeOrder>('ChangeOrder', (c) => c.OrganizationID === orgId);
   changeOrdersTouching = async (orgId: string, spaceId: string, o: { inFlight?: boolean } = {}) =>
     this.all<ChangeOrder>('ChangeOrder', (c) => c.OrganizationID === orgId && (c.InScopeSpaceIDs.includes(spaceId) || c.SpaceID === spaceId) && (!o.inFlight || (c.Stage !== 'Completed' && !c.AbortedReason)));

@@ -7,7 +7,7 @@ import { DetailType, HOOK_SOURCE, HookDetail } from '../../events/contracts.ts';
 import { publishRelease } from '../../changes/release.ts';
 import { findRelease, releaseData, releasesOf } from '../../releases/bundle.ts';
 import { withdraw, writeLiveStatus } from '../../releases/live-status.ts';
-import { listQueries, page } from '../lists.ts';
+import { keyedPage, listQueries, page } from '../lists.ts';
 import { pathSpace, withSpace } from '../resolve.ts';
 import { listReply, MAX_HOOK_BODY, route } from '../route.ts';
 import { HookBody, ListQuery, NoBody, NoQuery, PublishRelease, UpdateRelease } from '../schemas.ts';
@@ -60,9 +60,15 @@ export const releaseRoutes = [
     async handle({ deps, caller, params, query }) {
       const space = await pathSpace(deps, caller, params);
       const queries = await listQueries(deps, caller, 'Release', query, space);
-      const p = await page((await releasesOf(deps, space)).map((r) => withSpace(r, space)), queries, query);
-      // Newest first reads best for releases; paging stays by slug.
-      return listReply({ ...p, items: p.items.sort((a: Release, b: Release) => b.ReleaseNum - a.ReleaseNum) });
+      // Newest first. Asked for a page, read with DynamoDB's cursor over the Space's Releases in that order.
+      if (query.limit === undefined && query.continue === undefined) {
+        return listReply(await page((await releasesOf(deps, space)).map((r) => withSpace(r, space)), queries, query).then((p) => ({ ...p, items: p.items.sort((a: Release, b: Release) => b.ReleaseNum - a.ReleaseNum) })));
+      }
+      const read = async (want: number, after?: string) => {
+        const p = await deps.store.releasePage(space.SpaceID, want, after);
+        return { items: p.items.map((x) => ({ item: withSpace(x.release, space), cursor: x.cursor })), next: p.next };
+      };
+      return listReply(await keyedPage(read, queries, query));
     },
   }),
   route({
