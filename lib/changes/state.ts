@@ -9,13 +9,17 @@ export function deriveProgress(co: ChangeOrder, progress: Progress[], spaces: Ma
   const resolved = progress.filter((p) => p.ResolvedAt).map((p) => p.SpaceID);
   const released = progress.filter((p) => p.ReleaseID);
   const inScope = co.InScopeSpaceIDs;
-  const taken = inScope.filter((id) => resolved.includes(id));
+  // Sets, not array scans: a fleet's ChangeOrder has a thousand Spaces in scope and as many progress items.
+  const scope = new Set(inScope);
+  const resolvedSet = new Set(resolved);
+  const releasedSet = new Set(released.map((p) => p.SpaceID));
+  const taken = inScope.filter((id) => resolvedSet.has(id));
   const needRelease = inScope.filter((id) => spaces.get(id)?.ReleaseTargetID);
   // Demoted Spaces, and those that released what the demote restored.
   const restored = progress.filter((p) => p.RestoredAt).map((p) => p.SpaceID);
   const restoreReleased = progress.filter((p) => p.RestoreReleaseID).map((p) => p.SpaceID);
-  const tookInScope = progress.filter((p) => p.ResolvedAt && inScope.includes(p.SpaceID));
-  const releasedInScope = released.filter((p) => inScope.includes(p.SpaceID));
+  const tookInScope = progress.filter((p) => p.ResolvedAt && scope.has(p.SpaceID));
+  const releasedInScope = released.filter((p) => scope.has(p.SpaceID));
   let state: ChangeOrderState;
   if (co.AbortedReason && tookInScope.length && tookInScope.every((p) => p.RestoredAt)) {
     // Restored once every Space that took it was demoted; RestoreReleased once every Space that had released it released the restore.
@@ -23,7 +27,7 @@ export function deriveProgress(co: ChangeOrder, progress: Progress[], spaces: Ma
   } else if (co.AbortedReason) state = ChangeOrderState.Aborted;
   else if (!taken.length) state = ChangeOrderState.New;
   else if (taken.length < inScope.length) state = ChangeOrderState.InProgress;
-  else if (needRelease.length && needRelease.every((id) => released.some((p) => p.SpaceID === id))) state = ChangeOrderState.Released;
+  else if (needRelease.length && needRelease.every((id) => releasedSet.has(id))) state = ChangeOrderState.Released;
   else state = ChangeOrderState.Resolved;
   return {
     State: state,
