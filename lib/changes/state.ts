@@ -1,4 +1,23 @@
 import { COMPLETED, ChangeOrderState, failureAllowance, type ChangeOrder, type ChangeOrderProgress, type Progress, type Space, type WorkflowStage } from '../model/entities.ts';
+import type { Query, Term } from '../where/ast.ts';
+
+/** The States a ChangeOrder that was not aborted can be in (deriveProgress: any other needs AbortedReason). */
+const NOT_ABORTED_STATES: ReadonlySet<string> = new Set([ChangeOrderState.New, ChangeOrderState.InProgress, ChangeOrderState.Resolved, ChangeOrderState.Released]);
+
+/**
+ * What the stored ChangeOrder must be for a list's `where` to keep its derived view, so the database
+ * leaves the others out before any is derived: a term `Completed = false` (Completed is the stored Stage
+ * being Completed) keeps none that is; `State = s` or `State IN (…)` naming only States of a ChangeOrder
+ * not aborted keeps none that was. Every query must say so (they are ANDed; a term, within one).
+ */
+export function storedFilters(queries: Query[]): { notCompleted: boolean; notAborted: boolean } {
+  const attr = (t: Term, name: string) => t.left.kind === 'attr' && t.left.path.length === 1 && t.left.path[0] === name;
+  const literals = (t: Term) => (t.right?.kind === 'literal' ? [t.right.literal] : t.right?.kind === 'list' ? t.right.items : []);
+  const notCompleted = (t: Term) => attr(t, 'Completed') && !t.truth && ((t.op === '=' && literals(t)[0]?.value === false) || (t.op === '!=' && literals(t)[0]?.value === true));
+  const notAborted = (t: Term) => attr(t, 'State') && !t.truth && (t.op === '=' || t.op === 'IN') && literals(t).length > 0 && literals(t).every((l) => typeof l.value === 'string' && NOT_ABORTED_STATES.has(l.value));
+  const all = queries.flatMap((q) => q.terms);
+  return { notCompleted: all.some(notCompleted), notAborted: all.some(notAborted) };
+}
 
 /**
  * What a ChangeOrder's progress says: State, the Spaces that took it and released it. New until a Space

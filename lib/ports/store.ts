@@ -191,7 +191,8 @@ export interface Store {
   transact(ops: StoreOp[]): Promise<void>;
   /** The Links whose upstream is this Unit, in any Space. */
   linksInto(unitId: string): Promise<Link[]>;
-  changeOrdersOf(orgId: string): Promise<ChangeOrder[]>;
+  /** The ChangeOrders of an organization; the database leaves out the Completed ones (`notCompleted`) and the aborted ones (`notAborted`) when asked. */
+  changeOrdersOf(orgId: string, o?: { notCompleted?: boolean; notAborted?: boolean }): Promise<ChangeOrder[]>;
   /**
    * The ChangeOrders of an organization that reach a Space (in their scope, or made in it); with
    * `inFlight`, only those neither Completed nor aborted. The database filters: only those come back.

@@ -428,8 +428,13 @@ export class DynamoStore extends DynamoRecords implements Store {
     return { TargetID: targetId, Value: data?.Value ?? 0, Version: data?.Version ?? 0 };
   }
 
-  async changeOrdersOf(orgId: string): Promise<ChangeOrder[]> {
-    return (await this.db.ChangeOrder.query.byOrg({ OrganizationID: orgId }).go({ pages: 'all' })).data;
+  async changeOrdersOf(orgId: string, o: { notCompleted?: boolean; notAborted?: boolean } = {}): Promise<ChangeOrder[]> {
+    const q = this.db.ChangeOrder.query.byOrg({ OrganizationID: orgId });
+    if (!o.notCompleted && !o.notAborted) return (await q.go({ pages: 'all' })).data;
+    const filtered = q.where((a: AnyEntity, op: AnyEntity) =>
+      [o.notCompleted ? `(${op.notExists(a.Stage)} OR ${op.ne(a.Stage, COMPLETED)})` : '', o.notAborted ? op.notExists(a.AbortedReason) : ''].filter(Boolean).join(' AND '),
+    );
+    return (await filtered.go({ pages: 'all' })).data;
   }
 
   async changeOrdersTouching(orgId: string, spaceId: string, o: { inFlight?: boolean } = {}): Promise<ChangeOrder[]> {

@@ -114,6 +114,22 @@ describe('the change orders a Space report re-evaluates', () => {
     expect(requests.map((r) => r.command)).toEqual(['Query']);
     expect(slugs(await store.changeOrdersOf(orgId))).toEqual(['dropped', 'next', 'own', 'scale']);
   });
+
+  it('the organization’s list derives only those its where can keep: the same answer, without the Completed or aborted ones’ progress', async () => {
+    const where = "State IN ('New', 'InProgress', 'Resolved', 'Released') AND Completed = false";
+    const slugs = (cos: { Slug: string }[]) => cos.map((c) => c.Slug).sort();
+    const everything = (await api.get('/change_order')).body as { Slug: string; State: string; Completed: boolean }[];
+    expect(everything.map((c) => `${c.Slug}:${c.State}:${c.Completed}`).sort()).toEqual(['dropped:Aborted:false', 'next:New:false', 'own:New:false', 'scale:Resolved:true']);
+    requests.length = 0;
+    counting = true;
+    const inFlight = await api.get(`/change_order?where=${encodeURIComponent(where)}`);
+    counting = false;
+    expect(inFlight.body.map((c: { Slug: string }) => c.Slug).sort()).toEqual(['next', 'own']);
+    // Only their progress is read: one query each.
+    expect(requests.filter((q) => q.command === 'Query' && q.keys.some((k) => k.includes('$progress_1#SpaceID_')))).toHaveLength(2);
+    expect(slugs(await store.changeOrdersOf(orgId, { notCompleted: true }))).toEqual(['dropped', 'next', 'own']);
+    expect(slugs(await store.changeOrdersOf(orgId, { notAborted: true }))).toEqual(['next', 'own', 'scale']);
+  });
 });
 
 describe('a Release by its number', () => {

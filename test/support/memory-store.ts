@@ -173,7 +173,8 @@ export class MemoryStore implements Store {
     const items = all.slice(start, start + limit).map((release, i) => ({ release, cursor: cursor(start + i + 1) }));
     return { items, next: start + limit < all.length ? cursor(start + limit) : undefined };
   };
-  changeOrdersOf = async (orgId: string) => this.all<ChangeOrder>('ChangeOrder', (c) => c.OrganizationID === orgId);
+  changeOrdersOf = async (orgId: string, o: { notCompleted?: boolean; notAborted?: boolean } = {}) =>
+    this.all<ChangeOrder>('ChangeOrder', (c) => c.OrganizationID === orgId && (!o.notCompleted || c.Stage !== 'Completed') && (!o.notAborted || !c.AbortedReason));
   changeOrdersTouching = async (orgId: string, spaceId: string, o: { inFlight?: boolean } = {}) =>
     this.all<ChangeOrder>('ChangeOrder', (c) => c.OrganizationID === orgId && (c.InScopeSpaceIDs.includes(spaceId) || c.SpaceID === spaceId) && (!o.inFlight || (c.Stage !== 'Completed' && !c.AbortedReason)));
   progressOf = async (coId: string) => this.all<Progress>('Progress', (p) => p.ChangeOrderID === coId);

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { intervalOf } from '../../lib/changes/intervals.ts';
 import { planPromotion } from '../../lib/changes/plan.ts';
 import { checkNoSkips, downstreamOf, selectScope } from '../../lib/changes/scope.ts';
-import { deriveProgress, lastNonEmpty, reachedStage, recordedStageIndex, type StageSpaces } from '../../lib/changes/state.ts';
+import { deriveProgress, lastNonEmpty, reachedStage, recordedStageIndex, storedFilters, type StageSpaces } from '../../lib/changes/state.ts';
 import { mergeWaves } from '../../lib/changes/waves.ts';
 import type { ChangeOrder, Link, Progress, Space, Unit } from '../../lib/model/entities.ts';
 import { Conflict, Invalid } from '../../lib/model/errors.ts';
@@ -259,5 +259,20 @@ describe('promotion plan: which Stage, which Spaces, gates over which', () => {
     { name: 'no workflow and no Spaces named', s: [], req: {}, want: { noWorkflow: true } },
   ])('refuses: $name', ({ s, req, want }) => {
     expect(planPromotion(s, base, () => true, req)).toEqual(want);
+  });
+});
+
+describe('a ChangeOrder list: what its where rules out before anything is derived', () => {
+  const filters = (...wheres: string[]) => storedFilters(wheres.map((w) => parseWhere(w, 'ChangeOrder')));
+  it('leaves out Completed ones for Completed = false, and aborted ones for States only a ChangeOrder not aborted has', () => {
+    expect(filters("State IN ('New', 'InProgress', 'Resolved', 'Released') AND Completed = false")).toEqual({ notCompleted: true, notAborted: true });
+    expect(filters('Completed != true')).toEqual({ notCompleted: true, notAborted: false });
+    expect(filters("State = 'InProgress'")).toEqual({ notCompleted: false, notAborted: true });
+    // A where that may keep one of them rules nothing out.
+    expect(filters("State IN ('New', 'Aborted')", 'Completed = true', "State != 'Aborted'", "Slug = 'x'")).toEqual({ notCompleted: false, notAborted: false });
+    expect(filters("State IN ('Restored')")).toEqual({ notCompleted: false, notAborted: false });
+    // Two queries (a where and a saved filter) are ANDed: either may rule out.
+    expect(filters("Slug LIKE 'r%'", 'Completed = false')).toEqual({ notCompleted: true, notAborted: false });
+    expect(filters()).toEqual({ notCompleted: false, notAborted: false });
   });
 });

@@ -4,6 +4,7 @@ import { visible } from '../access.ts';
 import type { ChangeOrder, ChangeWorkflow, Space } from '../../model/entities.ts';
 import { createChangeOrder } from '../../changes/create.ts';
 import { derive } from '../../changes/progress.ts';
+import { storedFilters } from '../../changes/state.ts';
 import { cloneWorkflow, createWorkflow, updateChangeOrder, updateWorkflow } from '../../changes/workflows.ts';
 import { findInSpace } from '../../variants/lookup.ts';
 import { cursorPage, listQueries, page } from '../lists.ts';
@@ -124,7 +125,8 @@ export const changeRoutes = [
       const all = await deps.store.listSpaces(caller.OrganizationID);
       const spaces = new Map(all.map((s): [string, Space] => [s.SpaceID, s]));
       const seen = new Set(visible(caller, all).map((s) => s.SpaceID));
-      const cos = await Promise.all((await deps.store.changeOrdersOf(caller.OrganizationID)).filter((c) => seen.has(c.SpaceID)).map(async (c) => ({ ...(await derive(deps, caller, c, { spaces })), SpaceSlug: spaces.get(c.SpaceID)?.Slug })));
+      // What the where rules out on the stored ChangeOrder (Completed, aborted) is left out by the database, not derived and dropped.
+      const cos = await Promise.all((await deps.store.changeOrdersOf(caller.OrganizationID, storedFilters(queries))).filter((c) => seen.has(c.SpaceID)).map(async (c) => ({ ...(await derive(deps, caller, c, { spaces })), SpaceSlug: spaces.get(c.SpaceID)?.Slug })));
       return listReply(await page(cos, queries, query));
     },
   }),
