@@ -3,8 +3,10 @@
  * M Units and N variant Spaces across dev, staging and prod), promotes one ChangeOrder through the three
  * stages, and prints Units promoted per second, DynamoDB requests per Unit (and by command), the
  * ceiling of the same DynamoDB engine for the minimal write per Unit (one transaction: revision, head,
- * start and end marks; 16 in flight) measured in the same run, the ratio of the two, and the requests
- * one `changeorder get` costs, and each stage's wall time. A stage runs as a user's promotion would: in
+ * start and end marks; 16 in flight) measured in the same run, the ratio of the two; the same engine's
+ * rate for the write a promotion does make per Unit (7 items, bare) and the promotion's ratio to that;
+ * the dry run of the prod Stage (time, requests); the requests one `changeorder get` and one rollout-page
+ * read cost, and each stage's wall time. A stage runs as a user's promotion would: in
  * the request up to BATON_JOB_THRESHOLD (100) Spaces, as a job past it (marked `j`; the bench waits on the
  * worker pool, not by polling); `--jobs` runs every stage as a job. With --json, one JSON object per size;
  * with --trace, each DynamoDB request of the promotions as it is sent; with --profile, a CPU profile of them.
