@@ -125,16 +125,22 @@ export function readAhead(deps: ChangeDeps, ctx: PromoteContext, spaces: Space[]
     if (i >= next) {
       const group = spaces.slice(i, i + size);
       next = i + group.length;
-      const all = Promise.all(group.map((s) => readSpace(deps, s))).then(async (read) => {
-        const keys = read.flatMap(({ units, links }) => {
-          const linked = new Set(links.filter((l) => l.UpdateType === ctx.co.UpdateType).map((l) => l.FromUnitID));
-          return units.filter((u) => linked.has(u.UnitID) && u.ToolchainType !== DESCRIBING_TOOLCHAIN && u.HeadRevisionNum > 0 && !ctx.marks.end.has(u.UnitID) && !ctx.heads.has(u.UnitID));
+      // Each Space's read stands alone: one that fails fails its Space only.
+      const reads = group.map((s) => readSpace(deps, s));
+      const heads = Promise.allSettled(reads).then(async (settled) => {
+        const keys = settled.flatMap((r) => {
+          if (r.status === 'rejected') return [];
+          const linked = new Set(r.value.links.filter((l) => l.UpdateType === ctx.co.UpdateType).map((l) => l.FromUnitID));
+          return r.value.units.filter((u) => linked.has(u.UnitID) && u.ToolchainType !== DESCRIBING_TOOLCHAIN && u.HeadRevisionNum > 0 && !ctx.marks.end.has(u.UnitID) && !ctx.heads.has(u.UnitID));
         }).map((u) => ({ UnitID: u.UnitID, RevisionNum: u.HeadRevisionNum }));
-        for (const rev of await ctx.batch(keys.length > 1 ? keys : [])) ctx.heads.set(rev.UnitID, { head: rev.RevisionNum, data: decompress(rev.Data) });
-        return read;
+        try {
+          for (const rev of await ctx.batch(keys.length > 1 ? keys : [])) ctx.heads.set(rev.UnitID, { head: rev.RevisionNum, data: decompress(rev.Data) });
+        } catch {
+          // Not read ahead: each Unit reads its own head as it merges.
+        }
       });
       group.forEach((s, k) => {
-        const one = all.then((read) => read[k]!);
+        const one = heads.then(() => reads[k]!);
         // A Space never started (its Stage's failure budget spent) leaves its read unused: not an unhandled failure.
         one.catch(() => undefined);
         pending.set(s.SpaceID, one);

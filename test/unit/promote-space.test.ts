@@ -128,15 +128,19 @@ describe('promoting one Space over an in-memory store', () => {
     expect((await reads(f.base)).units).toHaveLength(2);
   });
 
-  it('reads ahead without an unhandled failure when a group’s read fails and a Space of it is never started', async () => {
+  it('reads ahead Space by Space: a failed read fails its own Space only, and leaves nothing unhandled', async () => {
     const ctx = await promoteContext(f.deps, f.co, {});
     const { Space: dev2 } = await createVariant(f.deps, caller, { Name: 'dev2', UpstreamSpaceID: 'acme-base', Stage: 'dev' });
-    f.store.listUnits = async () => {
-      throw new Error('the database went away');
+    const { Space: dev3 } = await createVariant(f.deps, caller, { Name: 'dev3', UpstreamSpaceID: 'acme-base', Stage: 'dev' });
+    const listUnits = f.store.listUnits.bind(f.store);
+    f.store.listUnits = async (spaceId) => {
+      if (spaceId === dev2.SpaceID || spaceId === dev3.SpaceID) throw new Error('the database went away');
+      return listUnits(spaceId);
     };
-    const reads = readAhead(f.deps, ctx, [f.dev, dev2]);
-    await expect(reads(f.dev)).rejects.toThrow('the database went away');
-    // dev2's read failed too and is never asked for: nothing unhandled is left behind (vitest fails the run on one).
+    const reads = readAhead(f.deps, ctx, [f.dev, dev2, dev3]);
+    expect((await reads(f.dev)).units).toHaveLength(2);
+    await expect(reads(dev2)).rejects.toThrow('the database went away');
+    // dev3's read failed too and is never asked for: nothing unhandled is left behind (vitest fails the run on one).
     await new Promise((r) => setTimeout(r, 10));
   });
 
