@@ -1,7 +1,7 @@
 import { bool, flag, flags, need, pairs, UsageError, type Args } from '../args.ts';
 import { seg, type Client } from '../client.ts';
 import { print, say, type Column } from '../output.ts';
-import { type Command, type HelpTable, out, listHelp } from '../common.ts';
+import { type Command, type HelpTable, out, list, listHelp } from '../common.ts';
 import type { Attestation, AttestationView, Group, TokenView, User } from '../../lib/model/entities.ts';
 import type { ApproveAnswer } from '../api.ts';
 
@@ -184,7 +184,7 @@ export const peopleCommands: Record<string, Record<string, Command>> = {
     },
     list: async (a, c) => {
       const space = need(a, 'space', 'cub attestation list --space <space>');
-      print((await c.get<AttestationView[]>(`/space/${seg(space)}/attestation`, { where: flag(a, 'where'), limit: flag(a, 'limit') })).body, out(a), attestationCols);
+      await list(c, a, `/space/${seg(space)}/attestation`, attestationCols);
     },
     get: async (a, c) => {
       const space = need(a, 'space', 'cub attestation get --space <space> <attestation-id>');
@@ -242,7 +242,7 @@ export const peopleHelp: HelpTable = {
       flags: ['space', 'type', 'change-order', 'claim', 'note', 'where', ['revision', 'attest this revision of each Unit (default the head)'], 'expires-in', 'reject', 'dry-run'],
       example: 'cub attestation create --space acme-prod-use1 --type ChangeRecord --change-order acme-base/release-v452 --claim servicenow.com/change=CHG0012345',
     },
-    list: { summary: 'The attestations of a Space, newest first (revocations included)', flags: ['space', 'where', 'limit'], example: 'cub attestation list --space acme-staging-euw1' },
+    list: { summary: 'The attestations of a Space, newest first (revocations included)', flags: ['space', 'where', 'filter', 'limit', 'continue'], example: 'cub attestation list --space acme-staging-euw1' },
     get: { summary: 'Show one attestation', args: [['<attestation-id>', 'its ID']], flags: ['space'], example: 'cub attestation get --space acme-staging-euw1 3f2a…' },
     revoke: { summary: 'Revoke an attestation: records a revocation beside it (it is never edited or deleted)', args: [['<attestation-id>', 'its ID (cub attestation list)']], flags: [['space', 'the Space it lives in (found when omitted)'], 'note'], example: 'cub attestation revoke 3f2a… --note "looked again"' },
   },

@@ -1,4 +1,4 @@
-import type { ApiToken, ChangeOrder, Component, Group, Hold, Link, Mark, Progress, Mutation, Organization, Release, Revision, Space, StoredRevision, Tag, Unit, User } from '../model/entities.ts';
+import type { ApiToken, AttestationView, ChangeOrder, Component, Group, Hold, Link, Mark, Progress, Mutation, Organization, Release, Revision, Space, StoredRevision, Tag, Unit, User } from '../model/entities.ts';
 
 /** The kinds of Space-resident entity stored alike: an ID, a slug unique in the Space, a Version. */
 export type SpaceKind = 'Tag' | 'ChangeSet' | 'Filter' | 'Target' | 'Link' | 'Release' | 'ChangeWorkflow' | 'ChangeOrder' | 'Attestation' | 'Invocation';
@@ -92,6 +92,12 @@ export interface SlugPage {
 /** A page of a Space's Releases, newest first: each with the cursor that resumes right after it, and the page's own cursor if more may follow. */
 export interface ReleasePage {
   items: { release: Release; cursor: string }[];
+  next?: string;
+}
+
+/** A page of a Space's attestations, newest first, as `ReleasePage`. */
+export interface AttestationPage {
+  items: { attestation: AttestationView; cursor: string }[];
   next?: string;
 }
 
@@ -205,6 +211,8 @@ export interface Store {
    * `next` of the page before (opaque; another list's is Invalid). Reads only the page's Releases.
    */
   releasePage(spaceId: string, limit: number, after?: string): Promise<ReleasePage>;
+  /** A page of a Space's attestations, newest first (CreatedAt, then ID), each with RevokedBy if revoked; as `releasePage`. */
+  attestationPage(spaceId: string, limit: number, after?: string): Promise<AttestationPage>;
 
   /** The request an Idempotency-Key was first used for, if any. */
   getIdempotency(orgId: string, userId: string, key: string): Promise<IdempotencyRecord | undefined>;

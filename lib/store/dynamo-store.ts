@@ -1,8 +1,8 @@
 import { createConversions, type EntityItem } from 'electrodb';
-import type { ApiToken, ChangeOrder, Component, Group, Link, Mark, Progress, Mutation, Organization, Release, Revision, Space, StoredRevision, Tag, Unit, User } from '../model/entities.ts';
+import type { ApiToken, Attestation, ChangeOrder, Component, Group, Link, Mark, Progress, Mutation, Organization, Release, Revision, Space, StoredRevision, Tag, Unit, User } from '../model/entities.ts';
 import { Conflict, Invalid, TooLarge } from '../model/errors.ts';
 import { COMPLETED } from '../model/change-orders.ts';
-import type { MarkWrite, OrgKind, ReleaseCounter, ReleasePage, SluggedInSpace, SpaceKind, Store, StoreOp, WriteKind } from '../ports/store.ts';
+import type { AttestationPage, MarkWrite, OrgKind, ReleaseCounter, ReleasePage, SluggedInSpace, SpaceKind, Store, StoreOp, WriteKind } from '../ports/store.ts';
 import { TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
 import * as E from './entities.ts';
 import { DynamoRecords, ID_FIELD, orgScope, spaceScope, userOf, type AnyEntity } from './dynamo-records.ts';
@@ -43,6 +43,15 @@ const releaseCounterName = (targetId: string) => `RELEASENUM#${targetId}`;
 /** The counter item that says a Space's Releases all have their entries (those written before entries existed were added). */
 const releaseEntriesDone = (spaceId: string) => `RELEASEENTRIES#${spaceId}`;
 const releaseEntryOf = (r: Record<string, unknown>) => ({ SpaceID: String(r.SpaceID), ReleaseNum: Number(r.ReleaseNum), ReleaseID: String(r.ReleaseID) });
+/** The counter item that says a Space's attestations all have their entries. */
+const attestationEntriesDone = (spaceId: string) => `ATTESTATIONENTRIES#${spaceId}`;
+/** The entry items of one Attestation (its place in the order; the revoked one's mark), as puts for a transaction. */
+const attestationEntryOps = (e: Record<string, AnyEntity>, a: Record<string, unknown>): unknown[] => [
+  e.AttestationEntry.put({ SpaceID: String(a.SpaceID), CreatedAt: String(a.CreatedAt), AttestationID: String(a.AttestationID) }).commit(),
+  ...(a.RevokedAttestationID ? [e.AttestationRevoked.put({ SpaceID: String(a.SpaceID), RevokedAttestationID: String(a.RevokedAttestationID), RevokedBy: String(a.AttestationID) }).commit()] : []),
+];
+/** Attestation entries' keys as DynamoDB cursors and back. */
+const attestationCursors = createConversions(E.AttestationEntry);
 /** Release entries' keys as DynamoDB cursors and back. */
 const entryCursors = createConversions(E.ReleaseEntry);
 /** The slug-claim scope of the whole table. */
@@ -353,6 +362,8 @@ export class DynamoStore extends DynamoRecords implements Store {
               add(entity.create(DynamoStore.clean(entity, item)).commit(), o.kind === 'Revision' || o.kind === 'Mutation' ? REASONS.revisionTaken : o.kind === 'Mark' ? REASONS.marked : `the ${o.kind} already exists`);
               // A Release takes its place in its Space's order with it.
               if (o.kind === 'Release') add(e.ReleaseEntry.put(releaseEntryOf(item)).commit(), 'release entry');
+              // An Attestation too; one that revokes another marks that one revoked.
+              if (o.kind === 'Attestation') for (const op of attestationEntryOps(e, item)) add(op, 'attestation entry');
               break;
             case 'update': {
               add(this.patch(entity, DynamoStore.keyOf(o.kind, item), item, o.expectedVersion), REASONS.stale(o.kind));
@@ -368,7 +379,10 @@ export class DynamoStore extends DynamoRecords implements Store {
               add(del.commit(), REASONS.stale(o.kind));
               if (scope) add(this.unclaim(scope, slugKind, slug), 'slug claim missing');
               if (o.kind === 'Release') add(e.ReleaseEntry.delete(releaseEntryOf(item)).commit(), 'release entry');
-              if (o.kind === 'Space') add(e.Counter.delete({ Name: releaseEntriesDone(String(item.SpaceID)) }).commit(), 'release entries');
+              if (o.kind === 'Space') {
+                add(e.Counter.delete({ Name: releaseEntriesDone(String(item.SpaceID)) }).commit(), 'release entries');
+                add(e.Counter.delete({ Name: attestationEntriesDone(String(item.SpaceID)) }).commit(), 'attestation entries');
+              }
               break;
             }
             case 'put':
@@ -410,6 +424,57 @@ export class DynamoStore extends DynamoRecords implements Store {
       return release ? [{ release, cursor: entryCursors.fromComposite.toCursor({ SpaceID: spaceId, ReleaseNum: x.ReleaseNum, ReleaseID: x.ReleaseID }) }] : [];
     });
     return { items, next: page.cursor ?? undefined };
+  }
+
+  async attestationPage(spaceId: string, limit: number, after?: string): Promise<AttestationPage> {
+    if (after !== undefined) {
+      let start: { SpaceID?: unknown } | undefined;
+      try {
+        start = attestationCursors.fromCursor.toComposite(after) as { SpaceID?: unknown };
+      } catch {
+        start = undefined;
+      }
+      if (!start || start.SpaceID !== spaceId) throw new Invalid('continue token is not one this list issued');
+    }
+    await this.backfillAttestationEntries(spaceId);
+    const page = await this.db.AttestationEntry.query.primary({ SpaceID: spaceId }).go({ order: 'desc', limit, cursor: after ?? null });
+    const ids = page.data.map((x) => x.AttestationID);
+    const [found, revoked] = await Promise.all([this.batchRead<Attestation>(this.db.Attestation, ids.map((id) => ({ SpaceID: spaceId, AttestationID: id }))), this.batchRead<{ RevokedAttestationID: string; RevokedBy: string }>(this.db.AttestationRevoked, ids.map((id) => ({ SpaceID: spaceId, RevokedAttestationID: id })))]);
+    const byId = new Map(found.map((a) => [a.AttestationID, a]));
+    const revokedBy = new Map(revoked.map((r) => [r.RevokedAttestationID, r.RevokedBy]));
+    const items = page.data.flatMap((x) => {
+      const a = byId.get(x.AttestationID);
+      if (!a) return [];
+      const by = revokedBy.get(a.AttestationID);
+      return [{ attestation: by ? { ...a, RevokedBy: by } : a, cursor: attestationCursors.fromComposite.toCursor({ SpaceID: spaceId, CreatedAt: x.CreatedAt, AttestationID: x.AttestationID }) }];
+    });
+    return { items, next: page.cursor ?? undefined };
+  }
+
+  /** Items of one entity by key, 100 to a request, unprocessed ones read again one by one. */
+  private async batchRead<T>(entity: AnyEntity, keys: object[]): Promise<T[]> {
+    const out: T[] = [];
+    for (let i = 0; i < keys.length; i += 100) {
+      const { data, unprocessed } = await entity.get(keys.slice(i, i + 100)).go({ unprocessed: 'item' });
+      out.push(...(data as T[]));
+      for (const k of unprocessed as object[]) {
+        const one = (await entity.get(k).go()).data as T | null;
+        if (one) out.push(one);
+      }
+    }
+    return out;
+  }
+
+  /** Gives the attestations a Space had before their entries existed theirs, once per Space (as for Releases). */
+  private async backfillAttestationEntries(spaceId: string): Promise<void> {
+    if ((await this.db.Counter.get({ Name: attestationEntriesDone(spaceId) }).go()).data) return;
+    const all = await this.listInSpace<Attestation>('Attestation', spaceId);
+    if (all.length) {
+      await this.db.AttestationEntry.put(all.map((a) => ({ SpaceID: spaceId, CreatedAt: a.CreatedAt, AttestationID: a.AttestationID }))).go();
+      const revocations = all.filter((a) => a.RevokedAttestationID).map((a) => ({ SpaceID: spaceId, RevokedAttestationID: a.RevokedAttestationID!, RevokedBy: a.AttestationID }));
+      if (revocations.length) await this.db.AttestationRevoked.put(revocations).go();
+    }
+    await this.db.Counter.put({ Name: attestationEntriesDone(spaceId), Value: all.length, Version: 1 }).go();
   }
 
   /**

@@ -203,6 +203,22 @@ export const ReleaseEntry = new Entity({
   indexes: { primary: primary(['SpaceID'], ['ReleaseNum', 'ReleaseID']) },
 });
 
+/**
+ * An Attestation's place in its Space's order, newest first (CreatedAt, then ID); and, for one that revokes
+ * another, the revoked one's entry naming it. Written by the store in the transaction that writes the
+ * Attestation, so a page of a Space's attestations reads only the page (and whether each was revoked).
+ */
+export const AttestationEntry = new Entity({
+  model: { entity: 'attestationentry', version: '1', service },
+  attributes: { SpaceID: reqStr, CreatedAt: reqStr, AttestationID: reqStr },
+  indexes: { primary: primary(['SpaceID'], ['CreatedAt', 'AttestationID']) },
+});
+export const AttestationRevoked = new Entity({
+  model: { entity: 'attestationrevoked', version: '1', service },
+  attributes: { SpaceID: reqStr, RevokedAttestationID: reqStr, RevokedBy: reqStr },
+  indexes: { primary: primary(['SpaceID'], ['RevokedAttestationID']) },
+});
+
 /** A Link lives in its downstream Space; the GSI serves "the Links pointing at a Unit" (merge cursors, fan-out). */
 export const Link = new Entity({
   model: { entity: 'link', version: '1', service },
@@ -316,7 +332,7 @@ export function documentClient(raw: unknown): DynamoDBDocumentClient {
 }
 
 export function makeService(raw: unknown, table: string, client = documentClient(raw)) {
-  const all = { Organization, User, Group, ApiToken, Attestation, Invocation, SlugClaim, Space, Component, Unit, Revision, Mutation, Tag, ChangeSet, Filter, Target, Mark, Link, Release, ReleaseEntry, Counter, ChangeWorkflow, ChangeOrder, Progress, Outbox, ProcessedEvent, IdempotencyRecord, Job, JobPart, RunningJob, Hold };
+  const all = { Organization, User, Group, ApiToken, Attestation, Invocation, SlugClaim, Space, Component, Unit, Revision, Mutation, Tag, ChangeSet, Filter, Target, Mark, Link, Release, ReleaseEntry, AttestationEntry, AttestationRevoked, Counter, ChangeWorkflow, ChangeOrder, Progress, Outbox, ProcessedEvent, IdempotencyRecord, Job, JobPart, RunningJob, Hold };
   // A Service binds its entities to its table and client: each store gets entities of its own, so two
   // stores on two tables in one process (tests, benchmarks) never write through each other's.
   const own = Object.fromEntries(Object.entries(all).map(([name, e]) => [name, new Entity((e as unknown as { schema: never }).schema)])) as unknown as typeof all;

@@ -222,3 +222,64 @@ describe("a Space's Releases, a page at a time", () => {
     expect(nums(await api.get(`/space/old-rels/release?limit=2&continue=${paged.headers.get('x-continue')}`))).toEqual(all.slice(2));
   });
 });
+
+describe("a Space's attestations, a page at a time", () => {
+  type Seen = { AttestationID: string; RevokedBy?: string; RevokedAttestationID?: string };
+  const ids = (r: { body: Seen[] }) => r.body.map((a) => `${a.AttestationID}${a.RevokedBy ? `<-${a.RevokedBy}` : ''}`);
+  const pages = async (space: string, limit: number) => {
+    const out: string[] = [];
+    let token: string | null = null;
+    do {
+      const r = await api.get(`/space/${space}/attestation?limit=${limit}${token ? `&continue=${token}` : ''}`);
+      expect(r.status, r.text).toBe(200);
+      out.push(...ids(r));
+      token = r.headers.get('x-continue');
+    } while (token);
+    return out;
+  };
+
+  it('page newest first as the whole list does, revocations shown on what they revoke, reading only the page', async () => {
+    for (let i = 0; i < 5; i++) expect((await api.post('/space/rels/attestation', { Type: 'Approval', All: true })).status).toBe(201);
+    const before = (await api.get('/space/rels/attestation')).body as Seen[];
+    const revoked = before[2]!.AttestationID;
+    expect((await api.post(`/space/rels/attestation/${revoked}/revoke`, {})).status).toBeLessThan(300);
+    const whole = await api.get('/space/rels/attestation');
+    expect(whole.body).toHaveLength(6);
+    expect(ids(whole).filter((x) => x.includes('<-'))).toEqual([`${revoked}<-${(whole.body as Seen[]).find((a) => a.RevokedAttestationID === revoked)!.AttestationID}`]);
+    expect(await pages('rels', 2)).toEqual(ids(whole));
+    expect(await pages('rels', 4)).toEqual(ids(whole));
+    const first = await api.get('/space/rels/attestation?limit=2');
+    requests.length = 0;
+    counting = true;
+    const second = await api.get(`/space/rels/attestation?limit=2&continue=${first.headers.get('x-continue')}`);
+    counting = false;
+    expect(ids(second)).toEqual(ids(whole).slice(2, 4));
+    // One query of the entries, a batch read of those attestations and one of whether they were revoked; no query of the Space's attestations.
+    expect(requests.filter((q) => q.command === 'Query' && q.keys.some((k) => k.includes('$attestation_1#')))).toHaveLength(0);
+    expect(requests.filter((q) => q.command === 'Query' && q.keys.some((k) => k.includes('$attestationentry_1')))).toHaveLength(1);
+    expect(requests.filter((q) => q.command === 'BatchGetItem').map((q) => q.keys.length)).toEqual([3, 3]);
+    expect((await api.get(`/space/rels/attestation?limit=2&continue=${first.headers.get('x-continue')!.slice(0, -4)}xxxx`)).status).toBe(400);
+    // cub pages the same way.
+    const cub = cubAt(server.url, api.token!);
+    const one = await cub(['attestation', 'list', '--space', 'rels', '--limit', '4', '-o', 'json']);
+    expect(one.code, one.stderr).toBe(0);
+    expect((JSON.parse(one.stdout) as Seen[]).map((a) => a.AttestationID)).toEqual((whole.body as Seen[]).slice(0, 4).map((a) => a.AttestationID));
+    const table = await cub(['attestation', 'list', '--space', 'rels', '--limit', '4']);
+    const token = /more: --continue (\S+)/.exec(table.stderr)?.[1];
+    const rest = await cub(['attestation', 'list', '--space', 'rels', '--limit', '4', '--continue', token!, '-o', 'json']);
+    expect((JSON.parse(rest.stdout) as Seen[]).map((a) => a.AttestationID)).toEqual((whole.body as Seen[]).slice(4).map((a) => a.AttestationID));
+  });
+
+  it('include the attestations written before their entries existed, revocations too', async () => {
+    const spaceId = (await api.get('/space/rels')).body.SpaceID as string;
+    const whole = ids(await api.get('/space/rels/attestation'));
+    for (const prefix of ['$attestationentry_1#', '$attestationrevoked_1#']) {
+      const found = await client.send(new QueryCommand({ TableName: table, KeyConditionExpression: 'pk = :p AND begins_with(sk, :s)', ExpressionAttributeValues: { ':p': { S: `$baton#SpaceID_${spaceId}` }, ':s': { S: prefix } } }));
+      expect(found.Items!.length).toBeGreaterThan(0);
+      for (const e of found.Items!) await client.send(new DeleteItemCommand({ TableName: table, Key: { pk: e.pk!, sk: e.sk! } }));
+    }
+    // As an earlier version left them: no entries, and the Space's marker gone with them.
+    await client.send(new DeleteItemCommand({ TableName: table, Key: { pk: { S: `$baton#Name_ATTESTATIONENTRIES#${spaceId}` }, sk: { S: '$counter_1' } } }));
+    expect(await pages('rels', 4)).toEqual(whole);
+  });
+});

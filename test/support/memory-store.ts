@@ -1,4 +1,4 @@
-import type { ApiToken, ChangeOrder, Component, Group, Hold, Link, Mark, Mutation, Organization, Progress, Release, Revision, Space, StoredRevision, Tag, Unit, User } from '../../lib/model/entities.ts';
+import type { ApiToken, Attestation, ChangeOrder, Component, Group, Hold, Link, Mark, Mutation, Organization, Progress, Release, Revision, Space, StoredRevision, Tag, Unit, User } from '../../lib/model/entities.ts';
 import { Conflict, Invalid } from '../../lib/model/errors.ts';
 import type { IdempotencyRecord, JobPartRecord, JobRecord, SlugPage, MarkWrite, OrgKind, OutboxItem, ReleaseCounter, SluggedInSpace, SpaceKind, Store, StoreOp, WriteKind } from '../../lib/ports/store.ts';
 import { TRANSACTION_MAX_ITEMS } from '../../lib/util/chunk.ts';
@@ -171,6 +171,17 @@ export class MemoryStore implements Store {
     if (!Number.isInteger(start)) throw new Invalid('continue token is not one this list issued');
     const cursor = (n: number) => Buffer.from(String(n)).toString('base64url');
     const items = all.slice(start, start + limit).map((release, i) => ({ release, cursor: cursor(start + i + 1) }));
+    return { items, next: start + limit < all.length ? cursor(start + limit) : undefined };
+  };
+  /** Newest first (CreatedAt, then ID), each with RevokedBy; a cursor is the offset after an item. */
+  attestationPage = async (spaceId: string, limit: number, after?: string) => {
+    const all = this.all<Attestation>('Attestation', (a) => a.SpaceID === spaceId);
+    const revokedBy = new Map(all.filter((a) => a.RevokedAttestationID).map((a) => [a.RevokedAttestationID!, a.AttestationID]));
+    all.sort((a, b) => (a.CreatedAt < b.CreatedAt ? 1 : a.CreatedAt > b.CreatedAt ? -1 : a.AttestationID < b.AttestationID ? 1 : -1));
+    const start = after === undefined ? 0 : Number(Buffer.from(after, 'base64url').toString());
+    if (!Number.isInteger(start)) throw new Invalid('continue token is not one this list issued');
+    const cursor = (n: number) => Buffer.from(String(n)).toString('base64url');
+    const items = all.slice(start, start + limit).map((a, i) => ({ attestation: revokedBy.has(a.AttestationID) ? { ...a, RevokedBy: revokedBy.get(a.AttestationID) } : a, cursor: cursor(start + i + 1) }));
     return { items, next: start + limit < all.length ? cursor(start + limit) : undefined };
   };
   changeOrdersOf = async (orgId: string, o: { notCompleted?: boolean; notAborted?: boolean } = {}) =>

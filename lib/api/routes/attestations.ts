@@ -2,7 +2,7 @@ import { accepted } from './jobs.ts';
 import { Invalid } from '../../model/errors.ts';
 import { approve, createAttestation, listAttestations, revokeAttestation } from '../../changes/attest.ts';
 import { NotFound } from '../../model/errors.ts';
-import { listQueries, page } from '../lists.ts';
+import { keyedPage, listQueries, page } from '../lists.ts';
 import { pathSpace } from '../resolve.ts';
 import { listReply, route } from '../route.ts';
 import { Approve, CreateAttestation, ListQuery, NoBody, NoQuery, RevokeAttestation } from '../schemas.ts';
@@ -46,10 +46,19 @@ export const attestationRoutes = [
     body: NoBody,
     async handle({ deps, caller, params, query }) {
       const space = await pathSpace(deps, caller, params);
-      const all = (await listAttestations(deps, space)).map((a) => ({ ...a, SpaceSlug: space.Slug }));
-      const p = await page(all, await listQueries(deps, caller, 'Attestation', query, space), query);
-      // Newest first, as they were listed before paging.
-      return listReply({ ...p, items: p.items.sort((a, b) => (a.CreatedAt < b.CreatedAt ? 1 : a.CreatedAt > b.CreatedAt ? -1 : 0)) });
+      const queries = await listQueries(deps, caller, 'Attestation', query, space);
+      if (query.limit === undefined && query.continue === undefined) {
+        const all = (await listAttestations(deps, space)).map((a) => ({ ...a, SpaceSlug: space.Slug }));
+        const p = await page(all, queries, query);
+        // Newest first, as they were listed before paging.
+        return listReply({ ...p, items: p.items.sort((a, b) => (a.CreatedAt < b.CreatedAt ? 1 : a.CreatedAt > b.CreatedAt ? -1 : a.AttestationID < b.AttestationID ? 1 : -1)) });
+      }
+      // A page: newest first, with DynamoDB's cursor over the Space's attestations in that order.
+      const read = async (want: number, after?: string) => {
+        const p = await deps.store.attestationPage(space.SpaceID, want, after);
+        return { items: p.items.map((x) => ({ item: { ...x.attestation, SpaceSlug: space.Slug }, cursor: x.cursor })), next: p.next };
+      };
+      return listReply(await keyedPage(read, queries, query));
     },
   }),
   route({
