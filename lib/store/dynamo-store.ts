@@ -52,6 +52,17 @@ const attestationEntryOps = (e: Record<string, AnyEntity>, a: Record<string, unk
 ];
 /** Attestation entries' keys as DynamoDB cursors and back. */
 const attestationCursors = createConversions(E.AttestationEntry);
+/** Refuses (Invalid) a cursor that is not one of this Space's pages of these entries, before it is sent. */
+function spaceCursor(conversions: { fromCursor: { toComposite(c: string): unknown } }, after: string | undefined, spaceId: string): void {
+  if (after === undefined) return;
+  let start: { SpaceID?: unknown } | undefined;
+  try {
+    start = conversions.fromCursor.toComposite(after) as { SpaceID?: unknown } | undefined;
+  } catch {
+    start = undefined;
+  }
+  if (!start || start.SpaceID !== spaceId) throw new Invalid('continue token is not one this list issued');
+}
 /** Release entries' keys as DynamoDB cursors and back. */
 const entryCursors = createConversions(E.ReleaseEntry);
 /** The slug-claim scope of the whole table. */
@@ -396,28 +407,10 @@ export class DynamoStore extends DynamoRecords implements Store {
   }
 
   async releasePage(spaceId: string, limit: number, after?: string): Promise<ReleasePage> {
-    // A cursor that is not one of this Space's Release pages is refused before it is sent.
-    if (after !== undefined) {
-      let start: { SpaceID?: unknown } | undefined;
-      try {
-        start = entryCursors.fromCursor.toComposite(after) as { SpaceID?: unknown };
-      } catch {
-        start = undefined;
-      }
-      if (!start || start.SpaceID !== spaceId) throw new Invalid('continue token is not one this list issued');
-    }
+    spaceCursor(entryCursors, after, spaceId);
     await this.backfillReleaseEntries(spaceId);
     const page = await this.db.ReleaseEntry.query.primary({ SpaceID: spaceId }).go({ order: 'desc', limit, cursor: after ?? null });
-    const byId = new Map<string, Release>();
-    for (let i = 0; i < page.data.length; i += 100) {
-      const keys = page.data.slice(i, i + 100).map((x) => ({ SpaceID: spaceId, ReleaseID: x.ReleaseID }));
-      const { data, unprocessed } = await this.db.Release.get(keys).go({ unprocessed: 'item' });
-      for (const r of data as Release[]) byId.set(r.ReleaseID, r);
-      for (const k of unprocessed) {
-        const r = (await this.db.Release.get(k as { SpaceID: string; ReleaseID: string }).go()).data as Release | null;
-        if (r) byId.set(r.ReleaseID, r);
-      }
-    }
+    const byId = new Map((await this.batchRead<Release>(this.db.Release, page.data.map((x) => ({ SpaceID: spaceId, ReleaseID: x.ReleaseID })))).map((r) => [r.ReleaseID, r]));
     // Newest first, as the entries are (equal numbers, two Targets', by ID); each with the cursor that resumes after it.
     const items = page.data.flatMap((x) => {
       const release = byId.get(x.ReleaseID);
@@ -427,15 +420,7 @@ export class DynamoStore extends DynamoRecords implements Store {
   }
 
   async attestationPage(spaceId: string, limit: number, after?: string): Promise<AttestationPage> {
-    if (after !== undefined) {
-      let start: { SpaceID?: unknown } | undefined;
-      try {
-        start = attestationCursors.fromCursor.toComposite(after) as { SpaceID?: unknown };
-      } catch {
-        start = undefined;
-      }
-      if (!start || start.SpaceID !== spaceId) throw new Invalid('continue token is not one this list issued');
-    }
+    spaceCursor(attestationCursors, after, spaceId);
     await this.backfillAttestationEntries(spaceId);
     const page = await this.db.AttestationEntry.query.primary({ SpaceID: spaceId }).go({ order: 'desc', limit, cursor: after ?? null });
     const ids = page.data.map((x) => x.AttestationID);
