@@ -135,14 +135,19 @@ export abstract class DynamoRecords {
   }
   async getMany<T>(kind: OrgKind | SluggedInSpace | 'Space' | 'Component', scopeId: string, ids: string[]): Promise<T[]> {
     const scopeField = kind === 'Space' || kind === 'Component' || kind === 'User' || kind === 'Group' || kind === 'Hold' ? 'OrganizationID' : 'SpaceID';
-    const out: T[] = [];
-    for (let i = 0; i < ids.length; i += 100) {
-      const keys = ids.slice(i, i + 100).map((id) => ({ [scopeField]: scopeId, [ID_FIELD[kind]]: id }));
-      const { data, unprocessed } = await (this.e[kind] as AnyEntity).get(keys).go({ unprocessed: 'item' });
-      out.push(...(data as T[]));
-      if (unprocessed.length) out.push(...((await Promise.all(unprocessed.map(async (k: object) => (await (this.e[kind] as AnyEntity).get(k).go()).data))) as T[]).filter(Boolean));
-    }
+    const out = await this.batchRead<T>(this.e[kind], ids.map((id) => ({ [scopeField]: scopeId, [ID_FIELD[kind]]: id })));
     return kind === 'User' ? (out.map((u) => userOf(u as never)) as T[]) : out;
+  }
+
+  /** Items of one entity by key (those that exist, in any order): 100 to a request, the unprocessed ones read again one by one. */
+  protected async batchRead<T>(entity: AnyEntity, keys: object[]): Promise<T[]> {
+    const out: T[] = [];
+    for (let i = 0; i < keys.length; i += 100) {
+      const { data, unprocessed } = await entity.get(keys.slice(i, i + 100)).go({ unprocessed: 'item' });
+      out.push(...(data as T[]));
+      if (unprocessed.length) out.push(...((await Promise.all((unprocessed as object[]).map(async (k) => (await entity.get(k).go()).data))) as T[]).filter(Boolean));
+    }
+    return out;
   }
 
 

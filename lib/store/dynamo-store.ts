@@ -436,20 +436,6 @@ export class DynamoStore extends DynamoRecords implements Store {
     return { items, next: page.cursor ?? undefined };
   }
 
-  /** Items of one entity by key, 100 to a request, unprocessed ones read again one by one. */
-  private async batchRead<T>(entity: AnyEntity, keys: object[]): Promise<T[]> {
-    const out: T[] = [];
-    for (let i = 0; i < keys.length; i += 100) {
-      const { data, unprocessed } = await entity.get(keys.slice(i, i + 100)).go({ unprocessed: 'item' });
-      out.push(...(data as T[]));
-      for (const k of unprocessed as object[]) {
-        const one = (await entity.get(k).go()).data as T | null;
-        if (one) out.push(one);
-      }
-    }
-    return out;
-  }
-
   /** Gives the attestations a Space had before their entries existed theirs, once per Space (as for Releases). */
   private async backfillAttestationEntries(spaceId: string): Promise<void> {
     if ((await this.db.Counter.get({ Name: attestationEntriesDone(spaceId) }).go()).data) return;

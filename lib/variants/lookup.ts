@@ -51,7 +51,9 @@ export async function findUnit(deps: LookupDeps, space: Space, ref: string): Pro
 export async function findInSpace<T>(deps: LookupDeps, caller: Caller, space: Space | undefined, kind: SpaceKind, ref: string): Promise<{ item: T; space: Space }> {
   let home = space;
   let name = ref;
+  /** The ID named, once known (the `space/slug` path learns it with the Space). */
   let id: string | undefined;
+  let known = false;
   const slash = ref.indexOf('/');
   if (slash > 0) {
     const spaceRef = ref.slice(0, slash);
@@ -62,11 +64,11 @@ export async function findInSpace<T>(deps: LookupDeps, caller: Caller, space: Sp
       const spaceId = await spaceIdOf(deps, caller, spaceRef);
       const both = spaceId ? await deps.store.spaceAndSlug(caller.OrganizationID, spaceId, kind, name) : {};
       home = visible(caller, both.space, spaceRef);
-      id = both.id;
+      [id, known] = [both.id, true];
     }
   }
   if (!home) throw new Invalid(`name the ${kindName(kind)} as <space>/<${kindName(kind)}>, not '${ref}'`);
-  if (slash < 0 || isId(name)) id = isId(name) ? name.toLowerCase() : await deps.store.idInSpace(home.SpaceID, kind, name);
+  if (!known) id = isId(name) ? name.toLowerCase() : await deps.store.idInSpace(home.SpaceID, kind, name);
   const item = id ? await deps.store.getInSpace<T>(kind, home.SpaceID, id) : undefined;
   if (!item) throw new NotFound(`${kindName(kind)} '${ref}' not found${slash > 0 ? '' : ` in space '${home.Slug}'`}`);
   return { item, space: home };
