@@ -110,7 +110,7 @@ export async function cursorPage<S, T extends { Slug: string }>(deps: Deps, wher
 }
 
 /**
- * A page of a list kept in order by its own key (a Space's Releases, newest first): read with
+ * A page of a list kept in order by its own key (a Space's Releases or attestations, newest first): read with
  * DynamoDB's cursor from `continue`, only as many items as the page needs (and one more, so a page that
  * ends the list says so), more while a `where` leaves it short; the token it gives back resumes right
  * after the last item it answered with.

@@ -8,7 +8,8 @@ const NOT_ABORTED_STATES: ReadonlySet<string> = new Set([ChangeOrderState.New, C
  * What the stored ChangeOrder must be for a list's `where` to keep its derived view, so the database
  * leaves the others out before any is derived: a term `Completed = false` (Completed is the stored Stage
  * being Completed) keeps none that is; `State = s` or `State IN (…)` naming only States of a ChangeOrder
- * not aborted keeps none that was. Every query must say so (they are ANDed; a term, within one).
+ * not aborted keeps none that was. One such term anywhere is enough: a where's terms, and the queries
+ * (a where and a saved filter), are all ANDed.
  */
 export function storedFilters(queries: Query[]): { notCompleted: boolean; notAborted: boolean } {
   const attr = (t: Term, name: string) => t.left.kind === 'attr' && t.left.path.length === 1 && t.left.path[0] === name;
