@@ -144,6 +144,7 @@ async function fleet(endpoint: string, spaces: number, unitsPer: number): Promis
   for (const stage of ['dev', 'staging', 'prod']) {
     if (stage === 'prod') {
       // The preview a user (or the rollout page) asks for before promoting the largest Stage: answered in the request.
+      if (TRACE) console.log(`dry run of ${stage} (not counted):`);
       const [before, commandsBefore, d0] = [requests, { ...byCommand }, performance.now()];
       const preview = await call('POST', '/promote', { ChangeOrderID: 'fleet-base/bench', TargetStage: stage, DryRun: true });
       if (preview.Spaces.length !== spaces - Math.ceil((spaces * 4) / 10)) throw new Error(`the dry run previewed ${preview.Spaces.length} spaces`);
