@@ -1,7 +1,7 @@
 import { createConversions } from 'electrodb';
-import type { Hold, User } from '../model/entities.ts';
+import type { Attestation, Hold, Release, User } from '../model/entities.ts';
 import { Conflict, Invalid, Unavailable } from '../model/errors.ts';
-import type { IdempotencyRecord, JobPartRecord, JobRecord, OrgKind, OutboxItem, SlugPage, SluggedInSpace, SpaceKind } from '../ports/store.ts';
+import type { AttestationPage, IdempotencyRecord, JobPartRecord, JobRecord, OrgKind, OutboxItem, ReleasePage, SlugPage, SluggedInSpace, SpaceKind } from '../ports/store.ts';
 import * as E from './entities.ts';
 import { documentClient, makeService, type BatonService } from './entities.ts';
 import { BatchGetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -54,9 +54,35 @@ export function userOf(u: { Role?: User['Role']; Admin?: boolean; Version?: numb
   return { ...rest, Role: u.Role ?? (Admin ? 'Admin' : 'Member'), Version: u.Version ?? 1, UpdatedAt: u.UpdatedAt ?? u.CreatedAt } as User;
 }
 
+/** The counter item that says a Space's Releases all have their entries (those written before entries existed were added). */
+export const releaseEntriesDone = (spaceId: string) => `RELEASEENTRIES#${spaceId}`;
+export const releaseEntryOf = (r: Record<string, unknown>) => ({ SpaceID: String(r.SpaceID), ReleaseNum: Number(r.ReleaseNum), ReleaseID: String(r.ReleaseID) });
+/** The counter item that says a Space's attestations all have their entries. */
+export const attestationEntriesDone = (spaceId: string) => `ATTESTATIONENTRIES#${spaceId}`;
+/** The entry items of one Attestation (its place in the order; the revoked one's mark), as puts for a transaction. */
+export const attestationEntryOps = (e: Record<string, AnyEntity>, a: Record<string, unknown>): unknown[] => [
+  e.AttestationEntry.put({ SpaceID: String(a.SpaceID), CreatedAt: String(a.CreatedAt), AttestationID: String(a.AttestationID) }).commit(),
+  ...(a.RevokedAttestationID ? [e.AttestationRevoked.put({ SpaceID: String(a.SpaceID), RevokedAttestationID: String(a.RevokedAttestationID), RevokedBy: String(a.AttestationID) }).commit()] : []),
+];
+/** Attestation entries' keys as DynamoDB cursors and back. */
+const attestationCursors = createConversions(E.AttestationEntry);
+/** Refuses (Invalid) a cursor that is not one of this Space's pages of these entries, before it is sent. */
+function spaceCursor(conversions: { fromCursor: { toComposite(c: string): unknown } }, after: string | undefined, spaceId: string): void {
+  if (after === undefined) return;
+  let start: { SpaceID?: unknown } | undefined;
+  try {
+    start = conversions.fromCursor.toComposite(after) as { SpaceID?: unknown } | undefined;
+  } catch {
+    start = undefined;
+  }
+  if (!start || start.SpaceID !== spaceId) throw new Invalid('continue token is not one this list issued');
+}
+/** Release entries' keys as DynamoDB cursors and back. */
+const entryCursors = createConversions(E.ReleaseEntry);
 /**
  * The records beside the entities, over the same table: idempotency keys, slug-claim pages and batch
- * reads by ID, holds, jobs and their parts, the outbox and the events consumers handled.
+ * reads by ID, holds, jobs and their parts, the outbox and the events consumers handled, and the entries
+ * that page a Space's Releases and attestations newest first.
  * DynamoStore (the entities and the transaction path) extends it.
  */
 export abstract class DynamoRecords {
@@ -184,5 +210,61 @@ export abstract class DynamoRecords {
   }
   async markEventProcessed(eventId: string, consumer: string, expiresAtEpoch: number): Promise<void> {
     await this.db.ProcessedEvent.put({ EventID: eventId, Consumer: consumer, ExpiresAtEpoch: expiresAtEpoch }).go();
+  }
+
+  /** A kind's items in a Space (DynamoStore's), which the entry backfills read once per Space. */
+  abstract listInSpace<T>(kind: SpaceKind, spaceId: string): Promise<T[]>;
+
+  async releasePage(spaceId: string, limit: number, after?: string): Promise<ReleasePage> {
+    spaceCursor(entryCursors, after, spaceId);
+    await this.backfillReleaseEntries(spaceId);
+    const page = await this.db.ReleaseEntry.query.primary({ SpaceID: spaceId }).go({ order: 'desc', limit, cursor: after ?? null });
+    const byId = new Map((await this.batchRead<Release>(this.db.Release, page.data.map((x) => ({ SpaceID: spaceId, ReleaseID: x.ReleaseID })))).map((r) => [r.ReleaseID, r]));
+    // Newest first, as the entries are (equal numbers, two Targets', by ID); each with the cursor that resumes after it.
+    const items = page.data.flatMap((x) => {
+      const release = byId.get(x.ReleaseID);
+      return release ? [{ release, cursor: entryCursors.fromComposite.toCursor({ SpaceID: spaceId, ReleaseNum: x.ReleaseNum, ReleaseID: x.ReleaseID }) }] : [];
+    });
+    return { items, next: page.cursor ?? undefined };
+  }
+
+  async attestationPage(spaceId: string, limit: number, after?: string): Promise<AttestationPage> {
+    spaceCursor(attestationCursors, after, spaceId);
+    await this.backfillAttestationEntries(spaceId);
+    const page = await this.db.AttestationEntry.query.primary({ SpaceID: spaceId }).go({ order: 'desc', limit, cursor: after ?? null });
+    const ids = page.data.map((x) => x.AttestationID);
+    const [found, revoked] = await Promise.all([this.batchRead<Attestation>(this.db.Attestation, ids.map((id) => ({ SpaceID: spaceId, AttestationID: id }))), this.batchRead<{ RevokedAttestationID: string; RevokedBy: string }>(this.db.AttestationRevoked, ids.map((id) => ({ SpaceID: spaceId, RevokedAttestationID: id })))]);
+    const byId = new Map(found.map((a) => [a.AttestationID, a]));
+    const revokedBy = new Map(revoked.map((r) => [r.RevokedAttestationID, r.RevokedBy]));
+    const items = page.data.flatMap((x) => {
+      const a = byId.get(x.AttestationID);
+      if (!a) return [];
+      const by = revokedBy.get(a.AttestationID);
+      return [{ attestation: by ? { ...a, RevokedBy: by } : a, cursor: attestationCursors.fromComposite.toCursor({ SpaceID: spaceId, CreatedAt: x.CreatedAt, AttestationID: x.AttestationID }) }];
+    });
+    return { items, next: page.cursor ?? undefined };
+  }
+
+  /** Gives the attestations a Space had before their entries existed theirs, once per Space (as for Releases). */
+  private async backfillAttestationEntries(spaceId: string): Promise<void> {
+    if ((await this.db.Counter.get({ Name: attestationEntriesDone(spaceId) }).go()).data) return;
+    const all = await this.listInSpace<Attestation>('Attestation', spaceId);
+    if (all.length) {
+      await this.db.AttestationEntry.put(all.map((a) => ({ SpaceID: spaceId, CreatedAt: a.CreatedAt, AttestationID: a.AttestationID }))).go();
+      const revocations = all.filter((a) => a.RevokedAttestationID).map((a) => ({ SpaceID: spaceId, RevokedAttestationID: a.RevokedAttestationID!, RevokedBy: a.AttestationID }));
+      if (revocations.length) await this.db.AttestationRevoked.put(revocations).go();
+    }
+    await this.db.Counter.put({ Name: attestationEntriesDone(spaceId), Value: all.length, Version: 1 }).go();
+  }
+
+  /**
+   * Gives the Releases a Space had before Release entries existed their entries, once per Space (a
+   * counter item records it): written with the same content however often, so two at once are harmless.
+   */
+  private async backfillReleaseEntries(spaceId: string): Promise<void> {
+    if ((await this.db.Counter.get({ Name: releaseEntriesDone(spaceId) }).go()).data) return;
+    const all = await this.listInSpace<Release>('Release', spaceId);
+    if (all.length) await this.db.ReleaseEntry.put(all.map((r) => releaseEntryOf(r as unknown as Record<string, unknown>))).go();
+    await this.db.Counter.put({ Name: releaseEntriesDone(spaceId), Value: all.length, Version: 1 }).go();
   }
 }
