@@ -4,9 +4,9 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { Entity, Service } from 'electrodb';
 import { ChangeOrderUpdateTypes, LinkUpdateTypes, PriorRevisionsModes, ROLES, TOOLCHAIN_TYPES } from '../model/entities.ts';
 import { any, common, key, num, primary, reqAny, reqNum, reqStr, service, str } from './entity-kit.ts';
-import { IdempotencyRecord, Job, JobPart, Outbox, ProcessedEvent, RunningJob } from './record-entities.ts';
+import { AttestationEntry, AttestationRevoked, IdempotencyRecord, Job, JobPart, Outbox, ProcessedEvent, ReleaseEntry, RunningJob } from './record-entities.ts';
 
-export { IdempotencyRecord, Job, JobPart, Outbox, ProcessedEvent, RunningJob } from './record-entities.ts';
+export { AttestationEntry, AttestationRevoked, IdempotencyRecord, Job, JobPart, Outbox, ProcessedEvent, ReleaseEntry, RunningJob } from './record-entities.ts';
 
 const MARK_ROLES = ['start', 'end', 'publish', 'restore'] as const;
 
@@ -190,33 +190,6 @@ export const Release = new Entity({
     WithdrawnAt: str,
   },
   indexes: { primary: primary(['SpaceID'], ['ReleaseID']) },
-});
-
-/**
- * A Release's place in its Space's order, newest first by number: written (and deleted) by the store in
- * the transaction that writes (or deletes) its Release, so a Space's Releases page with DynamoDB's own
- * cursor instead of being read whole and sorted.
- */
-export const ReleaseEntry = new Entity({
-  model: { entity: 'releaseentry', version: '1', service },
-  attributes: { SpaceID: reqStr, ReleaseNum: { type: 'number', required: true, padding: { length: 10, char: '0' } }, ReleaseID: reqStr },
-  indexes: { primary: primary(['SpaceID'], ['ReleaseNum', 'ReleaseID']) },
-});
-
-/**
- * An Attestation's place in its Space's order, newest first (CreatedAt, then ID); and, for one that revokes
- * another, the revoked one's entry naming it. Written by the store in the transaction that writes the
- * Attestation, so a page of a Space's attestations reads only the page (and whether each was revoked).
- */
-export const AttestationEntry = new Entity({
-  model: { entity: 'attestationentry', version: '1', service },
-  attributes: { SpaceID: reqStr, CreatedAt: reqStr, AttestationID: reqStr },
-  indexes: { primary: primary(['SpaceID'], ['CreatedAt', 'AttestationID']) },
-});
-export const AttestationRevoked = new Entity({
-  model: { entity: 'attestationrevoked', version: '1', service },
-  attributes: { SpaceID: reqStr, RevokedAttestationID: reqStr, RevokedBy: reqStr },
-  indexes: { primary: primary(['SpaceID'], ['RevokedAttestationID']) },
 });
 
 /** A Link lives in its downstream Space; the GSI serves "the Links pointing at a Unit" (merge cursors, fan-out). */

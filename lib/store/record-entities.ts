@@ -1,7 +1,7 @@
 import { Entity } from 'electrodb';
 import { any, key, num, primary, reqAny, reqNum, reqStr, service, str } from './entity-kit.ts';
 
-/** The records beside the domain's entities: the outbox and handled events, idempotency keys, jobs. */
+/** The records beside the domain's entities: the outbox and handled events, idempotency keys, jobs, and the entries that page a Space's Releases and attestations. */
 
 /**
  * An event waiting to be published: written in the same transaction as the change it reports, published
@@ -77,4 +77,31 @@ export const RunningJob = new Entity({
   model: { entity: 'runningjob', version: '1', service },
   attributes: { JobID: reqStr, CreatedAt: reqStr },
   indexes: { primary: primary([], ['JobID']) },
+});
+
+/**
+ * A Release's place in its Space's order, newest first by number: written (and deleted) by the store in
+ * the transaction that writes (or deletes) its Release, so a Space's Releases page with DynamoDB's own
+ * cursor instead of being read whole and sorted.
+ */
+export const ReleaseEntry = new Entity({
+  model: { entity: 'releaseentry', version: '1', service },
+  attributes: { SpaceID: reqStr, ReleaseNum: { type: 'number', required: true, padding: { length: 10, char: '0' } }, ReleaseID: reqStr },
+  indexes: { primary: primary(['SpaceID'], ['ReleaseNum', 'ReleaseID']) },
+});
+
+/**
+ * An Attestation's place in its Space's order, newest first (CreatedAt, then ID); and, for one that revokes
+ * another, the revoked one's entry naming it. Written by the store in the transaction that writes the
+ * Attestation, so a page of a Space's attestations reads only the page (and whether each was revoked).
+ */
+export const AttestationEntry = new Entity({
+  model: { entity: 'attestationentry', version: '1', service },
+  attributes: { SpaceID: reqStr, CreatedAt: reqStr, AttestationID: reqStr },
+  indexes: { primary: primary(['SpaceID'], ['CreatedAt', 'AttestationID']) },
+});
+export const AttestationRevoked = new Entity({
+  model: { entity: 'attestationrevoked', version: '1', service },
+  attributes: { SpaceID: reqStr, RevokedAttestationID: reqStr, RevokedBy: reqStr },
+  indexes: { primary: primary(['SpaceID'], ['RevokedAttestationID']) },
 });
