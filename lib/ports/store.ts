@@ -95,6 +95,12 @@ export interface ReleasePage {
   next?: string;
 }
 
+/** A page of an organization's ChangeOrders in slug order (then by ID), as `ReleasePage`. */
+export interface ChangeOrderPage {
+  items: { changeOrder: ChangeOrder; cursor: string }[];
+  next?: string;
+}
+
 /** A page of a Space's attestations, newest first, as `ReleasePage`. */
 export interface AttestationPage {
   items: { attestation: AttestationView; cursor: string }[];
@@ -211,8 +217,16 @@ export interface Store {
    * `next` of the page before (opaque; another list's is Invalid). Reads only the page's Releases.
    */
   releasePage(spaceId: string, limit: number, after?: string): Promise<ReleasePage>;
+  /**
+   * A page of an organization's ChangeOrders in slug order (then by ID) with DynamoDB's cursor, as
+   * `releasePage`; without those `o` rules out (as `changeOrdersOf`), so a page may be short of `limit`
+   * while `next` says there is more.
+   */
+  changeOrderPage(orgId: string, limit: number, after?: string, o?: { notCompleted?: boolean; notAborted?: boolean }): Promise<ChangeOrderPage>;
   /** A page of a Space's attestations, newest first (CreatedAt, then ID), each with RevokedBy if revoked; as `releasePage`. */
   attestationPage(spaceId: string, limit: number, after?: string): Promise<AttestationPage>;
+  /** One attestation of a Space by ID, with RevokedBy if it was revoked: read by key, not found among the Space's. */
+  attestationById(spaceId: string, attestationId: string): Promise<AttestationView | undefined>;
 
   /** The request an Idempotency-Key was first used for, if any. */
   getIdempotency(orgId: string, userId: string, key: string): Promise<IdempotencyRecord | undefined>;

@@ -1,7 +1,8 @@
 import { createConversions } from 'electrodb';
-import type { Attestation, Hold, Release, User } from '../model/entities.ts';
+import type { Attestation, AttestationView, ChangeOrder, Hold, Release, User } from '../model/entities.ts';
+import { COMPLETED } from '../model/change-orders.ts';
 import { Conflict, Invalid, Unavailable } from '../model/errors.ts';
-import type { AttestationPage, IdempotencyRecord, JobPartRecord, JobRecord, OrgKind, OutboxItem, ReleasePage, SlugPage, SluggedInSpace, SpaceKind } from '../ports/store.ts';
+import type { AttestationPage, ChangeOrderPage, IdempotencyRecord, JobPartRecord, JobRecord, OrgKind, OutboxItem, ReleasePage, SlugPage, SluggedInSpace, SpaceKind } from '../ports/store.ts';
 import * as E from './entities.ts';
 import { documentClient, makeService, type BatonService } from './entities.ts';
 import { BatchGetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -76,6 +77,16 @@ function spaceCursor(conversions: { fromCursor: { toComposite(c: string): unknow
     start = undefined;
   }
   if (!start || start.SpaceID !== spaceId) throw new Invalid('continue token is not one this list issued');
+}
+/** The counter item that says an organization's ChangeOrders all have their entries (those made before entries existed were given theirs). */
+export const changeOrderEntriesDone = (orgId: string) => `CHANGEORDERENTRIES#${orgId}`;
+export const changeOrderEntryOf = (c: Record<string, unknown>) => ({ OrganizationID: String(c.OrganizationID), Slug: String(c.Slug), ChangeOrderID: String(c.ChangeOrderID), SpaceID: String(c.SpaceID) });
+/** ChangeOrder entries' keys as DynamoDB cursors and back. */
+const changeOrderCursors = createConversions(E.ChangeOrderEntry);
+/** The filter the database applies to an organization's ChangeOrders: not Completed, not aborted (either or both). */
+export function changeOrderFilter(o: { notCompleted?: boolean; notAborted?: boolean }): ((a: AnyEntity, op: AnyEntity) => string) | undefined {
+  if (!o.notCompleted && !o.notAborted) return undefined;
+  return (a, op) => [o.notCompleted ? `(${op.notExists(a.Stage)} OR ${op.ne(a.Stage, COMPLETED)})` : '', o.notAborted ? op.notExists(a.AbortedReason) : ''].filter(Boolean).join(' AND ');
 }
 /** Release entries' keys as DynamoDB cursors and back. */
 const entryCursors = createConversions(E.ReleaseEntry);
@@ -243,6 +254,38 @@ export abstract class DynamoRecords {
       return [{ attestation: by ? { ...a, RevokedBy: by } : a, cursor: attestationCursors.fromComposite.toCursor({ SpaceID: spaceId, CreatedAt: x.CreatedAt, AttestationID: x.AttestationID }) }];
     });
     return { items, next: page.cursor ?? undefined };
+  }
+
+  async changeOrderPage(orgId: string, limit: number, after?: string, o: { notCompleted?: boolean; notAborted?: boolean } = {}): Promise<ChangeOrderPage> {
+    if (after !== undefined && tryCursor(() => changeOrderCursors.fromCursor.toComposite(after))?.OrganizationID !== orgId) throw new Invalid('continue token is not one this list issued');
+    await this.backfillChangeOrderEntries(orgId);
+    const page = await this.db.ChangeOrderEntry.query.primary({ OrganizationID: orgId }).go({ limit, cursor: after ?? null });
+    const byId = new Map((await this.batchRead<ChangeOrder>(this.db.ChangeOrder, page.data.map((x) => ({ SpaceID: x.SpaceID, ChangeOrderID: x.ChangeOrderID })))).map((c) => [c.ChangeOrderID, c]));
+    // In the entries' order; what `o` leaves out is left out here (the entries do not carry a ChangeOrder's state).
+    const kept = (c: ChangeOrder) => (!o.notCompleted || c.Stage !== COMPLETED) && (!o.notAborted || !c.AbortedReason);
+    const items = page.data.flatMap((x) => {
+      const changeOrder = byId.get(x.ChangeOrderID);
+      return changeOrder && kept(changeOrder) ? [{ changeOrder, cursor: changeOrderCursors.fromComposite.toCursor(changeOrderEntryOf(x)) }] : [];
+    });
+    return { items, next: page.cursor ?? undefined };
+  }
+
+  /** Gives the ChangeOrders an organization made before their entries existed theirs, once per organization (as for Releases). */
+  private async backfillChangeOrderEntries(orgId: string): Promise<void> {
+    if ((await this.db.Counter.get({ Name: changeOrderEntriesDone(orgId) }).go()).data) return;
+    const all = (await this.db.ChangeOrder.query.byOrg({ OrganizationID: orgId }).go({ pages: 'all', attributes: ['OrganizationID', 'Slug', 'ChangeOrderID', 'SpaceID'] })).data;
+    if (all.length) await this.db.ChangeOrderEntry.put(all.map((c) => changeOrderEntryOf(c))).go();
+    await this.db.Counter.put({ Name: changeOrderEntriesDone(orgId), Value: all.length, Version: 1 }).go();
+  }
+
+  async attestationById(spaceId: string, attestationId: string): Promise<AttestationView | undefined> {
+    // Whether it was revoked is its AttestationRevoked entry, which a Space's attestations from before entries existed get first.
+    await this.backfillAttestationEntries(spaceId);
+    const [a, revoked] = (await this.getAcross([
+      { entity: this.db.Attestation, key: { SpaceID: spaceId, AttestationID: attestationId } },
+      { entity: this.db.AttestationRevoked, key: { SpaceID: spaceId, RevokedAttestationID: attestationId } },
+    ])) as [Attestation | undefined, { RevokedBy: string } | undefined];
+    return a && (revoked ? { ...a, RevokedBy: revoked.RevokedBy } : a);
   }
 
   /** Gives the attestations a Space had before their entries existed theirs, once per Space (as for Releases). */

@@ -5,7 +5,7 @@ import { COMPLETED } from '../model/change-orders.ts';
 import type { MarkWrite, OrgKind, ReleaseCounter, SluggedInSpace, SpaceKind, Store, StoreOp, WriteKind } from '../ports/store.ts';
 import { TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
 import * as E from './entities.ts';
-import { attestationEntriesDone, attestationEntryOps, DynamoRecords, ID_FIELD, orgScope, releaseEntriesDone, releaseEntryOf, spaceScope, userOf, type AnyEntity } from './dynamo-records.ts';
+import { attestationEntriesDone, attestationEntryOps, changeOrderEntryOf, changeOrderFilter, DynamoRecords, ID_FIELD, orgScope, releaseEntriesDone, releaseEntryOf, spaceScope, userOf, type AnyEntity } from './dynamo-records.ts';
 
 /**
  * Items as the entities declare them, each checked against the domain type it is read as: a field the
@@ -348,6 +348,8 @@ export class DynamoStore extends DynamoRecords implements Store {
               add(entity.create(DynamoStore.clean(entity, item)).commit(), o.kind === 'Revision' || o.kind === 'Mutation' ? REASONS.revisionTaken : o.kind === 'Mark' ? REASONS.marked : `the ${o.kind} already exists`);
               // A Release takes its place in its Space's order with it.
               if (o.kind === 'Release') add(e.ReleaseEntry.put(releaseEntryOf(item)).commit(), 'release entry');
+              // A ChangeOrder takes its place in its organization's order.
+              if (o.kind === 'ChangeOrder') add(e.ChangeOrderEntry.put(changeOrderEntryOf(item)).commit(), 'change order entry');
               // An Attestation too; one that revokes another marks that one revoked.
               if (o.kind === 'Attestation') for (const op of attestationEntryOps(e, item)) add(op, 'attestation entry');
               break;
@@ -388,11 +390,8 @@ export class DynamoStore extends DynamoRecords implements Store {
 
   async changeOrdersOf(orgId: string, o: { notCompleted?: boolean; notAborted?: boolean } = {}): Promise<ChangeOrder[]> {
     const q = this.db.ChangeOrder.query.byOrg({ OrganizationID: orgId });
-    if (!o.notCompleted && !o.notAborted) return (await q.go({ pages: 'all' })).data;
-    const filtered = q.where((a: AnyEntity, op: AnyEntity) =>
-      [o.notCompleted ? `(${op.notExists(a.Stage)} OR ${op.ne(a.Stage, COMPLETED)})` : '', o.notAborted ? op.notExists(a.AbortedReason) : ''].filter(Boolean).join(' AND '),
-    );
-    return (await filtered.go({ pages: 'all' })).data;
+    const where = changeOrderFilter(o);
+    return (await (where ? q.where(where) : q).go({ pages: 'all' })).data;
   }
 
   async changeOrdersTouching(orgId: string, spaceId: string, o: { inFlight?: boolean } = {}): Promise<ChangeOrder[]> {

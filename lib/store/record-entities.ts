@@ -105,3 +105,14 @@ export const AttestationRevoked = new Entity({
   attributes: { SpaceID: reqStr, RevokedAttestationID: reqStr, RevokedBy: reqStr },
   indexes: { primary: primary(['SpaceID'], ['RevokedAttestationID']) },
 });
+
+/**
+ * A ChangeOrder's place in its organization's order, by slug and then by ID (two Spaces may use one slug):
+ * written by the store in the transaction that creates the ChangeOrder (its slug never changes), so the
+ * organization's ChangeOrders page with DynamoDB's own cursor instead of being read whole and sorted.
+ */
+export const ChangeOrderEntry = new Entity({
+  model: { entity: 'changeorderentry', version: '1', service },
+  attributes: { OrganizationID: reqStr, Slug: reqStr, ChangeOrderID: reqStr, SpaceID: reqStr },
+  indexes: { primary: primary(['OrganizationID'], ['Slug', 'ChangeOrderID']) },
+});

@@ -283,3 +283,105 @@ describe("a Space's attestations, a page at a time", () => {
     expect(await pages('rels', 4)).toEqual(whole);
   });
 });
+
+describe('an attestation by its ID', () => {
+  it('is read by key with whether it was revoked, not found among the Space’s attestations', async () => {
+    const whole = (await api.get('/space/rels/attestation')).body as { AttestationID: string; RevokedBy?: string; RevokedAttestationID?: string }[];
+    const revoked = whole.find((a) => a.RevokedBy)!;
+    const revocation = whole.find((a) => a.RevokedAttestationID)!;
+    requests.length = 0;
+    counting = true;
+    const one = await api.get(`/space/rels/attestation/${revoked.AttestationID.toUpperCase()}`);
+    counting = false;
+    expect(one.status, one.text).toBe(200);
+    expect(one.body).toEqual({ ...revoked, SpaceSlug: 'rels' });
+    expect(one.body.RevokedBy).toBe(revocation.AttestationID);
+    expect(requests.filter((q) => q.command === 'Query' && q.keys.some((k) => k.includes('$attestation_1#')))).toHaveLength(0);
+    expect(requests.filter((q) => q.command === 'BatchGetItem' && q.keys.some((k) => k.includes(`AttestationID_${revoked.AttestationID}`))).map((q) => q.keys.length)).toEqual([2]);
+    expect((await api.get(`/space/rels/attestation/${revocation.AttestationID}`)).body).toEqual({ ...revocation, SpaceSlug: 'rels' });
+    const missing = await api.get('/space/rels/attestation/00000000-0000-0000-0000-000000000000');
+    expect(missing.status).toBe(404);
+    expect(missing.body.Message).toBe("attestation '00000000-0000-0000-0000-000000000000' not found in space 'rels'");
+    // The ID of another Space's attestation is not found in this one.
+    expect((await api.get(`/space/shop-base/attestation/${revoked.AttestationID}`)).status).toBe(404);
+  });
+});
+
+describe("the organization's ChangeOrders, a page at a time", () => {
+  type Seen = { ChangeOrderID: string; Slug: string; SpaceSlug: string };
+  const names = (r: { body: Seen[] }) => r.body.map((c) => `${c.SpaceSlug}/${c.Slug}`);
+  const pages = async (limit: number, where?: string) => {
+    const out: string[] = [];
+    let token: string | null = null;
+    do {
+      const r = await api.get(`/change_order?limit=${limit}${where ? `&where=${encodeURIComponent(where)}` : ''}${token ? `&continue=${token}` : ''}`);
+      expect(r.status, r.text).toBe(200);
+      expect(r.body.length).toBeLessThanOrEqual(limit);
+      out.push(...names(r));
+      token = r.headers.get('x-continue');
+    } while (token);
+    return out;
+  };
+
+  it('page in slug order with DynamoDB’s cursor, one slug in two Spaces kept apart, deriving only the page', async () => {
+    for (const [space, slug] of [['shop-base', 'zeta'], ['shop-p0', 'same'], ['shop-base', 'same'], ['shop-p1', 'alpha'], ['shop-p2', 'same']]) {
+      expect((await api.post(`/space/${space}/change_order`, { Slug: slug, ChangeWorkflowID: 'shop-base/two' })).status).toBe(201);
+    }
+    const whole = await api.get('/change_order');
+    const all = names(whole);
+    const slugs = (whole.body as Seen[]).map((c) => c.Slug);
+    expect(slugs).toEqual([...slugs].sort());
+    expect(all.filter((n) => n.endsWith('/same')).sort()).toEqual(['shop-base/same', 'shop-p0/same', 'shop-p2/same']);
+    // The three of one slug by ID, as a page is.
+    const same = (whole.body as Seen[]).filter((c) => c.Slug === 'same').map((c) => c.ChangeOrderID);
+    expect(same).toEqual([...same].sort());
+    for (const limit of [1, 2, 4]) expect(await pages(limit)).toEqual(all);
+    // A page reads one page of the organization's index and derives only its ChangeOrders (and the one after).
+    const first = await api.get('/change_order?limit=2');
+    requests.length = 0;
+    counting = true;
+    const second = await api.get(`/change_order?limit=2&continue=${first.headers.get('x-continue')}`);
+    counting = false;
+    expect(names(second)).toEqual(all.slice(2, 4));
+    // One query of the entries (2 and one more), one batch read of those ChangeOrders; no query of the organization's ChangeOrders.
+    expect(requests.filter((q) => q.command === 'Query' && q.keys.some((k) => k.includes('$changeorderentry_1')))).toHaveLength(1);
+    expect(requests.filter((q) => q.command === 'Query' && q.keys.some((k) => k.includes('$changeorder_1')))).toHaveLength(0);
+    expect(requests.filter((q) => q.command === 'BatchGetItem').map((q) => q.keys.length)).toEqual([3]);
+    expect(requests.filter((q) => q.command === 'Query' && q.keys.some((k) => k.includes('$progress_1')))).toHaveLength(3);
+    // A where on the stored ChangeOrder is applied by the database; the rest is read on until the page is full.
+    const open = names(await api.get(`/change_order?where=${encodeURIComponent('Completed = false')}`));
+    expect(await pages(2, 'Completed = false')).toEqual(open);
+    const fresh = names(await api.get(`/change_order?where=${encodeURIComponent("State = 'New'")}`));
+    expect(fresh.length).toBeGreaterThan(0);
+    expect(fresh).not.toContain('shop-base/scale');
+    expect(await pages(1, "State = 'New'")).toEqual(fresh);
+    // Another list's token, or one made up, is refused.
+    const units = await api.get('/space/shop-base/unit?limit=1');
+    for (const token of [units.headers.get('x-continue'), 'bm90LWEtY3Vyc29y', first.headers.get('x-continue')!.slice(0, -4) + 'xxxx']) {
+      const bad = await api.get(`/change_order?limit=2&continue=${token}`);
+      expect(bad.status, bad.text).toBe(400);
+      expect(bad.body.Message).toBe('continue token is not one this list issued');
+    }
+    // cub pages the same way.
+    const cub = cubAt(server.url, api.token!);
+    const one = await cub(['changeorder', 'list', '--limit', '3', '-o', 'json']);
+    expect(one.code, one.stderr).toBe(0);
+    expect((JSON.parse(one.stdout) as Seen[]).map((c) => `${c.SpaceSlug}/${c.Slug}`)).toEqual(all.slice(0, 3));
+    const table = await cub(['changeorder', 'list', '--limit', '3']);
+    const token = /more: --continue (\S+)/.exec(table.stderr)?.[1];
+    expect(token).toBeTruthy();
+    const rest = await cub(['changeorder', 'list', '--limit', '3', '--continue', token!, '-o', 'json']);
+    expect((JSON.parse(rest.stdout) as Seen[]).map((c) => `${c.SpaceSlug}/${c.Slug}`)).toEqual(all.slice(3, 6));
+  });
+
+  it('include the ChangeOrders made before their entries existed', async () => {
+    const whole = names(await api.get('/change_order'));
+    // As an earlier version left them: no entries, and no marker.
+    const entries = await client.send(new QueryCommand({ TableName: table, KeyConditionExpression: 'pk = :p AND begins_with(sk, :s)', ExpressionAttributeValues: { ':p': { S: `$baton#OrganizationID_${orgId}` }, ':s': { S: '$changeorderentry_1#' } } }));
+    expect(entries.Items).toHaveLength(whole.length);
+    for (const e of entries.Items!) await client.send(new DeleteItemCommand({ TableName: table, Key: { pk: e.pk!, sk: e.sk! } }));
+    await client.send(new DeleteItemCommand({ TableName: table, Key: { pk: { S: `$baton#Name_CHANGEORDERENTRIES#${orgId}` }, sk: { S: '$counter_1' } } }));
+    expect(await pages(2)).toEqual(whole);
+    expect(await pages(3)).toEqual(whole);
+  });
+});

@@ -184,8 +184,23 @@ export class MemoryStore implements Store {
     const items = all.slice(start, start + limit).map((a, i) => ({ attestation: revokedBy.has(a.AttestationID) ? { ...a, RevokedBy: revokedBy.get(a.AttestationID) } : a, cursor: cursor(start + i + 1) }));
     return { items, next: start + limit < all.length ? cursor(start + limit) : undefined };
   };
+  attestationById = async (spaceId: string, attestationId: string) => {
+    const all = this.all<Attestation>('Attestation', (a) => a.SpaceID === spaceId);
+    const a = all.find((x) => x.AttestationID === attestationId);
+    const by = all.find((x) => x.RevokedAttestationID === attestationId);
+    return a && (by ? { ...a, RevokedBy: by.AttestationID } : a);
+  };
   changeOrdersOf = async (orgId: string, o: { notCompleted?: boolean; notAborted?: boolean } = {}) =>
     this.all<ChangeOrder>('ChangeOrder', (c) => c.OrganizationID === orgId && (!o.notCompleted || c.Stage !== 'Completed') && (!o.notAborted || !c.AbortedReason));
+  /** In slug order, then by ID; a cursor is the offset after an item (this store's own cursor). */
+  changeOrderPage = async (orgId: string, limit: number, after?: string, o: { notCompleted?: boolean; notAborted?: boolean } = {}) => {
+    const all = (await this.changeOrdersOf(orgId, o)).sort((a, b) => (a.Slug < b.Slug ? -1 : a.Slug > b.Slug ? 1 : a.ChangeOrderID < b.ChangeOrderID ? -1 : 1));
+    const start = after === undefined ? 0 : Number(Buffer.from(after, 'base64url').toString());
+    if (!Number.isInteger(start)) throw new Invalid('continue token is not one this list issued');
+    const cursor = (n: number) => Buffer.from(String(n)).toString('base64url');
+    const items = all.slice(start, start + limit).map((changeOrder, i) => ({ changeOrder, cursor: cursor(start + i + 1) }));
+    return { items, next: start + limit < all.length ? cursor(start + limit) : undefined };
+  };
   changeOrdersTouching = async (orgId: string, spaceId: string, o: { inFlight?: boolean } = {}) =>
     this.all<ChangeOrder>('ChangeOrder', (c) => c.OrganizationID === orgId && (c.InScopeSpaceIDs.includes(spaceId) || c.SpaceID === spaceId) && (!o.inFlight || (c.Stage !== 'Completed' && !c.AbortedReason)));
   progressOf = async (coId: string) => this.all<Progress>('Progress', (p) => p.ChangeOrderID === coId);

@@ -69,7 +69,7 @@ export const attestationRoutes = [
     body: NoBody,
     async handle({ deps, caller, params }) {
       const space = await pathSpace(deps, caller, params);
-      const a = (await listAttestations(deps, space)).find((x) => x.AttestationID === params.attestation_id!.toLowerCase());
+      const a = await deps.store.attestationById(space.SpaceID, params.attestation_id!.toLowerCase());
       if (!a) throw new NotFound(`attestation '${params.attestation_id}' not found in space '${space.Slug}'`);
       return { body: { ...a, SpaceSlug: space.Slug } };
     },

@@ -7,7 +7,7 @@ import { derive } from '../../changes/progress.ts';
 import { storedFilters } from '../../changes/state.ts';
 import { cloneWorkflow, createWorkflow, updateChangeOrder, updateWorkflow } from '../../changes/workflows.ts';
 import { findInSpace } from '../../variants/lookup.ts';
-import { cursorPage, listQueries, page } from '../lists.ts';
+import { cursorPage, keyedPage, listQueries, page } from '../lists.ts';
 import { pathSpace, withSpace } from '../resolve.ts';
 import { listReply, route } from '../route.ts';
 import { CloneChangeWorkflow, CreateChangeOrder, CreateChangeWorkflow, ListQuery, NoBody, NoQuery, UpdateChangeOrder, UpdateChangeWorkflow, ExplainQuery } from '../schemas.ts';
@@ -126,8 +126,19 @@ export const changeRoutes = [
       const spaces = new Map(all.map((s): [string, Space] => [s.SpaceID, s]));
       const seen = new Set(visible(caller, all).map((s) => s.SpaceID));
       // What the where rules out on the stored ChangeOrder (Completed, aborted) is left out by the database, not derived and dropped.
-      const cos = await Promise.all((await deps.store.changeOrdersOf(caller.OrganizationID, storedFilters(queries))).filter((c) => seen.has(c.SpaceID)).map(async (c) => ({ ...(await derive(deps, caller, c, { spaces })), SpaceSlug: spaces.get(c.SpaceID)?.Slug })));
-      return listReply(await page(cos, queries, query));
+      const stored = storedFilters(queries);
+      const shown = async (c: ChangeOrder) => ({ ...(await derive(deps, caller, c, { spaces })), SpaceSlug: spaces.get(c.SpaceID)?.Slug });
+      if (query.limit === undefined && query.continue === undefined) {
+        // In slug order, then by ID (two Spaces may use one slug), as a page is.
+        const cos = (await deps.store.changeOrdersOf(caller.OrganizationID, stored)).filter((c) => seen.has(c.SpaceID)).sort((a, b) => (a.ChangeOrderID < b.ChangeOrderID ? -1 : 1));
+        return listReply(await page(await Promise.all(cos.map(shown)), queries, query));
+      }
+      // A page: with DynamoDB's cursor over the organization's ChangeOrders in that order; only the page's are derived.
+      const read = async (want: number, after?: string) => {
+        const p = await deps.store.changeOrderPage(caller.OrganizationID, want, after, stored);
+        return { items: await Promise.all(p.items.filter((x) => seen.has(x.changeOrder.SpaceID)).map(async (x) => ({ item: await shown(x.changeOrder), cursor: x.cursor }))), next: p.next };
+      };
+      return listReply(await keyedPage(read, queries, query));
     },
   }),
   route({
