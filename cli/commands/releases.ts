@@ -5,7 +5,7 @@ import type { WithSpaceSlug } from '../../lib/model/common.ts';
 import type { Release } from '../../lib/model/entities.ts';
 import type { PublishAnswer } from '../api.ts';
 import { withProgress } from '../progress.ts';
-import { type Command, type HelpTable, COLUMNS, out, locate, list, listHelp } from '../common.ts';
+import { type Command, type HelpTable, COLUMNS, out, locate, list } from '../common.ts';
 
 /** Releases and their live status. */
 export const releasesCommands: Record<string, Record<string, Command>> = {
@@ -21,7 +21,8 @@ export const releasesCommands: Record<string, Record<string, Command>> = {
       else process.stdout.write(`Published release ${r.body.Release.ReleaseNum} of ${space}: ${r.body.UnitCount} unit(s), digest ${r.body.Digest}\n`);
       if (!r.body.Message) print(r.body.Units, 'table', [['Unit', (u) => u.Slug], ['Revision', (u) => u.RevisionNum]]);
     },
-    list: (a, c) => list(c, a, `/space/${seg(need(a, 'space', 'cub release list --space <space>'))}/release`, COLUMNS.release),
+    // Without --space, every Space's (those the caller sees), Space by Space in slug order.
+    list: (a, c) => list(c, a, flag(a, 'space') ? `/space/${seg(flag(a, 'space')!)}/release` : '/release', COLUMNS.release),
     get: async (a, c) => {
       const { space, slug } = locate(a, a.positional[0] ?? flag(a, 'release'), 'release', 'cub release get --space <space> <release-num|id>');
       print((await c.get(`/space/${seg(space)}/release/${seg(slug)}`)).body, out(a) ?? 'yaml');
@@ -64,7 +65,7 @@ export const releasesHelp: HelpTable = {
       flags: ['space', ['revision', 'which revision of each Unit (default the head)'], 'description', 'dry-run'],
       example: 'cub release publish acme-prod --revision ChangeOrder:acme-base/bump-v452',
     },
-    list: listHelp('Releases', 'release'),
+    list: { summary: "List Releases, of a Space (newest first) or every Space's (Space by Space)", flags: ['space', 'where', 'filter', 'limit', 'continue'], example: 'cub release list --space acme-prod --limit 5' },
     get: { summary: 'Show a Release', args: [releaseArg], flags: ['space', 'release'], example: 'cub release get --space acme-prod 3' },
     data: { summary: 'Print the bundle a Release deploys (its digest is over these bytes)', args: [releaseArg], flags: ['space', 'release'], example: 'cub release data --space acme-prod 3' },
     withdraw: { summary: 'Withdraw a Release', args: [releaseArg], flags: ['space', 'release'], example: 'cub release withdraw --space acme-prod 3' },

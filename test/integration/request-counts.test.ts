@@ -385,3 +385,73 @@ describe("the organization's ChangeOrders, a page at a time", () => {
     expect(await pages(3)).toEqual(whole);
   });
 });
+
+describe("the organization's Releases, a page at a time", () => {
+  type Seen = { ReleaseNum: number; SpaceSlug: string; Slug: string };
+  const names = (r: { body: Seen[] }) => r.body.map((x) => `${x.SpaceSlug}/${x.ReleaseNum}`);
+  const pages = async (limit: number, where?: string) => {
+    const out: string[] = [];
+    let token: string | null = null;
+    do {
+      const r = await api.get(`/release?limit=${limit}${where ? `&where=${encodeURIComponent(where)}` : ''}${token ? `&continue=${token}` : ''}`);
+      expect(r.status, r.text).toBe(200);
+      expect(r.body.length).toBeLessThanOrEqual(limit);
+      out.push(...names(r));
+      token = r.headers.get('x-continue');
+    } while (token);
+    return out;
+  };
+
+  it('page Space by Space in slug order, each newest first, reading only the Spaces and Releases the page needs', async () => {
+    const whole = await api.get('/release');
+    const all = names(whole);
+    // 'old-rels' (3) and 'rels' (10) have Releases (above), each newest first, as their own lists; no other Space has any.
+    const own = async (space: string) => names(await api.get(`/space/${space}/release`));
+    expect(all).toEqual([...(await own('old-rels')), ...(await own('rels'))]);
+    expect(all).toHaveLength(13);
+    expect((whole.body as Seen[])[0]!.Slug).toBe(`release-${(whole.body as Seen[])[0]!.ReleaseNum}`);
+    for (const limit of [1, 2, 3, 4, 13, 20]) expect(await pages(limit)).toEqual(all);
+    expect(await pages(2, 'ReleaseNum < 3')).toEqual(all.filter((n) => Number(n.split('/')[1]) < 3));
+    // A page inside one Space reads that Space's entries and the page's Releases, no Space's Releases whole.
+    const first = await api.get('/release?limit=4');
+    expect(names(first)).toEqual(all.slice(0, 4));
+    requests.length = 0;
+    counting = true;
+    const second = await api.get(`/release?limit=4&continue=${first.headers.get('x-continue')}`);
+    counting = false;
+    expect(names(second)).toEqual(all.slice(4, 8));
+    expect(requests.filter((q) => q.command === 'Query' && q.keys.some((k) => k.includes('$release_1#')))).toHaveLength(0);
+    expect(requests.filter((q) => q.command === 'Query' && q.keys.some((k) => k.includes('$releaseentry_1')))).toHaveLength(1);
+    expect(requests.filter((q) => q.command === 'BatchGetItem').map((q) => q.keys.length)).toEqual([5]);
+    // Another list's token, or one made up, is refused.
+    const spaceToken = (await api.get('/space/rels/release?limit=2')).headers.get('x-continue');
+    const coToken = (await api.get('/change_order?limit=1')).headers.get('x-continue');
+    // One naming a Space with another Space's cursor in it.
+    const forged = Buffer.from(JSON.stringify({ l: 'releases', s: (await api.get('/space/old-rels')).body.SpaceID, g: 'old-rels', r: spaceToken })).toString('base64url');
+    for (const token of [spaceToken, coToken, 'bm90LWEtY3Vyc29y', forged]) {
+      const bad = await api.get(`/release?limit=2&continue=${token}`);
+      expect(bad.status, bad.text).toBe(400);
+      expect(bad.body.Message).toBe('continue token is not one this list issued');
+    }
+    // cub lists every Space's without --space, and pages the same way.
+    const cub = cubAt(server.url, api.token!);
+    const one = await cub(['release', 'list', '--limit', '5']);
+    expect(one.code, one.stderr).toBe(0);
+    expect(one.stdout).toMatch(/^NUM\s+SPACE/);
+    expect(one.stdout.trim().split('\n')).toHaveLength(6);
+    const token = /more: --continue (\S+)/.exec(one.stderr)?.[1];
+    expect(token).toBeTruthy();
+    const rest = await cub(['release', 'list', '--limit', '5', '--continue', token!, '-o', 'json']);
+    expect((JSON.parse(rest.stdout) as Seen[]).map((x) => `${x.SpaceSlug}/${x.ReleaseNum}`)).toEqual(all.slice(5, 10));
+  });
+
+  it('resume at the next Space by slug when the token’s Space is gone', async () => {
+    const first = await api.get('/release?limit=1');
+    const oldest = names(await api.get('/space/old-rels/release'));
+    expect(names(first)).toEqual(oldest.slice(0, 1));
+    expect((await api.del('/space/old-rels?recursive=true')).status).toBeLessThan(300);
+    const next = await api.get(`/release?limit=2&continue=${first.headers.get('x-continue')}`);
+    expect(next.status, next.text).toBe(200);
+    expect(names(next)).toEqual(['rels/10', 'rels/9']);
+  });
+});

@@ -7,12 +7,16 @@ import { DetailType, HOOK_SOURCE, HookDetail } from '../../events/contracts.ts';
 import { publishRelease } from '../../changes/release.ts';
 import { findRelease, releaseData, releasesOf } from '../../releases/bundle.ts';
 import { withdraw, writeLiveStatus } from '../../releases/live-status.ts';
-import { keyedPage, listQueries, page } from '../lists.ts';
+import { acrossSpaces, keyedPage, listQueries, page } from '../lists.ts';
+import { matches } from '../../where/index.ts';
 import { pathSpace, withSpace } from '../resolve.ts';
 import { listReply, MAX_HOOK_BODY, route } from '../route.ts';
 import { HookBody, ListQuery, NoBody, NoQuery, PublishRelease, UpdateRelease } from '../schemas.ts';
 
 const one = '/space/{space_id}/release/{release_id}';
+
+/** A Space's Releases newest first, as a page has them: by number, then (two Targets' of one number) by ID. */
+const newestFirst = <R extends Release>(rs: R[]): R[] => [...rs].sort((a, b) => b.ReleaseNum - a.ReleaseNum || (a.ReleaseID < b.ReleaseID ? 1 : -1));
 
 /** An ingest route: the tool's body goes on the bus unchanged, with the caller's organization. */
 function hook(path: string, name: string, detailType: DetailType) {
@@ -62,7 +66,7 @@ export const releaseRoutes = [
       const queries = await listQueries(deps, caller, 'Release', query, space);
       // Newest first. Asked for a page, read with DynamoDB's cursor over the Space's Releases in that order.
       if (query.limit === undefined && query.continue === undefined) {
-        return listReply(await page((await releasesOf(deps, space)).map((r) => withSpace(r, space)), queries, query).then((p) => ({ ...p, items: p.items.sort((a: Release, b: Release) => b.ReleaseNum - a.ReleaseNum) })));
+        return listReply(await page((await releasesOf(deps, space)).map((r) => withSpace(r, space)), queries, query).then((p) => ({ ...p, items: newestFirst(p.items) })));
       }
       const read = async (want: number, after?: string) => {
         const p = await deps.store.releasePage(space.SpaceID, want, after);
@@ -80,9 +84,17 @@ export const releaseRoutes = [
     async handle({ deps, caller, query }) {
       const queries = await listQueries(deps, caller, 'Release', query);
       const spaces = visible(caller, await deps.store.listSpaces(caller.OrganizationID));
-      const all = (await Promise.all(spaces.map(async (s) => (await releasesOf(deps, s)).map((r) => withSpace(r, s))))).flat();
-      const p = await page(all.map((r) => ({ ...r, Slug: `${r.SpaceSlug}/${r.Slug}` })), queries, query);
-      return listReply(p);
+      // Space by Space in slug order, each Space's newest first. Asked for a page, only the Spaces it walks are read, with DynamoDB's cursor.
+      const read = acrossSpaces<Release>('releases', spaces, async (space, want, after) => {
+        const p = await deps.store.releasePage(space.SpaceID, want, after);
+        return { items: p.items.map((x) => ({ item: withSpace(x.release, space), cursor: x.cursor })), next: p.next };
+      });
+      if (query.limit === undefined && query.continue === undefined) {
+        const bySpace = [...spaces].sort((a, b) => (a.Slug < b.Slug ? -1 : a.Slug > b.Slug ? 1 : 0));
+        const all = (await Promise.all(bySpace.map(async (s) => newestFirst(await releasesOf(deps, s)).map((r) => withSpace(r, s))))).flat();
+        return listReply({ items: all.filter((r) => queries.every((q) => matches(q, r as unknown as Record<string, unknown>))) });
+      }
+      return listReply(await keyedPage(read, queries, query));
     },
   }),
   route({
