@@ -7,7 +7,7 @@ import type { Change, InvokeAnswer, UnitResult } from '../api.ts';
 
 type UnitView = WithSpaceSlug<Unit>;
 import { withProgress } from '../progress.ts';
-import { type Command, type HelpTable, COLUMNS, out, locate, readInput, labelsPatch, printUnitResults } from '../common.ts';
+import { type Command, type HelpTable, COLUMNS, out, list, locate, readInput, labelsPatch, printUnitResults } from '../common.ts';
 
 /** Units, their revisions and mutations, and functions. */
 export const unitsCommands: Record<string, Record<string, Command>> = {
@@ -148,12 +148,11 @@ export const unitsCommands: Record<string, Record<string, Command>> = {
   },
   revision: {
     list: async (a, c) => {
-      const query = { where: flag(a, 'where'), limit: flag(a, 'limit') };
       const ref = a.positional[0] ?? flag(a, 'unit');
-      // Without a Unit: the revisions of every Unit of the Space (say, what a ChangeOrder brought there).
-      if (!ref) return print((await c.get<(RevisionView & { UnitSlug: string })[]>(`/space/${seg(need(a, 'space', 'cub revision list --space <space> [<unit>] [--where W]'))}/revision`, query)).body, out(a), [['Unit', (r) => r.UnitSlug], ...COLUMNS.revision]);
+      // Without a Unit: the revisions of every Unit of the Space (say, what a ChangeOrder brought there), Unit by Unit.
+      if (!ref) return list<RevisionView & { UnitSlug: string }>(c, a, `/space/${seg(need(a, 'space', 'cub revision list --space <space> [<unit>] [--where W]'))}/revision`, [['Unit', (r) => r.UnitSlug], ...COLUMNS.revision]);
       const { space, slug } = locate(a, ref, 'unit', 'cub revision list --space <space> <unit>');
-      print((await c.get<RevisionView[]>(`/space/${seg(space)}/unit/${seg(slug)}/revision`, query)).body, out(a), COLUMNS.revision);
+      await list<RevisionView>(c, a, `/space/${seg(space)}/unit/${seg(slug)}/revision`, COLUMNS.revision);
     },
     get: async (a, c) => {
       const { space, slug } = locate(a, a.positional[0] ?? flag(a, 'unit'), 'unit', 'cub revision get --space <space> <unit> <N>');
@@ -254,9 +253,9 @@ export const unitsHelp: HelpTable = {
   },
   revision: {
     list: {
-      summary: 'List the revisions of a Unit, or of every Unit of a Space',
+      summary: 'List the revisions of a Unit (newest first), or of every Unit of a Space (Unit by Unit)',
       args: [['[unit]', 'the Unit (omit for the whole Space)']],
-      flags: ['space', 'unit', 'where', 'limit'],
+      flags: ['space', 'unit', 'where', 'filter', 'limit', 'continue'],
       example: "cub revision list --space acme-prod --where \"ChangeOrders ? 'acme-base/bump-v452'\"",
     },
     get: { summary: 'Show one revision of a Unit', args: [unitArg, ['[num]', 'the revision number (or --revision)']], flags: ['space', 'unit', 'revision'], example: 'cub revision get --space acme-base backend 2' },

@@ -132,39 +132,43 @@ export async function keyedPage<T>(read: (want: number, after?: string) => Promi
   }
 }
 
-/** What a list over many Spaces reads of one Space: a page of its own, with its own cursor (as `keyedPage` reads). */
-export type SpaceRead<T> = (space: Space, want: number, after?: string) => Promise<{ items: { item: T; cursor: string }[]; next?: string }>;
+/** What a list over many parts (Spaces, Units) reads of one: a page of its own, with its own cursor (as `keyedPage` reads). */
+export type PartRead<P, T> = (part: P, want: number, after?: string) => Promise<{ items: { item: T; cursor: string }[]; next?: string }>;
 
 /**
- * The `read` of a `keyedPage` over many Spaces, one after another in slug order, each read with DynamoDB's
- * cursor in its own order (a Space's Releases newest first): reads only the Spaces it walks and only the
- * items the page needs there. Its token names the Space and the cursor in it; a Space gone since (deleted,
- * or no longer visible) resumes at the next one by slug. `list` names the list, so another's token is refused.
+ * The `read` of a `keyedPage` over many parts (Spaces, a Space's Units), one after another in slug order,
+ * each read with DynamoDB's cursor in its own order (a Space's Releases, a Unit's revisions: newest first):
+ * reads only the parts it walks and only the items the page needs there. Its token names the part and the
+ * cursor in it; a part gone since (deleted, or no longer visible) resumes at the next one by slug. `list`
+ * names the list, so another's token is refused.
  */
-export function acrossSpaces<T>(list: string, spaces: Space[], readSpace: SpaceRead<T>): (want: number, after?: string) => Promise<{ items: { item: T; cursor: string }[]; next?: string }> {
-  const ordered = [...spaces].sort((a, b) => (a.Slug < b.Slug ? -1 : a.Slug > b.Slug ? 1 : 0));
-  const token = (s: Space, r?: string) => Buffer.from(JSON.stringify({ l: list, s: s.SpaceID, g: s.Slug, ...(r === undefined ? {} : { r }) })).toString('base64url');
+export function across<P extends { Slug: string }, T>(list: string, parts: P[], idOf: (p: P) => string, readPart: PartRead<P, T>): (want: number, after?: string) => Promise<{ items: { item: T; cursor: string }[]; next?: string }> {
+  const ordered = [...parts].sort((a, b) => (a.Slug < b.Slug ? -1 : a.Slug > b.Slug ? 1 : 0));
+  const token = (p: P, r?: string) => Buffer.from(JSON.stringify({ l: list, s: idOf(p), g: p.Slug, ...(r === undefined ? {} : { r }) })).toString('base64url');
   return async (want, after) => {
     let i = 0;
     let r: string | undefined;
     if (after !== undefined) {
       const at = acrossToken(after, list);
-      i = ordered.findIndex((s) => s.SpaceID === at.s);
+      i = ordered.findIndex((p) => idOf(p) === at.s);
       if (i >= 0) r = at.r;
-      else i = ((n) => (n < 0 ? ordered.length : n))(ordered.findIndex((s) => s.Slug > at.g));
+      else i = ((n) => (n < 0 ? ordered.length : n))(ordered.findIndex((p) => p.Slug > at.g));
     }
     const items: { item: T; cursor: string }[] = [];
-    // Read on across Spaces until the page has what it wants: then a token is given only when there is more.
+    // Read on across parts until the page has what it wants: then a token is given only when there is more.
     while (i < ordered.length && items.length < want) {
-      const space = ordered[i]!;
-      const p = await readSpace(space, want - items.length, r);
-      items.push(...p.items.map((x) => ({ item: x.item, cursor: token(space, x.cursor) })));
+      const part = ordered[i]!;
+      const p = await readPart(part, want - items.length, r);
+      items.push(...p.items.map((x) => ({ item: x.item, cursor: token(part, x.cursor) })));
       if (p.next) r = p.next;
       else [i, r] = [i + 1, undefined];
     }
     return { items, next: i < ordered.length ? token(ordered[i]!, r) : undefined };
   };
 }
+
+/** `across` the Spaces. */
+export const acrossSpaces = <T>(list: string, spaces: Space[], readSpace: PartRead<Space, T>) => across(list, spaces, (s) => s.SpaceID, readSpace);
 
 function acrossToken(after: string, list: string): { s: string; g: string; r?: string } {
   let at: { l?: unknown; s?: unknown; g?: unknown; r?: unknown } | undefined;
@@ -176,6 +180,9 @@ function acrossToken(after: string, list: string): { s: string; g: string; r?: s
   if (!at || at.l !== list || typeof at.s !== 'string' || typeof at.g !== 'string' || (at.r !== undefined && typeof at.r !== 'string')) throw new Invalid('continue token is not one this list issued');
   return at as { s: string; g: string; r?: string };
 }
+
+/** Whether an item matches every query (the `where` and the saved filter of a list read whole). */
+export const matchingAll = (queries: Query[]) => (item: object) => queries.every((q) => matches(q, item as Record<string, unknown>));
 
 function stripRelations<T>(item: T, relations: Set<string>): T {
   if (!relations.size) return item;

@@ -95,6 +95,12 @@ export interface ReleasePage {
   next?: string;
 }
 
+/** A page of a Unit's revisions, newest first, as `ReleasePage`. */
+export interface RevisionPage {
+  items: { revision: Revision; cursor: string }[];
+  next?: string;
+}
+
 /** A page of an organization's ChangeOrders in slug order (then by ID), as `ReleasePage`. */
 export interface ChangeOrderPage {
   items: { changeOrder: ChangeOrder; cursor: string }[];
@@ -225,6 +231,8 @@ export interface Store {
   changeOrderPage(orgId: string, limit: number, after?: string, o?: { notCompleted?: boolean; notAborted?: boolean }): Promise<ChangeOrderPage>;
   /** A page of a Space's attestations, newest first (CreatedAt, then ID), each with RevokedBy if revoked; as `releasePage`. */
   attestationPage(spaceId: string, limit: number, after?: string): Promise<AttestationPage>;
+  /** A page of a Unit's revisions (without their data), newest first, as `releasePage`. */
+  revisionPage(unitId: string, limit: number, after?: string): Promise<RevisionPage>;
   /** One attestation of a Space by ID, with RevokedBy if it was revoked: read by key, not found among the Space's. */
   attestationById(spaceId: string, attestationId: string): Promise<AttestationView | undefined>;
 

@@ -41,7 +41,8 @@ export const ID_FIELD: Record<SpaceKind | OrgKind | 'Space' | 'Component' | 'Uni
 /** Slug claims' keys as DynamoDB cursors (ExclusiveStartKey, base64url JSON) and back: the same for every table. */
 const claimCursors = createConversions(E.SlugClaim);
 
-function tryCursor<T>(f: () => T): T | undefined {
+/** What `f` gives, or undefined where it throws (a cursor that does not decode). */
+export function tryCursor<T>(f: () => T): T | undefined {
   try {
     return f();
   } catch {

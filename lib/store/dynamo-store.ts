@@ -1,11 +1,11 @@
-import type { EntityItem } from 'electrodb';
+import { createConversions, type EntityItem } from 'electrodb';
 import type { ApiToken, ChangeOrder, Component, Group, Link, Mark, Progress, Mutation, Organization, Revision, Space, StoredRevision, Tag, Unit, User } from '../model/entities.ts';
-import { Conflict, TooLarge } from '../model/errors.ts';
+import { Conflict, Invalid, TooLarge } from '../model/errors.ts';
 import { COMPLETED } from '../model/change-orders.ts';
-import type { MarkWrite, OrgKind, ReleaseCounter, SluggedInSpace, SpaceKind, Store, StoreOp, WriteKind } from '../ports/store.ts';
+import type { MarkWrite, OrgKind, ReleaseCounter, RevisionPage, SluggedInSpace, SpaceKind, Store, StoreOp, WriteKind } from '../ports/store.ts';
 import { TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
 import * as E from './entities.ts';
-import { attestationEntriesDone, attestationEntryOps, changeOrderEntryOf, changeOrderFilter, DynamoRecords, ID_FIELD, orgScope, releaseEntriesDone, releaseEntryOf, spaceScope, userOf, type AnyEntity } from './dynamo-records.ts';
+import { attestationEntriesDone, attestationEntryOps, changeOrderEntryOf, changeOrderFilter, DynamoRecords, ID_FIELD, orgScope, releaseEntriesDone, releaseEntryOf, spaceScope, tryCursor, userOf, type AnyEntity } from './dynamo-records.ts';
 
 /**
  * Items as the entities declare them, each checked against the domain type it is read as: a field the
@@ -37,6 +37,11 @@ export const ITEMS_READ_AS_ENTITIES: [
   Reads<Items['Progress'], Progress>,
   Reads<Items['Organization'], Organization>,
 ] = [true, true, true, true, true, true, true, true, true, true];
+
+/** A revision without its data: what a list of revisions reads. */
+const REVISION_META = ['OrganizationID', 'SpaceID', 'UnitID', 'RevisionID', 'RevisionNum', 'Description', 'Source', 'UserID', 'ChangeSetID', 'DataHash', 'DataSize', 'CreatedAt'] as const;
+/** Revisions' keys as DynamoDB cursors and back. */
+const revisionCursors = createConversions(E.Revision);
 
 /** The name of a Target's release counter item. */
 const releaseCounterName = (targetId: string) => `RELEASENUM#${targetId}`;
@@ -247,8 +252,12 @@ export class DynamoStore extends DynamoRecords implements Store {
     return out;
   }
   async listRevisions(unitId: string): Promise<Revision[]> {
-    const attributes = ['OrganizationID', 'SpaceID', 'UnitID', 'RevisionID', 'RevisionNum', 'Description', 'Source', 'UserID', 'ChangeSetID', 'DataHash', 'DataSize', 'CreatedAt'] as const;
-    return (await this.db.Revision.query.primary({ UnitID: unitId }).go({ pages: 'all', attributes })).data;
+    return (await this.db.Revision.query.primary({ UnitID: unitId }).go({ pages: 'all', attributes: REVISION_META })).data;
+  }
+  async revisionPage(unitId: string, limit: number, after?: string): Promise<RevisionPage> {
+    if (after !== undefined && tryCursor(() => revisionCursors.fromCursor.toComposite(after))?.UnitID !== unitId) throw new Invalid('continue token is not one this list issued');
+    const page = await this.db.Revision.query.primary({ UnitID: unitId }).go({ order: 'desc', limit, cursor: after ?? null, attributes: REVISION_META });
+    return { items: page.data.map((revision) => ({ revision, cursor: revisionCursors.fromComposite.toCursor({ UnitID: unitId, RevisionNum: revision.RevisionNum }) })), next: page.cursor ?? undefined };
   }
   async listMutations(unitId: string): Promise<Mutation[]> {
     return (await this.db.Mutation.query.primary({ UnitID: unitId }).go({ pages: 'all' })).data;

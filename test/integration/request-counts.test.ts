@@ -14,16 +14,16 @@ import { cubAt } from '../support/cli.ts';
  * history): counted by command and by what each request touches, so a read that comes back per Space,
  * per Unit or per Release shows here.
  */
-const requests: { command: string; keys: string[] }[] = [];
+const requests: { command: string; keys: string[]; limit?: number }[] = [];
 let counting = false;
 const client = dynamoClient(inject('dynamoEndpoint'));
 client.middlewareStack.add(
   (next, context) => async (args) => {
     if (counting) {
-      const input = args.input as { Key?: Record<string, unknown>; ExpressionAttributeValues?: Record<string, unknown>; RequestItems?: Record<string, { Keys?: Record<string, unknown>[] }> };
+      const input = args.input as { Key?: Record<string, unknown>; ExpressionAttributeValues?: Record<string, unknown>; RequestItems?: Record<string, { Keys?: Record<string, unknown>[] }>; Limit?: number };
       const values = (o?: Record<string, unknown>) => Object.values(o ?? {}).map(String).join(' ');
       const keys = input.RequestItems ? Object.values(input.RequestItems).flatMap((r) => (r.Keys ?? []).map(values)) : [values(input.Key ?? input.ExpressionAttributeValues)];
-      requests.push({ command: String(context.commandName).replace('Command', ''), keys });
+      requests.push({ command: String(context.commandName).replace('Command', ''), keys, limit: input.Limit });
     }
     return next(args);
   },
@@ -453,5 +453,66 @@ describe("the organization's Releases, a page at a time", () => {
     const next = await api.get(`/release?limit=2&continue=${first.headers.get('x-continue')}`);
     expect(next.status, next.text).toBe(200);
     expect(names(next)).toEqual(['rels/10', 'rels/9']);
+  });
+});
+
+describe('revisions, a page at a time', () => {
+  type Seen = { RevisionNum: number; UnitSlug?: string };
+  const nums = (r: { body: Seen[] }) => r.body.map((x) => (x.UnitSlug ? `${x.UnitSlug}/${x.RevisionNum}` : x.RevisionNum));
+  const pages = async (path: string, limit: number, where?: string) => {
+    const out: (string | number)[] = [];
+    let token: string | null = null;
+    do {
+      const r = await api.get(`${path}?limit=${limit}${where ? `&where=${encodeURIComponent(where)}` : ''}${token ? `&continue=${token}` : ''}`);
+      expect(r.status, r.text).toBe(200);
+      expect(r.body.length).toBeLessThanOrEqual(limit);
+      out.push(...nums(r));
+      token = r.headers.get('x-continue');
+    } while (token);
+    return out;
+  };
+
+  it("of a Unit page newest first with DynamoDB's cursor, reading only the page; of a Space, Unit by Unit", async () => {
+    expect((await api.post('/space', { Slug: 'revs' })).status).toBe(201);
+    for (const [unit, edits] of [['y', 2], ['x', 5], ['z', 0]] as const) {
+      expect((await api.post('/space/revs/unit', { Slug: unit, Data: deploymentYaml(unit) })).status).toBe(201);
+      for (let n = 0; n < edits; n++) expect((await api.post('/space/revs/function/invoke', { FunctionName: 'set-replicas', Arguments: [String(n + 2)], UnitIDs: [unit] })).status).toBe(200);
+    }
+    const whole = await api.get('/space/revs/unit/x/revision');
+    expect(nums(whole)).toEqual([6, 5, 4, 3, 2, 1]);
+    for (const limit of [1, 2, 4, 6, 9]) expect(await pages('/space/revs/unit/x/revision', limit)).toEqual([6, 5, 4, 3, 2, 1]);
+    expect(await pages('/space/revs/unit/x/revision', 2, 'RevisionNum < 5')).toEqual([4, 3, 2, 1]);
+    const first = await api.get('/space/revs/unit/x/revision?limit=2');
+    requests.length = 0;
+    counting = true;
+    const second = await api.get(`/space/revs/unit/x/revision?limit=2&continue=${first.headers.get('x-continue')}`);
+    counting = false;
+    expect(nums(second)).toEqual([4, 3]);
+    expect(second.body[0]).toMatchObject({ SpaceSlug: 'revs', Tags: {}, ChangeOrders: {} });
+    // One query of the Unit's revisions, for the page and one more; not the Unit's whole history.
+    expect(requests.filter((q) => q.command === 'Query' && q.keys.some((k) => k.includes('$revision_1'))).map((q) => q.limit)).toEqual([3]);
+    // The Space's: Unit by Unit in slug order, each newest first, as a page walks them.
+    const space = nums(await api.get('/space/revs/revision'));
+    expect(space).toEqual(['x/6', 'x/5', 'x/4', 'x/3', 'x/2', 'x/1', 'y/3', 'y/2', 'y/1', 'z/1']);
+    for (const limit of [1, 3, 5, 10]) expect(await pages('/space/revs/revision', limit)).toEqual(space);
+    expect(await pages('/space/revs/revision', 2, 'RevisionNum = 1')).toEqual(['x/1', 'y/1', 'z/1']);
+    // Another list's token, or one made up, is refused.
+    const yToken = (await api.get('/space/revs/unit/y/revision?limit=1')).headers.get('x-continue');
+    const spaceToken = (await api.get('/space/revs/revision?limit=1')).headers.get('x-continue');
+    for (const [path, token] of [['/space/revs/unit/x/revision', yToken], ['/space/revs/unit/x/revision', spaceToken], ['/space/revs/revision', yToken], ['/space/revs/unit/x/revision', 'bm90LWEtY3Vyc29y']]) {
+      const bad = await api.get(`${path}?limit=2&continue=${token}`);
+      expect(bad.status, bad.text).toBe(400);
+      expect(bad.body.Message).toBe('continue token is not one this list issued');
+    }
+    // cub pages the same way.
+    const cub = cubAt(server.url, api.token!);
+    const one = await cub(['revision', 'list', '--space', 'revs', 'x', '--limit', '4']);
+    expect(one.code, one.stderr).toBe(0);
+    const token = /more: --continue (\S+)/.exec(one.stderr)?.[1];
+    expect(token).toBeTruthy();
+    const rest = await cub(['revision', 'list', '--space', 'revs', 'x', '--limit', '4', '--continue', token!, '-o', 'json']);
+    expect((JSON.parse(rest.stdout) as Seen[]).map((r) => r.RevisionNum)).toEqual([2, 1]);
+    const all = await cub(['revision', 'list', '--space', 'revs', '--limit', '7', '-o', 'json']);
+    expect((JSON.parse(all.stdout) as Seen[]).map((r) => `${r.UnitSlug}/${r.RevisionNum}`)).toEqual(space.slice(0, 7));
   });
 });

@@ -147,6 +147,15 @@ export class MemoryStore implements Store {
   getRevision = async (unitId: string, num: number) => this.one<StoredRevision>('Revision', `${unitId}#${num}`);
   getRevisions = async (keys: { UnitID: string; RevisionNum: number }[]) => keys.flatMap((k) => this.one<StoredRevision>('Revision', `${k.UnitID}#${k.RevisionNum}`) ?? []);
   listRevisions = async (unitId: string) => this.all<StoredRevision>('Revision', (r) => r.UnitID === unitId).sort((a, b) => a.RevisionNum - b.RevisionNum).map(({ Data: _d, ...r }) => r as Revision);
+  /** Newest first; a cursor is the offset after an item (this store's own cursor). */
+  revisionPage = async (unitId: string, limit: number, after?: string) => {
+    const all = (await this.listRevisions(unitId)).reverse();
+    const start = after === undefined ? 0 : Number(Buffer.from(after, 'base64url').toString());
+    if (!Number.isInteger(start)) throw new Invalid('continue token is not one this list issued');
+    const cursor = (n: number) => Buffer.from(String(n)).toString('base64url');
+    const items = all.slice(start, start + limit).map((revision, i) => ({ revision, cursor: cursor(start + i + 1) }));
+    return { items, next: start + limit < all.length ? cursor(start + limit) : undefined };
+  };
   listMutations = async (unitId: string) => this.all<Mutation>('Mutation', (r) => r.UnitID === unitId).sort((a, b) => a.RevisionNum - b.RevisionNum);
 
   createInSpace = async <T extends { SpaceID: string; Slug: string }>(kind: SpaceKind, item: T, also?: { marks?: MarkWrite[] }) =>

@@ -7,8 +7,7 @@ import { DetailType, HOOK_SOURCE, HookDetail } from '../../events/contracts.ts';
 import { publishRelease } from '../../changes/release.ts';
 import { findRelease, releaseData, releasesOf } from '../../releases/bundle.ts';
 import { withdraw, writeLiveStatus } from '../../releases/live-status.ts';
-import { acrossSpaces, keyedPage, listQueries, page } from '../lists.ts';
-import { matches } from '../../where/index.ts';
+import { acrossSpaces, keyedPage, listQueries, matchingAll, page } from '../lists.ts';
 import { pathSpace, withSpace } from '../resolve.ts';
 import { listReply, MAX_HOOK_BODY, route } from '../route.ts';
 import { HookBody, ListQuery, NoBody, NoQuery, PublishRelease, UpdateRelease } from '../schemas.ts';
@@ -92,7 +91,7 @@ export const releaseRoutes = [
       if (query.limit === undefined && query.continue === undefined) {
         const bySpace = [...spaces].sort((a, b) => (a.Slug < b.Slug ? -1 : a.Slug > b.Slug ? 1 : 0));
         const all = (await Promise.all(bySpace.map(async (s) => newestFirst(await releasesOf(deps, s)).map((r) => withSpace(r, s))))).flat();
-        return listReply({ items: all.filter((r) => queries.every((q) => matches(q, r as unknown as Record<string, unknown>))) });
+        return listReply({ items: all.filter(matchingAll(queries)) });
       }
       return listReply(await keyedPage(read, queries, query));
     },

@@ -5,8 +5,8 @@ import type { Space, Unit } from '../../model/entities.ts';
 import { adoptIntoRelease } from '../../changes/adopt.ts';
 import type { Deps } from '../../ports/deps.ts';
 import { createUnit, dataAt, revisionNum } from '../../variants/revisions.ts';
-import { deleteUnit, diffRevisions, invokeFunction, spaceRevisions, tagRevision, unitRevision, unitRevisions, updateUnit } from '../../variants/units.ts';
-import { cursorPage, listQueries } from '../lists.ts';
+import { deleteUnit, diffRevisions, invokeFunction, revisionReader, spaceRevisions, tagRevision, unitRevision, unitRevisions, updateUnit } from '../../variants/units.ts';
+import { across, cursorPage, keyedPage, listQueries, matchingAll } from '../lists.ts';
 import { pathSpace, spaceAndUnit, withSpace } from '../resolve.ts';
 import { listReply, route } from '../route.ts';
 import { CreateUnit, DataQuery, DeleteWithGates, DiffQuery, InvokeFunction, ListQuery, MarkUnit, NoBody, NoQuery, UpdateUnit } from '../schemas.ts';
@@ -109,8 +109,11 @@ export const unitRoutes = [
     body: NoBody,
     async handle({ deps, caller, params, query }) {
       const { space, unit } = await spaceAndUnit(deps, caller, params);
-      const out = (await unitRevisions(deps, unit, query.where)).map((r) => withSpace(r, space));
-      return { body: query.limit ? out.slice(0, query.limit) : out };
+      const queries = await listQueries(deps, caller, 'Revision', query, space);
+      // Newest first. Asked for a page, read with DynamoDB's cursor over the Unit's revisions in that order.
+      if (query.limit === undefined && query.continue === undefined) return listReply({ items: (await unitRevisions(deps, unit)).filter(matchingAll(queries)).map((r) => withSpace(r, space)) });
+      const read = revisionReader(deps, unit);
+      return listReply(await keyedPage(async (want, after) => ((p) => ({ ...p, items: p.items.map((x) => ({ ...x, item: withSpace(x.item, space) })) }))(await read(want, after)), queries, query));
     },
   }),
   route({
@@ -121,8 +124,16 @@ export const unitRoutes = [
     body: NoBody,
     async handle({ deps, caller, params, query }) {
       const space = await pathSpace(deps, caller, params);
-      const out = (await spaceRevisions(deps, space, query.where)).map((r) => withSpace(r, space));
-      return { body: query.limit ? out.slice(0, query.limit) : out };
+      const queries = await listQueries(deps, caller, 'Revision', query, space);
+      // Unit by Unit in slug order, each newest first. Asked for a page, only the Units it walks are read, with DynamoDB's cursor.
+      if (query.limit === undefined && query.continue === undefined) return listReply({ items: (await spaceRevisions(deps, space)).filter(matchingAll(queries)).map((r) => withSpace(r, space)) });
+      const units = await deps.store.listUnits(space.SpaceID);
+      const readers = new Map(units.map((u) => [u.UnitID, revisionReader(deps, u)]));
+      const read = across('revisions', units, (u) => u.UnitID, async (u, want, after) => {
+        const p = await readers.get(u.UnitID)!(want, after);
+        return { ...p, items: p.items.map((x) => ({ ...x, item: withSpace({ ...x.item, UnitSlug: u.Slug }, space) })) };
+      });
+      return listReply(await keyedPage(read, queries, query));
     },
   }),
   route({
