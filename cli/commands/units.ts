@@ -164,10 +164,12 @@ export const unitsCommands: Record<string, Record<string, Command>> = {
   mutation: {
     list: async (a, c) => {
       const { space, slug } = locate(a, a.positional[0] ?? flag(a, 'unit'), 'unit', 'cub mutation list --space <space> <unit>');
-      const muts = (await c.get<Mutation[]>(`/space/${seg(space)}/unit/${seg(slug)}/mutation`)).body;
-      if ((out(a) ?? 'table') !== 'table') return print(muts, out(a));
-      const rows = muts.flatMap((m) => m.Changes.map((ch) => ({ Num: m.RevisionNum, Source: m.Source, ...ch })));
+      const r = await c.get<Mutation[]>(`/space/${seg(space)}/unit/${seg(slug)}/mutation`, { limit: flag(a, 'limit'), continue: flag(a, 'continue') });
+      if ((out(a) ?? 'table') !== 'table') return print(r.body, out(a));
+      const rows = r.body.flatMap((m) => m.Changes.map((ch) => ({ Num: m.RevisionNum, Source: m.Source, ...ch })));
       print(rows, 'table', [['Num', (r) => r.Num], ['Source', (r) => r.Source], ...COLUMNS.change]);
+      const next = r.headers.get('x-continue');
+      if (next) process.stderr.write(`more: --continue ${next}\n`);
     },
   },
   function: {
@@ -261,7 +263,7 @@ export const unitsHelp: HelpTable = {
     get: { summary: 'Show one revision of a Unit', args: [unitArg, ['[num]', 'the revision number (or --revision)']], flags: ['space', 'unit', 'revision'], example: 'cub revision get --space acme-base backend 2' },
   },
   mutation: {
-    list: { summary: 'The paths each revision of a Unit changed', args: [unitArg], flags: ['space', 'unit'], example: 'cub mutation list --space acme-base backend' },
+    list: { summary: 'The paths each revision of a Unit changed, newest first', args: [unitArg], flags: ['space', 'unit', 'limit', 'continue'], example: 'cub mutation list --space acme-base backend --limit 5' },
   },
   function: {
     set: {

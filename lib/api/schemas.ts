@@ -129,8 +129,11 @@ export const ListQuery = z.strictObject({
   where: z.string().max(4096).optional(),
   filter: Ref.optional(),
   limit: z.coerce.number().int().min(1).max(1000).optional(),
-  continue: z.string().max(512).optional(),
+  // A list over many parts (Spaces, Units) carries the part's slug and its own cursor: 2 KB holds the longest.
+  continue: z.string().max(2048).optional(),
 });
+/** The paging parameters alone, for a list no `where` describes (what a Unit's revisions changed). */
+export const PageQuery = ListQuery.pick({ limit: true, continue: true });
 export const DataQuery = z.strictObject({ revision: z.string().max(300).optional() });
 export const DiffQuery = z.strictObject({ from: z.coerce.number().int().nonnegative(), to: z.coerce.number().int().positive().optional() });
 export const NoQuery = z.strictObject({});

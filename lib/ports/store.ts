@@ -101,6 +101,12 @@ export interface RevisionPage {
   next?: string;
 }
 
+/** A page of what a Unit's revisions changed, newest first, as `ReleasePage`. */
+export interface MutationPage {
+  items: { mutation: Mutation; cursor: string }[];
+  next?: string;
+}
+
 /** A page of an organization's ChangeOrders in slug order (then by ID), as `ReleasePage`. */
 export interface ChangeOrderPage {
   items: { changeOrder: ChangeOrder; cursor: string }[];
@@ -233,6 +239,8 @@ export interface Store {
   attestationPage(spaceId: string, limit: number, after?: string): Promise<AttestationPage>;
   /** A page of a Unit's revisions (without their data), newest first, as `releasePage`. */
   revisionPage(unitId: string, limit: number, after?: string): Promise<RevisionPage>;
+  /** A page of what a Unit's revisions changed, newest first, as `releasePage`. */
+  mutationPage(unitId: string, limit: number, after?: string): Promise<MutationPage>;
   /** One attestation of a Space by ID, with RevokedBy if it was revoked: read by key, not found among the Space's. */
   attestationById(spaceId: string, attestationId: string): Promise<AttestationView | undefined>;
 

@@ -2,7 +2,7 @@ import { createConversions, type EntityItem } from 'electrodb';
 import type { ApiToken, ChangeOrder, Component, Group, Link, Mark, Progress, Mutation, Organization, Revision, Space, StoredRevision, Tag, Unit, User } from '../model/entities.ts';
 import { Conflict, Invalid, TooLarge } from '../model/errors.ts';
 import { COMPLETED } from '../model/change-orders.ts';
-import type { MarkWrite, OrgKind, ReleaseCounter, RevisionPage, SluggedInSpace, SpaceKind, Store, StoreOp, WriteKind } from '../ports/store.ts';
+import type { MarkWrite, MutationPage, OrgKind, ReleaseCounter, RevisionPage, SluggedInSpace, SpaceKind, Store, StoreOp, WriteKind } from '../ports/store.ts';
 import { TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
 import * as E from './entities.ts';
 import { attestationEntriesDone, attestationEntryOps, changeOrderEntryOf, changeOrderFilter, DynamoRecords, ID_FIELD, orgScope, releaseEntriesDone, releaseEntryOf, spaceScope, tryCursor, userOf, type AnyEntity } from './dynamo-records.ts';
@@ -40,8 +40,9 @@ export const ITEMS_READ_AS_ENTITIES: [
 
 /** A revision without its data: what a list of revisions reads. */
 const REVISION_META = ['OrganizationID', 'SpaceID', 'UnitID', 'RevisionID', 'RevisionNum', 'Description', 'Source', 'UserID', 'ChangeSetID', 'DataHash', 'DataSize', 'CreatedAt'] as const;
-/** Revisions' keys as DynamoDB cursors and back. */
+/** Revisions' and mutations' keys (UnitID, RevisionNum) as DynamoDB cursors and back. */
 const revisionCursors = createConversions(E.Revision);
+const mutationCursors = createConversions(E.Mutation) as unknown as typeof revisionCursors;
 
 /** The name of a Target's release counter item. */
 const releaseCounterName = (targetId: string) => `RELEASENUM#${targetId}`;
@@ -255,9 +256,18 @@ export class DynamoStore extends DynamoRecords implements Store {
     return (await this.db.Revision.query.primary({ UnitID: unitId }).go({ pages: 'all', attributes: REVISION_META })).data;
   }
   async revisionPage(unitId: string, limit: number, after?: string): Promise<RevisionPage> {
-    if (after !== undefined && tryCursor(() => revisionCursors.fromCursor.toComposite(after))?.UnitID !== unitId) throw new Invalid('continue token is not one this list issued');
-    const page = await this.db.Revision.query.primary({ UnitID: unitId }).go({ order: 'desc', limit, cursor: after ?? null, attributes: REVISION_META });
-    return { items: page.data.map((revision) => ({ revision, cursor: revisionCursors.fromComposite.toCursor({ UnitID: unitId, RevisionNum: revision.RevisionNum }) })), next: page.cursor ?? undefined };
+    const page = await this.unitPage<Revision>(this.db.Revision, revisionCursors, unitId, limit, after, REVISION_META);
+    return { items: page.items.map(({ item, cursor }) => ({ revision: item, cursor })), next: page.next };
+  }
+  async mutationPage(unitId: string, limit: number, after?: string): Promise<MutationPage> {
+    const page = await this.unitPage<Mutation>(this.db.Mutation, mutationCursors, unitId, limit, after);
+    return { items: page.items.map(({ item, cursor }) => ({ mutation: item, cursor })), next: page.next };
+  }
+  /** A page of a Unit's items keyed by revision number (revisions, mutations), newest first, with DynamoDB's cursor; another Unit's cursor is Invalid. */
+  private async unitPage<T extends { RevisionNum: number }>(entity: AnyEntity, cursors: typeof revisionCursors, unitId: string, limit: number, after?: string, attributes?: readonly string[]): Promise<{ items: { item: T; cursor: string }[]; next?: string }> {
+    if (after !== undefined && tryCursor(() => cursors.fromCursor.toComposite(after))?.UnitID !== unitId) throw new Invalid('continue token is not one this list issued');
+    const page = await entity.query.primary({ UnitID: unitId }).go({ order: 'desc', limit, cursor: after ?? null, ...(attributes ? { attributes } : {}) });
+    return { items: (page.data as T[]).map((item) => ({ item, cursor: cursors.fromComposite.toCursor({ UnitID: unitId, RevisionNum: item.RevisionNum }) })), next: page.cursor ?? undefined };
   }
   async listMutations(unitId: string): Promise<Mutation[]> {
     return (await this.db.Mutation.query.primary({ UnitID: unitId }).go({ pages: 'all' })).data;

@@ -515,4 +515,28 @@ describe('revisions, a page at a time', () => {
     const all = await cub(['revision', 'list', '--space', 'revs', '--limit', '7', '-o', 'json']);
     expect((JSON.parse(all.stdout) as Seen[]).map((r) => `${r.UnitSlug}/${r.RevisionNum}`)).toEqual(space.slice(0, 7));
   });
+
+  it("of what a Unit's revisions changed page the same way", async () => {
+    const whole = (await api.get('/space/revs/unit/x/mutation')).body.map((m: Seen) => m.RevisionNum);
+    expect(whole).toEqual([6, 5, 4, 3, 2, 1]);
+    for (const limit of [1, 4, 6]) expect(await pages('/space/revs/unit/x/mutation', limit)).toEqual(whole);
+    const first = await api.get('/space/revs/unit/x/mutation?limit=4');
+    requests.length = 0;
+    counting = true;
+    const second = await api.get(`/space/revs/unit/x/mutation?limit=4&continue=${first.headers.get('x-continue')}`);
+    counting = false;
+    expect(nums(second)).toEqual([2, 1]);
+    expect(second.headers.get('x-continue')).toBeNull();
+    expect(requests.filter((q) => q.command === 'Query' && q.keys.some((k) => k.includes('$mutation_1'))).map((q) => q.limit)).toEqual([5]);
+    const revToken = (await api.get('/space/revs/unit/x/revision?limit=1')).headers.get('x-continue');
+    for (const token of [revToken, 'bm90LWEtY3Vyc29y']) expect((await api.get(`/space/revs/unit/x/mutation?limit=1&continue=${token}`)).status).toBe(400);
+    expect((await api.get('/space/revs/unit/x/mutation?where=RevisionNum%20%3D%201')).status).toBe(400);
+    const cub = cubAt(server.url, api.token!);
+    const one = await cub(['mutation', 'list', '--space', 'revs', 'x', '--limit', '2']);
+    expect(one.code, one.stderr).toBe(0);
+    expect(one.stdout).toMatch(/^NUM\s+SOURCE/);
+    const token = /more: --continue (\S+)/.exec(one.stderr)?.[1];
+    const rest = await cub(['mutation', 'list', '--space', 'revs', 'x', '--limit', '2', '--continue', token!, '-o', 'json']);
+    expect((JSON.parse(rest.stdout) as Seen[]).map((m) => m.RevisionNum)).toEqual([4, 3]);
+  });
 });

@@ -156,6 +156,15 @@ export class MemoryStore implements Store {
     const items = all.slice(start, start + limit).map((revision, i) => ({ revision, cursor: cursor(start + i + 1) }));
     return { items, next: start + limit < all.length ? cursor(start + limit) : undefined };
   };
+  /** Newest first; a cursor is the offset after an item (this store's own cursor). */
+  mutationPage = async (unitId: string, limit: number, after?: string) => {
+    const all = (await this.listMutations(unitId)).reverse();
+    const start = after === undefined ? 0 : Number(Buffer.from(after, 'base64url').toString());
+    if (!Number.isInteger(start)) throw new Invalid('continue token is not one this list issued');
+    const cursor = (n: number) => Buffer.from(String(n)).toString('base64url');
+    const items = all.slice(start, start + limit).map((mutation, i) => ({ mutation, cursor: cursor(start + i + 1) }));
+    return { items, next: start + limit < all.length ? cursor(start + limit) : undefined };
+  };
   listMutations = async (unitId: string) => this.all<Mutation>('Mutation', (r) => r.UnitID === unitId).sort((a, b) => a.RevisionNum - b.RevisionNum);
 
   createInSpace = async <T extends { SpaceID: string; Slug: string }>(kind: SpaceKind, item: T, also?: { marks?: MarkWrite[] }) =>

@@ -9,7 +9,7 @@ import { deleteUnit, diffRevisions, invokeFunction, revisionReader, spaceRevisio
 import { across, cursorPage, keyedPage, listQueries, matchingAll } from '../lists.ts';
 import { pathSpace, spaceAndUnit, withSpace } from '../resolve.ts';
 import { listReply, route } from '../route.ts';
-import { CreateUnit, DataQuery, DeleteWithGates, DiffQuery, InvokeFunction, ListQuery, MarkUnit, NoBody, NoQuery, UpdateUnit } from '../schemas.ts';
+import { CreateUnit, DataQuery, DeleteWithGates, DiffQuery, InvokeFunction, ListQuery, MarkUnit, NoBody, NoQuery, PageQuery, UpdateUnit } from '../schemas.ts';
 
 async function loadUnitRelations<U extends Unit>(deps: Deps, space: Space, units: U[], relations: Set<string>): Promise<U[]> {
   const upstream = new Map<string, Unit>();
@@ -151,11 +151,14 @@ export const unitRoutes = [
     method: 'GET',
     path: `${unitPath}/mutation`,
     name: 'ListMutations',
-    query: NoQuery,
+    query: PageQuery,
     body: NoBody,
-    async handle({ deps, caller, params }) {
+    async handle({ deps, caller, params, query }) {
       const { unit } = await spaceAndUnit(deps, caller, params);
-      return { body: (await deps.store.listMutations(unit.UnitID)).reverse() };
+      // Newest first. Asked for a page, read with DynamoDB's cursor over the Unit's mutations in that order.
+      if (query.limit === undefined && query.continue === undefined) return { body: (await deps.store.listMutations(unit.UnitID)).reverse() };
+      const read = async (want: number, after?: string) => ((p) => ({ items: p.items.map((x) => ({ item: x.mutation, cursor: x.cursor })), next: p.next }))(await deps.store.mutationPage(unit.UnitID, want, after));
+      return listReply(await keyedPage(read, [], query));
     },
   }),
   route({
