@@ -108,7 +108,8 @@ export async function listHolds(deps: Deps, caller: Caller): Promise<HoldView[]>
 
 /** The holds in force over what an action is about to touch, as gates that do not hold (none when nothing holds it). */
 export async function holdGates(deps: Deps, caller: Caller, subject: HoldSubject): Promise<GateResult[]> {
-  const found = holdsOn(await deps.store.listHolds(caller.OrganizationID), subject, deps.now());
+  const now = deps.now();
+  const found = holdsOn(await deps.store.listHolds(caller.OrganizationID, { inForceAt: now }), subject, now);
   if (!found.length) return [];
   const views = await viewHolds(deps, caller, found);
   return views.map((h) => holdGate(h, { owner: h.OwnerSlug ?? h.OwnerID, space: h.Scope === 'Space' ? h.SpaceSlug : undefined }));

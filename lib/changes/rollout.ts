@@ -77,7 +77,7 @@ async function spaceCell(deps: Deps, caller: Caller, co: ChangeOrder, known: Kno
  * before the change goes on, the next promotion explained, holds in force and a running job. Reads only.
  */
 export async function rolloutOf(deps: Deps, caller: Caller, co: ChangeOrder, base: Space): Promise<Rollout> {
-  const [view, ctx, marks, holds] = await Promise.all([derive(deps, caller, co), gateContext(deps, caller, co), marksOf(deps, co), deps.store.listHolds(caller.OrganizationID)]);
+  const [view, ctx, marks, holds] = await Promise.all([derive(deps, caller, co), gateContext(deps, caller, co), marksOf(deps, co), deps.store.listHolds(caller.OrganizationID, { inForceAt: deps.now() })]);
   const wf = co.ChangeWorkflow;
   const known: Known = { marks, context: ctx, states: new Map() };
   // Who may attest is read once for every Space whose gates count approvals.

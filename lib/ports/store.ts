@@ -273,7 +273,8 @@ export interface Store {
   getMany<T>(kind: OrgKind | SluggedInSpace | 'Space' | 'Component', scopeId: string, ids: string[]): Promise<T[]>;
 
   /** The Holds of an organization. */
-  listHolds(orgId: string): Promise<Hold[]>;
+  /** An organization's holds; with `inForceAt`, only those in force then (the database leaves out the lifted and expired ones). */
+  listHolds(orgId: string, o?: { inForceAt?: Date }): Promise<Hold[]>;
   getHold(orgId: string, holdId: string): Promise<Hold | undefined>;
 
   getJob(jobId: string): Promise<JobRecord | undefined>;

@@ -189,8 +189,12 @@ export abstract class DynamoRecords {
   }
 
 
-  async listHolds(orgId: string): Promise<Hold[]> {
-    return (await this.db.Hold.query.primary({ OrganizationID: orgId }).go({ pages: 'all' })).data as Hold[];
+  async listHolds(orgId: string, o: { inForceAt?: Date } = {}): Promise<Hold[]> {
+    const q = this.db.Hold.query.primary({ OrganizationID: orgId });
+    if (!o.inForceAt) return (await q.go({ pages: 'all' })).data as Hold[];
+    // In force: not lifted, not expired (expiries are ISO times in UTC, which compare as strings do).
+    const now = o.inForceAt.toISOString();
+    return (await q.where((a: AnyEntity, op: AnyEntity) => `${op.notExists(a.LiftedAt)} AND (${op.notExists(a.ExpiresAt)} OR ${op.gt(a.ExpiresAt, now)})`).go({ pages: 'all' })).data as Hold[];
   }
   async getHold(orgId: string, holdId: string): Promise<Hold | undefined> {
     return ((await this.db.Hold.get({ OrganizationID: orgId, HoldID: holdId }).go()).data ?? undefined) as Hold | undefined;

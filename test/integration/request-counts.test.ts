@@ -540,3 +540,23 @@ describe('revisions, a page at a time', () => {
     expect((JSON.parse(rest.stdout) as Seen[]).map((m) => m.RevisionNum)).toEqual([4, 3]);
   });
 });
+
+describe('the holds a gate reads', () => {
+  it('come back from the database in force only: not lifted, not expired', async () => {
+    for (const [slug, more] of [['h-open', {}], ['h-lifted', {}], ['h-expiring', { ExpiresIn: '1h' }]] as const) {
+      expect((await api.post('/hold', { Slug: slug, Space: 'shop-p4', Reason: 'quiet', ...more })).status).toBe(201);
+    }
+    expect((await api.post('/hold/h-lifted/lift', { Note: 'done' })).status).toBe(200);
+    const slugs = (hs: { Slug: string }[]) => hs.map((h) => h.Slug).sort();
+    expect(slugs(await store.listHolds(orgId))).toEqual(['h-expiring', 'h-lifted', 'h-open']);
+    const now = Date.now();
+    expect(slugs(await store.listHolds(orgId, { inForceAt: new Date(now) }))).toEqual(['h-expiring', 'h-open']);
+    expect(slugs(await store.listHolds(orgId, { inForceAt: new Date(now + 2 * 3600_000) }))).toEqual(['h-open']);
+    // The rollout of a ChangeOrder reaching the held Space shows the two in force.
+    const rollout = await api.get('/space/shop-base/change_order/scale/rollout');
+    expect(rollout.status, rollout.text).toBe(200);
+    expect(slugs(rollout.body.Holds)).toEqual(['h-expiring', 'h-open']);
+    for (const slug of ['h-open', 'h-expiring']) expect((await api.post(`/hold/${slug}/lift`, { Note: 'done' })).status).toBe(200);
+    expect(await store.listHolds(orgId, { inForceAt: new Date() })).toEqual([]);
+  });
+});

@@ -2,6 +2,7 @@ import type { ApiToken, Attestation, ChangeOrder, Component, Group, Hold, Link, 
 import { Conflict, Invalid } from '../../lib/model/errors.ts';
 import type { IdempotencyRecord, JobPartRecord, JobRecord, SlugPage, MarkWrite, OrgKind, OutboxItem, ReleaseCounter, SluggedInSpace, SpaceKind, Store, StoreOp, WriteKind } from '../../lib/ports/store.ts';
 import { TRANSACTION_MAX_ITEMS } from '../../lib/util/chunk.ts';
+import { inForce } from '../../lib/model/holds.ts';
 
 type Item = Record<string, any>;
 
@@ -252,7 +253,7 @@ export class MemoryStore implements Store {
     return { claims, next: all.length > limit ? claims.at(-1)!.Cursor : undefined };
   };
   getMany = async <T>(kind: string, _scopeId: string, ids: string[]) => ids.map((id) => this.one<T>(kind as WriteKind, id)).filter((x): x is T => !!x);
-  listHolds = async (orgId: string) => this.all<Hold>('Hold', (h) => h.OrganizationID === orgId);
+  listHolds = async (orgId: string, o: { inForceAt?: Date } = {}) => this.all<Hold>('Hold', (h) => h.OrganizationID === orgId && (!o.inForceAt || inForce(h as unknown as Hold, o.inForceAt)));
   getHold = async (orgId: string, id: string) => this.all<Hold>('Hold', (h) => h.OrganizationID === orgId && h.HoldID === id)[0];
   getJob = async (jobId: string) => this.one<JobRecord>('Job', jobId);
   jobParts = async (jobId: string) => this.all<JobPartRecord>('JobPart', (p) => p.JobID === jobId).sort((a, b) => (a.Part < b.Part ? -1 : 1));
