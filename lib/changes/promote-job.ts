@@ -6,7 +6,8 @@ import { bounded } from '../util/concurrency.ts';
 import { startJob, type JobHandler } from './jobs.ts';
 import { marksOf } from './marks.ts';
 import { advanceStage, computeStage, contextAfter, recordOn, stageAdvance } from './progress.ts';
-import { promoteContext, SpaceAction, type PromoteContext, type SpaceResult } from './promote-space.ts';
+import { SpaceAction, type SpaceResult } from './promote-space.ts';
+import { promoteContext, type PromoteContext } from './promote-context.ts';
 import { budgeted, conclude, promoter, promotionRecord, PROMOTE_CONCURRENCY, type Gated, type PromoteOptions } from './promote-steps.ts';
 import type { GateContext } from './stages.ts';
 

@@ -7,7 +7,8 @@ import { type Caller, type ChangeOrder, type GateResult, type PriorRevisions, ty
 import { BatonError } from '../model/errors.ts';
 import { DetailType, SOURCE, type BatonEvent } from '../events/contracts.ts';
 import type { ChangeDeps } from './ports.ts';
-import { promoteSpace, readAhead, SpaceAction, type PromoteContext, type SpaceResult } from './promote-space.ts';
+import { promoteSpace, SpaceAction, type SpaceResult } from './promote-space.ts';
+import { readAhead, type PromoteContext } from './promote-context.ts';
 import type { CoMarks } from './marks.ts';
 import type { GateContext } from './stages.ts';
 import type { JobRecord } from '../ports/store.ts';

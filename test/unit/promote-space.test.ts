@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createChangeOrder } from '../../lib/changes/create.ts';
-import { promoteContext, promoteSpace, readAhead } from '../../lib/changes/promote-space.ts';
+import { promoteSpace } from '../../lib/changes/promote-space.ts';
+import { promoteContext, readAhead } from '../../lib/changes/promote-context.ts';
 import { marksOf, withPublishMarks } from '../../lib/changes/marks.ts';
 import type { ChangeDeps } from '../../lib/changes/ports.ts';
 import type { Caller, ChangeOrder, Link, Space, Unit } from '../../lib/model/entities.ts';

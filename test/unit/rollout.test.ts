@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { approvalsOf } from '../../lib/changes/rollout.ts';
 import type { ChangeOrder, GateResult, Space } from '../../lib/model/entities.ts';
 import type { CoMarks } from '../../lib/changes/marks.ts';
-import { upstreamRange } from '../../lib/changes/promote-space.ts';
+import { upstreamRange } from '../../lib/changes/promote-context.ts';
 import { nextPollMs } from '../../web/src/poll.ts';
 
 const co = { ChangeWorkflow: { Stages: [], AttestationPrerequisites: [{ Name: 'two-approvers', Count: 2 }, { Name: 'security', Type: 'SecurityReview' }] } } as unknown as ChangeOrder;
