@@ -89,6 +89,11 @@ export function changeOrderFilter(o: { notCompleted?: boolean; notAborted?: bool
   if (!o.notCompleted && !o.notAborted) return undefined;
   return (a, op) => [o.notCompleted ? `(${op.notExists(a.Stage)} OR ${op.ne(a.Stage, COMPLETED)})` : '', o.notAborted ? op.notExists(a.AbortedReason) : ''].filter(Boolean).join(' AND ');
 }
+/**
+ * How long after a marker is first written an earlier version may still write items without entries: a
+ * deploy's rollover takes minutes. One backfill at least this long after the first catches them.
+ */
+export const ENTRIES_SETTLE_MS = 15 * 60_000;
 /** Release entries' keys as DynamoDB cursors and back. */
 const entryCursors = createConversions(E.ReleaseEntry);
 /**
@@ -108,7 +113,11 @@ export abstract class DynamoRecords {
   protected readonly doc: DynamoDBDocumentClient;
   protected readonly table: string;
 
-  constructor(client: unknown, table: string) {
+  /** The store's clock: only when an entries backfill is settled depends on it. */
+  protected readonly clock: () => Date;
+
+  constructor(client: unknown, table: string, clock: () => Date = () => new Date()) {
+    this.clock = clock;
     this.doc = documentClient(client);
     this.table = table;
     this.svc = makeService(client, table, this.doc);
@@ -275,12 +284,32 @@ export abstract class DynamoRecords {
     return { items, next: page.cursor ?? undefined };
   }
 
-  /** Gives the ChangeOrders an organization made before their entries existed theirs, once per organization (as for Releases). */
+  /** Gives the ChangeOrders an organization made before their entries existed theirs (`backfillOnce`, per organization). */
   private async backfillChangeOrderEntries(orgId: string): Promise<void> {
-    if ((await this.db.Counter.get({ Name: changeOrderEntriesDone(orgId) }).go()).data) return;
-    const all = (await this.db.ChangeOrder.query.byOrg({ OrganizationID: orgId }).go({ pages: 'all', attributes: ['OrganizationID', 'Slug', 'ChangeOrderID', 'SpaceID'] })).data;
-    if (all.length) await this.db.ChangeOrderEntry.put(all.map((c) => changeOrderEntryOf(c))).go();
-    await this.db.Counter.put({ Name: changeOrderEntriesDone(orgId), Value: all.length, Version: 1 }).go();
+    await this.backfillOnce(changeOrderEntriesDone(orgId), async () => {
+      const all = (await this.db.ChangeOrder.query.byOrg({ OrganizationID: orgId }).go({ pages: 'all', attributes: ['OrganizationID', 'Slug', 'ChangeOrderID', 'SpaceID'] })).data;
+      if (all.length) await this.db.ChangeOrderEntry.put(all.map((c) => changeOrderEntryOf(c))).go();
+      return all.length;
+    });
+  }
+
+  /**
+   * Runs a backfill of entries unless its marker says it is settled: the first paged read runs it, and one
+   * more read at least ENTRIES_SETTLE_MS later runs it again, which catches what an earlier version (one
+   * that writes no entries) wrote while a deploy rolled over. Written with the same content however
+   * often, so two at once are harmless.
+   */
+  private async backfillOnce(name: string, fill: () => Promise<number>): Promise<void> {
+    const marker = (await this.db.Counter.get({ Name: name }).go()).data;
+    const now = this.clock().getTime();
+    if (marker?.CreatedAt) {
+      const created = Date.parse(marker.CreatedAt);
+      const settled = Date.parse(marker.CheckedAt ?? marker.CreatedAt) - created >= ENTRIES_SETTLE_MS;
+      if (settled || now - created < ENTRIES_SETTLE_MS) return;
+    }
+    const count = await fill();
+    const at = new Date(now).toISOString();
+    await this.db.Counter.put({ Name: name, Value: count, Version: 1, CreatedAt: marker?.CreatedAt ?? at, CheckedAt: at }).go();
   }
 
   async attestationById(spaceId: string, attestationId: string): Promise<AttestationView | undefined> {
@@ -293,26 +322,28 @@ export abstract class DynamoRecords {
     return a && (revoked ? { ...a, RevokedBy: revoked.RevokedBy } : a);
   }
 
-  /** Gives the attestations a Space had before their entries existed theirs, once per Space (as for Releases). */
+  /** Gives the attestations a Space had before their entries existed theirs (`backfillOnce`, per Space). */
   private async backfillAttestationEntries(spaceId: string): Promise<void> {
-    if ((await this.db.Counter.get({ Name: attestationEntriesDone(spaceId) }).go()).data) return;
-    const all = await this.listInSpace<Attestation>('Attestation', spaceId);
-    if (all.length) {
-      await this.db.AttestationEntry.put(all.map((a) => ({ SpaceID: spaceId, CreatedAt: a.CreatedAt, AttestationID: a.AttestationID }))).go();
-      const revocations = all.filter((a) => a.RevokedAttestationID).map((a) => ({ SpaceID: spaceId, RevokedAttestationID: a.RevokedAttestationID!, RevokedBy: a.AttestationID }));
-      if (revocations.length) await this.db.AttestationRevoked.put(revocations).go();
-    }
-    await this.db.Counter.put({ Name: attestationEntriesDone(spaceId), Value: all.length, Version: 1 }).go();
+    await this.backfillOnce(attestationEntriesDone(spaceId), async () => {
+      const all = await this.listInSpace<Attestation>('Attestation', spaceId);
+      if (all.length) {
+        await this.db.AttestationEntry.put(all.map((a) => ({ SpaceID: spaceId, CreatedAt: a.CreatedAt, AttestationID: a.AttestationID }))).go();
+        const revocations = all.filter((a) => a.RevokedAttestationID).map((a) => ({ SpaceID: spaceId, RevokedAttestationID: a.RevokedAttestationID!, RevokedBy: a.AttestationID }));
+        if (revocations.length) await this.db.AttestationRevoked.put(revocations).go();
+      }
+      return all.length;
+    });
   }
 
   /**
-   * Gives the Releases a Space had before Release entries existed their entries, once per Space (a
-   * counter item records it): written with the same content however often, so two at once are harmless.
+   * Gives the Releases a Space had before Release entries existed their entries (`backfillOnce`, per
+   * Space: a counter item records it).
    */
   private async backfillReleaseEntries(spaceId: string): Promise<void> {
-    if ((await this.db.Counter.get({ Name: releaseEntriesDone(spaceId) }).go()).data) return;
-    const all = await this.listInSpace<Release>('Release', spaceId);
-    if (all.length) await this.db.ReleaseEntry.put(all.map((r) => releaseEntryOf(r as unknown as Record<string, unknown>))).go();
-    await this.db.Counter.put({ Name: releaseEntriesDone(spaceId), Value: all.length, Version: 1 }).go();
+    await this.backfillOnce(releaseEntriesDone(spaceId), async () => {
+      const all = await this.listInSpace<Release>('Release', spaceId);
+      if (all.length) await this.db.ReleaseEntry.put(all.map((r) => releaseEntryOf(r as unknown as Record<string, unknown>))).go();
+      return all.length;
+    });
   }
 }

@@ -219,7 +219,8 @@ export const Link = new Entity({
 /** A named counter (e.g. the last ReleaseNum of a Target), advanced under its Version in a transaction. */
 export const Counter = new Entity({
   model: { entity: 'counter', version: '1', service },
-  attributes: { Name: reqStr, Value: { type: 'number', required: true }, Version: { type: 'number', required: true } },
+  // An entries marker (`RELEASEENTRIES#…`) also keeps when it was first written and when last checked.
+  attributes: { Name: reqStr, Value: { type: 'number', required: true }, Version: { type: 'number', required: true }, CreatedAt: str, CheckedAt: str },
   indexes: { primary: primary(['Name'], []) },
 });
 

@@ -3,8 +3,9 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createOrganization } from '../../lib/local/bootstrap.ts';
 import { startServer, type LocalServer } from '../../lib/local/server.ts';
 import { localDeps } from '../../lib/local/wiring.ts';
-import { DeleteItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
+import { DeleteItemCommand, GetItemCommand, QueryCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoStore } from '../../lib/store/dynamo-store.ts';
+import { ENTRIES_SETTLE_MS } from '../../lib/store/dynamo-records.ts';
 import { dynamoClient, ensureTable } from '../../lib/store/table.ts';
 import { Api, deploymentYaml } from '../support/harness.ts';
 import { cubAt } from '../support/cli.ts';
@@ -383,6 +384,36 @@ describe("the organization's ChangeOrders, a page at a time", () => {
     await client.send(new DeleteItemCommand({ TableName: table, Key: { pk: { S: `$baton#Name_CHANGEORDERENTRIES#${orgId}` }, sk: { S: '$counter_1' } } }));
     expect(await pages(2)).toEqual(whole);
     expect(await pages(3)).toEqual(whole);
+  });
+
+  it('include, once the marker settles, what an earlier version wrote while a deploy rolled over', async () => {
+    const whole = names(await api.get('/change_order'));
+    const marker = { pk: { S: `$baton#Name_CHANGEORDERENTRIES#${orgId}` }, sk: { S: '$counter_1' } };
+    const read = async () => (await client.send(new GetItemCommand({ TableName: table, Key: marker }))).Item!;
+    const setMarker = (expr: string, values?: Record<string, { S: string }>) => client.send(new UpdateItemCommand({ TableName: table, Key: marker, UpdateExpression: expr, ExpressionAttributeValues: values }));
+    // A marker an earlier release of this version wrote (no times) is checked once more, and gets its times.
+    await setMarker('REMOVE CreatedAt, CheckedAt');
+    expect(await pages(3)).toEqual(whole);
+    const first = await read();
+    expect(first.CreatedAt!.S).toBe(first.CheckedAt!.S);
+    // An earlier version, still running after the first backfill, makes a ChangeOrder without its entry.
+    const entries = await client.send(new QueryCommand({ TableName: table, KeyConditionExpression: 'pk = :p AND begins_with(sk, :s)', ExpressionAttributeValues: { ':p': { S: `$baton#OrganizationID_${orgId}` }, ':s': { S: '$changeorderentry_1#Slug_zeta' } } }));
+    expect(entries.Items).toHaveLength(1);
+    await client.send(new DeleteItemCommand({ TableName: table, Key: { pk: entries.Items![0]!.pk!, sk: entries.Items![0]!.sk! } }));
+    // Within the settling time the marker is trusted: that one is missing from pages (not from the whole list).
+    expect(await pages(2)).toEqual(whole.filter((n) => n !== 'shop-base/zeta'));
+    // Past it, the next paged read fills in once more, and the marker is settled for good.
+    const past = new Date(Date.now() - ENTRIES_SETTLE_MS - 60_000).toISOString();
+    await setMarker('SET CreatedAt = :p, CheckedAt = :p', { ':p': { S: past } });
+    expect(await pages(2)).toEqual(whole);
+    const settled = await read();
+    expect(Date.parse(settled.CheckedAt!.S!) - Date.parse(settled.CreatedAt!.S!)).toBeGreaterThanOrEqual(ENTRIES_SETTLE_MS);
+    requests.length = 0;
+    counting = true;
+    expect(names(await api.get('/change_order?limit=2'))).toEqual(whole.slice(0, 2));
+    counting = false;
+    // Settled: the organization's ChangeOrders are not read again (only the marker, the entries and the page's items).
+    expect(requests.filter((q) => q.command === 'Query' && q.keys.some((k) => k.includes('$changeorder_1')))).toHaveLength(0);
   });
 });
 
