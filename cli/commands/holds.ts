@@ -39,7 +39,12 @@ export const holdsCommands: Record<string, Record<string, Command>> = {
       };
       printHolds(a, [(await c.post<HoldView>('/hold', body)).body]);
     },
-    list: async (a, c) => printHolds(a, (await c.get<HoldView[]>('/hold')).body),
+    list: async (a, c) => {
+      const r = await c.get<HoldView[]>('/hold', { limit: flag(a, 'limit'), continue: flag(a, 'continue') });
+      printHolds(a, r.body);
+      const next = r.headers.get('x-continue');
+      if (next && (out(a) ?? 'table') === 'table') process.stderr.write(`more: --continue ${next}\n`);
+    },
     get: async (a, c) => {
       const ref = a.positional[0];
       if (!ref) throw new UsageError('name the hold: cub hold get <slug>');
@@ -77,7 +82,7 @@ export const holdsHelp: HelpTable = {
       flags: [['space', 'hold this Space'], 'workflow', 'organization', 'reason', 'expires-in', 'blocks'],
       example: "cub hold create year-end-freeze --workflow acme-base/standard --reason 'year-end change freeze' --expires-in 336h",
     },
-    list: { summary: 'The organization’s holds, in force or not', flags: [], example: 'cub hold list' },
+    list: { summary: 'The organization’s holds by name, in force or not', flags: ['limit', 'continue'], example: 'cub hold list --limit 20' },
     get: { summary: 'One hold: what it covers, whose it is, why, until when', args: [['<hold>', 'the hold']], flags: [], example: 'cub hold get year-end-freeze' },
     lift: { summary: 'Lift a hold (its owner or an Admin), with a note', args: [['<hold>', 'the hold']], flags: ['note'], example: "cub hold lift year-end-freeze --note 'freeze over'" },
   },

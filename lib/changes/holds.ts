@@ -106,6 +106,21 @@ export async function listHolds(deps: Deps, caller: Caller): Promise<HoldView[]>
   return viewHolds(deps, caller, (await deps.store.listHolds(caller.OrganizationID)).sort((a, b) => (a.Slug < b.Slug ? -1 : 1)));
 }
 
+/**
+ * The organization's holds by slug, a page at a time: the `read` of a `keyedPage`, walking the holds' slug
+ * claims with DynamoDB's cursor and reading only the page's holds (lifted ones keep their slugs, so the
+ * holds of an organization grow with its history).
+ */
+export function holdReader(deps: Deps, caller: Caller): (want: number, after?: string) => Promise<{ items: { item: HoldView; cursor: string }[]; next?: string }> {
+  return async (want, after) => {
+    const claims = await deps.store.slugPage({ orgId: caller.OrganizationID }, 'Hold', want, after);
+    const byId = new Map((await deps.store.getMany<Hold>('Hold', caller.OrganizationID, claims.claims.map((c) => c.ID))).map((h) => [h.HoldID, h]));
+    const present = claims.claims.filter((c) => byId.has(c.ID));
+    const views = await viewHolds(deps, caller, present.map((c) => byId.get(c.ID)!));
+    return { items: views.map((item, i) => ({ item, cursor: present[i]!.Cursor })), next: claims.next };
+  };
+}
+
 /** The holds in force over what an action is about to touch, as gates that do not hold (none when nothing holds it). */
 export async function holdGates(deps: Deps, caller: Caller, subject: HoldSubject): Promise<GateResult[]> {
   const now = deps.now();

@@ -590,4 +590,33 @@ describe('the holds a gate reads', () => {
     for (const slug of ['h-open', 'h-expiring']) expect((await api.post(`/hold/${slug}/lift`, { Note: 'done' })).status).toBe(200);
     expect(await store.listHolds(orgId, { inForceAt: new Date() })).toEqual([]);
   });
+
+  it('page by slug with DynamoDB’s cursor, lifted ones too', async () => {
+    const whole = (await api.get('/hold')).body.map((h: { Slug: string }) => h.Slug);
+    expect(whole).toEqual(['h-expiring', 'h-lifted', 'h-open']);
+    for (const limit of [1, 2, 3]) {
+      const out: string[] = [];
+      let token: string | null = null;
+      do {
+        const r = await api.get(`/hold?limit=${limit}${token ? `&continue=${token}` : ''}`);
+        expect(r.status, r.text).toBe(200);
+        expect(r.body.length).toBeLessThanOrEqual(limit);
+        out.push(...r.body.map((h: { Slug: string; InForce: boolean; OwnerSlug?: string }) => h.Slug));
+        token = r.headers.get('x-continue');
+      } while (token);
+      expect(out).toEqual(whole);
+    }
+    const page = await api.get('/hold?limit=1');
+    expect(page.body[0]).toMatchObject({ Slug: 'h-expiring', InForce: false, SpaceSlug: 'shop-p4' });
+    const units = await api.get('/space/shop-base/unit?limit=1');
+    for (const token of [units.headers.get('x-continue'), 'bm90LWEtY3Vyc29y']) expect((await api.get(`/hold?limit=1&continue=${token}`)).status).toBe(400);
+    expect((await api.get('/hold?where=Slug%20%3D%20%27x%27')).status).toBe(400);
+    const cub = cubAt(server.url, api.token!);
+    const one = await cub(['hold', 'list', '--limit', '2']);
+    expect(one.code, one.stderr).toBe(0);
+    const token = /more: --continue (\S+)/.exec(one.stderr)?.[1];
+    expect(token).toBeTruthy();
+    const rest = await cub(['hold', 'list', '--limit', '2', '--continue', token!, '-o', 'json']);
+    expect(JSON.parse(rest.stdout).map((h: { Slug: string }) => h.Slug)).toEqual(['h-open']);
+  });
 });

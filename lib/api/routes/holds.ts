@@ -1,6 +1,7 @@
-import { createHold, findHold, liftHold, listHolds, viewHolds } from '../../changes/holds.ts';
-import { route } from '../route.ts';
-import { CreateHold, LiftHold, NoBody, NoQuery } from '../schemas.ts';
+import { createHold, findHold, holdReader, liftHold, listHolds, viewHolds } from '../../changes/holds.ts';
+import { keyedPage } from '../lists.ts';
+import { listReply, route } from '../route.ts';
+import { CreateHold, LiftHold, NoBody, NoQuery, PageQuery } from '../schemas.ts';
 
 /** Holds: promotions (or publishes) into a Space, a workflow's ChangeOrders or the organization wait while one is in force. */
 export const holdRoutes = [
@@ -20,10 +21,12 @@ export const holdRoutes = [
     method: 'GET',
     path: '/hold',
     name: 'ListHolds',
-    query: NoQuery,
+    query: PageQuery,
     body: NoBody,
-    async handle({ deps, caller }) {
-      return { body: await listHolds(deps, caller) };
+    async handle({ deps, caller, query }) {
+      // By slug. Asked for a page, read with DynamoDB's cursor over the holds' slugs.
+      if (query.limit === undefined && query.continue === undefined) return { body: await listHolds(deps, caller) };
+      return listReply(await keyedPage(holdReader(deps, caller), [], query));
     },
   }),
   route({
