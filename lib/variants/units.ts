@@ -72,12 +72,12 @@ export async function unitRevisions(deps: Deps, unit: Unit, where?: string): Pro
  * A Unit's revisions a page at a time, newest first, each with its Tags and the ChangeOrders it carries (the
  * Unit's marks read once): the `read` of a `keyedPage`.
  */
-export function revisionReader(deps: Deps, unit: Unit): (want: number, after?: string) => Promise<{ items: { item: RevisionRead; cursor: string }[]; next?: string }> {
+export function revisionReader<T = RevisionRead>(deps: Deps, unit: Unit, show: (r: RevisionRead) => T = (r) => r as T): (want: number, after?: string) => Promise<{ items: { item: T; cursor: string }[]; next?: string }> {
   let marks: Promise<Mark[]> | undefined;
   return async (want, after) => {
     const [page, ms] = await Promise.all([deps.store.revisionPage(unit.UnitID, want, after), (marks ??= deps.store.marksOfUnit(unit.UnitID))]);
     const carried = carriedBy(ms);
-    return { items: page.items.map((x) => ({ item: { ...x.revision, Tags: tagsAt(ms, x.revision.RevisionNum), ChangeOrders: carried(x.revision.RevisionNum) }, cursor: x.cursor })), next: page.next };
+    return { items: page.items.map((x) => ({ item: show({ ...x.revision, Tags: tagsAt(ms, x.revision.RevisionNum), ChangeOrders: carried(x.revision.RevisionNum) }), cursor: x.cursor })), next: page.next };
   };
 }
 

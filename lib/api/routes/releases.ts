@@ -84,15 +84,15 @@ export const releaseRoutes = [
       const queries = await listQueries(deps, caller, 'Release', query);
       const spaces = visible(caller, await deps.store.listSpaces(caller.OrganizationID));
       // Space by Space in slug order, each Space's newest first. Asked for a page, only the Spaces it walks are read, with DynamoDB's cursor.
-      const read = acrossSpaces<Release>('releases', spaces, async (space, want, after) => {
-        const p = await deps.store.releasePage(space.SpaceID, want, after);
-        return { items: p.items.map((x) => ({ item: withSpace(x.release, space), cursor: x.cursor })), next: p.next };
-      });
       if (query.limit === undefined && query.continue === undefined) {
         const bySpace = [...spaces].sort((a, b) => (a.Slug < b.Slug ? -1 : a.Slug > b.Slug ? 1 : 0));
         const all = (await Promise.all(bySpace.map(async (s) => newestFirst(await releasesOf(deps, s)).map((r) => withSpace(r, s))))).flat();
         return listReply({ items: all.filter(matchingAll(queries)) });
       }
+      const read = acrossSpaces<Release>('releases', spaces, async (space, want, after) => {
+        const p = await deps.store.releasePage(space.SpaceID, want, after);
+        return { items: p.items.map((x) => ({ item: withSpace(x.release, space), cursor: x.cursor })), next: p.next };
+      });
       return listReply(await keyedPage(read, queries, query));
     },
   }),

@@ -112,8 +112,7 @@ export const unitRoutes = [
       const queries = await listQueries(deps, caller, 'Revision', query, space);
       // Newest first. Asked for a page, read with DynamoDB's cursor over the Unit's revisions in that order.
       if (query.limit === undefined && query.continue === undefined) return listReply({ items: (await unitRevisions(deps, unit)).filter(matchingAll(queries)).map((r) => withSpace(r, space)) });
-      const read = revisionReader(deps, unit);
-      return listReply(await keyedPage(async (want, after) => ((p) => ({ ...p, items: p.items.map((x) => ({ ...x, item: withSpace(x.item, space) })) }))(await read(want, after)), queries, query));
+      return listReply(await keyedPage(revisionReader(deps, unit, (r) => withSpace(r, space)), queries, query));
     },
   }),
   route({
@@ -128,12 +127,8 @@ export const unitRoutes = [
       // Unit by Unit in slug order, each newest first. Asked for a page, only the Units it walks are read, with DynamoDB's cursor.
       if (query.limit === undefined && query.continue === undefined) return listReply({ items: (await spaceRevisions(deps, space)).filter(matchingAll(queries)).map((r) => withSpace(r, space)) });
       const units = await deps.store.listUnits(space.SpaceID);
-      const readers = new Map(units.map((u) => [u.UnitID, revisionReader(deps, u)]));
-      const read = across('revisions', units, (u) => u.UnitID, async (u, want, after) => {
-        const p = await readers.get(u.UnitID)!(want, after);
-        return { ...p, items: p.items.map((x) => ({ ...x, item: withSpace({ ...x.item, UnitSlug: u.Slug }, space) })) };
-      });
-      return listReply(await keyedPage(read, queries, query));
+      const readers = new Map(units.map((u) => [u.UnitID, revisionReader(deps, u, (r) => withSpace({ ...r, UnitSlug: u.Slug }, space))]));
+      return listReply(await keyedPage(across('revisions', units, (u) => u.UnitID, (u, want, after) => readers.get(u.UnitID)!(want, after)), queries, query));
     },
   }),
   route({
@@ -157,7 +152,10 @@ export const unitRoutes = [
       const { unit } = await spaceAndUnit(deps, caller, params);
       // Newest first. Asked for a page, read with DynamoDB's cursor over the Unit's mutations in that order.
       if (query.limit === undefined && query.continue === undefined) return { body: (await deps.store.listMutations(unit.UnitID)).reverse() };
-      const read = async (want: number, after?: string) => ((p) => ({ items: p.items.map((x) => ({ item: x.mutation, cursor: x.cursor })), next: p.next }))(await deps.store.mutationPage(unit.UnitID, want, after));
+      const read = async (want: number, after?: string) => {
+        const p = await deps.store.mutationPage(unit.UnitID, want, after);
+        return { items: p.items.map((x) => ({ item: x.mutation, cursor: x.cursor })), next: p.next };
+      };
       return listReply(await keyedPage(read, [], query));
     },
   }),
