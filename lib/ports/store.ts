@@ -89,35 +89,21 @@ export interface SlugPage {
   next?: string;
 }
 
-/** A page of a Space's Releases, newest first: each with the cursor that resumes right after it, and the page's own cursor if more may follow. */
-export interface ReleasePage {
-  items: { release: Release; cursor: string }[];
-  next?: string;
-}
-
-/** A page of a Unit's revisions, newest first, as `ReleasePage`. */
-export interface RevisionPage {
-  items: { revision: Revision; cursor: string }[];
-  next?: string;
-}
-
-/** A page of what a Unit's revisions changed, newest first, as `ReleasePage`. */
-export interface MutationPage {
-  items: { mutation: Mutation; cursor: string }[];
-  next?: string;
-}
-
-/** A page of an organization's ChangeOrders in slug order (then by ID), as `ReleasePage`. */
-export interface ChangeOrderPage {
-  items: { changeOrder: ChangeOrder; cursor: string }[];
-  next?: string;
-}
-
-/** A page of a Space's attestations, newest first, as `ReleasePage`. */
-export interface AttestationPage {
-  items: { attestation: AttestationView; cursor: string }[];
-  next?: string;
-}
+/**
+ * A page of a list the store keeps in order, read with DynamoDB's own cursor: each item under its name
+ * with the cursor that resumes right after it, and the page's own cursor if more may follow.
+ */
+export type StorePage<K extends string, T> = { items: ({ [P in K]: T } & { cursor: string })[]; next?: string };
+/** A Space's Releases, newest first. */
+export type ReleasePage = StorePage<'release', Release>;
+/** A Unit's revisions, newest first. */
+export type RevisionPage = StorePage<'revision', Revision>;
+/** What a Unit's revisions changed, newest first. */
+export type MutationPage = StorePage<'mutation', Mutation>;
+/** An organization's ChangeOrders in slug order (then by ID). */
+export type ChangeOrderPage = StorePage<'changeOrder', ChangeOrder>;
+/** A Space's attestations, newest first. */
+export type AttestationPage = StorePage<'attestation', AttestationView>;
 
 /** A request made with an Idempotency-Key, and its answer once it has one. */
 export interface IdempotencyRecord {

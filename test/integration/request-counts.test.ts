@@ -67,6 +67,20 @@ beforeAll(async () => {
 });
 afterAll(async () => server.close());
 
+/** A list read a page at a time to its end (each page within `limit`), its items as `show` names them. */
+async function allPages<T>(path: string, limit: number, show: (r: { body: T[] }) => (string | number)[], where?: string): Promise<(string | number)[]> {
+  const out: (string | number)[] = [];
+  let token: string | null = null;
+  do {
+    const r = await api.get(`${path}?limit=${limit}${where ? `&where=${encodeURIComponent(where)}` : ''}${token ? `&continue=${token}` : ''}`);
+    expect(r.status, r.text).toBe(200);
+    expect(r.body.length).toBeLessThanOrEqual(limit);
+    out.push(...show(r));
+    token = r.headers.get('x-continue');
+  } while (token);
+  return out;
+}
+
 describe('a promotion into a stage of 5 Spaces × 3 Units', () => {
   it('reads each Space once, every head and the upstream side in one batch, resolves space/slug in three requests, and leaves the publish marks unread', async () => {
     requests.length = 0;
@@ -227,17 +241,7 @@ describe("a Space's Releases, a page at a time", () => {
 describe("a Space's attestations, a page at a time", () => {
   type Seen = { AttestationID: string; RevokedBy?: string; RevokedAttestationID?: string };
   const ids = (r: { body: Seen[] }) => r.body.map((a) => `${a.AttestationID}${a.RevokedBy ? `<-${a.RevokedBy}` : ''}`);
-  const pages = async (space: string, limit: number) => {
-    const out: string[] = [];
-    let token: string | null = null;
-    do {
-      const r = await api.get(`/space/${space}/attestation?limit=${limit}${token ? `&continue=${token}` : ''}`);
-      expect(r.status, r.text).toBe(200);
-      out.push(...ids(r));
-      token = r.headers.get('x-continue');
-    } while (token);
-    return out;
-  };
+  const pages = (space: string, limit: number) => allPages(`/space/${space}/attestation`, limit, ids);
 
   it('page newest first as the whole list does, revocations shown on what they revoke, reading only the page', async () => {
     for (let i = 0; i < 5; i++) expect((await api.post('/space/rels/attestation', { Type: 'Approval', All: true })).status).toBe(201);
@@ -311,18 +315,7 @@ describe('an attestation by its ID', () => {
 describe("the organization's ChangeOrders, a page at a time", () => {
   type Seen = { ChangeOrderID: string; Slug: string; SpaceSlug: string };
   const names = (r: { body: Seen[] }) => r.body.map((c) => `${c.SpaceSlug}/${c.Slug}`);
-  const pages = async (limit: number, where?: string) => {
-    const out: string[] = [];
-    let token: string | null = null;
-    do {
-      const r = await api.get(`/change_order?limit=${limit}${where ? `&where=${encodeURIComponent(where)}` : ''}${token ? `&continue=${token}` : ''}`);
-      expect(r.status, r.text).toBe(200);
-      expect(r.body.length).toBeLessThanOrEqual(limit);
-      out.push(...names(r));
-      token = r.headers.get('x-continue');
-    } while (token);
-    return out;
-  };
+  const pages = (limit: number, where?: string) => allPages('/change_order', limit, names, where);
 
   it('page in slug order with DynamoDB’s cursor, one slug in two Spaces kept apart, deriving only the page', async () => {
     for (const [space, slug] of [['shop-base', 'zeta'], ['shop-p0', 'same'], ['shop-base', 'same'], ['shop-p1', 'alpha'], ['shop-p2', 'same']]) {
@@ -420,18 +413,7 @@ describe("the organization's ChangeOrders, a page at a time", () => {
 describe("the organization's Releases, a page at a time", () => {
   type Seen = { ReleaseNum: number; SpaceSlug: string; Slug: string };
   const names = (r: { body: Seen[] }) => r.body.map((x) => `${x.SpaceSlug}/${x.ReleaseNum}`);
-  const pages = async (limit: number, where?: string) => {
-    const out: string[] = [];
-    let token: string | null = null;
-    do {
-      const r = await api.get(`/release?limit=${limit}${where ? `&where=${encodeURIComponent(where)}` : ''}${token ? `&continue=${token}` : ''}`);
-      expect(r.status, r.text).toBe(200);
-      expect(r.body.length).toBeLessThanOrEqual(limit);
-      out.push(...names(r));
-      token = r.headers.get('x-continue');
-    } while (token);
-    return out;
-  };
+  const pages = (limit: number, where?: string) => allPages('/release', limit, names, where);
 
   it('page Space by Space in slug order, each newest first, reading only the Spaces and Releases the page needs', async () => {
     const whole = await api.get('/release');
@@ -490,18 +472,7 @@ describe("the organization's Releases, a page at a time", () => {
 describe('revisions, a page at a time', () => {
   type Seen = { RevisionNum: number; UnitSlug?: string };
   const nums = (r: { body: Seen[] }) => r.body.map((x) => (x.UnitSlug ? `${x.UnitSlug}/${x.RevisionNum}` : x.RevisionNum));
-  const pages = async (path: string, limit: number, where?: string) => {
-    const out: (string | number)[] = [];
-    let token: string | null = null;
-    do {
-      const r = await api.get(`${path}?limit=${limit}${where ? `&where=${encodeURIComponent(where)}` : ''}${token ? `&continue=${token}` : ''}`);
-      expect(r.status, r.text).toBe(200);
-      expect(r.body.length).toBeLessThanOrEqual(limit);
-      out.push(...nums(r));
-      token = r.headers.get('x-continue');
-    } while (token);
-    return out;
-  };
+  const pages = (path: string, limit: number, where?: string) => allPages(path, limit, nums, where);
 
   it("of a Unit page newest first with DynamoDB's cursor, reading only the page; of a Space, Unit by Unit", async () => {
     expect((await api.post('/space', { Slug: 'revs' })).status).toBe(201);
@@ -594,18 +565,7 @@ describe('the holds a gate reads', () => {
   it('page by slug with DynamoDB’s cursor, lifted ones too', async () => {
     const whole = (await api.get('/hold')).body.map((h: { Slug: string }) => h.Slug);
     expect(whole).toEqual(['h-expiring', 'h-lifted', 'h-open']);
-    for (const limit of [1, 2, 3]) {
-      const out: string[] = [];
-      let token: string | null = null;
-      do {
-        const r = await api.get(`/hold?limit=${limit}${token ? `&continue=${token}` : ''}`);
-        expect(r.status, r.text).toBe(200);
-        expect(r.body.length).toBeLessThanOrEqual(limit);
-        out.push(...r.body.map((h: { Slug: string; InForce: boolean; OwnerSlug?: string }) => h.Slug));
-        token = r.headers.get('x-continue');
-      } while (token);
-      expect(out).toEqual(whole);
-    }
+    for (const limit of [1, 2, 3]) expect(await allPages('/hold', limit, (r: { body: { Slug: string }[] }) => r.body.map((h) => h.Slug))).toEqual(whole);
     const page = await api.get('/hold?limit=1');
     expect(page.body[0]).toMatchObject({ Slug: 'h-expiring', InForce: false, SpaceSlug: 'shop-p4' });
     const units = await api.get('/space/shop-base/unit?limit=1');

@@ -35,6 +35,15 @@ function scopeOf(kind: WriteKind, i: Item): string | undefined {
 
 const copy = <T>(x: T): T => structuredClone(x);
 
+/** A page of `all` from `after`, this store's own cursor (the offset after an item), each item as `wrap` names it. */
+function offsetPage<T, W>(all: T[], limit: number, after: string | undefined, wrap: (item: T) => W): { items: (W & { cursor: string })[]; next?: string } {
+  const start = after === undefined ? 0 : Number(Buffer.from(after, 'base64url').toString());
+  if (!Number.isInteger(start)) throw new Invalid('continue token is not one this list issued');
+  const cursor = (n: number) => Buffer.from(String(n)).toString('base64url');
+  const items = all.slice(start, start + limit).map((x, i) => ({ ...wrap(x), cursor: cursor(start + i + 1) }));
+  return { items, next: start + limit < all.length ? cursor(start + limit) : undefined };
+}
+
 /**
  * An in-memory Store with the table's write rules: a transaction lands whole or not at all, a create
  * fails on an existing item or a taken slug, an update or delete needs the Version read. For unit tests
@@ -151,20 +160,12 @@ export class MemoryStore implements Store {
   /** Newest first; a cursor is the offset after an item (this store's own cursor). */
   revisionPage = async (unitId: string, limit: number, after?: string) => {
     const all = (await this.listRevisions(unitId)).reverse();
-    const start = after === undefined ? 0 : Number(Buffer.from(after, 'base64url').toString());
-    if (!Number.isInteger(start)) throw new Invalid('continue token is not one this list issued');
-    const cursor = (n: number) => Buffer.from(String(n)).toString('base64url');
-    const items = all.slice(start, start + limit).map((revision, i) => ({ revision, cursor: cursor(start + i + 1) }));
-    return { items, next: start + limit < all.length ? cursor(start + limit) : undefined };
+    return offsetPage(all, limit, after, (revision) => ({ revision }));
   };
   /** Newest first; a cursor is the offset after an item (this store's own cursor). */
   mutationPage = async (unitId: string, limit: number, after?: string) => {
     const all = (await this.listMutations(unitId)).reverse();
-    const start = after === undefined ? 0 : Number(Buffer.from(after, 'base64url').toString());
-    if (!Number.isInteger(start)) throw new Invalid('continue token is not one this list issued');
-    const cursor = (n: number) => Buffer.from(String(n)).toString('base64url');
-    const items = all.slice(start, start + limit).map((mutation, i) => ({ mutation, cursor: cursor(start + i + 1) }));
-    return { items, next: start + limit < all.length ? cursor(start + limit) : undefined };
+    return offsetPage(all, limit, after, (mutation) => ({ mutation }));
   };
   listMutations = async (unitId: string) => this.all<Mutation>('Mutation', (r) => r.UnitID === unitId).sort((a, b) => a.RevisionNum - b.RevisionNum);
 
@@ -186,22 +187,14 @@ export class MemoryStore implements Store {
   /** Newest first by number; a cursor is the offset after an item (this store's own cursor). */
   releasePage = async (spaceId: string, limit: number, after?: string) => {
     const all = this.all<Release>('Release', (r) => r.SpaceID === spaceId).sort((a, b) => b.ReleaseNum - a.ReleaseNum || (a.ReleaseID < b.ReleaseID ? 1 : -1));
-    const start = after === undefined ? 0 : Number(Buffer.from(after, 'base64url').toString());
-    if (!Number.isInteger(start)) throw new Invalid('continue token is not one this list issued');
-    const cursor = (n: number) => Buffer.from(String(n)).toString('base64url');
-    const items = all.slice(start, start + limit).map((release, i) => ({ release, cursor: cursor(start + i + 1) }));
-    return { items, next: start + limit < all.length ? cursor(start + limit) : undefined };
+    return offsetPage(all, limit, after, (release) => ({ release }));
   };
   /** Newest first (CreatedAt, then ID), each with RevokedBy; a cursor is the offset after an item. */
   attestationPage = async (spaceId: string, limit: number, after?: string) => {
     const all = this.all<Attestation>('Attestation', (a) => a.SpaceID === spaceId);
     const revokedBy = new Map(all.filter((a) => a.RevokedAttestationID).map((a) => [a.RevokedAttestationID!, a.AttestationID]));
     all.sort((a, b) => (a.CreatedAt < b.CreatedAt ? 1 : a.CreatedAt > b.CreatedAt ? -1 : a.AttestationID < b.AttestationID ? 1 : -1));
-    const start = after === undefined ? 0 : Number(Buffer.from(after, 'base64url').toString());
-    if (!Number.isInteger(start)) throw new Invalid('continue token is not one this list issued');
-    const cursor = (n: number) => Buffer.from(String(n)).toString('base64url');
-    const items = all.slice(start, start + limit).map((a, i) => ({ attestation: revokedBy.has(a.AttestationID) ? { ...a, RevokedBy: revokedBy.get(a.AttestationID) } : a, cursor: cursor(start + i + 1) }));
-    return { items, next: start + limit < all.length ? cursor(start + limit) : undefined };
+    return offsetPage(all, limit, after, (a) => ({ attestation: revokedBy.has(a.AttestationID) ? { ...a, RevokedBy: revokedBy.get(a.AttestationID) } : a }));
   };
   attestationById = async (spaceId: string, attestationId: string) => {
     const all = this.all<Attestation>('Attestation', (a) => a.SpaceID === spaceId);
@@ -214,11 +207,7 @@ export class MemoryStore implements Store {
   /** In slug order, then by ID; a cursor is the offset after an item (this store's own cursor). */
   changeOrderPage = async (orgId: string, limit: number, after?: string, o: { notCompleted?: boolean; notAborted?: boolean } = {}) => {
     const all = (await this.changeOrdersOf(orgId, o)).sort((a, b) => (a.Slug < b.Slug ? -1 : a.Slug > b.Slug ? 1 : a.ChangeOrderID < b.ChangeOrderID ? -1 : 1));
-    const start = after === undefined ? 0 : Number(Buffer.from(after, 'base64url').toString());
-    if (!Number.isInteger(start)) throw new Invalid('continue token is not one this list issued');
-    const cursor = (n: number) => Buffer.from(String(n)).toString('base64url');
-    const items = all.slice(start, start + limit).map((changeOrder, i) => ({ changeOrder, cursor: cursor(start + i + 1) }));
-    return { items, next: start + limit < all.length ? cursor(start + limit) : undefined };
+    return offsetPage(all, limit, after, (changeOrder) => ({ changeOrder }));
   };
   changeOrdersTouching = async (orgId: string, spaceId: string, o: { inFlight?: boolean } = {}) =>
     this.all<ChangeOrder>('ChangeOrder', (c) => c.OrganizationID === orgId && (c.InScopeSpaceIDs.includes(spaceId) || c.SpaceID === spaceId) && (!o.inFlight || (c.Stage !== 'Completed' && !c.AbortedReason)));
