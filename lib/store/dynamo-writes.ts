@@ -1,0 +1,182 @@
+import { Conflict, TooLarge } from '../model/errors.ts';
+import type { MarkWrite, ReleaseCounter, SpaceKind, StoreOp, WriteKind } from '../ports/store.ts';
+import { TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
+import { attestationEntriesDone, attestationEntryOps, changeOrderEntryOf, DynamoRecords, ID_FIELD, orgScope, releaseEntriesDone, releaseEntryOf, spaceScope, type AnyEntity } from './dynamo-records.ts';
+
+/**
+ * The transaction path over the table: a list of store ops (create, update guarded by Version, delete,
+ * put) becomes one TransactWriteItems, with the slug claims, entries and markers each op carries, and a
+ * cancelled one a Conflict naming why. DynamoStore (the domain's reads and writes) extends it.
+ */
+
+/** The name of a Target's release counter item. */
+export const releaseCounterName = (targetId: string) => `RELEASENUM#${targetId}`;
+/** The slug-claim scope of the whole table. */
+export const GLOBAL = 'GLOBAL';
+
+/** Why a conditional write in a transaction failed, said once per item kind. */
+export const REASONS = {
+  slugTaken: (kind: string, slug: string) => `${/^[AEIOUaeiou]/.test(kind) ? 'an' : 'a'} ${kind} with slug '${slug}' already exists`,
+  stale: (kind: string) => `the ${kind} was changed by someone else since it was read (its Version no longer matches); read it again and retry`,
+  revisionTaken: 'another write made that revision first; read the unit again and retry',
+  marked: 'the Tag already marks another revision of that Unit; use --move to move it',
+};
+
+/** DynamoDB's item limit, less room for key and bookkeeping attributes. */
+export const MAX_ITEM_BYTES = 380 * 1024;
+
+/** Refuses an item that would pass DynamoDB's 400 KB (413 naming what is too large), by its JSON size, which is close to DynamoDB's own count. */
+function checkItemSize(kind: string, item: object): void {
+  const size = Buffer.byteLength(JSON.stringify(item));
+  if (size > MAX_ITEM_BYTES) {
+    const what = kind === 'Revision' ? 'the data, compressed,' : `the ${kind}`;
+    throw new TooLarge(`${what} would take ${Math.ceil(size / 1024)} KB, more than one stored item holds (${MAX_ITEM_BYTES / 1024} KB); make it smaller, or split it into several Units`);
+  }
+}
+
+/** The write half of the Store: `transact` and what it is made of. */
+export abstract class DynamoWrites extends DynamoRecords {
+  /** Runs a write transaction; a cancelled one becomes a Conflict naming the first item whose condition failed. */
+  protected async run(build: (e: Record<string, AnyEntity>) => unknown[], reasons: string[]): Promise<void> {
+    const ops = build(this.e);
+    if (ops.length > TRANSACTION_MAX_ITEMS) throw new Conflict(`this write touches ${ops.length} items, more than one transaction can hold (${TRANSACTION_MAX_ITEMS})`);
+    const result = await (this.svc.transaction.write as AnyEntity)(() => ops).go();
+    if (result.canceled) {
+      const i = (result.data as { rejected?: boolean; code?: string }[]).findIndex((d) => d.rejected || (d.code && d.code !== 'None'));
+      throw new Conflict(reasons[i] ?? reasons[reasons.length - 1] ?? 'the write conflicted with another; retry');
+    }
+  }
+
+  /** The attributes the entity declares, defined ones only: what is added for reading (a Space's slug, a Link's staleness) is never written. */
+  private static clean(entity: AnyEntity, item: object): Record<string, unknown> {
+    const attrs = entity.schema.attributes as Record<string, unknown>;
+    return Object.fromEntries(Object.entries(item).filter(([k, v]) => v !== undefined && k in attrs));
+  }
+
+  /** A patch that sets every defined field, removes optional ones now absent, and requires the Version read. */
+  private patch(entity: AnyEntity, keys: Record<string, unknown>, next: Record<string, unknown>, expectedVersion: number): unknown {
+    const attrs = entity.schema.attributes as Record<string, { required?: boolean }>;
+    const set: Record<string, unknown> = {};
+    const remove: string[] = [];
+    for (const [name, def] of Object.entries(attrs)) {
+      if (name in keys) continue;
+      const v = next[name];
+      if (v !== undefined) set[name] = v;
+      else if (!def.required && name !== 'Data') remove.push(name);
+    }
+    let op = entity.patch(keys).set(set);
+    if (remove.length) op = op.remove(remove);
+    return op.where((a: AnyEntity, o: AnyEntity) => o.eq(a.Version, expectedVersion)).commit();
+  }
+
+  protected claim(scope: string, kind: string, slug: string, id: string): unknown {
+    return this.e.SlugClaim.create({ Scope: scope, Kind: kind, Slug: slug, ID: id }).commit();
+  }
+  protected unclaim(scope: string, kind: string, slug: string): unknown {
+    return this.e.SlugClaim.delete({ Scope: scope, Kind: kind, Slug: slug }).commit();
+  }
+
+  /** A mark as a store op: `Move` replaces one already there, otherwise it must be new. */
+  protected static markOp(m: MarkWrite): StoreOp {
+    const item = { TagID: m.TagID, UnitID: m.UnitID, SpaceID: m.SpaceID, RevisionNum: m.RevisionNum, UpdatedAt: m.UpdatedAt };
+    return m.Move ? { op: 'put', kind: 'Mark', item } : { op: 'create', kind: 'Mark', item };
+  }
+
+  /** The key attributes of an item of a kind. */
+  private static keyOf(kind: WriteKind, item: Record<string, unknown>): Record<string, unknown> {
+    switch (kind) {
+      case 'Space':
+      case 'Component':
+      case 'User':
+      case 'Group':
+      case 'Hold':
+        return { OrganizationID: item.OrganizationID, [ID_FIELD[kind]]: item[ID_FIELD[kind]] };
+      case 'ApiToken':
+        return { TokenHash: item.TokenHash };
+      case 'Revision':
+      case 'Mutation':
+        return { UnitID: item.UnitID, RevisionNum: item.RevisionNum };
+      case 'Mark':
+        return { TagID: item.TagID, UnitID: item.UnitID };
+      case 'ReleaseCounter':
+        return { Name: releaseCounterName(String(item.TargetID)) };
+      case 'Progress':
+        return { ChangeOrderID: item.ChangeOrderID, SpaceID: item.SpaceID };
+      case 'Outbox':
+        return { EventID: item.EventID };
+      case 'Job':
+      case 'RunningJob':
+        return { JobID: item.JobID };
+      case 'JobPart':
+        return { JobID: item.JobID, Part: item.Part };
+      default:
+        return { SpaceID: item.SpaceID, [ID_FIELD[kind]]: item[ID_FIELD[kind]] };
+    }
+  }
+
+  /** Where a kind's slugs are unique, or undefined for kinds without slugs. */
+  private static slugScope(kind: WriteKind, item: Record<string, unknown>): string | undefined {
+    if (kind === 'Space' || kind === 'Component' || kind === 'User' || kind === 'Group' || kind === 'Hold') return orgScope(String(item.OrganizationID));
+    if (kind === 'Revision' || kind === 'Mutation' || kind === 'Mark' || kind === 'ReleaseCounter' || kind === 'Release' || kind === 'Progress' || kind === 'ApiToken' || kind === 'Attestation' || kind === 'Outbox' || kind === 'Job' || kind === 'JobPart' || kind === 'RunningJob') return undefined;
+    return spaceScope(String(item.SpaceID));
+  }
+
+  async transact(ops: StoreOp[]): Promise<void> {
+    // DynamoDB refuses an item over 400 KB only after the call; refuse it here, before anything is sent.
+    for (const o of ops) checkItemSize(o.kind, o.item);
+    const reasons: string[] = [];
+    await this.run(
+      (e) =>
+        ops.flatMap((o) => {
+          // A release counter is stored under the name of its Target's counter.
+          const item = o.kind === 'ReleaseCounter' ? { ...(o.item as ReleaseCounter), Name: releaseCounterName((o.item as ReleaseCounter).TargetID) } : (o.item as Record<string, unknown>);
+          const entity = e[o.kind === 'ReleaseCounter' ? 'Counter' : o.kind];
+          const scope = DynamoWrites.slugScope(o.kind, item);
+          const slugKind = o.kind.toLowerCase();
+          const slug = String(item.Slug ?? '');
+          const out: unknown[] = [];
+          const add = (op: unknown, reason: string) => {
+            out.push(op);
+            reasons.push(reason);
+          };
+          switch (o.op) {
+            case 'create':
+              if (scope) add(this.claim(scope, slugKind, slug, String(item[ID_FIELD[o.kind as SpaceKind]])), REASONS.slugTaken(o.kind, slug));
+              add(entity.create(DynamoWrites.clean(entity, item)).commit(), o.kind === 'Revision' || o.kind === 'Mutation' ? REASONS.revisionTaken : o.kind === 'Mark' ? REASONS.marked : `the ${o.kind} already exists`);
+              // A Release takes its place in its Space's order with it.
+              if (o.kind === 'Release') add(e.ReleaseEntry.put(releaseEntryOf(item)).commit(), 'release entry');
+              // A ChangeOrder takes its place in its organization's order.
+              if (o.kind === 'ChangeOrder') add(e.ChangeOrderEntry.put(changeOrderEntryOf(item)).commit(), 'change order entry');
+              // An Attestation too; one that revokes another marks that one revoked.
+              if (o.kind === 'Attestation') for (const op of attestationEntryOps(e, item)) add(op, 'attestation entry');
+              break;
+            case 'update': {
+              add(this.patch(entity, DynamoWrites.keyOf(o.kind, item), item, o.expectedVersion), REASONS.stale(o.kind));
+              if (scope && o.oldSlug !== undefined && o.oldSlug !== slug) {
+                add(this.claim(scope, slugKind, slug, String(item[ID_FIELD[o.kind as SpaceKind]])), REASONS.slugTaken(o.kind, slug));
+                add(this.unclaim(scope, slugKind, o.oldSlug), 'slug claim missing');
+              }
+              break;
+            }
+            case 'delete': {
+              let del = entity.delete(DynamoWrites.keyOf(o.kind, item));
+              if (typeof item.Version === 'number') del = del.where((a: AnyEntity, op: AnyEntity) => op.eq(a.Version, item.Version));
+              add(del.commit(), REASONS.stale(o.kind));
+              if (scope) add(this.unclaim(scope, slugKind, slug), 'slug claim missing');
+              if (o.kind === 'Release') add(e.ReleaseEntry.delete(releaseEntryOf(item)).commit(), 'release entry');
+              if (o.kind === 'Space') {
+                add(e.Counter.delete({ Name: releaseEntriesDone(String(item.SpaceID)) }).commit(), 'release entries');
+                add(e.Counter.delete({ Name: attestationEntriesDone(String(item.SpaceID)) }).commit(), 'attestation entries');
+              }
+              break;
+            }
+            case 'put':
+              add(entity.put(DynamoWrites.clean(entity, item)).commit(), 'mark');
+              break;
+          }
+          return out;
+        }),
+      reasons,
+    );
+  }
+}
