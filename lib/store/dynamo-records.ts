@@ -284,9 +284,9 @@ export abstract class DynamoRecords {
     return { items, next: page.cursor ?? undefined };
   }
 
-  /** Gives the ChangeOrders an organization made before their entries existed theirs (`backfillOnce`, per organization). */
+  /** Gives the ChangeOrders an organization made before their entries existed theirs (`backfillUntilSettled`, per organization). */
   private async backfillChangeOrderEntries(orgId: string): Promise<void> {
-    await this.backfillOnce(changeOrderEntriesDone(orgId), async () => {
+    await this.backfillUntilSettled(changeOrderEntriesDone(orgId), async () => {
       const all = (await this.db.ChangeOrder.query.byOrg({ OrganizationID: orgId }).go({ pages: 'all', attributes: ['OrganizationID', 'Slug', 'ChangeOrderID', 'SpaceID'] })).data;
       if (all.length) await this.db.ChangeOrderEntry.put(all.map((c) => changeOrderEntryOf(c))).go();
       return all.length;
@@ -299,7 +299,7 @@ export abstract class DynamoRecords {
    * that writes no entries) wrote while a deploy rolled over. Written with the same content however
    * often, so two at once are harmless.
    */
-  private async backfillOnce(name: string, fill: () => Promise<number>): Promise<void> {
+  private async backfillUntilSettled(name: string, fill: () => Promise<number>): Promise<void> {
     const marker = (await this.db.Counter.get({ Name: name }).go()).data;
     const now = this.clock().getTime();
     if (marker?.CreatedAt) {
@@ -322,9 +322,9 @@ export abstract class DynamoRecords {
     return a && (revoked ? { ...a, RevokedBy: revoked.RevokedBy } : a);
   }
 
-  /** Gives the attestations a Space had before their entries existed theirs (`backfillOnce`, per Space). */
+  /** Gives the attestations a Space had before their entries existed theirs (`backfillUntilSettled`, per Space). */
   private async backfillAttestationEntries(spaceId: string): Promise<void> {
-    await this.backfillOnce(attestationEntriesDone(spaceId), async () => {
+    await this.backfillUntilSettled(attestationEntriesDone(spaceId), async () => {
       const all = await this.listInSpace<Attestation>('Attestation', spaceId);
       if (all.length) {
         await this.db.AttestationEntry.put(all.map((a) => ({ SpaceID: spaceId, CreatedAt: a.CreatedAt, AttestationID: a.AttestationID }))).go();
@@ -336,11 +336,11 @@ export abstract class DynamoRecords {
   }
 
   /**
-   * Gives the Releases a Space had before Release entries existed their entries (`backfillOnce`, per
+   * Gives the Releases a Space had before Release entries existed their entries (`backfillUntilSettled`, per
    * Space: a counter item records it).
    */
   private async backfillReleaseEntries(spaceId: string): Promise<void> {
-    await this.backfillOnce(releaseEntriesDone(spaceId), async () => {
+    await this.backfillUntilSettled(releaseEntriesDone(spaceId), async () => {
       const all = await this.listInSpace<Release>('Release', spaceId);
       if (all.length) await this.db.ReleaseEntry.put(all.map((r) => releaseEntryOf(r as unknown as Record<string, unknown>))).go();
       return all.length;
