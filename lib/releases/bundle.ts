@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
 import { DESCRIBING_TOOLCHAIN, type Release, type Space, type Tag, type Unit } from '../model/entities.ts';
 import { NotFound } from '../model/errors.ts';
-import type { UnitDeps } from '../variants/ports.ts';
+import type { Deps } from '../ports/deps.ts';
+import type { Store } from '../ports/store.ts';
+import type { UnitDeps, UnitStore } from '../variants/ports.ts';
 import { bySlug } from '../variants/lookup.ts';
 import { dataAt } from '../variants/revisions.ts';
 
@@ -28,6 +30,21 @@ export function digest(text: string): string {
 export async function releasesOf(deps: UnitDeps, space: Space): Promise<Release[]> {
   const all = await deps.store.listInSpace<Release>('Release', space.SpaceID);
   return all.sort((a, b) => b.ReleaseNum - a.ReleaseNum || (a.PublishedAt < b.PublishedAt ? 1 : -1));
+}
+
+/**
+ * The newest Release of a Space that `wanted` accepts, read newest first a page at a time (10, then 100) with
+ * DynamoDB's cursor: usually the first page, the Space's whole history only when none is wanted.
+ */
+export async function newestRelease(deps: Deps<UnitStore & Pick<Store, 'releasePage'>>, space: Space, wanted: (r: Release) => boolean): Promise<Release | undefined> {
+  let after: string | undefined;
+  for (let size = 10; ; size = 100) {
+    const page = await deps.store.releasePage(space.SpaceID, size, after);
+    const hit = page.items.find((x) => wanted(x.release));
+    if (hit) return hit.release;
+    if (!page.next) return undefined;
+    after = page.next;
+  }
 }
 
 /**

@@ -3,7 +3,7 @@ import { DetailType, HookDetail, type BatonEvent } from '../events/contracts.ts'
 import { mapArgoCd, mapFlux, type LiveStatusReport } from '../events/mapping.ts';
 import type { Deps } from '../ports/deps.ts';
 import { retryOnConflict } from '../util/retry.ts';
-import { releaseByNum, releasesOf } from './bundle.ts';
+import { newestRelease, releaseByNum } from './bundle.ts';
 import { observedAtProblem, writeLiveStatus } from './live-status.ts';
 
 /** What a consumer did with one event. */
@@ -52,5 +52,5 @@ async function matchRelease(deps: Deps, space: Space, r: LiveStatusReport): Prom
   // By number: three reads, not the Space's history of Releases.
   if (r.releaseNum !== undefined) return releaseByNum(deps, space, r.releaseNum);
   // Several releases can share a digest (a re-release of the same content): the newest carries it now.
-  return (await releasesOf(deps, space)).find((x) => x.Digest === r.digest);
+  return newestRelease(deps, space, (x) => x.Digest === r.digest);
 }

@@ -8,7 +8,7 @@ import type { UnitStore } from '../variants/ports.ts';
 import type { StoreOp } from '../ports/store.ts';
 import { TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
 import { revisionNum } from '../variants/revisions.ts';
-import { bundle, digest, releasable, releasesOf } from './bundle.ts';
+import { bundle, digest, newestRelease, releasable } from './bundle.ts';
 
 /** A Release writes 6 items (its counter, itself and its place in the Space's order, its Tag and the Tag's slug, its event) plus 2 per Unit (its mark and its Unit's LastReleasedRevisionNum) in one transaction. */
 export const MAX_RELEASE_UNITS = Math.floor((TRANSACTION_MAX_ITEMS - 6) / 2);
@@ -24,7 +24,7 @@ export interface PublishResult {
 }
 
 /** What publishing reads and writes: Units and their revisions, and the Target's release counter. */
-export type ReleaseDeps = Deps<UnitStore & Pick<Store, 'releaseCounter'>>;
+export type ReleaseDeps = Deps<UnitStore & Pick<Store, 'releaseCounter' | 'releasePage'>>;
 
 /**
  * Publishes one Release of a Space to its release Target: every releasable Unit at the revision the
@@ -48,7 +48,8 @@ export async function publish(deps: ReleaseDeps, caller: Caller, space: Space, o
   const text = await bundle(deps, chosen);
   const bundled: BundledUnit[] = chosen.map(({ unit, rev }, i) => ({ UnitID: unit.UnitID, Slug: unit.Slug, RevisionNum: rev, DataHash: revs[i]!.DataHash }));
   const result: PublishResult = { DryRun: !!opts.dryRun, Units: bundled, Digest: digest(text), UnitCount: bundled.length };
-  const latest = (await releasesOf(deps, space)).find((r) => r.Published && r.TargetID === space.ReleaseTargetID);
+  // The newest published to this Target: usually the newest, so not the Space's whole history of Releases.
+  const latest = await newestRelease(deps, space, (r) => r.Published && r.TargetID === space.ReleaseTargetID);
   const same = (r: Release) => r.Units.length === bundled.length && r.Units.every((u, i) => u.UnitID === bundled[i]!.UnitID && u.RevisionNum === bundled[i]!.RevisionNum);
   if (latest && same(latest) && latest.ChangeOrderID === opts.changeOrderId) {
     return { ...result, Release: latest, Message: `nothing changed since release ${latest.ReleaseNum} of space '${space.Slug}'; no new release` };

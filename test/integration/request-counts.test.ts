@@ -230,6 +230,8 @@ describe("a Space's Releases, a page at a time", () => {
     const entries = await client.send(new QueryCommand({ TableName: table, KeyConditionExpression: 'pk = :p AND begins_with(sk, :s)', ExpressionAttributeValues: { ':p': { S: `$baton#SpaceID_${spaceId}` }, ':s': { S: '$releaseentry_1#' } } }));
     expect(entries.Items).toHaveLength(3);
     for (const e of entries.Items!) await client.send(new DeleteItemCommand({ TableName: table, Key: { pk: e.pk!, sk: e.sk! } }));
+    // The publishes read the newest Releases, which gave the Space its marker: an earlier version left none.
+    await client.send(new DeleteItemCommand({ TableName: table, Key: { pk: { S: `$baton#Name_RELEASEENTRIES#${spaceId}` }, sk: { S: '$counter_1' } } }));
     const all = (await api.get('/space/old-rels/release')).body.map((r: { ReleaseNum: number }) => r.ReleaseNum);
     expect(all).toHaveLength(3);
     const paged = await api.get('/space/old-rels/release?limit=2');
@@ -578,5 +580,27 @@ describe('the holds a gate reads', () => {
     expect(token).toBeTruthy();
     const rest = await cub(['hold', 'list', '--limit', '2', '--continue', token!, '-o', 'json']);
     expect(JSON.parse(rest.stdout).map((h: { Slug: string }) => h.Slug)).toEqual(['h-open']);
+  });
+});
+
+describe('a publish', () => {
+  it("finds the Space's last Release among the newest, not by reading its history", async () => {
+    // 'rels' has 10 Releases (above); a change to its Unit, then a publish.
+    expect((await api.post('/space/rels/function/invoke', { FunctionName: 'set-replicas', Arguments: ['21'], UnitIDs: ['a'] })).status).toBe(200);
+    const newest = (await api.get('/space/rels/release?limit=1')).body[0] as { ReleaseNum: number };
+    requests.length = 0;
+    counting = true;
+    const made = await api.post('/space/rels/release', {});
+    counting = false;
+    expect(made.status, made.text).toBe(201);
+    // Numbers count per Target, which 'rels' shares with the Space deleted above.
+    const num = made.body.Release.ReleaseNum as number;
+    expect(num).toBeGreaterThan(newest.ReleaseNum);
+    expect(requests.filter((q) => q.command === 'Query' && q.keys.some((k) => k.includes('$release_1#')))).toHaveLength(0);
+    expect(requests.filter((q) => q.command === 'Query' && q.keys.some((k) => k.includes('$releaseentry_1'))).map((q) => q.limit)).toEqual([10]);
+    // Nothing changed since: the newest Release is found and no new one is made.
+    const again = await api.post('/space/rels/release', {});
+    expect(again.status, again.text).toBe(200);
+    expect(again.body.Message).toBe(`nothing changed since release ${num} of space 'rels'; no new release`);
   });
 });
