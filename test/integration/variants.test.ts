@@ -1,6 +1,7 @@
 import { parse, parseAllDocuments } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deploymentYaml, startEnv, type Env } from '../support/harness.ts';
+import type { StoreOp } from '../../lib/ports/store.ts';
 
 let env: Env;
 beforeAll(async () => {
@@ -211,7 +212,28 @@ describe('variants, links and upgrade', () => {
     await env.api.post('/variant', { Name: 'race', UpstreamSpaceID: 'chat-base', Slug: 'chat-race' });
     await fn('chat-base', 'backend', 'set-replicas', ['8']);
     const h = await head('chat-race', 'backend');
-    const rs = await Promise.all([1, 2].map(() => env.api.post('/space/chat-race/unit/backend/upgrade', {})));
+    // The two race for certain, however busy the machine: the first write of the Unit waits until the second
+    // has read it too and comes to write (or, should it never come, for 20 s), then both go at once.
+    const unitId = (await env.api.get('/space/chat-race/unit/backend')).body.UnitID as string;
+    const store = env.deps.store;
+    let first: (() => void) | undefined;
+    env.deps.store = new Proxy(store, {
+      get(target, prop, receiver) {
+        if (prop !== 'transact') return Reflect.get(target, prop, receiver);
+        return async (ops: StoreOp[]) => {
+          if (ops.some((o) => o.kind === 'Unit' && o.op === 'update' && (o.item as { UnitID?: string }).UnitID === unitId)) {
+            if (!first) await new Promise<void>((go) => ((first = go), setTimeout(go, 20_000)));
+            else first();
+          }
+          return target.transact(ops);
+        };
+      },
+    });
+    const rs = await Promise.all([1, 2].map(() => env.api.post('/space/chat-race/unit/backend/upgrade', {}))).finally(() => {
+      env.deps.store = store;
+    });
+    // The writes went through the barrier.
+    expect(first).toBeDefined();
     const statuses = rs.map((r) => r.status).sort();
     expect(statuses).toEqual([200, 409]);
     expect(rs.find((r) => r.status === 409)!.body.Message).toMatch(/changed by someone else|another write/);
