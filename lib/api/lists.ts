@@ -152,7 +152,11 @@ export function across<P extends { Slug: string }, T>(list: string, parts: P[], 
       const at = acrossToken(after, list);
       i = ordered.findIndex((p) => idOf(p) === at.s);
       if (i >= 0) r = at.r;
-      else i = ((n) => (n < 0 ? ordered.length : n))(ordered.findIndex((p) => p.Slug > at.g));
+      else {
+        // The part is gone: resume at the first one after its slug, or at the end.
+        i = ordered.findIndex((p) => p.Slug > at.g);
+        if (i < 0) i = ordered.length;
+      }
     }
     const items: { item: T; cursor: string }[] = [];
     // Read on across parts until the page has what it wants: then a token is given only when there is more.

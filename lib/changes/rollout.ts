@@ -77,7 +77,8 @@ async function spaceCell(deps: Deps, caller: Caller, co: ChangeOrder, known: Kno
  * before the change goes on, the next promotion explained, holds in force and a running job. Reads only.
  */
 export async function rolloutOf(deps: Deps, caller: Caller, co: ChangeOrder, base: Space): Promise<Rollout> {
-  const [view, ctx, marks, holds] = await Promise.all([derive(deps, caller, co), gateContext(deps, caller, co), marksOf(deps, co), deps.store.listHolds(caller.OrganizationID, { inForceAt: deps.now() })]);
+  const now = deps.now();
+  const [view, ctx, marks, holds] = await Promise.all([derive(deps, caller, co), gateContext(deps, caller, co), marksOf(deps, co), deps.store.listHolds(caller.OrganizationID, { inForceAt: now })]);
   const wf = co.ChangeWorkflow;
   const known: Known = { marks, context: ctx, states: new Map() };
   // Who may attest is read once for every Space whose gates count approvals.
@@ -101,7 +102,6 @@ export async function rolloutOf(deps: Deps, caller: Caller, co: ChangeOrder, bas
     return { Name: st.name, Prerequisites: st.prerequisites, Status: status, Guards: guards, Spaces: spaces };
   });
   const scope = [...co.InScopeSpaceIDs, co.SpaceID];
-  const now = deps.now();
   const found = new Map([...holdsOn(holds, { action: 'promote', spaceIds: scope, changeWorkflowId: co.ChangeWorkflowID }, now), ...holdsOn(holds, { action: 'publish', spaceIds: scope, changeWorkflowId: co.ChangeWorkflowID }, now)].map((h) => [h.HoldID, h]));
   const lease = co.PromotionLease && Date.parse(co.PromotionLease.ExpiresAt) > now.getTime() ? await deps.store.getJob(co.PromotionLease.LeaseID) : undefined;
   return {

@@ -57,15 +57,16 @@ function carriedBy(marks: Mark[]): (num: number) => Record<string, string> {
 /** A revision as read: its Tags and the ChangeOrders it carries. */
 export type RevisionRead = RevisionView & { ChangeOrders: Record<string, string> };
 
-/** A Unit's revisions, newest first, each with its Tags and the ChangeOrders it carries, filtered by `where`. */
-export async function unitRevisions(deps: Deps, unit: Unit, where?: string): Promise<RevisionRead[]> {
-  const [revisions, marks] = await Promise.all([deps.store.listRevisions(unit.UnitID), deps.store.marksOfUnit(unit.UnitID)]);
-  const q = where ? parseWhere(where, 'Revision') : undefined;
+/** Revisions as read, from their Unit's marks: each with its Tags and the ChangeOrders it carries. */
+function readWith(marks: Mark[]): (r: Revision) => RevisionRead {
   const carried = carriedBy(marks);
-  return revisions
-    .map((r) => ({ ...r, Tags: tagsAt(marks, r.RevisionNum), ChangeOrders: carried(r.RevisionNum) }))
-    .filter((r) => !q || matches(q, r))
-    .reverse();
+  return (r) => ({ ...r, Tags: tagsAt(marks, r.RevisionNum), ChangeOrders: carried(r.RevisionNum) });
+}
+
+/** A Unit's revisions, newest first, each with its Tags and the ChangeOrders it carries. */
+export async function unitRevisions(deps: Deps, unit: Unit): Promise<RevisionRead[]> {
+  const [revisions, marks] = await Promise.all([deps.store.listRevisions(unit.UnitID), deps.store.marksOfUnit(unit.UnitID)]);
+  return revisions.map(readWith(marks)).reverse();
 }
 
 /**
@@ -76,16 +77,15 @@ export function revisionReader<T = RevisionRead>(deps: Deps, unit: Unit, show: (
   let marks: Promise<Mark[]> | undefined;
   return async (want, after) => {
     const [page, ms] = await Promise.all([deps.store.revisionPage(unit.UnitID, want, after), (marks ??= deps.store.marksOfUnit(unit.UnitID))]);
-    const carried = carriedBy(ms);
-    return { items: page.items.map((x) => ({ item: show({ ...x.revision, Tags: tagsAt(ms, x.revision.RevisionNum), ChangeOrders: carried(x.revision.RevisionNum) }), cursor: x.cursor })), next: page.next };
+    const read = readWith(ms);
+    return { items: page.items.map((x) => ({ item: show(read(x.revision)), cursor: x.cursor })), next: page.next };
   };
 }
 
-/** The revisions of every Unit of a Space that a `where` selects (`ChangeOrders ? '<id>'`: what a ChangeOrder brought there), by Unit slug, newest first. */
-export async function spaceRevisions(deps: Deps, space: Space, where?: string): Promise<(RevisionRead & { UnitSlug: string })[]> {
-  if (where !== undefined) parseWhere(where, 'Revision');
+/** The revisions of every Unit of a Space, by Unit slug, each Unit's newest first (a route's `where` then picks, say, what a ChangeOrder brought there). */
+export async function spaceRevisions(deps: Deps, space: Space): Promise<(RevisionRead & { UnitSlug: string })[]> {
   const units = (await deps.store.listUnits(space.SpaceID)).sort(bySlug);
-  return (await Promise.all(units.map(async (u) => (await unitRevisions(deps, u, where)).map((r) => ({ ...r, UnitSlug: u.Slug }))))).flat();
+  return (await Promise.all(units.map(async (u) => (await unitRevisions(deps, u)).map((r) => ({ ...r, UnitSlug: u.Slug }))))).flat();
 }
 
 /** One revision of a Unit (by number, Tag, ChangeSet, ChangeOrder…), without its data, with its Tags and the ChangeOrders it carries. */
@@ -94,7 +94,7 @@ export async function unitRevision(deps: Deps, caller: Caller, space: Space, uni
   const [rev, marks] = await Promise.all([deps.store.getRevision(unit.UnitID, num), deps.store.marksOfUnit(unit.UnitID)]);
   if (!rev) throw new NotFound(`unit '${unit.Slug}' has no revision ${num}`);
   const { Data: _data, ...meta } = rev;
-  return { ...(meta satisfies Revision), Tags: tagsAt(marks, num), ChangeOrders: carriedBy(marks)(num) };
+  return readWith(marks)(meta satisfies Revision);
 }
 
 /** The path-level changes between two revisions of a Unit (0 is before the first). */
