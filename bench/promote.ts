@@ -77,6 +77,8 @@ interface Run {
   ranAs: ('request' | 'job')[];
   /** The dry run of the prod Stage before it was promoted (not counted in the promotion's time or requests). */
   dryRun: { requests: number; seconds: number };
+  /** How long each command's requests took on average (ms, from sent to answered): where the promotions wait. */
+  latency: Record<string, number>;
 }
 
 async function fleet(endpoint: string, spaces: number, unitsPer: number): Promise<Run> {
@@ -84,12 +86,19 @@ async function fleet(endpoint: string, spaces: number, unitsPer: number): Promis
   let requests = 0;
   let byCommand: Record<string, number> = {};
   let tracing = false;
+  /** Milliseconds spent waiting on each command, summed over the requests in flight. */
+  const waited: Record<string, number> = {};
   client.middlewareStack.add((next, context) => async (args) => {
     requests++;
     const command = String(context.commandName);
     byCommand[command] = (byCommand[command] ?? 0) + 1;
     if (TRACE && tracing) console.log(`  ${String(requests).padStart(4)} ${command.replace('Command', '')} ${touched(args.input)}`.slice(0, 240));
-    return next(args);
+    const t = performance.now();
+    try {
+      return await next(args);
+    } finally {
+      if (tracing) waited[command] = (waited[command] ?? 0) + performance.now() - t;
+    }
   }, { step: 'initialize', name: 'countRequests' });
   const table = `bench-${randomUUID().slice(0, 8)}`;
   await ensureTable(client, table);
@@ -145,12 +154,13 @@ async function fleet(endpoint: string, spaces: number, unitsPer: number): Promis
     if (stage === 'prod') {
       // The preview a user (or the rollout page) asks for before promoting the largest Stage: answered in the request.
       if (TRACE) console.log(`dry run of ${stage} (not counted):`);
-      const [before, commandsBefore, d0] = [requests, { ...byCommand }, performance.now()];
+      const [before, commandsBefore, waitedBefore, d0] = [requests, { ...byCommand }, { ...waited }, performance.now()];
       const preview = await call('POST', '/promote', { ChangeOrderID: 'fleet-base/bench', TargetStage: stage, DryRun: true });
       if (preview.Spaces.length !== spaces - Math.ceil((spaces * 4) / 10)) throw new Error(`the dry run previewed ${preview.Spaces.length} spaces`);
       dryRun = { requests: requests - before, seconds: (performance.now() - d0) / 1000 };
       requests = before;
       byCommand = commandsBefore;
+      for (const k of Object.keys(waited)) waited[k] = waitedBefore[k] ?? 0;
     }
     const s0 = performance.now();
     if (TRACE) console.log(`promote ${stage}:`);
@@ -171,6 +181,7 @@ async function fleet(endpoint: string, spaces: number, unitsPer: number): Promis
   await stopProfile?.();
   const counted = requests;
   const commands = byCommand;
+  const latency = Object.fromEntries(Object.entries(waited).map(([k, v]) => [k, +(v / (byCommand[k] ?? 1)).toFixed(1)]));
   for (const id of jobIds) {
     const job = await call('GET', `/job/${id}`);
     if (job.State !== 'Done') throw new Error(`job ${id} did not finish`);
@@ -191,7 +202,7 @@ async function fleet(endpoint: string, spaces: number, unitsPer: number): Promis
   await server.close();
   client.destroy();
   if (promoted !== spaces * unitsPer) throw new Error(`expected ${spaces * unitsPer} units upgraded, got ${promoted}`);
-  return { spaces, units: promoted, seconds: seconds - dryRun.seconds, requests: counted, byCommand: commands, getRequests, jobSeconds, ranAs, rollout, dryRun };
+  return { spaces, units: promoted, seconds: seconds - dryRun.seconds, requests: counted, byCommand: commands, getRequests, jobSeconds, ranAs, rollout, dryRun, latency };
 }
 
 /**
@@ -263,13 +274,14 @@ try {
     const r = await fleet(endpoint, size, M);
     const ceil = await ceiling(endpoint, r.units);
     const write = await ceiling(endpoint, r.units, true);
-    const out = { spaces: r.spaces, units: r.units, unitsPerSecond: +(r.units / r.seconds).toFixed(1), requestsPerUnit: +(r.requests / r.units).toFixed(2), ceilingUnitsPerSecond: +ceil.toFixed(1), ratio: +(r.units / r.seconds / ceil).toFixed(2), fullWriteUnitsPerSecond: +write.toFixed(1), fullWriteRatio: +(r.units / r.seconds / write).toFixed(2), getRequests: r.getRequests, promoteSeconds: +r.seconds.toFixed(2), jobSeconds: r.jobSeconds.map((x) => +x.toFixed(2)), ranAs: r.ranAs, dryRunSeconds: +r.dryRun.seconds.toFixed(2), dryRunRequests: r.dryRun.requests, rolloutRequests: r.rollout.requests, rolloutSeconds: +r.rollout.seconds.toFixed(2), requestsByCommand: r.byCommand };
+    const out = { spaces: r.spaces, units: r.units, unitsPerSecond: +(r.units / r.seconds).toFixed(1), requestsPerUnit: +(r.requests / r.units).toFixed(2), ceilingUnitsPerSecond: +ceil.toFixed(1), ratio: +(r.units / r.seconds / ceil).toFixed(2), fullWriteUnitsPerSecond: +write.toFixed(1), fullWriteRatio: +(r.units / r.seconds / write).toFixed(2), getRequests: r.getRequests, promoteSeconds: +r.seconds.toFixed(2), jobSeconds: r.jobSeconds.map((x) => +x.toFixed(2)), ranAs: r.ranAs, dryRunSeconds: +r.dryRun.seconds.toFixed(2), dryRunRequests: r.dryRun.requests, rolloutRequests: r.rollout.requests, rolloutSeconds: +r.rollout.seconds.toFixed(2), requestsByCommand: r.byCommand, latencyMs: r.latency };
     if (JSON_OUT) console.log(JSON.stringify(out));
     else {
       console.log([String(out.spaces).padStart(6), String(out.units).padStart(6), out.promoteSeconds.toFixed(2).padStart(9), out.unitsPerSecond.toFixed(1).padStart(8), out.requestsPerUnit.toFixed(2).padStart(8), out.ceilingUnitsPerSecond.toFixed(1).padStart(9), out.ratio.toFixed(2).padStart(6), String(out.getRequests).padStart(7), out.jobSeconds.map((x, i) => `${x.toFixed(2)}${out.ranAs[i] === 'job' ? 'j' : ''}`).join(' / ')].join('  '));
       console.log(`        the promotion's own write per Unit, bare (7 items, 16 in flight): ${out.fullWriteUnitsPerSecond.toFixed(1)} units/s, ${(out.fullWriteUnitsPerSecond / out.ceilingUnitsPerSecond).toFixed(2)}x the ceiling; promote is ${out.fullWriteRatio.toFixed(2)}x of it`);
       console.log(`        dry run of prod (in the request): ${out.dryRunSeconds.toFixed(2)} s, ${out.dryRunRequests} requests`);
       console.log(`        rollout page read: ${out.rolloutRequests} requests (${(out.rolloutRequests / out.spaces).toFixed(1)} per space), ${out.rolloutSeconds.toFixed(2)} s`);
+      console.log(`        time per request (ms, sent to answered): ${Object.entries(r.latency).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k.replace('Command', '')} ${v.toFixed(1)}`).join(', ')}`);
       console.log(`        requests by command: ${Object.entries(r.byCommand).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k.replace('Command', '')} ${(v / r.units).toFixed(2)}/unit`).join(', ')}`);
     }
   }

@@ -134,40 +134,50 @@ export async function promoteSpace(deps: ChangeDeps, caller: Caller, ctx: Promot
       ctx.heads.set(rev.UnitID, { head: rev.RevisionNum, data: decompress(rev.Data) });
     }
   }
-  // The Space's progress rides with its last write when nothing is left to write after it (no Links to
-  // copy from the Space above, no marks waiting): one transaction fewer per Space.
-  const progressOp: StoreOp = { op: 'create', kind: 'Progress', item: { ChangeOrderID: co.ChangeOrderID, SpaceID: space.SpaceID, ResolvedAt: now, Version: 1 } satisfies Progress };
-  const linksToCopy = co.UpdateType === 'UpgradeUnit' && !!space.UpstreamSpaceID && (await upstreamLinksOf(deps, ctx, space)).length > 0;
-  let progressWritten = false;
-  for (const [i, { unit, link, fresh }] of work.entries()) {
-    const ride = !ctx.dryRun && i === work.length - 1 && !linksToCopy && !markOnly.length && !res.Units.some((u) => u.Error);
-    let rode = false;
-    const r = await promoteUnit(deps, caller, ctx, space, unit, link, !!fresh, now, ride ? () => ((rode = true), [progressOp]) : undefined);
+  // Each Unit's write (its revisions, head, marks and cursor) is gathered, then the Space's Units land
+  // together, in as few transactions as they fit; a Unit refused there fails alone, as its own write would.
+  const groups: { ops: StoreOp[]; fail: (e: Conflict) => void }[] = [];
+  for (const { unit, link, fresh } of work) {
+    const r = await promoteUnit(deps, caller, ctx, space, unit, link, !!fresh, now, ctx.dryRun ? undefined : (ops, fail) => groups.push({ ops, fail }));
     ctx.heads.delete(unit.UnitID);
     if (r.marks) markOnly.push(...r.marks);
     res.Units.push(r.result);
-    progressWritten = rode && r.result.Action !== UnitAction.Failed && !r.marks?.length;
-  }
-  const failed = res.Units.filter((u) => u.Error);
-  if (failed.length) {
-    res.Action = SpaceAction.Failed;
-    res.Error = failed.map((u) => `${u.UnitSlug}: ${u.Error!.Message}`).join('; ');
-    return res;
   }
   if (ctx.dryRun) {
+    const failed = res.Units.filter((u) => u.Error);
+    if (failed.length) return spaceFailed(res, failed);
     // What a later wave merges from: the marks this Space would write, as if written.
     for (const op of markOnly) setMark(ctx.marks, op.item as Mark);
     return res;
   }
-  // 4. Mark the Units the change leaves unchanged, only now that every Unit's write landed, and copy
-  // the Links of the Space above onto the Units here that come from its Units; then record that this Space took the change.
-  if (progressWritten) return res;
-  const parts = chunk(markOnly, TRANSACTION_MAX_ITEMS);
-  // With no Links to copy, the progress goes with the last marks.
-  const withProgress = !linksToCopy && parts.length > 0 && parts.at(-1)!.length < TRANSACTION_MAX_ITEMS;
-  if (withProgress) parts.at(-1)!.push(progressOp);
-  for (const part of parts) await deps.store.transact(part);
+  // 4. After them, only when every Unit's write landed: the marks of the Units the change leaves
+  // unchanged, and the Space's progress with the last of them unless the Links of the Space above are
+  // still to copy onto its Units (then it is recorded after that).
+  const linksToCopy = co.UpdateType === 'UpgradeUnit' && !!space.UpstreamSpaceID && (await upstreamLinksOf(deps, ctx, space)).length > 0;
+  const tail = res.Units.some((u) => u.Error) ? [] : chunk(markOnly, TRANSACTION_MAX_ITEMS);
+  const progressOp: StoreOp = { op: 'create', kind: 'Progress', item: { ChangeOrderID: co.ChangeOrderID, SpaceID: space.SpaceID, ResolvedAt: now, Version: 1 } satisfies Progress };
+  const withProgress = !linksToCopy && !res.Units.some((u) => u.Error);
+  if (withProgress) {
+    if (tail.length && tail.at(-1)!.length < TRANSACTION_MAX_ITEMS) tail.at(-1)!.push(progressOp);
+    else tail.push([progressOp]);
+  }
+  const outcomes = await deps.store.transactGroups([...groups.map((g) => g.ops), ...tail], { tail: tail.length });
+  for (const [i, g] of groups.entries()) if (outcomes[i] instanceof Conflict) g.fail(outcomes[i]);
+  const failed = res.Units.filter((u) => u.Error);
+  if (failed.length) return spaceFailed(res, failed);
+  for (const [i, part] of tail.entries()) {
+    const outcome = outcomes[groups.length + i];
+    // The progress alone refused: the Space was recorded as having taken the change already.
+    if (outcome instanceof Conflict && !(part.length === 1 && part[0] === progressOp)) throw outcome;
+  }
   if (!withProgress) await finishSpace(deps, caller, ctx, space, links, now);
+  return res;
+}
+
+/** A Space whose Units did not all take the change: Failed, naming each Unit's reason. */
+function spaceFailed(res: SpaceResult, failed: PromotedUnit[]): SpaceResult {
+  res.Action = SpaceAction.Failed;
+  res.Error = failed.map((u) => `${u.UnitSlug}: ${u.Error!.Message}`).join('; ');
   return res;
 }
 
@@ -178,7 +188,17 @@ async function finishSpace(deps: ChangeDeps, caller: Caller, ctx: PromoteContext
 }
 
 /** One Unit's part of a promotion (also `cub unit update --upgrade --change-order`): merge the range with its marks, or say why not. */
-export async function promoteUnit(deps: ChangeDeps, caller: Caller, ctx: PromoteContext, space: Space, unit: Unit, link: Link | undefined, fresh: boolean, now: string, alsoWrite?: () => StoreOp[]): Promise<{ result: PromotedUnit; marks?: StoreOp[] }> {
+export async function promoteUnit(
+  deps: ChangeDeps,
+  caller: Caller,
+  ctx: PromoteContext,
+  space: Space,
+  unit: Unit,
+  link: Link | undefined,
+  fresh: boolean,
+  now: string,
+  defer?: (ops: StoreOp[], fail: (e: Conflict) => void) => void,
+): Promise<{ result: PromotedUnit; marks?: StoreOp[] }> {
   const { co, marks } = ctx;
   const r: PromotedUnit = { UnitID: unit.UnitID, UnitSlug: unit.Slug, SpaceID: space.SpaceID, Action: UnitAction.Unchanged };
   try {
@@ -244,7 +264,17 @@ export async function promoteUnit(deps: ChangeDeps, caller: Caller, ctx: Promote
         const h = ctx.heads.get(u.UnitID);
         return h && h.head === u.HeadRevisionNum ? h.data : undefined;
       },
-      marks: (before, after) => [...intervalMarks(co, current, before, after, now), ...(alsoWrite?.() ?? [])],
+      marks: (before, after) => intervalMarks(co, current, before, after, now),
+      // Given to the Space to write with its other Units: refused there, the Unit fails as if its own write had been.
+      write: defer
+        ? async (ops) => {
+            const landed: PromotedUnit = { ...r };
+            defer(ops, (e) => {
+              for (const k of Object.keys(r)) delete (r as unknown as Record<string, unknown>)[k];
+              Object.assign(r, landed, { Action: UnitAction.Failed, Error: { Code: e.code, Message: e.message } });
+            });
+          }
+        : undefined,
       onPreview: ctx.dryRun ? (next, data) => previewTaken(ctx, current, next, data, now) : undefined,
     });
     r.Action = merged.RevisionNums!.length ? UnitAction.Upgrade : UnitAction.Mark;

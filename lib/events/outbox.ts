@@ -59,6 +59,14 @@ export function publishingStore(store: Store, bus: EventBus): Store {
           if (items.length) await publishOutbox(target, bus, items);
         };
       }
+      if (prop === 'transactGroups') {
+        return async (groups: StoreOp[][], o?: { tail?: number }) => {
+          const outcomes = await target.transactGroups(groups, o);
+          const items = groups.flatMap((g, i) => (outcomes[i] === 'landed' ? g : [])).filter((op) => op.kind === 'Outbox' && op.op === 'create').map((op) => op.item as OutboxItem);
+          if (items.length) await publishOutbox(target, bus, items);
+          return outcomes;
+        };
+      }
       const v: unknown = Reflect.get(target, prop, receiver);
       return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
     },

@@ -55,6 +55,16 @@ export class Conflict extends BatonError {
   readonly code = ErrorCode.Conflict;
 }
 
+/** A transaction refused because one of its items' conditions failed (or it raced another write): `at` is that item's place in the list written. */
+export class WriteRefused extends Conflict {
+  constructor(
+    message: string,
+    readonly at: number,
+  ) {
+    super(message);
+  }
+}
+
 /**
  * A gate refused: the prerequisites of a Stage (or of a release in it) do not hold. `details` is what
  * the operation had decided when it refused (the gates evaluated, the Spaces held back), for the reply.

@@ -1,4 +1,5 @@
 import type { ApiToken, AttestationView, ChangeOrder, Component, Group, Hold, Link, Mark, Progress, Mutation, Organization, Release, Revision, Space, StoredRevision, Tag, Unit, User } from '../model/entities.ts';
+import type { Conflict } from '../model/errors.ts';
 
 /** The kinds of Space-resident entity stored alike: an ID, a slug unique in the Space, a Version. */
 export type SpaceKind = 'Tag' | 'ChangeSet' | 'Filter' | 'Target' | 'Link' | 'Release' | 'ChangeWorkflow' | 'ChangeOrder' | 'Attestation' | 'Invocation';
@@ -137,9 +138,16 @@ export interface OutboxItem {
  */
 export type StoreOp =
   | { op: 'create'; kind: WriteKind; item: object }
-  | { op: 'update'; kind: WriteKind; item: object; expectedVersion: number; oldSlug?: string }
+  /**
+   * `before`: the item as read at `expectedVersion`; given, only the fields that differ from it are
+   * written (the Version guard makes that the same write, smaller).
+   */
+  | { op: 'update'; kind: WriteKind; item: object; expectedVersion: number; oldSlug?: string; before?: object }
   | { op: 'delete'; kind: WriteKind; item: object }
   | { op: 'put'; kind: 'Mark'; item: object };
+
+/** What became of one group of ops written together (`transactGroups`): it landed, it was refused (why), or it was not sent. */
+export type GroupOutcome = 'landed' | 'skipped' | Conflict;
 
 /** Persistence as Baton needs it, each read named after the question it answers; lib/store implements it over one DynamoDB table. */
 export interface Store {
@@ -199,6 +207,12 @@ export interface Store {
 
   /** Writes every op or none, as one transaction (at most TRANSACTION_MAX_ITEMS items, slug claims included). */
   transact(ops: StoreOp[]): Promise<void>;
+  /**
+   * Writes groups of ops, each whole or not at all, in as few transactions as they fit, in order: a
+   * group refused (its condition failed, or it raced another write) is left out with its Conflict and
+   * the rest land. The last `tail` groups are written only while every group before them landed.
+   */
+  transactGroups(groups: StoreOp[][], o?: { tail?: number }): Promise<GroupOutcome[]>;
   /** The Links whose upstream is this Unit, in any Space. */
   linksInto(unitId: string): Promise<Link[]>;
   /** The ChangeOrders of an organization; the database leaves out the Completed ones (`notCompleted`) and the aborted ones (`notAborted`) when asked. */

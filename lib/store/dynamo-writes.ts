@@ -1,6 +1,7 @@
-import { Conflict, TooLarge } from '../model/errors.ts';
-import type { MarkWrite, ReleaseCounter, SpaceKind, StoreOp, WriteKind } from '../ports/store.ts';
+import { Conflict, TooLarge, WriteRefused } from '../model/errors.ts';
+import type { GroupOutcome, MarkWrite, ReleaseCounter, SpaceKind, StoreOp, WriteKind } from '../ports/store.ts';
 import { TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
+import { landGroups } from '../util/groups.ts';
 import { attestationEntriesDone, attestationEntryOps, changeOrderEntryOf, DynamoRecords, ID_FIELD, orgScope, releaseEntriesDone, releaseEntryOf, spaceScope, type AnyEntity } from './dynamo-records.ts';
 
 /**
@@ -36,14 +37,17 @@ function checkItemSize(kind: string, item: object): void {
 
 /** The write half of the Store: `transact` and what it is made of. */
 export abstract class DynamoWrites extends DynamoRecords {
-  /** Runs a write transaction; a cancelled one becomes a Conflict naming the first item whose condition failed. */
+  /**
+   * Runs a write transaction; a cancelled one becomes a Conflict (WriteRefused, with the item's place)
+   * naming the first item whose condition failed.
+   */
   protected async run(build: (e: Record<string, AnyEntity>) => unknown[], reasons: string[]): Promise<void> {
     const ops = build(this.e);
     if (ops.length > TRANSACTION_MAX_ITEMS) throw new Conflict(`this write touches ${ops.length} items, more than one transaction can hold (${TRANSACTION_MAX_ITEMS})`);
     const result = await (this.svc.transaction.write as AnyEntity)(() => ops).go();
     if (result.canceled) {
       const i = (result.data as { rejected?: boolean; code?: string }[]).findIndex((d) => d.rejected || (d.code && d.code !== 'None'));
-      throw new Conflict(reasons[i] ?? reasons[reasons.length - 1] ?? 'the write conflicted with another; retry');
+      throw new WriteRefused(reasons[i] ?? reasons[reasons.length - 1] ?? 'the write conflicted with another; retry', i < 0 ? ops.length - 1 : i);
     }
   }
 
@@ -53,13 +57,25 @@ export abstract class DynamoWrites extends DynamoRecords {
     return Object.fromEntries(Object.entries(item).filter(([k, v]) => v !== undefined && k in attrs));
   }
 
-  /** A patch that sets every defined field, removes optional ones now absent, and requires the Version read. */
-  private patch(entity: AnyEntity, keys: Record<string, unknown>, next: Record<string, unknown>, expectedVersion: number): unknown {
+  /**
+   * A patch that sets every defined field, removes optional ones now absent, and requires the Version
+   * read. Given the item as read (`before`), only what differs from it: at that Version the stored item
+   * is the one read, so the write is the same, smaller (an index key's fields go together).
+   */
+  private patch(entity: AnyEntity, keys: Record<string, unknown>, next: Record<string, unknown>, expectedVersion: number, before?: Record<string, unknown>): unknown {
     const attrs = entity.schema.attributes as Record<string, { required?: boolean }>;
+    const same = (name: string) => before !== undefined && (next[name] === before[name] || (typeof next[name] === 'object' && next[name] !== null && JSON.stringify(next[name]) === JSON.stringify(before[name])));
+    const changed = new Set(Object.keys(attrs).filter((name) => !(name in keys) && !same(name)));
+    if (before) {
+      for (const index of Object.values(entity.schema.indexes as Record<string, { pk: { composite: string[] }; sk?: { composite: string[] } }>)) {
+        const composite = [...index.pk.composite, ...(index.sk?.composite ?? [])];
+        if (composite.some((c) => changed.has(c))) for (const c of composite) if (!(c in keys)) changed.add(c);
+      }
+    }
     const set: Record<string, unknown> = {};
     const remove: string[] = [];
     for (const [name, def] of Object.entries(attrs)) {
-      if (name in keys) continue;
+      if (!changed.has(name)) continue;
       const v = next[name];
       if (v !== undefined) set[name] = v;
       else if (!def.required && name !== 'Data') remove.push(name);
@@ -122,61 +138,75 @@ export abstract class DynamoWrites extends DynamoRecords {
   }
 
   async transact(ops: StoreOp[]): Promise<void> {
+    const built = this.items(ops);
+    await this.run(() => built.items, built.reasons);
+  }
+
+  /**
+   * Writes groups of ops, each whole or not at all, in as few transactions as they fit (landGroups): a
+   * Space's Units in one write where they fit, one Unit's conflict costing the others nothing. Each group
+   * is built once, whatever number of times its part is sent.
+   */
+  async transactGroups(groups: StoreOp[][], o: { tail?: number } = {}): Promise<GroupOutcome[]> {
+    const built = groups.map((g) => this.items(g));
+    return landGroups(built, (b) => b.items.length, TRANSACTION_MAX_ITEMS, (part) => this.run(() => part.flatMap((b) => b.items), part.flatMap((b) => b.reasons)), o.tail);
+  }
+
+  /** The items a list of store ops writes (with the slug claims, entries and markers each carries), and why each could be refused. */
+  private items(ops: StoreOp[]): { items: unknown[]; reasons: string[] } {
     // DynamoDB refuses an item over 400 KB only after the call; refuse it here, before anything is sent.
     for (const o of ops) checkItemSize(o.kind, o.item);
     const reasons: string[] = [];
-    await this.run(
-      (e) =>
-        ops.flatMap((o) => {
-          // A release counter is stored under the name of its Target's counter.
-          const item = o.kind === 'ReleaseCounter' ? { ...(o.item as ReleaseCounter), Name: releaseCounterName((o.item as ReleaseCounter).TargetID) } : (o.item as Record<string, unknown>);
-          const entity = e[o.kind === 'ReleaseCounter' ? 'Counter' : o.kind];
-          const scope = DynamoWrites.slugScope(o.kind, item);
-          const slugKind = o.kind.toLowerCase();
-          const slug = String(item.Slug ?? '');
-          const out: unknown[] = [];
-          const add = (op: unknown, reason: string) => {
-            out.push(op);
-            reasons.push(reason);
-          };
-          switch (o.op) {
-            case 'create':
-              if (scope) add(this.claim(scope, slugKind, slug, String(item[ID_FIELD[o.kind as SpaceKind]])), REASONS.slugTaken(o.kind, slug));
-              add(entity.create(DynamoWrites.clean(entity, item)).commit(), o.kind === 'Revision' || o.kind === 'Mutation' ? REASONS.revisionTaken : o.kind === 'Mark' ? REASONS.marked : `the ${o.kind} already exists`);
-              // A Release takes its place in its Space's order with it.
-              if (o.kind === 'Release') add(e.ReleaseEntry.put(releaseEntryOf(item)).commit(), 'release entry');
-              // A ChangeOrder takes its place in its organization's order.
-              if (o.kind === 'ChangeOrder') add(e.ChangeOrderEntry.put(changeOrderEntryOf(item)).commit(), 'change order entry');
-              // An Attestation too; one that revokes another marks that one revoked.
-              if (o.kind === 'Attestation') for (const op of attestationEntryOps(e, item)) add(op, 'attestation entry');
-              break;
-            case 'update': {
-              add(this.patch(entity, DynamoWrites.keyOf(o.kind, item), item, o.expectedVersion), REASONS.stale(o.kind));
-              if (scope && o.oldSlug !== undefined && o.oldSlug !== slug) {
-                add(this.claim(scope, slugKind, slug, String(item[ID_FIELD[o.kind as SpaceKind]])), REASONS.slugTaken(o.kind, slug));
-                add(this.unclaim(scope, slugKind, o.oldSlug), 'slug claim missing');
-              }
-              break;
-            }
-            case 'delete': {
-              let del = entity.delete(DynamoWrites.keyOf(o.kind, item));
-              if (typeof item.Version === 'number') del = del.where((a: AnyEntity, op: AnyEntity) => op.eq(a.Version, item.Version));
-              add(del.commit(), REASONS.stale(o.kind));
-              if (scope) add(this.unclaim(scope, slugKind, slug), 'slug claim missing');
-              if (o.kind === 'Release') add(e.ReleaseEntry.delete(releaseEntryOf(item)).commit(), 'release entry');
-              if (o.kind === 'Space') {
-                add(e.Counter.delete({ Name: releaseEntriesDone(String(item.SpaceID)) }).commit(), 'release entries');
-                add(e.Counter.delete({ Name: attestationEntriesDone(String(item.SpaceID)) }).commit(), 'attestation entries');
-              }
-              break;
-            }
-            case 'put':
-              add(entity.put(DynamoWrites.clean(entity, item)).commit(), 'mark');
-              break;
+    const e = this.e;
+    const items = ops.flatMap((o) => {
+      // A release counter is stored under the name of its Target's counter.
+      const item = o.kind === 'ReleaseCounter' ? { ...(o.item as ReleaseCounter), Name: releaseCounterName((o.item as ReleaseCounter).TargetID) } : (o.item as Record<string, unknown>);
+      const entity = e[o.kind === 'ReleaseCounter' ? 'Counter' : o.kind];
+      const scope = DynamoWrites.slugScope(o.kind, item);
+      const slugKind = o.kind.toLowerCase();
+      const slug = String(item.Slug ?? '');
+      const out: unknown[] = [];
+      const add = (op: unknown, reason: string) => {
+        out.push(op);
+        reasons.push(reason);
+      };
+      switch (o.op) {
+        case 'create':
+          if (scope) add(this.claim(scope, slugKind, slug, String(item[ID_FIELD[o.kind as SpaceKind]])), REASONS.slugTaken(o.kind, slug));
+          add(entity.create(DynamoWrites.clean(entity, item)).commit(), o.kind === 'Revision' || o.kind === 'Mutation' ? REASONS.revisionTaken : o.kind === 'Mark' ? REASONS.marked : `the ${o.kind} already exists`);
+          // A Release takes its place in its Space's order with it.
+          if (o.kind === 'Release') add(e.ReleaseEntry.put(releaseEntryOf(item)).commit(), 'release entry');
+          // A ChangeOrder takes its place in its organization's order.
+          if (o.kind === 'ChangeOrder') add(e.ChangeOrderEntry.put(changeOrderEntryOf(item)).commit(), 'change order entry');
+          // An Attestation too; one that revokes another marks that one revoked.
+          if (o.kind === 'Attestation') for (const op of attestationEntryOps(e, item)) add(op, 'attestation entry');
+          break;
+        case 'update': {
+          add(this.patch(entity, DynamoWrites.keyOf(o.kind, item), item, o.expectedVersion, o.before as Record<string, unknown> | undefined), REASONS.stale(o.kind));
+          if (scope && o.oldSlug !== undefined && o.oldSlug !== slug) {
+            add(this.claim(scope, slugKind, slug, String(item[ID_FIELD[o.kind as SpaceKind]])), REASONS.slugTaken(o.kind, slug));
+            add(this.unclaim(scope, slugKind, o.oldSlug), 'slug claim missing');
           }
-          return out;
-        }),
-      reasons,
-    );
+          break;
+        }
+        case 'delete': {
+          let del = entity.delete(DynamoWrites.keyOf(o.kind, item));
+          if (typeof item.Version === 'number') del = del.where((a: AnyEntity, op: AnyEntity) => op.eq(a.Version, item.Version));
+          add(del.commit(), REASONS.stale(o.kind));
+          if (scope) add(this.unclaim(scope, slugKind, slug), 'slug claim missing');
+          if (o.kind === 'Release') add(e.ReleaseEntry.delete(releaseEntryOf(item)).commit(), 'release entry');
+          if (o.kind === 'Space') {
+            add(e.Counter.delete({ Name: releaseEntriesDone(String(item.SpaceID)) }).commit(), 'release entries');
+            add(e.Counter.delete({ Name: attestationEntriesDone(String(item.SpaceID)) }).commit(), 'attestation entries');
+          }
+          break;
+        }
+        case 'put':
+          add(entity.put(DynamoWrites.clean(entity, item)).commit(), 'mark');
+          break;
+      }
+      return out;
+    });
+    return { items, reasons };
   }
 }

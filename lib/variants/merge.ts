@@ -72,6 +72,8 @@ export interface MergeOptions {
   headData?: (unit: Unit) => string | undefined;
   /** What the mutation says made the merge (default: the Link's type). */
   mutationSource?: string;
+  /** Writes the merge's ops (default: one transaction now); a promotion gathers a Space's Units to write them together. */
+  write?: (ops: StoreOp[]) => Promise<void>;
 }
 
 /** Reads one revision of an upstream Unit. */
@@ -154,8 +156,8 @@ export async function mergeInto(deps: UnitDeps, caller: Caller, space: Space, un
   if (end === base) {
     // Nothing to replay: only the cursor (when it moves) and any marks are written.
     const ops: StoreOp[] = o.marks ? o.marks(unit.HeadRevisionNum, unit.HeadRevisionNum) : [];
-    if (o.link && end > o.link.UpstreamLastMergedRevisionNum) ops.push({ op: 'update', kind: 'Link', item: cursorMoved(o.link, end, unit.HeadRevisionNum, deps.now().toISOString()), expectedVersion: o.link.Version });
-    if (ops.length && !o.dryRun) await deps.store.transact(ops);
+    if (o.link && end > o.link.UpstreamLastMergedRevisionNum) ops.push({ op: 'update', kind: 'Link', item: cursorMoved(o.link, end, unit.HeadRevisionNum, deps.now().toISOString()), expectedVersion: o.link.Version, before: o.link });
+    if (ops.length && !o.dryRun) await (o.write ?? ((x) => deps.store.transact(x)))(ops);
     if (o.dryRun && o.onPreview) o.onPreview(unit, await dataAt(deps, unit, unit.HeadRevisionNum));
     return result;
   }
@@ -200,12 +202,12 @@ export async function mergeInto(deps: UnitDeps, caller: Caller, space: Space, un
     o.onPreview?.(next, current);
     return result;
   }
-  ops.unshift({ op: 'update', kind: 'Unit', item: next, expectedVersion: unit.Version });
+  ops.unshift({ op: 'update', kind: 'Unit', item: next, expectedVersion: unit.Version, before: unit });
   if (o.marks) ops.push(...o.marks(unit.HeadRevisionNum, next.HeadRevisionNum));
   if (o.link && end > o.link.UpstreamLastMergedRevisionNum) {
-    ops.push({ op: 'update', kind: 'Link', item: cursorMoved(o.link, end, next.HeadRevisionNum, next.UpdatedAt), expectedVersion: o.link.Version });
+    ops.push({ op: 'update', kind: 'Link', item: cursorMoved(o.link, end, next.HeadRevisionNum, next.UpdatedAt), expectedVersion: o.link.Version, before: o.link });
   }
-  await deps.store.transact(ops);
+  await (o.write ?? ((x) => deps.store.transact(x)))(ops);
   return result;
 }
 

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createOrganization } from '../../lib/local/bootstrap.ts';
 import { startServer } from '../../lib/local/server.ts';
 import { localDeps } from '../../lib/local/wiring.ts';
-import type { Store } from '../../lib/ports/store.ts';
+import type { Store, StoreOp } from '../../lib/ports/store.ts';
 import { DynamoStore } from '../../lib/store/dynamo-store.ts';
 import { dynamoClient, ensureTable } from '../../lib/store/table.ts';
 import { Api, deploymentYaml, startEnv, type Env } from '../support/harness.ts';
@@ -95,15 +95,22 @@ describe('the database away', () => {
   });
 });
 
-/** A store whose transactions fail (as the database going away would) while `down` says so. */
-function flaky(store: Store, down: () => boolean): Store {
+/** A store whose transactions fail (as the database going away would) while `down` says so of what they write. */
+function flaky(store: Store, down: (ops: StoreOp[]) => boolean): Store {
+  const gone = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:8000'), { name: 'Error', code: 'ECONNREFUSED' });
   return new Proxy(store, {
     get(target, prop, receiver) {
       const v: unknown = Reflect.get(target, prop, receiver);
       if (prop === 'transact') {
-        return async (ops: Parameters<Store['transact']>[0]) => {
-          if (down()) throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:8000'), { name: 'Error', code: 'ECONNREFUSED' });
+        return async (ops: StoreOp[]) => {
+          if (down(ops)) throw gone();
           return target.transact(ops);
+        };
+      }
+      if (prop === 'transactGroups') {
+        return async (...a: Parameters<Store['transactGroups']>) => {
+          if (down(a[0].flat())) throw gone();
+          return target.transactGroups(...a);
         };
       }
       return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
@@ -116,15 +123,9 @@ describe('promotion failures, always recorded', () => {
     const client = dynamoClient(inject('dynamoEndpoint'));
     const table = `fault-${randomUUID().slice(0, 8)}`;
     await ensureTable(client, table);
-    let writes = 0;
-    let failFrom = Infinity;
-    let failFor = 0;
-    const { deps } = localDeps(
-      flaky(new DynamoStore(client, table), () => {
-        writes++;
-        return writes >= failFrom && writes < failFrom + failFor;
-      }),
-    );
+    // While `failing`, a write that records a Space's progress finds the database gone (one each).
+    let failing = 0;
+    const { deps } = localDeps(flaky(new DynamoStore(client, table), (ops) => failing > 0 && ops.some((o) => o.kind === 'Progress' && o.op === 'create') && failing-- > 0));
     const server = await startServer(deps);
     const { token } = await createOrganization(deps, `fault-${table}`);
     const api = new Api(server.url, token);
@@ -137,13 +138,15 @@ describe('promotion failures, always recorded', () => {
       await api.post('/space/acme-base/change_workflow', { Slug: 'w', Stages: [{ Name: 'Production', WhereSpace: "Labels.Stage = 'Production'" }] });
       await api.post('/space/acme-base/function/invoke', { FunctionName: 'set-replicas', Arguments: ['3'], UnitIDs: units.map((u) => u.Slug) });
       expect((await api.post('/space/acme-base/change_order', { Slug: 'scale', ChangeWorkflowID: 'acme-base/w' })).status).toBe(201);
-      // The database goes away a few writes into the wave (after the lease), and comes back a moment later.
-      failFrom = writes + 4;
-      failFor = 6;
+      // A Link that travels with the promotion: each Space's Units land first, then the Links are copied and the progress recorded.
+      expect((await api.post('/space/acme-base/link', { Slug: 'svc-0-needs-svc-1', FromUnitID: 'svc-0', ToUnitID: 'svc-1', UpdateType: 'None' })).status).toBe(201);
+      // The database goes away after the Units of the Spaces landed, as two of them come to record their progress, and comes back.
+      failing = 2;
       const first = await api.post('/promote', { ChangeOrderID: 'acme-base/scale' });
       expect(first.status).toBe(207);
       const failed = first.body.Spaces.filter((s: { Action: string }) => s.Action === 'Failed');
-      expect(failed.length).toBeGreaterThan(0);
+      expect(failed).toHaveLength(2);
+      expect(failing).toBe(0);
       for (const s of failed) expect(s.Error).toMatch(/stopped part-way .*ECONNREFUSED.*promote again to finish/);
       const co = (await api.get('/space/acme-base/change_order/scale')).body;
       expect(co.PromotionFailures).toHaveLength(1);
@@ -156,6 +159,7 @@ describe('promotion failures, always recorded', () => {
         const sp = (await api.get(`/space/${s.SpaceSlug}`)).body;
         if (marks.some((m) => m.SpaceID === sp.SpaceID)) partial.push(s.SpaceSlug);
       }
+      expect(partial).toHaveLength(2);
       for (const slug of partial) {
         const r = await api.post(`/space/${slug}/release`, { Revision: 'ChangeOrder:acme-base/scale' });
         expect(r.status).toBe(409);

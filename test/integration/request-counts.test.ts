@@ -104,8 +104,8 @@ describe('a promotion into a stage of 5 Spaces × 3 Units', () => {
     expect(requests.filter((q) => q.command === 'GetItem' && q.keys.some((k) => k.includes('$slug_1#Kind_changeorder')))).toHaveLength(0);
     // Start and end marks only: no gate here reads the publish marks.
     expect(of('Query', '$mark_1#UnitID_')).toHaveLength(2);
-    // One transaction per Unit (its revision, head, marks and cursor; the Space's progress with its last), then the record.
-    expect(requests.filter((q) => q.command === 'TransactWriteItems')).toHaveLength(1 + 15 + 1);
+    // The lease; one transaction per Space (each Unit's revision, head, marks and cursor, then the Space's progress); the record.
+    expect(requests.filter((q) => q.command === 'TransactWriteItems')).toHaveLength(1 + 5 + 1);
   });
 });
 

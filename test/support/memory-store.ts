@@ -1,6 +1,7 @@
 import type { ApiToken, Attestation, ChangeOrder, Component, Group, Hold, Link, Mark, Mutation, Organization, Progress, Release, Revision, Space, StoredRevision, Tag, Unit, User } from '../../lib/model/entities.ts';
-import { Conflict, Invalid } from '../../lib/model/errors.ts';
-import type { IdempotencyRecord, JobPartRecord, JobRecord, SlugPage, MarkWrite, OrgKind, OutboxItem, ReleaseCounter, SluggedInSpace, SpaceKind, Store, StoreOp, WriteKind } from '../../lib/ports/store.ts';
+import { Conflict, Invalid, WriteRefused } from '../../lib/model/errors.ts';
+import { landGroups } from '../../lib/util/groups.ts';
+import type { GroupOutcome, IdempotencyRecord, JobPartRecord, JobRecord, SlugPage, MarkWrite, OrgKind, OutboxItem, ReleaseCounter, SluggedInSpace, SpaceKind, Store, StoreOp, WriteKind } from '../../lib/ports/store.ts';
 import { TRANSACTION_MAX_ITEMS } from '../../lib/util/chunk.ts';
 import { inForce } from '../../lib/model/holds.ts';
 
@@ -72,26 +73,27 @@ export class MemoryStore implements Store {
     if (ops.length > TRANSACTION_MAX_ITEMS) throw new Conflict(`this write touches ${ops.length} items, more than one transaction can hold (${TRANSACTION_MAX_ITEMS})`);
     // Check every condition first, then write: all or nothing.
     const slugs = new Map(this.slugs);
-    for (const o of ops) {
+    for (const [at, o] of ops.entries()) {
+      const refused = (message: string) => new WriteRefused(message, at);
       const item = o.item as Item;
       const existing = this.table(o.kind).get(keyOf(o.kind, item));
       const scope = scopeOf(o.kind, item);
       const slugKey = scope ? `${scope}#${o.kind}#${item.Slug}` : undefined;
       if (o.op === 'create') {
-        if (existing) throw new Conflict(o.kind === 'Mark' ? 'the Tag already marks another revision of that Unit; use --move to move it' : `the ${o.kind} already exists`);
+        if (existing) throw refused(o.kind === 'Mark' ? 'the Tag already marks another revision of that Unit; use --move to move it' : `the ${o.kind} already exists`);
         if (slugKey) {
-          if (slugs.has(slugKey)) throw new Conflict(`a ${o.kind} with slug '${item.Slug}' already exists`);
+          if (slugs.has(slugKey)) throw refused(`a ${o.kind} with slug '${item.Slug}' already exists`);
           slugs.set(slugKey, keyOf(o.kind, item));
         }
       } else if (o.op === 'update') {
-        if (!existing || existing.Version !== o.expectedVersion) throw new Conflict(`the ${o.kind} was changed by someone else since it was read (its Version no longer matches); read it again and retry`);
+        if (!existing || existing.Version !== o.expectedVersion) throw refused(`the ${o.kind} was changed by someone else since it was read (its Version no longer matches); read it again and retry`);
         if (scope && o.oldSlug !== undefined && o.oldSlug !== item.Slug) {
-          if (slugs.has(slugKey!)) throw new Conflict(`a ${o.kind} with slug '${item.Slug}' already exists`);
+          if (slugs.has(slugKey!)) throw refused(`a ${o.kind} with slug '${item.Slug}' already exists`);
           slugs.delete(`${scope}#${o.kind}#${o.oldSlug}`);
           slugs.set(slugKey!, keyOf(o.kind, item));
         }
       } else if (o.op === 'delete') {
-        if (!existing || (typeof item.Version === 'number' && existing.Version !== item.Version)) throw new Conflict(`the ${o.kind} was changed by someone else since it was read`);
+        if (!existing || (typeof item.Version === 'number' && existing.Version !== item.Version)) throw refused(`the ${o.kind} was changed by someone else since it was read`);
         if (slugKey) slugs.delete(slugKey);
       }
     }
@@ -104,6 +106,11 @@ export class MemoryStore implements Store {
     this.slugs.clear();
     for (const [k, v] of slugs) this.slugs.set(k, v);
     this.transactions.push(copy(ops));
+  }
+
+  /** Groups packed into transactions of at most TRANSACTION_MAX_ITEMS ops, as the table packs them (items there). */
+  transactGroups(groups: StoreOp[][], o: { tail?: number } = {}): Promise<GroupOutcome[]> {
+    return landGroups(groups, (g) => g.length, TRANSACTION_MAX_ITEMS, (part) => this.transact(part.flat()), o.tail);
   }
 
   async createOrganization(org: Organization, admin: User, token: ApiToken): Promise<void> {

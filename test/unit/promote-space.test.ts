@@ -16,7 +16,7 @@ const config = readFileSync(new URL('../fixtures/acme/config.yaml', import.meta.
 const caller: Caller = { OrganizationID: '0a000000-0000-4000-8000-000000000001', UserID: 'user-1' };
 
 /** A fleet in memory: acme-base with two Units, acme-dev cloned from it, the base's deployment bumped to v452, and a ChangeOrder naming that. */
-async function fleet() {
+async function fleet(o: { configToo?: boolean } = {}) {
   const store = new MemoryStore();
   let n = 0;
   const deps: Deps & ChangeDeps = { store, bus: { put: async () => {} }, now: () => new Date('2026-12-01T00:00:00Z'), newId: () => `00000000-0000-4000-8000-${String(++n).padStart(12, '0')}`, newToken: () => 'token' };
@@ -32,6 +32,10 @@ async function fleet() {
   const unitOf = async (space: Space, slug: string) => (await store.listUnits(space.SpaceID)).find((u) => u.Slug === slug)!;
   const baseDeployment = await unitOf(base, 'deployment');
   await writeData(deps, caller, base, baseDeployment, deployment.replace(':v451', ':v452'), { source: 'Update', description: 'v452' });
+  if (o.configToo) {
+    const baseConfig = await unitOf(base, 'config');
+    await writeData(deps, caller, base, baseConfig, config + '  CACHE: on\n', { source: 'Update', description: 'tuned' });
+  }
   const { co } = await createChangeOrder(deps, caller, base, { Slug: 'release-v452', UpdateType: 'UpgradeUnit', PriorRevisions: 'Include' });
   return { store, deps, base, dev, co, unitOf };
 }
@@ -60,12 +64,56 @@ describe('promoting one Space over an in-memory store', () => {
     expect(await progressOf(f.co)).toEqual([f.base.SpaceID, f.dev.SpaceID].sort());
   });
 
-  it('writes a Unit’s marks in the same transaction as the revision that carries the change', async () => {
+  it('writes a Unit’s marks in the same transaction as the revision that carries the change, and the whole Space in one', async () => {
+    const before = f.store.transactions.length;
     await promoteSpace(f.deps, caller, await promoteContext(f.deps, f.co, {}), f.dev);
     const dep = await f.unitOf(f.dev, 'deployment');
     const tx = f.store.transactions.find((ops) => ops.some((o) => o.kind === 'Revision' && (o.item as { UnitID: string }).UnitID === dep.UnitID && (o.item as { RevisionNum: number }).RevisionNum === 2))!;
-    expect(tx.filter((o) => o.kind === 'Mark').map((o) => (o.item as { TagID: string; RevisionNum: number }).TagID).sort()).toEqual([f.co.EndTagID, f.co.PublishTagID, f.co.StartTagID].sort());
+    const marksOf = (unitId: string) => tx.filter((o) => o.kind === 'Mark' && (o.item as { UnitID: string }).UnitID === unitId).map((o) => (o.item as { TagID: string }).TagID).sort();
+    expect(marksOf(dep.UnitID)).toEqual([f.co.EndTagID, f.co.PublishTagID, f.co.StartTagID].sort());
     expect(tx.some((o) => o.kind === 'Link' && o.op === 'update')).toBe(true);
+    // The unchanged Unit's marks and the Space's progress come after the merge, in the same transaction: one for the Space.
+    expect(f.store.transactions.length).toBe(before + 1);
+    expect(marksOf((await f.unitOf(f.dev, 'config')).UnitID)).toEqual([f.co.EndTagID, f.co.PublishTagID, f.co.StartTagID].sort());
+    expect(tx.map((o) => o.kind).slice(-1)).toEqual(['Progress']);
+  });
+
+  it('writes the Space’s Units together, yet a Unit refused there fails alone: the others land, its marks and the progress wait for a rerun', async () => {
+    const g = await fleet({ configToo: true });
+    const ctx = await promoteContext(g.deps, g.co, {});
+    const { Space: dev2 } = await createVariant(g.deps, caller, { Name: 'dev2', UpstreamSpaceID: 'acme-base', Stage: 'dev' });
+    // Starting dev2 reads dev's Units too (a group is read together).
+    const reads = readAhead(g.deps, ctx, [dev2, g.dev]);
+    await reads(dev2);
+    // dev's config is edited after the promotion read it: its write is refused, deployment's is not.
+    const cfg = await g.unitOf(g.dev, 'config');
+    await writeData(g.deps, caller, g.dev, cfg, config.replace('LOG_LEVEL: info', 'LOG_LEVEL: debug'), { source: 'Update' });
+    const before = g.store.transactions.length;
+    const r = await promoteSpace(g.deps, caller, ctx, g.dev, reads);
+    expect(r.Action).toBe('Failed');
+    expect(r.Units.map((u) => [u.UnitSlug, u.Action, u.RevisionNums ?? []])).toEqual([
+      ['config', 'Failed', []],
+      ['deployment', 'Upgrade', [2]],
+    ]);
+    expect(r.Error).toBe('config: the Unit was changed by someone else since it was read (its Version no longer matches); read it again and retry');
+    // One transaction landed: deployment's revision, head, cursor and marks; nothing of config's, no progress.
+    expect(g.store.transactions.length).toBe(before + 1);
+    const landed = g.store.transactions.at(-1)!;
+    const dep = await g.unitOf(g.dev, 'deployment');
+    expect(new Set(landed.map((o) => (o.item as { UnitID?: string; FromUnitID?: string }).UnitID ?? (o.item as { FromUnitID?: string }).FromUnitID))).toEqual(new Set([dep.UnitID]));
+    expect((await g.store.marksOfTag(g.co.EndTagID)).filter((m) => m.SpaceID === g.dev.SpaceID).map((m) => m.UnitID)).toEqual([dep.UnitID]);
+    expect((await g.store.progressOf(g.co.ChangeOrderID)).map((p) => p.SpaceID)).toEqual([g.base.SpaceID]);
+    expect((await g.unitOf(g.dev, 'config')).HeadRevisionNum).toBe(2);
+    // A rerun merges config into the edit and records the Space.
+    const again = await promoteSpace(g.deps, caller, await promoteContext(g.deps, g.co, {}), g.dev);
+    expect(again.Action).toBe('Promote');
+    expect(again.Units.map((u) => [u.UnitSlug, u.Action])).toEqual([
+      ['config', 'Upgrade'],
+      ['deployment', 'Unchanged'],
+    ]);
+    const merged = await g.unitOf(g.dev, 'config');
+    expect(await dataAt(g.deps, merged, merged.HeadRevisionNum)).toMatch(/LOG_LEVEL: debug\n {2}CACHE: on/);
+    expect((await g.store.progressOf(g.co.ChangeOrderID)).map((p) => p.SpaceID).sort()).toEqual([g.base.SpaceID, g.dev.SpaceID].sort());
   });
 
   it('writes nothing on a dry run, and says what it would do', async () => {

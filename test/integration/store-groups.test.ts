@@ -1,0 +1,84 @@
+import { randomUUID } from 'node:crypto';
+import { describe, expect, inject, it } from 'vitest';
+import type { Link, Tag } from '../../lib/model/entities.ts';
+import { WriteRefused } from '../../lib/model/errors.ts';
+import type { StoreOp } from '../../lib/ports/store.ts';
+import { DynamoStore } from '../../lib/store/dynamo-store.ts';
+import { dynamoClient, ensureTable } from '../../lib/store/table.ts';
+
+/** The table's packing of groups (a promotion writes a Space's Units so): counted in DynamoDB items, slug claims included. */
+describe('groups of writes on DynamoDB', () => {
+  const tag = (spaceId: string, slug: string, version = 1): Tag => ({ OrganizationID: 'org-1', SpaceID: spaceId, TagID: `tag-${slug}`, Slug: slug, Labels: {}, Annotations: {}, CreatedAt: '2026-12-03T00:00:00.000Z', UpdatedAt: '2026-12-03T00:00:00.000Z', Version: version });
+  const create = (t: Tag): StoreOp => ({ op: 'create', kind: 'Tag', item: t });
+
+  it('land whole, each refused one alone (by the item DynamoDB names, claims counted), the tail only after all; packed in as few transactions as fit', async () => {
+    const client = dynamoClient(inject('dynamoEndpoint'));
+    const table = `groups-${randomUUID().slice(0, 8)}`;
+    await ensureTable(client, table);
+    let transactions = 0;
+    client.middlewareStack.add((next, context) => async (args) => ((transactions += context.commandName === 'TransactWriteItemsCommand' ? 1 : 0), next(args)), { step: 'initialize', name: 'countTransactions' });
+    const store = new DynamoStore(client, table);
+    await store.transact([create(tag('s1', 'taken'))]);
+    transactions = 0;
+    // Each create of a Tag is two items (its slug claim and itself). Group 1 takes a slug already taken; group 3 updates a Tag not at that Version.
+    const groups: StoreOp[][] = [
+      [create(tag('s1', 'a')), create(tag('s1', 'b'))],
+      [create(tag('s1', 'c')), create(tag('s1', 'taken'))],
+      [create(tag('s1', 'd'))],
+      [{ op: 'update', kind: 'Tag', item: tag('s1', 'taken', 7), expectedVersion: 6 }],
+      [create(tag('s1', 'e'))],
+    ];
+    const out = await store.transactGroups(groups, { tail: 1 });
+    expect(out.map((o) => (o instanceof WriteRefused ? o.message : o))).toEqual([
+      'landed',
+      "a Tag with slug 'taken' already exists",
+      'landed',
+      'the Tag was changed by someone else since it was read (its Version no longer matches); read it again and retry',
+      'skipped',
+    ]);
+    const slugs = (await store.listInSpace<Tag>('Tag', 's1')).map((t) => t.Slug).sort();
+    expect(slugs).toEqual(['a', 'b', 'd', 'taken']);
+    // One transaction refused for group 1, again refused for group 3, then the rest landed.
+    expect(transactions).toBe(3);
+    // 60 Tags in 15 groups of 4 (8 items each, claims included): 120 items, in 2 transactions (12 groups, 96 items; then 3).
+    transactions = 0;
+    const many = Array.from({ length: 15 }, (_, g) => Array.from({ length: 4 }, (_, i) => create(tag('s2', `m-${g}-${i}`))));
+    expect(await store.transactGroups(many)).toEqual(Array(15).fill('landed'));
+    expect(transactions).toBe(2);
+    expect(await store.listInSpace<Tag>('Tag', 's2')).toHaveLength(60);
+  });
+
+  it('an update given the item as read writes only what differs (an index key’s fields together), and leaves what a whole write would', async () => {
+    const client = dynamoClient(inject('dynamoEndpoint'));
+    const table = `patch-${randomUUID().slice(0, 8)}`;
+    await ensureTable(client, table);
+    const expressions: string[] = [];
+    client.middlewareStack.add((next, context) => async (args) => {
+      if (context.commandName === 'TransactWriteItemsCommand') for (const t of (args.input as { TransactItems: { Update?: { UpdateExpression: string } }[] }).TransactItems) if (t.Update) expressions.push(t.Update.UpdateExpression);
+      return next(args);
+    }, { step: 'initialize', name: 'updates' });
+    const store = new DynamoStore(client, table);
+    const link = (id: string): Link => ({ OrganizationID: 'org-1', SpaceID: 's1', LinkID: id, Slug: id, DisplayName: 'shown', Labels: { a: '1' }, Annotations: {}, CreatedAt: '2026-12-03T00:00:00.000Z', UpdatedAt: '2026-12-03T00:00:00.000Z', Version: 1, FromUnitID: 'u-down', ToUnitID: 'u-up', ToSpaceID: 's0', UpdateType: 'UpgradeUnit', Squash: true, UpstreamLastMergedRevisionNum: 1, DownstreamLastMergedRevisionNum: 1 });
+    await store.transact([{ op: 'create', kind: 'Link', item: link('whole') }, { op: 'create', kind: 'Link', item: link('diff') }]);
+    // The same change both ways: the cursor moves, the upstream Unit changes (an index key), an optional field goes.
+    const change = (l: Link): Link => ({ ...l, ToUnitID: 'u-other', UpstreamLastMergedRevisionNum: 3, DisplayName: undefined, Version: 2, UpdatedAt: '2026-12-03T01:00:00.000Z' });
+    expressions.length = 0;
+    await store.transact([{ op: 'update', kind: 'Link', item: change(link('whole')), expectedVersion: 1 }]);
+    await store.transact([{ op: 'update', kind: 'Link', item: change(link('diff')), expectedVersion: 1, before: link('diff') }]);
+    const [whole, diff] = await Promise.all(['whole', 'diff'].map((id) => store.getInSpace<Link>('Link', 's1', id)));
+    const { LinkID: _a, Slug: _b, ...w } = whole!;
+    const { LinkID: _c, Slug: _d, ...d } = diff!;
+    expect(d).toEqual(w);
+    expect(d).toMatchObject({ ToUnitID: 'u-other', UpstreamLastMergedRevisionNum: 3, Version: 2, Squash: true, Labels: { a: '1' } });
+    expect(d.DisplayName).toBeUndefined();
+    // The index moved with it: the Link is found from its new upstream Unit, not the old.
+    expect((await store.linksInto('u-other')).map((l) => l.LinkID).sort()).toEqual(['diff', 'whole']);
+    expect(await store.linksInto('u-up')).toEqual([]);
+    // The whole write sets every field; the other only what changed (the Slug, Labels and times made stay as they are).
+    expect(expressions[0]).toMatch(/#Slug\b/);
+    expect(expressions[1]).not.toMatch(/#Slug\b|#Labels\b|#CreatedAt\b|#Squash\b/);
+    expect(expressions[1]).toMatch(/#ToUnitID\b.*REMOVE #DisplayName/);
+    // A stale Version is still refused.
+    await expect(store.transact([{ op: 'update', kind: 'Link', item: { ...change(link('diff')), Version: 3 }, expectedVersion: 1, before: link('diff') }])).rejects.toThrow(/changed by someone else/);
+  });
+});
