@@ -40,6 +40,14 @@ export const ITEMS_READ_AS_ENTITIES: [
 
 /** A revision without its data: what a list of revisions reads. */
 const REVISION_META = ['OrganizationID', 'SpaceID', 'UnitID', 'RevisionID', 'RevisionNum', 'Description', 'Source', 'UserID', 'ChangeSetID', 'DataHash', 'DataSize', 'CreatedAt'] as const;
+/** What a revision's mutation is read from: the revision's keys and the mutation it carries. */
+const MUTATION_CARRIERS = ['OrganizationID', 'SpaceID', 'UnitID', 'RevisionNum', 'MutationRecord'] as const;
+type CarriedMutation = { OrganizationID: string; SpaceID: string; UnitID: string; RevisionNum: number; MutationRecord?: unknown };
+/** A revision as the domain reads it: without the mutation stored in its item. */
+function withoutMutation<T extends { MutationRecord?: unknown }>(r: T): Omit<T, 'MutationRecord'> {
+  const { MutationRecord: _m, ...rest } = r;
+  return rest;
+}
 /** Revisions' and mutations' keys (UnitID, RevisionNum) as DynamoDB cursors and back. */
 const revisionCursors = createConversions(E.Revision);
 const mutationCursors = createConversions(E.Mutation) as unknown as typeof revisionCursors;
@@ -166,14 +174,15 @@ export class DynamoStore extends DynamoWrites implements Store {
     if (marks.length) await this.db.Mark.delete(marks.map((m) => ({ TagID: m.TagID, UnitID: m.UnitID }))).go();
   }
   async getRevision(unitId: string, num: number): Promise<StoredRevision | undefined> {
-    return (await this.db.Revision.get({ UnitID: unitId, RevisionNum: num }).go()).data ?? undefined;
+    const r = (await this.db.Revision.get({ UnitID: unitId, RevisionNum: num }).go()).data;
+    return r ? withoutMutation(r) : undefined;
   }
   async getRevisions(keys: { UnitID: string; RevisionNum: number }[]): Promise<StoredRevision[]> {
     const out: StoredRevision[] = [];
     // BatchGetItem takes 100 keys a request; ElectroDB splits larger sets and retries what comes back unprocessed.
     for (let i = 0; i < keys.length; i += 100) {
       const { data, unprocessed } = await this.db.Revision.get(keys.slice(i, i + 100).map((k) => ({ UnitID: k.UnitID, RevisionNum: k.RevisionNum }))).go({ unprocessed: 'item' });
-      out.push(...(data as StoredRevision[]));
+      out.push(...(data as (StoredRevision & { MutationRecord?: unknown })[]).map((r) => withoutMutation(r) as StoredRevision));
       for (const u of unprocessed) {
         const r = await this.getRevision(String(u.UnitID), Number(u.RevisionNum));
         if (r) out.push(r);
@@ -188,9 +197,32 @@ export class DynamoStore extends DynamoWrites implements Store {
     const page = await this.unitPage<Revision>(this.db.Revision, revisionCursors, unitId, limit, after, REVISION_META);
     return { items: page.items.map(({ item, cursor }) => ({ revision: item, cursor })), next: page.next };
   }
+  /**
+   * A page of what a Unit's revisions changed, newest first: a page of its revisions (each carrying its
+   * mutation), with one batch read of the Mutation items of those written before revisions carried them.
+   */
   async mutationPage(unitId: string, limit: number, after?: string): Promise<MutationPage> {
-    const page = await this.unitPage<Mutation>(this.db.Mutation, mutationCursors, unitId, limit, after);
-    return { items: page.items.map(({ item, cursor }) => ({ mutation: item, cursor })), next: page.next };
+    // Its tokens are cursors over the Mutation items (as before revisions carried them), naming the same place among the revisions.
+    const at = after === undefined ? undefined : tryCursor(() => mutationCursors.fromCursor.toComposite(after));
+    if (after !== undefined && (at?.UnitID !== unitId || at.RevisionNum === undefined)) throw new Invalid('continue token is not one this list issued');
+    const from = at ? revisionCursors.fromComposite.toCursor({ UnitID: unitId, RevisionNum: Number(at.RevisionNum) }) : undefined;
+    const page = await this.unitPage<CarriedMutation>(this.db.Revision, revisionCursors, unitId, limit, from, MUTATION_CARRIERS);
+    const asMutation = (cursor: string) => mutationCursors.fromComposite.toCursor({ UnitID: unitId, RevisionNum: Number(revisionCursors.fromCursor.toComposite(cursor)!.RevisionNum) });
+    const mutations = await this.mutationsOf(unitId, page.items.map(({ item }) => item), async (nums) => {
+      const { data, unprocessed } = await this.db.Mutation.get(nums.map((n) => ({ UnitID: unitId, RevisionNum: n }))).go({ unprocessed: 'item' });
+      // What the batch read left unread is read one by one.
+      const rest = await Promise.all(unprocessed.map(async (u) => (await this.db.Mutation.get({ UnitID: unitId, RevisionNum: Number(u.RevisionNum) }).go()).data));
+      return [...data, ...rest.filter((m) => m !== null)] as Mutation[];
+    });
+    return { items: page.items.flatMap(({ item, cursor }) => (mutations.has(item.RevisionNum) ? [{ mutation: mutations.get(item.RevisionNum)!, cursor: asMutation(cursor) }] : [])), next: page.next && asMutation(page.next) };
+  }
+  /** The Mutations of revisions read with MUTATION_CARRIERS, by revision number: carried, or read (`older`) for those written before. */
+  private async mutationsOf(unitId: string, revs: CarriedMutation[], older: (nums: number[]) => Promise<Mutation[]>): Promise<Map<number, Mutation>> {
+    const out = new Map<number, Mutation>();
+    for (const r of revs) if (r.MutationRecord) out.set(r.RevisionNum, { ...(r.MutationRecord as Omit<Mutation, 'UnitID' | 'RevisionNum' | 'OrganizationID' | 'SpaceID'>), OrganizationID: r.OrganizationID, SpaceID: r.SpaceID, UnitID: unitId, RevisionNum: r.RevisionNum });
+    const missing = revs.filter((r) => !r.MutationRecord).map((r) => r.RevisionNum);
+    if (missing.length) for (const m of await older(missing)) out.set(m.RevisionNum, m);
+    return out;
   }
   /** A page of a Unit's items keyed by revision number (revisions, mutations), newest first, with DynamoDB's cursor; another Unit's cursor is Invalid. */
   private async unitPage<T extends { RevisionNum: number }>(entity: AnyEntity, cursors: typeof revisionCursors, unitId: string, limit: number, after?: string, attributes?: readonly string[]): Promise<{ items: { item: T; cursor: string }[]; next?: string }> {
@@ -199,7 +231,10 @@ export class DynamoStore extends DynamoWrites implements Store {
     return { items: (page.data as T[]).map((item) => ({ item, cursor: cursors.fromComposite.toCursor({ UnitID: unitId, RevisionNum: item.RevisionNum }) })), next: page.cursor ?? undefined };
   }
   async listMutations(unitId: string): Promise<Mutation[]> {
-    return (await this.db.Mutation.query.primary({ UnitID: unitId }).go({ pages: 'all' })).data;
+    const revs = (await this.db.Revision.query.primary({ UnitID: unitId }).go({ pages: 'all', attributes: MUTATION_CARRIERS })).data as CarriedMutation[];
+    // Those written before revisions carried them: the Unit's Mutation items, in one query.
+    const mutations = await this.mutationsOf(unitId, revs, async () => (await this.db.Mutation.query.primary({ UnitID: unitId }).go({ pages: 'all' })).data);
+    return [...mutations.values()].sort((a, b) => a.RevisionNum - b.RevisionNum);
   }
 
   // Tags, ChangeSets, Filters, Targets: Space-resident, one shape.

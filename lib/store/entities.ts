@@ -127,6 +127,12 @@ export const Revision = new Entity({
     ValidationErrors: any,
     Data: reqStr,
     CreatedAt: reqStr,
+    /**
+     * What made the revision (its Mutation, less the keys they share), written with it in one item: a
+     * revision and its mutation are always written together. Revisions written before carry none: their
+     * Mutation items stand beside them (`mutationsOf` reads both).
+     */
+    MutationRecord: any,
   },
   indexes: { primary: primary(['UnitID'], ['RevisionNum']) },
 });

@@ -531,7 +531,9 @@ describe('revisions, a page at a time', () => {
     counting = false;
     expect(nums(second)).toEqual([2, 1]);
     expect(second.headers.get('x-continue')).toBeNull();
-    expect(requests.filter((q) => q.command === 'Query' && q.keys.some((k) => k.includes('$mutation_1'))).map((q) => q.limit)).toEqual([5]);
+    // One query of the revisions, which carry their mutations (Limit: the page and one more to know if more follow); no Mutation item read.
+    expect(requests.filter((q) => q.command === 'Query' && q.keys.some((k) => k.includes('$revision_1'))).map((q) => q.limit)).toEqual([5]);
+    expect(requests.filter((q) => q.keys.some((k) => k.includes('$mutation_1')))).toEqual([]);
     const revToken = (await api.get('/space/revs/unit/x/revision?limit=1')).headers.get('x-continue');
     for (const token of [revToken, 'bm90LWEtY3Vyc29y']) expect((await api.get(`/space/revs/unit/x/mutation?limit=1&continue=${token}`)).status).toBe(400);
     expect((await api.get('/space/revs/unit/x/mutation?where=RevisionNum%20%3D%201')).status).toBe(400);
@@ -542,6 +544,27 @@ describe('revisions, a page at a time', () => {
     const token = /more: --continue (\S+)/.exec(one.stderr)?.[1];
     const rest = await cub(['mutation', 'list', '--space', 'revs', 'x', '--limit', '2', '--continue', token!, '-o', 'json']);
     expect((JSON.parse(rest.stdout) as Seen[]).map((m) => m.RevisionNum)).toEqual([4, 3]);
+  });
+
+  it('of what revisions written before revisions carried their mutations changed: read beside them, the same answer', async () => {
+    // The item each revision of x is now (the revision carrying its mutation), as the previous version stored it: two items.
+    const unit = (await api.get('/space/revs/unit/x')).body as { UnitID: string };
+    const carried = (await api.get('/space/revs/unit/x/mutation')).body as (Seen & Record<string, unknown>)[];
+    const before = carried.map((m) => ({ ...m }));
+    const raw = await store.getRevision(unit.UnitID, 3);
+    expect(raw && 'MutationRecord' in raw).toBe(false);
+    const m3 = before.find((m) => m.RevisionNum === 3)!;
+    // Revision 3 rewritten without the mutation it carries, and its Mutation written as an item of its own (separate writes are not folded).
+    await client.send(new UpdateItemCommand({ TableName: table, Key: { pk: { S: `$baton#UnitID_${unit.UnitID}` }, sk: { S: '$revision_1#RevisionNum_0000000003' } }, UpdateExpression: 'REMOVE MutationRecord' }));
+    await store.transact([{ op: 'create', kind: 'Mutation', item: m3 }]);
+    requests.length = 0;
+    counting = true;
+    const page = await api.get('/space/revs/unit/x/mutation?limit=4');
+    counting = false;
+    expect(page.body).toEqual(before.slice(0, 4));
+    expect(requests.filter((q) => q.command === 'BatchGetItem').map((q) => q.keys.length)).toEqual([1]);
+    expect((await api.get('/space/revs/unit/x/mutation')).body).toEqual(before);
+    expect(await pages('/space/revs/unit/x/mutation', 2)).toEqual([6, 5, 4, 3, 2, 1]);
   });
 });
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, inject, it } from 'vitest';
-import type { Link, Tag } from '../../lib/model/entities.ts';
+import type { Link, Mutation, StoredRevision, Tag } from '../../lib/model/entities.ts';
 import { WriteRefused } from '../../lib/model/errors.ts';
 import type { StoreOp } from '../../lib/ports/store.ts';
 import { DynamoStore } from '../../lib/store/dynamo-store.ts';
@@ -80,5 +80,30 @@ describe('groups of writes on DynamoDB', () => {
     expect(expressions[1]).toMatch(/#ToUnitID\b.*REMOVE #DisplayName/);
     // A stale Version is still refused.
     await expect(store.transact([{ op: 'update', kind: 'Link', item: { ...change(link('diff')), Version: 3 }, expectedVersion: 1, before: link('diff') }])).rejects.toThrow(/changed by someone else/);
+  });
+
+  it('a revision and its mutation written together are one item, read back as two; where they would not fit one, two items', async () => {
+    const client = dynamoClient(inject('dynamoEndpoint'));
+    const table = `fold-${randomUUID().slice(0, 8)}`;
+    await ensureTable(client, table);
+    const written: number[] = [];
+    client.middlewareStack.add((next, context) => async (args) => {
+      if (context.commandName === 'TransactWriteItemsCommand') written.push((args.input as { TransactItems: unknown[] }).TransactItems.length);
+      return next(args);
+    }, { step: 'initialize', name: 'items' });
+    const store = new DynamoStore(client, table);
+    const revision = (n: number, data: string): StoredRevision => ({ OrganizationID: 'org-1', SpaceID: 's1', UnitID: 'u1', RevisionID: `r${n}`, RevisionNum: n, Source: 'Update', UserID: 'user-1', DataHash: 'h', DataSize: data.length, Data: data, CreatedAt: '2026-12-03T00:00:00.000Z', Description: `rev ${n}` });
+    const mutation = (n: number, value: string): Mutation => ({ OrganizationID: 'org-1', SpaceID: 's1', UnitID: 'u1', MutationID: `m${n}`, RevisionNum: n, Source: 'Update', Changes: [{ Resource: 'Deployment/x', Path: 'spec.replicas', Op: 'Update', Value: value }], CreatedAt: '2026-12-03T00:00:00.000Z' });
+    await store.transact([{ op: 'create', kind: 'Revision', item: revision(1, 'small') }, { op: 'create', kind: 'Mutation', item: mutation(1, 'one') }]);
+    // Data and changes that fit one item each, not both together.
+    const big = 'x'.repeat(200 * 1024);
+    await store.transact([{ op: 'create', kind: 'Revision', item: revision(2, big) }, { op: 'create', kind: 'Mutation', item: mutation(2, big) }]);
+    expect(written).toEqual([1, 2]);
+    expect(await store.getRevision('u1', 1)).toEqual(revision(1, 'small'));
+    expect((await store.getRevisions([{ UnitID: 'u1', RevisionNum: 1 }]))[0]).toEqual(revision(1, 'small'));
+    expect(await store.listMutations('u1')).toEqual([mutation(1, 'one'), mutation(2, big)]);
+    expect((await store.mutationPage('u1', 5)).items.map((i) => i.mutation)).toEqual([mutation(2, big), mutation(1, 'one')]);
+    // A second write of revision 1 (a race) is still refused, carried mutation or not.
+    await expect(store.transact([{ op: 'create', kind: 'Revision', item: revision(1, 'again') }, { op: 'create', kind: 'Mutation', item: mutation(1, 'again') }])).rejects.toThrow(/another write made that revision first/);
   });
 });
