@@ -155,9 +155,12 @@ export const peopleCommands: Record<string, Record<string, Command>> = {
       process.stdout.write(`Token ${r.body.TokenInfo.TokenID}${r.body.TokenInfo.ExpiresAt ? `, expires ${r.body.TokenInfo.ExpiresAt}` : ''} (the secret is shown once):\n\n  ${r.body.Token}\n`);
     },
     list: async (a, c) => {
-      const tokens = (await c.get<TokenView[]>('/token')).body;
-      const names = (out(a) ?? 'table') === 'table' ? new Map((await c.get<User[]>('/user')).body.map((u) => [u.UserID, u.Slug])) : undefined;
-      print(tokens, out(a), tokenCols(names));
+      const r = await c.get<TokenView[]>('/token', { limit: flag(a, 'limit'), continue: flag(a, 'continue') });
+      const table = (out(a) ?? 'table') === 'table';
+      const names = table ? new Map((await c.get<User[]>('/user')).body.map((u) => [u.UserID, u.Slug])) : undefined;
+      print(r.body, out(a), tokenCols(names));
+      const next = r.headers.get('x-continue');
+      if (next && table) process.stderr.write(`more: --continue ${next}\n`);
     },
     revoke: async (a, c) => {
       const id = ref(a, 'token', 'cub token revoke <token-id>');
@@ -233,7 +236,7 @@ export const peopleHelp: HelpTable = {
       flags: [['user', 'make it for this user (Admin only; default you)'], 'service', 'scope', ['space', 'a service token reports only on these Spaces (repeatable; default all)'], 'require-signature', 'expires-in', 'description'],
       example: 'cub token create --service argocd --scope ReportStatus --space acme-prod --expires-in 720h',
     },
-    list: { summary: 'The tokens you may see (yours; an Admin’s: all), never their secrets', example: 'cub token list' },
+    list: { summary: 'The tokens you may see (yours; an Admin’s: all), oldest first, never their secrets', flags: ['limit', 'continue'], example: 'cub token list --limit 20' },
     revoke: { summary: 'Revoke a token: it stops working at once', args: [['<token-id>', 'its ID (cub token list)']], example: 'cub token revoke 6f1c…' },
   },
   attestation: {

@@ -148,10 +148,19 @@ export async function createToken(deps: Deps, caller: Caller, body: TokenInput, 
   return { Token: secret, TokenInfo: tokenView(token) };
 }
 
-/** The tokens the caller may see: their own; an Admin every token of the organization. */
+/** The tokens the caller may see: their own; an Admin every token of the organization. Oldest first (then by ID), as a page is. */
 export async function listTokens(deps: Deps, caller: Caller): Promise<TokenView[]> {
   const all = await deps.store.tokensOf(caller.OrganizationID);
-  return all.filter((t) => caller.Role === 'Admin' || t.UserID === caller.UserID).map(tokenView).sort((a, b) => (a.CreatedAt < b.CreatedAt ? -1 : 1));
+  return all
+    .filter((t) => caller.Role === 'Admin' || t.UserID === caller.UserID)
+    .map(tokenView)
+    .sort((a, b) => (a.CreatedAt < b.CreatedAt ? -1 : a.CreatedAt > b.CreatedAt ? 1 : a.TokenID < b.TokenID ? -1 : 1));
+}
+
+/** A page of the tokens the caller may see (as `listTokens`), with the store's cursor: the database keeps a member's own. */
+export async function tokenPage(deps: Deps, caller: Caller, want: number, after?: string): Promise<{ items: { item: TokenView; cursor: string }[]; next?: string }> {
+  const p = await deps.store.tokenPage(caller.OrganizationID, want, after, caller.Role === 'Admin' ? {} : { userId: caller.UserID });
+  return { items: p.items.map((x) => ({ item: tokenView(x.token), cursor: x.cursor })), next: p.next };
 }
 
 /** Revokes a token by its ID: it stops working at once (the AWS authorizer's cache aside, see the README). */

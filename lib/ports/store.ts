@@ -103,6 +103,8 @@ export type RevisionPage = StorePage<'revision', Revision>;
 export type MutationPage = StorePage<'mutation', Mutation>;
 /** An organization's ChangeOrders in slug order (then by ID). */
 export type ChangeOrderPage = StorePage<'changeOrder', ChangeOrder>;
+/** A page of an organization's tokens. */
+export type TokenPage = StorePage<'token', ApiToken>;
 /** A Space's attestations, newest first. */
 export type AttestationPage = StorePage<'attestation', AttestationView>;
 
@@ -158,6 +160,8 @@ export interface Store {
   getToken(tokenHash: string): Promise<ApiToken | undefined>;
   /** An organization's tokens. */
   tokensOf(orgId: string): Promise<ApiToken[]>;
+  /** A page of an organization's tokens, oldest first (CreatedAt, then ID), from DynamoDB's own cursor; with `userId`, only that user's. */
+  tokenPage(orgId: string, limit: number, after?: string, o?: { userId?: string }): Promise<TokenPage>;
   getUser(orgId: string, userId: string): Promise<User | undefined>;
   listUsers(orgId: string): Promise<User[]>;
   getGroup(orgId: string, groupId: string): Promise<Group | undefined>;

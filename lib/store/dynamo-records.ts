@@ -1,8 +1,8 @@
 import { createConversions } from 'electrodb';
-import type { Attestation, AttestationView, ChangeOrder, Hold, Release, User } from '../model/entities.ts';
+import type { ApiToken, Attestation, AttestationView, ChangeOrder, Hold, Release, User } from '../model/entities.ts';
 import { COMPLETED } from '../model/change-orders.ts';
 import { Conflict, Invalid, Unavailable } from '../model/errors.ts';
-import type { AttestationPage, ChangeOrderPage, IdempotencyRecord, JobPartRecord, JobRecord, OrgKind, OutboxItem, ReleasePage, SlugPage, SluggedInSpace, SpaceKind } from '../ports/store.ts';
+import type { AttestationPage, ChangeOrderPage, TokenPage, IdempotencyRecord, JobPartRecord, JobRecord, OrgKind, OutboxItem, ReleasePage, SlugPage, SluggedInSpace, SpaceKind } from '../ports/store.ts';
 import * as E from './entities.ts';
 import { documentClient, makeService, type BatonService } from './entities.ts';
 import { BatchGetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -84,6 +84,11 @@ export const changeOrderEntriesDone = (orgId: string) => `CHANGEORDERENTRIES#${o
 export const changeOrderEntryOf = (c: Record<string, unknown>) => ({ OrganizationID: String(c.OrganizationID), Slug: String(c.Slug), ChangeOrderID: String(c.ChangeOrderID), SpaceID: String(c.SpaceID) });
 /** ChangeOrder entries' keys as DynamoDB cursors and back. */
 const changeOrderCursors = createConversions(E.ChangeOrderEntry);
+/** The counter item that says an organization's tokens all have their entries. */
+export const tokenEntriesDone = (orgId: string) => `TOKENENTRIES#${orgId}`;
+export const tokenEntryOf = (t: Record<string, unknown>) => ({ OrganizationID: String(t.OrganizationID), CreatedAt: String(t.CreatedAt), TokenID: String(t.TokenID), TokenHash: String(t.TokenHash), ...(t.UserID ? { UserID: String(t.UserID) } : {}) });
+/** Token entries' keys as DynamoDB cursors and back. */
+const tokenCursors = createConversions(E.TokenEntry);
 /** The filter the database applies to an organization's ChangeOrders: not Completed, not aborted (either or both). */
 export function changeOrderFilter(o: { notCompleted?: boolean; notAborted?: boolean }): ((a: AnyEntity, op: AnyEntity) => string) | undefined {
   if (!o.notCompleted && !o.notAborted) return undefined;
@@ -280,6 +285,28 @@ export abstract class DynamoRecords {
     const items = page.data.flatMap((x) => {
       const changeOrder = byId.get(x.ChangeOrderID);
       return changeOrder && kept(changeOrder) ? [{ changeOrder, cursor: changeOrderCursors.fromComposite.toCursor(changeOrderEntryOf(x)) }] : [];
+    });
+    return { items, next: page.cursor ?? undefined };
+  }
+
+  /**
+   * A page of an organization's tokens, oldest first (CreatedAt, then ID), with DynamoDB's cursor over
+   * their entries; with `userId`, the database keeps only that user's. One query, one batch read.
+   */
+  async tokenPage(orgId: string, limit: number, after?: string, o: { userId?: string } = {}): Promise<TokenPage> {
+    if (after !== undefined && tryCursor(() => tokenCursors.fromCursor.toComposite(after))?.OrganizationID !== orgId) throw new Invalid('continue token is not one this list issued');
+    await this.backfillUntilSettled(tokenEntriesDone(orgId), async () => {
+      const all = (await this.db.ApiToken.query.byOrg({ OrganizationID: orgId }).go({ pages: 'all' })).data as ApiToken[];
+      if (all.length) await this.db.TokenEntry.put(all.map((t) => tokenEntryOf(t as unknown as Record<string, unknown>))).go();
+      return all.length;
+    });
+    const q = this.db.TokenEntry.query.primary({ OrganizationID: orgId });
+    const page = await (o.userId ? q.where((a, op) => op.eq(a.UserID, o.userId!)) : q).go({ limit, cursor: after ?? null });
+    const byHash = new Map((await this.batchRead<ApiToken>(this.db.ApiToken, page.data.map((x: { TokenHash: string }) => ({ TokenHash: x.TokenHash })))).map((t) => [t.TokenHash, t]));
+    // A token deleted with its user leaves its entry: passed over.
+    const items = page.data.flatMap((x: { TokenHash: string }) => {
+      const token = byHash.get(x.TokenHash);
+      return token ? [{ token, cursor: tokenCursors.fromComposite.toCursor(tokenEntryOf(x)) }] : [];
     });
     return { items, next: page.cursor ?? undefined };
   }

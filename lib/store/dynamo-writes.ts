@@ -2,7 +2,7 @@ import { Conflict, TooLarge, WriteRefused } from '../model/errors.ts';
 import type { GroupOutcome, MarkWrite, ReleaseCounter, SpaceKind, StoreOp, WriteKind } from '../ports/store.ts';
 import { TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
 import { landGroups } from '../util/groups.ts';
-import { attestationEntriesDone, attestationEntryOps, changeOrderEntryOf, DynamoRecords, ID_FIELD, orgScope, releaseEntriesDone, releaseEntryOf, spaceScope, type AnyEntity } from './dynamo-records.ts';
+import { attestationEntriesDone, attestationEntryOps, changeOrderEntryOf, DynamoRecords, tokenEntryOf, ID_FIELD, orgScope, releaseEntriesDone, releaseEntryOf, spaceScope, type AnyEntity } from './dynamo-records.ts';
 
 /**
  * The transaction path over the table: a list of store ops (create, update guarded by Version, delete,
@@ -204,6 +204,8 @@ export abstract class DynamoWrites extends DynamoRecords {
           if (o.kind === 'Release') add(e.ReleaseEntry.put(releaseEntryOf(item)).commit(), 'release entry');
           // A ChangeOrder takes its place in its organization's order.
           if (o.kind === 'ChangeOrder') add(e.ChangeOrderEntry.put(changeOrderEntryOf(item)).commit(), 'change order entry');
+      // A token too.
+      if (o.kind === 'ApiToken') add(e.TokenEntry.put(tokenEntryOf(item)).commit(), 'token entry');
           // An Attestation too; one that revokes another marks that one revoked.
           if (o.kind === 'Attestation') for (const op of attestationEntryOps(e, item)) add(op, 'attestation entry');
           break;

@@ -116,3 +116,14 @@ export const ChangeOrderEntry = new Entity({
   attributes: { OrganizationID: reqStr, Slug: reqStr, ChangeOrderID: reqStr, SpaceID: reqStr },
   indexes: { primary: primary(['OrganizationID'], ['Slug', 'ChangeOrderID']) },
 });
+
+/**
+ * A token's place in its organization's order, oldest first (by CreatedAt, then ID): written by the store
+ * in the transaction that creates the token, so the tokens page with DynamoDB's own cursor instead of
+ * being read whole and sorted. `UserID` lets the database keep a member's own tokens only.
+ */
+export const TokenEntry = new Entity({
+  model: { entity: 'tokenentry', version: '1', service },
+  attributes: { OrganizationID: reqStr, CreatedAt: reqStr, TokenID: reqStr, TokenHash: reqStr, UserID: str },
+  indexes: { primary: primary(['OrganizationID'], ['CreatedAt', 'TokenID']) },
+});

@@ -627,3 +627,64 @@ describe('a publish', () => {
     expect(again.body.Message).toBe(`nothing changed since release ${num} of space 'rels'; no new release`);
   });
 });
+
+describe('the organization’s tokens', () => {
+  it('page oldest first with DynamoDB’s cursor: the same list, one query of entries and one batch read a page; a member’s own only; those written before entries included', async () => {
+    const made = await api.post('/user', { Slug: 'tok-member', Role: 'Member' });
+    expect(made.status).toBe(201);
+    const member = new Api(server.url, made.body.Token);
+    const mine: string[] = [];
+    for (let i = 0; i < 3; i++) mine.push((await api.post('/token', { Description: `t${i}` })).body.TokenInfo.TokenID);
+    expect((await member.post('/token', { Description: 'laptop' })).status).toBe(201);
+    expect((await api.post('/token', { Service: 'argocd', Scope: 'ReportStatus' })).status).toBe(201);
+    // One token as an earlier version wrote it: no entry (the admin's first, from the organization's creation, has none either way).
+    const entries = await client.send(new QueryCommand({ TableName: table, KeyConditionExpression: 'pk = :p AND begins_with(sk, :s)', ExpressionAttributeValues: { ':p': { S: `$baton#OrganizationID_${orgId}` }, ':s': { S: '$tokenentry_1#' } } }));
+    const old = entries.Items!.find((e) => e.sk!.S!.endsWith(mine[1]!))!;
+    await client.send(new DeleteItemCommand({ TableName: table, Key: { pk: old.pk!, sk: old.sk! } }));
+    type Seen = { TokenID: string; UserID?: string; Service?: string; CreatedAt: string };
+    const ids = (r: { body: Seen[] }) => r.body.map((t) => t.TokenID);
+    const whole = (await api.get('/token')).body as Seen[];
+    expect(whole.map((t) => t.CreatedAt)).toEqual(whole.map((t) => t.CreatedAt).sort());
+    expect(whole.filter((t) => mine.includes(t.TokenID)).map((t) => t.TokenID)).toEqual(mine);
+    for (const limit of [1, 2, 3, whole.length, 50]) expect(await allPages('/token', limit, ids)).toEqual(whole.map((t) => t.TokenID));
+    // A page past the first: one query of the entries and one batch read of their tokens (the page and one more, to know if more follow), no read of the organization's tokens whole.
+    const first = await api.get('/token?limit=2');
+    requests.length = 0;
+    counting = true;
+    const second = await api.get(`/token?limit=2&continue=${first.headers.get('x-continue')}`);
+    counting = false;
+    expect(ids(second)).toEqual(whole.slice(2, 4).map((t) => t.TokenID));
+    expect(requests.filter((q) => q.command === 'Query' && q.keys.some((k) => k.includes('$tokenentry_1'))).map((q) => q.limit)).toEqual([3]);
+    expect(requests.filter((q) => q.command === 'BatchGetItem').map((q) => q.keys.length)).toEqual([3]);
+    expect(requests.filter((q) => q.command === 'Query' && q.keys.some((k) => k.includes('$apitoken_1')))).toEqual([]);
+    // A member sees their own only, page by page too.
+    const own = ids(await member.get('/token'));
+    expect(own).toHaveLength(2);
+    const paged: string[] = [];
+    let token: string | null = null;
+    do {
+      const r = await member.get(`/token?limit=1${token ? `&continue=${token}` : ''}`);
+      expect(r.status, r.text).toBe(200);
+      paged.push(...ids(r));
+      token = r.headers.get('x-continue');
+    } while (token);
+    expect(paged).toEqual(own);
+    // Another list's token, and a made-up one, are refused.
+    const relToken = (await api.get('/change_order?limit=1')).headers.get('x-continue');
+    for (const bad of [relToken, 'bm90LWEtY3Vyc29y']) {
+      const r = await api.get(`/token?limit=1&continue=${bad}`);
+      expect(r.status).toBe(400);
+      expect(r.body.Message).toBe('continue token is not one this list issued');
+    }
+    // cub: a page, then the rest from its token.
+    const cub = cubAt(server.url, api.token!);
+    const one = await cub(['token', 'list', '--limit', '3']);
+    expect(one.code, one.stderr).toBe(0);
+    expect(one.stdout.split('\n').filter(Boolean)).toHaveLength(4);
+    const next = /more: --continue (\S+)/.exec(one.stderr)?.[1];
+    const rest = await cub(['token', 'list', '--limit', '50', '--continue', next!, '-o', 'json']);
+    expect(rest.code, rest.stderr).toBe(0);
+    expect((JSON.parse(rest.stdout) as Seen[]).map((t) => t.TokenID)).toEqual(whole.slice(3).map((t) => t.TokenID));
+  });
+});
+

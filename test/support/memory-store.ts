@@ -123,6 +123,11 @@ export class MemoryStore implements Store {
   private readonly orgs = new Map<string, Organization>();
   getToken = async (hash: string) => this.one<ApiToken>('ApiToken', hash);
   tokensOf = async (orgId: string) => this.all<ApiToken>('ApiToken', (t) => t.OrganizationID === orgId);
+  /** Oldest first (CreatedAt, then ID); a cursor is the offset after an item (this store's own cursor). */
+  tokenPage = async (orgId: string, limit: number, after?: string, o: { userId?: string } = {}) => {
+    const all = (await this.tokensOf(orgId)).filter((t) => !o.userId || t.UserID === o.userId).sort((a, b) => (a.CreatedAt < b.CreatedAt ? -1 : a.CreatedAt > b.CreatedAt ? 1 : a.TokenID < b.TokenID ? -1 : 1));
+    return offsetPage(all, limit, after, (token) => ({ token }));
+  };
   getUser = async (orgId: string, id: string) => this.all<User>('User', (u) => u.OrganizationID === orgId && u.UserID === id)[0];
   listUsers = async (orgId: string) => this.all<User>('User', (u) => u.OrganizationID === orgId);
   getGroup = async (orgId: string, id: string) => this.all<Group>('Group', (g) => g.OrganizationID === orgId && g.GroupID === id)[0];

@@ -1,10 +1,10 @@
 import type { Caller, Group, User } from '../../model/entities.ts';
 import type { Deps } from '../../ports/deps.ts';
-import { changeMembers, createGroup, createToken, createUser, deleteGroup, deleteUser, findGroup, findUser, listTokens, revokeToken, updateUser } from '../../people/people.ts';
+import { changeMembers, createGroup, createToken, createUser, deleteGroup, deleteUser, findGroup, findUser, listTokens, revokeToken, tokenPage, updateUser } from '../../people/people.ts';
 import { findSpace } from '../../variants/lookup.ts';
-import { cursorPage, listQueries } from '../lists.ts';
+import { cursorPage, keyedPage, listQueries } from '../lists.ts';
 import { listReply, route } from '../route.ts';
-import { ChangeMembers, CreateGroup, CreateToken, CreateUser, ListQuery, NoBody, NoQuery, UpdateUser } from '../schemas.ts';
+import { ChangeMembers, CreateGroup, CreateToken, CreateUser, ListQuery, NoBody, NoQuery, PageQuery, UpdateUser } from '../schemas.ts';
 
 const spaceIds = (deps: Deps, caller: Caller) => (refs: string[]) => Promise.all(refs.map(async (r) => (await findSpace(deps, caller, r)).SpaceID));
 
@@ -126,10 +126,12 @@ export const peopleRoutes = [
     method: 'GET',
     path: '/token',
     name: 'ListTokens',
-    query: NoQuery,
+    query: PageQuery,
     body: NoBody,
-    async handle({ deps, caller }) {
-      return { body: await listTokens(deps, caller) };
+    async handle({ deps, caller, query }) {
+      // Oldest first. Asked for a page, read with DynamoDB's cursor over the organization's tokens in that order.
+      if (query.limit === undefined && query.continue === undefined) return { body: await listTokens(deps, caller) };
+      return listReply(await keyedPage((want, after) => tokenPage(deps, caller, want, after), [], query));
     },
   }),
   route({
