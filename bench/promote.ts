@@ -3,7 +3,8 @@
  * M Units and N variant Spaces across dev, staging and prod), promotes one ChangeOrder through the three
  * stages, and prints Units promoted per second, DynamoDB requests per Unit (and by command), the
  * ceiling of the same DynamoDB engine for the minimal write per Unit (one transaction: revision, head,
- * start and end marks; 16 in flight) measured in the same run, the ratio of the two; the same engine's
+ * start and end marks; 16 in flight) measured in the same run just before and just after the promotions,
+ * the ratio of the two (to the ceiling's mean); the same engine's
  * rate for the write a promotion does make per Unit (6 items, bare) and the promotion's ratio to that;
  * the dry run of the prod Stage (time, requests); the requests one `changeorder get` and one rollout-page
  * read cost, and each stage's wall time. A stage runs as a user's promotion would: in
@@ -81,7 +82,7 @@ interface Run {
   latency: Record<string, number>;
 }
 
-async function fleet(endpoint: string, spaces: number, unitsPer: number): Promise<Run> {
+async function fleet(endpoint: string, spaces: number, unitsPer: number, justBefore?: () => Promise<void>): Promise<Run> {
   const client = dynamoClient(endpoint);
   let requests = 0;
   let byCommand: Record<string, number> = {};
@@ -139,6 +140,7 @@ async function fleet(endpoint: string, spaces: number, unitsPer: number): Promis
   await call('POST', '/space/fleet-base/function/invoke', { FunctionName: 'set-image-reference-by-uri', Arguments: ['ghcr.io/acme/svc-0', ':v2'] });
   for (let i = 0; i < unitsPer; i++) await call('POST', '/space/fleet-base/function/invoke', { FunctionName: 'set-replicas', Arguments: ['2'], UnitIDs: [`svc-${i}`] });
   await call('POST', '/space/fleet-base/change_order', { Slug: 'bench', ChangeWorkflowID: 'workflows/three-stages' });
+  await justBefore?.();
   requests = 0;
   byCommand = {};
   tracing = true;
@@ -272,13 +274,18 @@ try {
   // The engine warmed first (its JIT compiles as it runs: a cold DynamoDB Local writes at half its speed), so the first size is not measured cold.
   await ceiling(endpoint, 3000);
   for (const size of SIZES) {
-    const r = await fleet(endpoint, size, M);
-    const ceil = await ceiling(endpoint, r.units);
+    // The ceiling measured just before the promotions and just after, against their mean: a machine whose speed drifts (other
+    // work, a shared host's CPU taken) moves both sides of the ratio alike. Both are printed.
+    let before = 0;
+    const r = await fleet(endpoint, size, M, async () => void (before = await ceiling(endpoint, size * M)));
+    const after = await ceiling(endpoint, r.units);
+    const ceil = (before + after) / 2;
     const write = await ceiling(endpoint, r.units, true);
-    const out = { spaces: r.spaces, units: r.units, unitsPerSecond: +(r.units / r.seconds).toFixed(1), requestsPerUnit: +(r.requests / r.units).toFixed(2), ceilingUnitsPerSecond: +ceil.toFixed(1), ratio: +(r.units / r.seconds / ceil).toFixed(2), fullWriteUnitsPerSecond: +write.toFixed(1), fullWriteRatio: +(r.units / r.seconds / write).toFixed(2), getRequests: r.getRequests, promoteSeconds: +r.seconds.toFixed(2), jobSeconds: r.jobSeconds.map((x) => +x.toFixed(2)), ranAs: r.ranAs, dryRunSeconds: +r.dryRun.seconds.toFixed(2), dryRunRequests: r.dryRun.requests, rolloutRequests: r.rollout.requests, rolloutSeconds: +r.rollout.seconds.toFixed(2), requestsByCommand: r.byCommand, latencyMs: r.latency };
+    const out = { spaces: r.spaces, units: r.units, unitsPerSecond: +(r.units / r.seconds).toFixed(1), requestsPerUnit: +(r.requests / r.units).toFixed(2), ceilingUnitsPerSecond: +ceil.toFixed(1), ceilingBeforeAfter: [+before.toFixed(1), +after.toFixed(1)], ratio: +(r.units / r.seconds / ceil).toFixed(2), fullWriteUnitsPerSecond: +write.toFixed(1), fullWriteRatio: +(r.units / r.seconds / write).toFixed(2), getRequests: r.getRequests, promoteSeconds: +r.seconds.toFixed(2), jobSeconds: r.jobSeconds.map((x) => +x.toFixed(2)), ranAs: r.ranAs, dryRunSeconds: +r.dryRun.seconds.toFixed(2), dryRunRequests: r.dryRun.requests, rolloutRequests: r.rollout.requests, rolloutSeconds: +r.rollout.seconds.toFixed(2), requestsByCommand: r.byCommand, latencyMs: r.latency };
     if (JSON_OUT) console.log(JSON.stringify(out));
     else {
       console.log([String(out.spaces).padStart(6), String(out.units).padStart(6), out.promoteSeconds.toFixed(2).padStart(9), out.unitsPerSecond.toFixed(1).padStart(8), out.requestsPerUnit.toFixed(2).padStart(8), out.ceilingUnitsPerSecond.toFixed(1).padStart(9), out.ratio.toFixed(2).padStart(6), String(out.getRequests).padStart(7), out.jobSeconds.map((x, i) => `${x.toFixed(2)}${out.ranAs[i] === 'job' ? 'j' : ''}`).join(' / ')].join('  '));
+      console.log(`        ceiling just before the promotions ${before.toFixed(1)} units/s, just after ${after.toFixed(1)} (the ratio is to their mean)`);
       console.log(`        the promotion's own write per Unit, bare (6 items, 16 in flight): ${out.fullWriteUnitsPerSecond.toFixed(1)} units/s, ${(out.fullWriteUnitsPerSecond / out.ceilingUnitsPerSecond).toFixed(2)}x the ceiling; promote is ${out.fullWriteRatio.toFixed(2)}x of it`);
       console.log(`        dry run of prod (in the request): ${out.dryRunSeconds.toFixed(2)} s, ${out.dryRunRequests} requests`);
       console.log(`        rollout page read: ${out.rolloutRequests} requests (${(out.rolloutRequests / out.spaces).toFixed(1)} per space), ${out.rolloutSeconds.toFixed(2)} s`);

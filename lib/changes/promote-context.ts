@@ -68,40 +68,48 @@ export const READ_AHEAD_SPACES = 16;
  * Space is started that no read covers yet, it and the next Spaces of the list are read together (each
  * Space's Units and Links), then the head data of every Unit among them that may merge, in one batch
  * request (up to 100 Units) rather than one per Space. Each Space's read is used once; a Space not in
- * the list is read alone. Heads are checked against each Unit's head when used, so one read a moment
- * before its Space starts is as good as one read then.
+ * the list is read alone; the group after the one being started is read next, one group ahead. Heads
+ * are checked against each Unit's head when used, and each Unit's write against the Version read, so a
+ * read a moment before its Space starts is as good as one read then (an edit in between is a 409).
  */
 export function readAhead(deps: ChangeDeps, ctx: PromoteContext, spaces: Space[], size = READ_AHEAD_SPACES): SpaceReads {
   const index = new Map(spaces.map((s, i) => [s.SpaceID, i]));
   const pending = new Map<string, Promise<SpaceRead>>();
   let next = 0;
+  /** The last group's heads read: the group after it starts reading then. */
+  let last: Promise<void> = Promise.resolve();
+  const readGroup = (i: number, after: Promise<void>) => {
+    const group = spaces.slice(i, i + size);
+    next = i + group.length;
+    // Each Space's read stands alone: one that fails fails its Space only.
+    const reads = group.map((s) => after.then(() => readSpace(deps, s)));
+    const heads = Promise.allSettled(reads).then(async (settled) => {
+      const keys = settled.flatMap((r) => {
+        if (r.status === 'rejected') return [];
+        const linked = new Set(r.value.links.filter((l) => l.UpdateType === ctx.co.UpdateType).map((l) => l.FromUnitID));
+        return r.value.units.filter((u) => linked.has(u.UnitID) && u.ToolchainType !== DESCRIBING_TOOLCHAIN && u.HeadRevisionNum > 0 && !ctx.marks.end.has(u.UnitID) && !ctx.heads.has(u.UnitID));
+      }).map((u) => ({ UnitID: u.UnitID, RevisionNum: u.HeadRevisionNum }));
+      try {
+        for (const rev of await ctx.batch(keys.length > 1 ? keys : [])) ctx.heads.set(rev.UnitID, { head: rev.RevisionNum, data: decompress(rev.Data) });
+      } catch {
+        // Not read ahead: each Unit reads its own head as it merges.
+      }
+    });
+    group.forEach((s, k) => {
+      const one = heads.then(() => reads[k]!);
+      // A Space never started (its Stage's failure budget spent) leaves its read unused: not an unhandled failure.
+      one.catch(() => undefined);
+      pending.set(s.SpaceID, one);
+    });
+    last = heads;
+  };
   return (space) => {
     const i = index.get(space.SpaceID);
     if (i === undefined) return readSpace(deps, space);
-    if (i >= next) {
-      const group = spaces.slice(i, i + size);
-      next = i + group.length;
-      // Each Space's read stands alone: one that fails fails its Space only.
-      const reads = group.map((s) => readSpace(deps, s));
-      const heads = Promise.allSettled(reads).then(async (settled) => {
-        const keys = settled.flatMap((r) => {
-          if (r.status === 'rejected') return [];
-          const linked = new Set(r.value.links.filter((l) => l.UpdateType === ctx.co.UpdateType).map((l) => l.FromUnitID));
-          return r.value.units.filter((u) => linked.has(u.UnitID) && u.ToolchainType !== DESCRIBING_TOOLCHAIN && u.HeadRevisionNum > 0 && !ctx.marks.end.has(u.UnitID) && !ctx.heads.has(u.UnitID));
-        }).map((u) => ({ UnitID: u.UnitID, RevisionNum: u.HeadRevisionNum }));
-        try {
-          for (const rev of await ctx.batch(keys.length > 1 ? keys : [])) ctx.heads.set(rev.UnitID, { head: rev.RevisionNum, data: decompress(rev.Data) });
-        } catch {
-          // Not read ahead: each Unit reads its own head as it merges.
-        }
-      });
-      group.forEach((s, k) => {
-        const one = heads.then(() => reads[k]!);
-        // A Space never started (its Stage's failure budget spent) leaves its read unused: not an unhandled failure.
-        one.catch(() => undefined);
-        pending.set(s.SpaceID, one);
-      });
-    }
+    if (i >= next) readGroup(i, Promise.resolve());
+    // One group ahead: when the newest group's first Space starts, the group after it is read (once this one
+    // has been), so the Spaces that start next find their reads done instead of waiting on them.
+    if (i >= next - size && next < spaces.length) readGroup(next, last);
     const p = pending.get(space.SpaceID);
     pending.delete(space.SpaceID);
     return p ?? readSpace(deps, space);

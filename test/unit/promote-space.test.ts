@@ -177,6 +177,28 @@ describe('promoting one Space over an in-memory store', () => {
     expect((await reads(f.base)).units).toHaveLength(2);
   });
 
+  it('reads one group ahead: when a group’s first Space starts, the next group is read once this one has been, each Space once', async () => {
+    const ctx = await promoteContext(f.deps, f.co, {});
+    const { Space: dev2 } = await createVariant(f.deps, caller, { Name: 'dev2', UpstreamSpaceID: 'acme-base', Stage: 'dev' });
+    const { Space: dev3 } = await createVariant(f.deps, caller, { Name: 'dev3', UpstreamSpaceID: 'acme-base', Stage: 'dev' });
+    const listed: string[] = [];
+    const listUnits = f.store.listUnits.bind(f.store);
+    f.store.listUnits = async (spaceId) => (listed.push(spaceId), listUnits(spaceId));
+    const settle = () => new Promise((r) => setImmediate(r));
+    // Groups of one Space: starting dev reads dev, then dev2 ahead of it.
+    const reads = readAhead(f.deps, ctx, [f.dev, dev2, dev3], 1);
+    expect((await reads(f.dev)).units).toHaveLength(2);
+    await settle();
+    expect(listed).toEqual([f.dev.SpaceID, dev2.SpaceID]);
+    // Starting dev2 finds its read done and reads dev3 ahead; starting dev3 reads nothing more.
+    expect((await reads(dev2)).units).toHaveLength(2);
+    await settle();
+    expect(listed).toEqual([f.dev.SpaceID, dev2.SpaceID, dev3.SpaceID]);
+    expect((await reads(dev3)).units).toHaveLength(2);
+    await settle();
+    expect(listed).toHaveLength(3);
+  });
+
   it('reads ahead Space by Space: a failed read fails its own Space only, and leaves nothing unhandled', async () => {
     const ctx = await promoteContext(f.deps, f.co, {});
     const { Space: dev2 } = await createVariant(f.deps, caller, { Name: 'dev2', UpstreamSpaceID: 'acme-base', Stage: 'dev' });
