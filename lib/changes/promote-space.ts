@@ -154,9 +154,10 @@ export async function promoteSpace(deps: ChangeDeps, caller: Caller, ctx: Promot
   // unchanged, and the Space's progress with the last of them unless the Links of the Space above are
   // still to copy onto its Units (then it is recorded after that).
   const linksToCopy = co.UpdateType === 'UpgradeUnit' && !!space.UpstreamSpaceID && (await upstreamLinksOf(deps, ctx, space)).length > 0;
-  const tail = res.Units.some((u) => u.Error) ? [] : chunk(markOnly, TRANSACTION_MAX_ITEMS);
+  const refusedBefore = res.Units.some((u) => u.Error);
+  const tail = refusedBefore ? [] : chunk(markOnly, TRANSACTION_MAX_ITEMS);
   const progressOp: StoreOp = { op: 'create', kind: 'Progress', item: { ChangeOrderID: co.ChangeOrderID, SpaceID: space.SpaceID, ResolvedAt: now, Version: 1 } satisfies Progress };
-  const withProgress = !linksToCopy && !res.Units.some((u) => u.Error);
+  const withProgress = !linksToCopy && !refusedBefore;
   if (withProgress) {
     if (tail.length && tail.at(-1)!.length < TRANSACTION_MAX_ITEMS) tail.at(-1)!.push(progressOp);
     else tail.push([progressOp]);
