@@ -6,18 +6,29 @@ import type { StoreOp } from '../../lib/ports/store.ts';
 import { DynamoStore } from '../../lib/store/dynamo-store.ts';
 import { dynamoClient, ensureTable } from '../../lib/store/table.ts';
 
+/** A store over a fresh table, each transaction's items shown to `see` as it is sent. */
+async function storeSeeing(name: string, see: (items: { Update?: { UpdateExpression: string } }[]) => void): Promise<DynamoStore> {
+  const client = dynamoClient(inject('dynamoEndpoint'));
+  const table = `${name}-${randomUUID().slice(0, 8)}`;
+  await ensureTable(client, table);
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (context.commandName === 'TransactWriteItemsCommand') see((args.input as { TransactItems: { Update?: { UpdateExpression: string } }[] }).TransactItems);
+      return next(args);
+    },
+    { step: 'initialize', name: 'seeTransactions' },
+  );
+  return new DynamoStore(client, table);
+}
+
 /** The table's packing of groups (a promotion writes a Space's Units so): counted in DynamoDB items, slug claims included. */
 describe('groups of writes on DynamoDB', () => {
   const tag = (spaceId: string, slug: string, version = 1): Tag => ({ OrganizationID: 'org-1', SpaceID: spaceId, TagID: `tag-${slug}`, Slug: slug, Labels: {}, Annotations: {}, CreatedAt: '2026-12-03T00:00:00.000Z', UpdatedAt: '2026-12-03T00:00:00.000Z', Version: version });
   const create = (t: Tag): StoreOp => ({ op: 'create', kind: 'Tag', item: t });
 
   it('land whole, each refused one alone (by the item DynamoDB names, claims counted), the tail only after all; packed in as few transactions as fit', async () => {
-    const client = dynamoClient(inject('dynamoEndpoint'));
-    const table = `groups-${randomUUID().slice(0, 8)}`;
-    await ensureTable(client, table);
     let transactions = 0;
-    client.middlewareStack.add((next, context) => async (args) => ((transactions += context.commandName === 'TransactWriteItemsCommand' ? 1 : 0), next(args)), { step: 'initialize', name: 'countTransactions' });
-    const store = new DynamoStore(client, table);
+    const store = await storeSeeing('groups', () => transactions++);
     await store.transact([create(tag('s1', 'taken'))]);
     transactions = 0;
     // Each create of a Tag is two items (its slug claim and itself). Group 1 takes a slug already taken; group 3 updates a Tag not at that Version.
@@ -49,15 +60,10 @@ describe('groups of writes on DynamoDB', () => {
   });
 
   it('an update given the item as read writes only what differs (an index key’s fields together), and leaves what a whole write would', async () => {
-    const client = dynamoClient(inject('dynamoEndpoint'));
-    const table = `patch-${randomUUID().slice(0, 8)}`;
-    await ensureTable(client, table);
     const expressions: string[] = [];
-    client.middlewareStack.add((next, context) => async (args) => {
-      if (context.commandName === 'TransactWriteItemsCommand') for (const t of (args.input as { TransactItems: { Update?: { UpdateExpression: string } }[] }).TransactItems) if (t.Update) expressions.push(t.Update.UpdateExpression);
-      return next(args);
-    }, { step: 'initialize', name: 'updates' });
-    const store = new DynamoStore(client, table);
+    const store = await storeSeeing('patch', (items) => {
+      for (const t of items) if (t.Update) expressions.push(t.Update.UpdateExpression);
+    });
     const link = (id: string): Link => ({ OrganizationID: 'org-1', SpaceID: 's1', LinkID: id, Slug: id, DisplayName: 'shown', Labels: { a: '1' }, Annotations: {}, CreatedAt: '2026-12-03T00:00:00.000Z', UpdatedAt: '2026-12-03T00:00:00.000Z', Version: 1, FromUnitID: 'u-down', ToUnitID: 'u-up', ToSpaceID: 's0', UpdateType: 'UpgradeUnit', Squash: true, UpstreamLastMergedRevisionNum: 1, DownstreamLastMergedRevisionNum: 1 });
     await store.transact([{ op: 'create', kind: 'Link', item: link('whole') }, { op: 'create', kind: 'Link', item: link('diff') }]);
     // The same change both ways: the cursor moves, the upstream Unit changes (an index key), an optional field goes.
@@ -83,15 +89,8 @@ describe('groups of writes on DynamoDB', () => {
   });
 
   it('a revision and its mutation written together are one item, read back as two; where they would not fit one, two items', async () => {
-    const client = dynamoClient(inject('dynamoEndpoint'));
-    const table = `fold-${randomUUID().slice(0, 8)}`;
-    await ensureTable(client, table);
     const written: number[] = [];
-    client.middlewareStack.add((next, context) => async (args) => {
-      if (context.commandName === 'TransactWriteItemsCommand') written.push((args.input as { TransactItems: unknown[] }).TransactItems.length);
-      return next(args);
-    }, { step: 'initialize', name: 'items' });
-    const store = new DynamoStore(client, table);
+    const store = await storeSeeing('fold', (items) => written.push(items.length));
     const revision = (n: number, data: string): StoredRevision => ({ OrganizationID: 'org-1', SpaceID: 's1', UnitID: 'u1', RevisionID: `r${n}`, RevisionNum: n, Source: 'Update', UserID: 'user-1', DataHash: 'h', DataSize: data.length, Data: data, CreatedAt: '2026-12-03T00:00:00.000Z', Description: `rev ${n}` });
     const mutation = (n: number, value: string): Mutation => ({ OrganizationID: 'org-1', SpaceID: 's1', UnitID: 'u1', MutationID: `m${n}`, RevisionNum: n, Source: 'Update', Changes: [{ Resource: 'Deployment/x', Path: 'spec.replicas', Op: 'Update', Value: value }], CreatedAt: '2026-12-03T00:00:00.000Z' });
     await store.transact([{ op: 'create', kind: 'Revision', item: revision(1, 'small') }, { op: 'create', kind: 'Mutation', item: mutation(1, 'one') }]);
