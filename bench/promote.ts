@@ -5,7 +5,7 @@
  * ceiling of the same DynamoDB engine for the minimal write per Unit (one transaction: revision, head,
  * start and end marks; 16 in flight) measured in the same run just before and just after the promotions,
  * the ratio of the two (to the ceiling's mean); the same engine's
- * rate for the write a promotion does make per Unit (6 items, bare) and the promotion's ratio to that;
+ * rate for the write a promotion does make (5 items per Unit, a Space's Units in one transaction, bare) and the promotion's ratio to that;
  * the dry run of the prod Stage (time, requests); the requests one `changeorder get` and one rollout-page
  * read cost, and each stage's wall time. A stage runs as a user's promotion would: in
  * the request up to BATON_JOB_THRESHOLD (100) Spaces, as a job past it (marked `j`; the bench waits on the
@@ -87,18 +87,22 @@ async function fleet(endpoint: string, spaces: number, unitsPer: number, justBef
   let requests = 0;
   let byCommand: Record<string, number> = {};
   let tracing = false;
+  /** When the command being traced began (performance.now()). */
+  let commandStart = 0;
   /** Milliseconds spent waiting on each command, summed over the requests in flight. */
   const waited: Record<string, number> = {};
   client.middlewareStack.add((next, context) => async (args) => {
     requests++;
     const command = String(context.commandName);
     byCommand[command] = (byCommand[command] ?? 0) + 1;
-    if (TRACE && tracing) console.log(`  ${String(requests).padStart(4)} ${command.replace('Command', '')} ${touched(args.input)}`.slice(0, 240));
     const t = performance.now();
+    const n = requests;
     try {
       return await next(args);
     } finally {
       if (tracing) waited[command] = (waited[command] ?? 0) + performance.now() - t;
+      // Sent at (ms since the command began) and answered after (ms): where a command waits.
+      if (TRACE && tracing) console.log(`  ${String(n).padStart(4)} ${(t - commandStart).toFixed(0).padStart(6)} +${(performance.now() - t).toFixed(0).padStart(4)} ${command.replace('Command', '')} ${touched(args.input)}`.slice(0, 240));
     }
   }, { step: 'initialize', name: 'countRequests' });
   const table = `bench-${randomUUID().slice(0, 8)}`;
@@ -156,6 +160,7 @@ async function fleet(endpoint: string, spaces: number, unitsPer: number, justBef
     if (stage === 'prod') {
       // The preview a user (or the rollout page) asks for before promoting the largest Stage: answered in the request.
       if (TRACE) console.log(`dry run of ${stage} (not counted):`);
+      commandStart = performance.now();
       const [before, commandsBefore, waitedBefore, d0] = [requests, { ...byCommand }, { ...waited }, performance.now()];
       const preview = await call('POST', '/promote', { ChangeOrderID: 'fleet-base/bench', TargetStage: stage, DryRun: true });
       if (preview.Spaces.length !== spaces - Math.ceil((spaces * 4) / 10)) throw new Error(`the dry run previewed ${preview.Spaces.length} spaces`);
@@ -166,6 +171,7 @@ async function fleet(endpoint: string, spaces: number, unitsPer: number, justBef
     }
     const s0 = performance.now();
     if (TRACE) console.log(`promote ${stage}:`);
+    commandStart = performance.now();
     const answer = await call('POST', '/promote', { ChangeOrderID: 'fleet-base/bench', TargetStage: stage, ...(ALL_JOBS ? { Async: true } : {}) });
     if (answer.JobID) {
       // Waiting on the pool itself, not by polling, so the requests counted are the promotion's own.
@@ -210,11 +216,12 @@ async function fleet(endpoint: string, spaces: number, unitsPer: number, justBef
 /**
  * The engine's ceiling for the least a promotion can write per Unit: one transaction of four items
  * (the revision, the head, the start and end marks), 16 in flight, the same number of Units. With
- * `full`, the write a promotion does make per Unit, in bare form: six items (the Unit's head updated
- * if its Version matches, the revision with its data carrying its mutation record, the start, end and
- * publish marks, each also in the by-Unit index, and the Link's cursor updated if its Version matches).
+ * `perSpace`, the write a promotion does make, in bare form: five items per Unit (the Unit's head
+ * updated if its Version matches, the revision with its data carrying its mutation record, the start
+ * mark and the end mark carrying the release Tag, each also in the by-Unit index, and the Link's cursor
+ * updated if its Version matches), a Space's `perSpace` Units in one transaction, as a promotion writes them.
  */
-async function ceiling(endpoint: string, units: number, full = false): Promise<number> {
+async function ceiling(endpoint: string, units: number, perSpace = 0): Promise<number> {
   const client = dynamoClient(endpoint);
   const table = `ceiling-${randomUUID().slice(0, 8)}`;
   await ensureTable(client, table);
@@ -229,33 +236,30 @@ async function ceiling(endpoint: string, units: number, full = false): Promise<n
       ExpressionAttributeValues: Object.fromEntries(Object.values(extra).map((v, i) => [`:v${i}`, v])),
     },
   });
+  const writeOf = (i: number) => {
+    const u = `unit-${i}`;
+    const mark = (role: string, rev: string, extra: Record<string, AttributeValue> = {}) => item(`${role}#${u}`, u, { RevisionNum: { N: rev }, gsi1pk: { S: u }, gsi1sk: { S: role }, SpaceID: { S: `space-${i % 100}` }, UpdatedAt: { S: '2026-12-03T00:00:00.000Z' }, ...extra });
+    return perSpace
+      ? [
+          guarded(`space-${i % 100}`, `unit#${u}`, { Version: { N: '1' }, HeadRevisionNum: { N: '2' }, DataHash: { S: 'h'.repeat(64) }, UpdatedAt: { S: '2026-12-03T00:00:00.000Z' } }),
+          item(u, 'rev#0000000002', { Data: { S: 'x'.repeat(600) }, DataHash: { S: 'h'.repeat(64) }, Description: { S: 'change order bench' }, MutationRecord: { M: { Source: { S: 'Merge' }, Changes: { S: 'x'.repeat(200) } } } }),
+          mark('start', '1'),
+          mark('end', '2', { PublishTagID: { S: 'publish' } }),
+          guarded(`space-${i % 100}`, `link#${u}`, { Version: { N: '1' }, UpstreamLastMergedRevisionNum: { N: '2' }, gsi1pk: { S: `up-${u}` }, gsi1sk: { S: u } }),
+        ]
+      : [item(u, 'rev#0000000002', { Data: { S: 'x'.repeat(600) } }), item(u, 'head', { HeadRevisionNum: { N: '2' }, Version: { N: '2' } }), item(`start#${u}`, u, { RevisionNum: { N: '1' } }), item(`end#${u}`, u, { RevisionNum: { N: '2' } })];
+  };
+  const step = Math.max(1, perSpace);
   const t0 = performance.now();
   let next = 0;
   await Promise.all(
     Array.from({ length: 16 }, async () => {
       while (next < units) {
-        const i = next++;
-        const u = `unit-${i}`;
-        const mark = (role: string, rev: string) => item(`${role}#${u}`, u, { RevisionNum: { N: rev }, gsi1pk: { S: u }, gsi1sk: { S: role }, SpaceID: { S: `space-${i % 100}` }, UpdatedAt: { S: '2026-12-03T00:00:00.000Z' } });
-        await client.send(
-          new TransactWriteItemsCommand({
-            TransactItems: full
-              ? [
-                  guarded(`space-${i % 100}`, `unit#${u}`, { Version: { N: '1' }, HeadRevisionNum: { N: '2' }, DataHash: { S: 'h'.repeat(64) }, UpdatedAt: { S: '2026-12-03T00:00:00.000Z' } }),
-                  item(u, 'rev#0000000002', { Data: { S: 'x'.repeat(600) }, DataHash: { S: 'h'.repeat(64) }, Description: { S: 'change order bench' }, MutationRecord: { M: { Source: { S: 'Merge' }, Changes: { S: 'x'.repeat(200) } } } }),
-                  mark('start', '1'),
-                  mark('end', '2'),
-                  mark('publish', '2'),
-                  guarded(`space-${i % 100}`, `link#${u}`, { Version: { N: '1' }, UpstreamLastMergedRevisionNum: { N: '2' }, gsi1pk: { S: `up-${u}` }, gsi1sk: { S: u } }),
-                ]
-              : [
-                  item(u, 'rev#0000000002', { Data: { S: 'x'.repeat(600) } }),
-                  item(u, 'head', { HeadRevisionNum: { N: '2' }, Version: { N: '2' } }),
-                  item(`start#${u}`, u, { RevisionNum: { N: '1' } }),
-                  item(`end#${u}`, u, { RevisionNum: { N: '2' } }),
-                ],
-          }),
-        );
+        const first = next;
+        next += step;
+        const TransactItems = [];
+        for (let i = first; i < Math.min(units, first + step); i++) TransactItems.push(...writeOf(i));
+        await client.send(new TransactWriteItemsCommand({ TransactItems }));
       }
     }),
   );
@@ -280,13 +284,13 @@ try {
     const r = await fleet(endpoint, size, M, async () => void (before = await ceiling(endpoint, size * M)));
     const after = await ceiling(endpoint, r.units);
     const ceil = (before + after) / 2;
-    const write = await ceiling(endpoint, r.units, true);
+    const write = await ceiling(endpoint, r.units, M);
     const out = { spaces: r.spaces, units: r.units, unitsPerSecond: +(r.units / r.seconds).toFixed(1), requestsPerUnit: +(r.requests / r.units).toFixed(2), ceilingUnitsPerSecond: +ceil.toFixed(1), ceilingBeforeAfter: [+before.toFixed(1), +after.toFixed(1)], ratio: +(r.units / r.seconds / ceil).toFixed(2), fullWriteUnitsPerSecond: +write.toFixed(1), fullWriteRatio: +(r.units / r.seconds / write).toFixed(2), getRequests: r.getRequests, promoteSeconds: +r.seconds.toFixed(2), jobSeconds: r.jobSeconds.map((x) => +x.toFixed(2)), ranAs: r.ranAs, dryRunSeconds: +r.dryRun.seconds.toFixed(2), dryRunRequests: r.dryRun.requests, rolloutRequests: r.rollout.requests, rolloutSeconds: +r.rollout.seconds.toFixed(2), requestsByCommand: r.byCommand, latencyMs: r.latency };
     if (JSON_OUT) console.log(JSON.stringify(out));
     else {
       console.log([String(out.spaces).padStart(6), String(out.units).padStart(6), out.promoteSeconds.toFixed(2).padStart(9), out.unitsPerSecond.toFixed(1).padStart(8), out.requestsPerUnit.toFixed(2).padStart(8), out.ceilingUnitsPerSecond.toFixed(1).padStart(9), out.ratio.toFixed(2).padStart(6), String(out.getRequests).padStart(7), out.jobSeconds.map((x, i) => `${x.toFixed(2)}${out.ranAs[i] === 'job' ? 'j' : ''}`).join(' / ')].join('  '));
       console.log(`        ceiling just before the promotions ${before.toFixed(1)} units/s, just after ${after.toFixed(1)} (the ratio is to their mean)`);
-      console.log(`        the promotion's own write per Unit, bare (6 items, 16 in flight): ${out.fullWriteUnitsPerSecond.toFixed(1)} units/s, ${(out.fullWriteUnitsPerSecond / out.ceilingUnitsPerSecond).toFixed(2)}x the ceiling; promote is ${out.fullWriteRatio.toFixed(2)}x of it`);
+      console.log(`        the promotion's own write, bare (5 items per Unit, a Space's Units in one transaction, 16 in flight): ${out.fullWriteUnitsPerSecond.toFixed(1)} units/s, ${(out.fullWriteUnitsPerSecond / out.ceilingUnitsPerSecond).toFixed(2)}x the ceiling; promote is ${out.fullWriteRatio.toFixed(2)}x of it`);
       console.log(`        dry run of prod (in the request): ${out.dryRunSeconds.toFixed(2)} s, ${out.dryRunRequests} requests`);
       console.log(`        rollout page read: ${out.rolloutRequests} requests (${(out.rolloutRequests / out.spaces).toFixed(1)} per space), ${out.rolloutSeconds.toFixed(2)} s`);
       console.log(`        time per request (ms, sent to answered): ${Object.entries(r.latency).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k.replace('Command', '')} ${v.toFixed(1)}`).join(', ')}`);

@@ -5,7 +5,7 @@ import { chunk, TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
 import { parseWhere } from '../where/index.ts';
 import { bySlug, findInSpace } from '../variants/lookup.ts';
 import { intervalOf } from './intervals.ts';
-import { createdEvent, intervalMarks, newChangeOrder } from './marks.ts';
+import { createdEvent, intervalMarks, newChangeOrder, MARK_OPS_PER_TRANSACTION } from './marks.ts';
 import { createInvokeChangeOrder } from './invoke.ts';
 import { createLinkChangeOrder } from './link-change.ts';
 import type { ChangeDeps } from './ports.ts';
@@ -108,7 +108,7 @@ export async function createChangeOrder(deps: ChangeDeps, caller: Caller, base: 
   // The ChangeOrder, its Tags and (when they fit) its marks land together; a larger base marks in further transactions.
   const first = marks.splice(0, FIRST_MARKS);
   await deps.store.transact([...head, ...first]);
-  for (const part of chunk(marks, TRANSACTION_MAX_ITEMS)) await deps.store.transact(part);
+  for (const part of chunk(marks, MARK_OPS_PER_TRANSACTION)) await deps.store.transact(part);
   return { co, existed: false };
 }
 

@@ -7,14 +7,14 @@
  */
 import { render, checkParameterValues } from '../config/invocations.ts';
 import { runFunction } from '../config/functions.ts';
-import { chunk, TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
+import { chunk } from '../util/chunk.ts';
 import { DESCRIBING_TOOLCHAIN, type Caller, type ChangeOrder, type ChangeWorkflow, type Filter, type Invocation, type Space } from '../model/entities.ts';
 import { BatonError, Conflict, Invalid } from '../model/errors.ts';
 import { parseWhere } from '../where/index.ts';
 import { bySlug, findInSpace } from '../variants/lookup.ts';
 import { advance, dataAt } from '../variants/revisions.ts';
 import { UnitAction } from '../variants/merge.ts';
-import { createdEvent, intervalMarks, newChangeOrder, type CoMarks } from './marks.ts';
+import { createdEvent, intervalMarks, newChangeOrder, type CoMarks, MARK_OPS_PER_TRANSACTION } from './marks.ts';
 import type { ChangeDeps } from './ports.ts';
 import { askedScope } from './stages.ts';
 import { selectScope } from './scope.ts';
@@ -154,7 +154,7 @@ export async function promoteInvokeSpace(deps: ChangeDeps, caller: Caller, co: C
   const picked = new Set(units.map((u) => u.UnitID));
   const rest = all.filter((u) => !picked.has(u.UnitID) && u.ToolchainType !== DESCRIBING_TOOLCHAIN && !marks.publish.has(u.UnitID)).sort(bySlug);
   for (const unit of rest) out.push({ UnitID: unit.UnitID, UnitSlug: unit.Slug, SpaceID: space.SpaceID, Action: 'Mark', Reason: 'NotCovered' });
-  if (!o.dryRun) for (const part of chunk(rest.flatMap((u) => intervalMarks(co, u, u.HeadRevisionNum, u.HeadRevisionNum, now)), TRANSACTION_MAX_ITEMS)) await deps.store.transact(part);
+  if (!o.dryRun) for (const part of chunk(rest.flatMap((u) => intervalMarks(co, u, u.HeadRevisionNum, u.HeadRevisionNum, now)), MARK_OPS_PER_TRANSACTION)) await deps.store.transact(part);
   return { units: out, taken: out.every((u) => !u.Error) };
 }
 

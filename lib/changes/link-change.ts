@@ -8,7 +8,7 @@
 import { DESCRIBING_TOOLCHAIN, LINK_CHANGE_TYPES, type Caller, type ChangeOrder, type ChangeWorkflow, type Link, type Space, type Tag, type Unit } from '../model/entities.ts';
 import { BatonError, Conflict, Invalid, NotFound } from '../model/errors.ts';
 import type { StoreOp } from '../ports/store.ts';
-import { chunk, TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
+import { chunk } from '../util/chunk.ts';
 import { matches } from '../where/index.ts';
 import { bySlug, findInSpace } from '../variants/lookup.ts';
 import { UnitAction } from '../variants/merge.ts';
@@ -17,7 +17,7 @@ import { type InvokedUnit } from './invoke.ts';
 import { recordTaken } from './progress.ts';
 import { selectScope } from './scope.ts';
 import { askedScope } from './stages.ts';
-import { createdEvent, intervalMarks, newChangeOrder, type CoMarks } from './marks.ts';
+import { createdEvent, intervalMarks, newChangeOrder, type CoMarks, MARK_OPS_PER_TRANSACTION } from './marks.ts';
 import type { ChangeDeps } from './ports.ts';
 
 type LinkChangeType = (typeof LINK_CHANGE_TYPES)[number];
@@ -91,7 +91,7 @@ export async function createLinkChangeOrder(deps: ChangeDeps, caller: Caller, ba
   const baseTook = baseLinks.length > 0 && baseLinks.every((l) => l.UpstreamLastMergedRevisionNum === endOf.get(l.ToUnitID));
   if (baseTook) for (const u of (await deps.store.listUnits(base.SpaceID)).filter((x) => x.ToolchainType !== DESCRIBING_TOOLCHAIN)) marks.push(...intervalMarks(co, u, u.HeadRevisionNum, u.HeadRevisionNum, now));
   await deps.store.transact([{ op: 'create', kind: 'ChangeOrder', item: co }, ...[start, end, publish].map((t) => ({ op: 'create' as const, kind: 'Tag' as const, item: t })), ...createdEvent(deps, caller, co)]);
-  for (const part of chunk(marks, TRANSACTION_MAX_ITEMS)) await deps.store.transact(part);
+  for (const part of chunk(marks, MARK_OPS_PER_TRANSACTION)) await deps.store.transact(part);
   if (baseTook) await recordTaken(deps, co, base, now);
   return co;
 }

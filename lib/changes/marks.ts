@@ -3,6 +3,7 @@ import { DetailType, SOURCE } from '../events/contracts.ts';
 import { eventOps } from '../events/outbox.ts';
 import type { Deps } from '../ports/deps.ts';
 import type { StoreOp } from '../ports/store.ts';
+import { TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
 import type { ChangeDeps } from './ports.ts';
 
 /** A ChangeOrder's marks: where each Unit's interval starts and ends, and what a Release of it bundles. */
@@ -52,14 +53,14 @@ const byUnit = (l: Mark[]) => new Map(l.map((m) => [m.UnitID, m]));
  * (a merge never reads them; a gate over Releases does, after `withPublishMarks`): one query fewer.
  */
 export async function marksOf(deps: ChangeDeps, co: ChangeOrder, o: { publish?: boolean } = {}): Promise<CoMarks> {
-  const [s, e, p, r] = await Promise.all([deps.store.marksOfTag(co.StartTagID), deps.store.marksOfTag(co.EndTagID), o.publish === false ? undefined : deps.store.marksOfTag(co.PublishTagID), co.RestoreTagID ? deps.store.marksOfTag(co.RestoreTagID) : []]);
+  const [s, e, p, r] = await Promise.all([deps.store.marksOfTag(co.StartTagID), deps.store.marksOfTag(co.EndTagID), o.publish === false ? undefined : deps.store.marksOfTag(co.PublishTagID, { follows: co.EndTagID }), co.RestoreTagID ? deps.store.marksOfTag(co.RestoreTagID) : []]);
   return { start: byUnit(s), end: byUnit(e), publish: p ? byUnit(p) : new UnreadMarks(), restore: byUnit(r) };
 }
 
 /** The marks with their publish marks read, if they were not. */
 export async function withPublishMarks(deps: ChangeDeps, co: ChangeOrder, marks: CoMarks): Promise<CoMarks> {
   if (!(marks.publish instanceof UnreadMarks)) return marks;
-  return { ...marks, publish: byUnit(await deps.store.marksOfTag(co.PublishTagID)) };
+  return { ...marks, publish: byUnit(await deps.store.marksOfTag(co.PublishTagID, { follows: co.EndTagID })) };
 }
 
 /** The Tag of a ChangeOrder that plays a role. */
@@ -76,6 +77,12 @@ export function markOp(co: ChangeOrder, role: MarkRole, unit: Unit, rev: number,
   const item: Mark = { TagID: tagOf(co, role), UnitID: unit.UnitID, SpaceID: unit.SpaceID, RevisionNum: rev, UpdatedAt: now, ChangeOrderID: co.ChangeOrderID, Role: role };
   return move ? { op: 'put', kind: 'Mark', item } : { op: 'create', kind: 'Mark', item };
 }
+
+/**
+ * How many mark ops one transaction of marks alone takes: whole Units' three, so each Unit's release mark
+ * is written with its end mark (and stored with it: lib/store/release-marks.ts).
+ */
+export const MARK_OPS_PER_TRANSACTION = TRANSACTION_MAX_ITEMS - (TRANSACTION_MAX_ITEMS % 3);
 
 /** The three marks of a Unit whose interval is (start, end]: what a Release of it bundles starts at the end. */
 export function intervalMarks(co: ChangeOrder, unit: Unit, start: number, end: number, now: string): StoreOp[] {

@@ -6,7 +6,7 @@ import { sharedRead } from '../util/concurrency.ts';
 import { decompress } from '../config/hash.ts';
 import { cloneOps, copyLinksOps } from '../variants/clone.ts';
 import { mergeInto, UnitAction, type UnitResult } from '../variants/merge.ts';
-import { intervalMarks, type CoMarks } from './marks.ts';
+import { intervalMarks, type CoMarks, MARK_OPS_PER_TRANSACTION } from './marks.ts';
 import type { ChangeDeps } from './ports.ts';
 import { recordTaken } from './progress.ts';
 import { promoteInvokeSpace } from './invoke.ts';
@@ -155,7 +155,7 @@ export async function promoteSpace(deps: ChangeDeps, caller: Caller, ctx: Promot
   // still to copy onto its Units (then it is recorded after that).
   const linksToCopy = co.UpdateType === 'UpgradeUnit' && !!space.UpstreamSpaceID && (await upstreamLinksOf(deps, ctx, space)).length > 0;
   const refusedBefore = res.Units.some((u) => u.Error);
-  const tail = refusedBefore ? [] : chunk(markOnly, TRANSACTION_MAX_ITEMS);
+  const tail = refusedBefore ? [] : chunk(markOnly, MARK_OPS_PER_TRANSACTION);
   const progressOp: StoreOp = { op: 'create', kind: 'Progress', item: { ChangeOrderID: co.ChangeOrderID, SpaceID: space.SpaceID, ResolvedAt: now, Version: 1 } satisfies Progress };
   const withProgress = !linksToCopy && !refusedBefore;
   if (withProgress) {

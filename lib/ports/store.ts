@@ -290,6 +290,11 @@ export interface Store {
   runningJobs(): Promise<string[]>;
 
   putMark(mark: MarkWrite): Promise<void>;
-  marksOfTag(tagId: string): Promise<Mark[]>;
+  /**
+   * A Tag's marks. A ChangeOrder's release Tag is read with its end Tag (`follows`): where the release
+   * Tag has no mark of its own on a Unit, it marks what the end Tag marks (the store may keep the two as one).
+   */
+  marksOfTag(tagId: string, o?: { follows?: string }): Promise<Mark[]>;
+  /** A Unit's marks, of every Tag (a ChangeOrder's release marks included). */
   marksOfUnit(unitId: string): Promise<Mark[]>;
 }

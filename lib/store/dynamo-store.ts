@@ -6,6 +6,7 @@ import type { MarkWrite, MutationPage, OrgKind, ReleaseCounter, RevisionPage, Sl
 import * as E from './entities.ts';
 import { changeOrderFilter, ID_FIELD, orgScope, spaceScope, tryCursor, userOf, type AnyEntity } from './dynamo-records.ts';
 import { DynamoWrites, GLOBAL, REASONS, releaseCounterName } from './dynamo-writes.ts';
+import { tagMarksAsRead, unitMarksAsRead, type StoredMark } from './release-marks.ts';
 
 /**
  * Items as the entities declare them, each checked against the domain type it is read as: a field the
@@ -167,7 +168,7 @@ export class DynamoStore extends DynamoWrites implements Store {
     const [revs, muts, marks] = await Promise.all([
       this.db.Revision.query.primary({ UnitID: unit.UnitID }).go({ pages: 'all', attributes: ['UnitID', 'RevisionNum'] }),
       this.db.Mutation.query.primary({ UnitID: unit.UnitID }).go({ pages: 'all', attributes: ['UnitID', 'RevisionNum'] }),
-      this.marksOfUnit(unit.UnitID),
+      this.storedMarksOfUnit(unit.UnitID),
     ]);
     if (revs.data.length) await this.db.Revision.delete(revs.data).go();
     if (muts.data.length) await this.db.Mutation.delete(muts.data).go();
@@ -254,7 +255,7 @@ export class DynamoStore extends DynamoWrites implements Store {
   async deleteInSpace<T extends { SpaceID: string; Slug: string }>(kind: SpaceKind, item: T): Promise<void> {
     await this.transact([{ op: 'delete', kind, item }]);
     if (kind === 'Tag') {
-      const marks = await this.marksOfTag(String((item as Record<string, unknown>).TagID));
+      const marks = await this.storedMarksOfTag(String((item as Record<string, unknown>).TagID));
       if (marks.length) await this.db.Mark.delete(marks.map((m) => ({ TagID: m.TagID, UnitID: m.UnitID }))).go();
     }
   }
@@ -301,10 +302,18 @@ export class DynamoStore extends DynamoWrites implements Store {
   async putMark(m: MarkWrite): Promise<void> {
     await this.transact([DynamoStore.markOp(m)]);
   }
-  async marksOfTag(tagId: string): Promise<Mark[]> {
-    return (await this.db.Mark.query.primary({ TagID: tagId }).go({ pages: 'all' })).data;
+  async marksOfTag(tagId: string, o: { follows?: string } = {}): Promise<Mark[]> {
+    const [own, followed] = await Promise.all([this.storedMarksOfTag(tagId), o.follows ? this.storedMarksOfTag(o.follows) : []]);
+    return tagMarksAsRead(tagId, own, followed);
   }
   async marksOfUnit(unitId: string): Promise<Mark[]> {
+    return unitMarksAsRead(await this.storedMarksOfUnit(unitId));
+  }
+  /** The mark items of a Tag, as stored (an end mark may carry its release mark: release-marks.ts). */
+  private async storedMarksOfTag(tagId: string): Promise<StoredMark[]> {
+    return (await this.db.Mark.query.primary({ TagID: tagId }).go({ pages: 'all' })).data;
+  }
+  private async storedMarksOfUnit(unitId: string): Promise<StoredMark[]> {
     return (await this.db.Mark.query.byUnit({ UnitID: unitId }).go({ pages: 'all' })).data;
   }
 }

@@ -1,4 +1,4 @@
-import { ChangeSetState, newEntity, patched, patchMap, type Caller, type ChangeSet, type InSpace, type Invocation, type Space, type Tag, type Unit } from '../model/entities.ts';
+import { ChangeSetState, newEntity, patched, patchMap, type Caller, type ChangeOrder, type ChangeSet, type InSpace, type Mark, type Invocation, type Space, type Tag, type Unit } from '../model/entities.ts';
 import { nameArguments, validateInvocation } from '../config/invocations.ts';
 import { Conflict, expectVersion, Invalid } from '../model/errors.ts';
 import type { Deps } from '../ports/deps.ts';
@@ -76,8 +76,9 @@ export async function updateSpaceEntity(deps: Deps, space: Space, kind: SimpleKi
   return next;
 }
 
-/** Deletes one; an open ChangeSet that still locks Units is refused. */
+/** Deletes one; an open ChangeSet that still locks Units is refused, and so is a ChangeOrder's Tag (the ChangeOrder is read from them). */
 export async function deleteSpaceEntity(deps: Deps, space: Space, kind: SpaceKind, item: Item): Promise<void> {
+  if (kind === 'Tag' && item.ChangeOrderID) throw new Conflict(`tag '${item.Slug}' belongs to a change order; where the change has got to is read from its marks`);
   if (kind === 'ChangeSet' && item.State === ChangeSetState.Open && (await lockedBy(deps, space, String(item.ChangeSetID))).length) {
     throw new Conflict(`changeset '${item.Slug}' is open and locks units; close it first`);
   }
@@ -101,4 +102,13 @@ async function closeChangeSet(deps: Deps, space: Space, cs: ChangeSet, next: Rec
     { TagID: end.TagID, UnitID: u.UnitID, SpaceID: space.SpaceID, RevisionNum: u.HeadRevisionNum, UpdatedAt: now },
   ]);
   await deps.store.closeChangeSet(cs, next, [start, end], marks, units);
+}
+
+/**
+ * A Tag's marks. A ChangeOrder's release Tag also marks what its end Tag marks where it has no mark of
+ * its own (the store may keep the two as one item), so it is read with its ChangeOrder's end Tag.
+ */
+export async function marksOfTag(deps: Deps, tag: Tag): Promise<Mark[]> {
+  const co = tag.ChangeOrderID ? await deps.store.getInSpace<ChangeOrder>('ChangeOrder', tag.SpaceID, tag.ChangeOrderID) : undefined;
+  return deps.store.marksOfTag(tag.TagID, co?.PublishTagID === tag.TagID ? { follows: co.EndTagID } : {});
 }

@@ -1,5 +1,8 @@
 import { parseAllDocuments } from 'yaml';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { QueryCommand } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
+import { dynamoClient } from '../../lib/store/table.ts';
 import { startEnv, type Env } from '../support/harness.ts';
 
 // Every test here sets up what it starts from (a seeded API per group, or per test where a test edits it), so their order is shuffled to keep it that way.
@@ -319,6 +322,76 @@ describe.shuffle('a change order through dev, staging and prod', () => {
     // release-v452 was published in prod-euw1: its release tag there is fixed.
     const frozen = await env.api.post('/space/acme-prod-euw1/unit/deployment/tag', { Tag: 'ChangeOrder:acme-base/release-v452', Revision: 'HeadRevisionNum', Move: true });
     expect(frozen.status).toBe(409);
+  });
+});
+
+describe('where a change order keeps its release marks', () => {
+  beforeEach(seeded);
+  afterEach(async () => env.close());
+
+  /** The mark items stored for a Unit, as the table holds them. */
+  async function storedMarks(unitId: string): Promise<Record<string, unknown>[]> {
+    const client = dynamoClient(inject('dynamoEndpoint'));
+    try {
+      const r = await client.send(new QueryCommand({ TableName: env.table, IndexName: 'gsi1', KeyConditionExpression: 'gsi1pk = :pk', ExpressionAttributeValues: { ':pk': { S: `$baton#UnitID_${unitId}` } } }));
+      return (r.Items ?? []).map((i) => unmarshall(i));
+    } finally {
+      client.destroy();
+    }
+  }
+  /** A Tag's marks in one Space, as the API shows them: Unit → revision. */
+  const marksIn = async (tag: string, space: string) => Object.fromEntries(((await env.api.get(`/space/acme-base/tag/${tag}`)).body.Marks as any[]).filter((m) => m.SpaceID === ids[space]).map((m) => [m.UnitID, m.RevisionNum]));
+
+  it('keeps each promoted Unit’s release mark in its end mark (one item fewer) and reads it as a mark of its own everywhere', async () => {
+    await reach('dev');
+    const c = await co();
+    const dep = (await env.api.get('/space/acme-dev/unit/deployment')).body;
+    const items = (await storedMarks(dep.UnitID)).filter((m) => m.ChangeOrderID === c.ChangeOrderID);
+    // Two items where three marks were written: the end mark carries the release Tag.
+    expect(items.map((m) => [m.Role, m.RevisionNum, m.PublishTagID]).sort()).toEqual([
+      ['end', dep.HeadRevisionNum, c.PublishTagID],
+      ['start', dep.HeadRevisionNum - 1, undefined],
+    ]);
+    // Read as before: the release Tag marks what the end Tag marks, in the Tag, on the revision, and for a Release.
+    const end = await marksIn('release-v452-co-end', 'dev');
+    expect(Object.keys(end)).toHaveLength(2);
+    expect(end[dep.UnitID]).toBe(dep.HeadRevisionNum);
+    expect(await marksIn('release-v452-co-publish', 'dev')).toEqual(end);
+    const rev = (await env.api.get(`/space/acme-dev/unit/deployment/revision/${dep.HeadRevisionNum}`)).body;
+    expect(Object.keys(rev.Tags).sort()).toEqual([c.EndTagID, c.PublishTagID].sort());
+    expect(rev.Tags).not.toHaveProperty('PublishTagID');
+    const dry = await env.api.post('/space/acme-dev/release', { Revision: 'ChangeOrder:acme-base/release-v452', DryRun: true });
+    expect(dry.body.Units.find((u: any) => u.Slug === 'deployment').RevisionNum).toBe(dep.HeadRevisionNum);
+
+    // A fix adopted into the release: the release mark is then an item of its own, and wins; the end mark stays.
+    await env.api.post('/space/acme-dev/function/invoke', { FunctionName: 'set-env-var', Arguments: ['acme', 'FIX', '1'], UnitIDs: ['deployment'] });
+    const moved = await env.api.post('/space/acme-dev/unit/deployment/tag', { Tag: 'ChangeOrder:acme-base/release-v452', Revision: 'HeadRevisionNum', Move: true });
+    expect(moved.status).toBe(200);
+    const fixed = dep.HeadRevisionNum + 1;
+    expect((await storedMarks(dep.UnitID)).filter((m) => m.ChangeOrderID === c.ChangeOrderID).map((m) => [m.Role, m.RevisionNum]).sort()).toEqual([
+      ['end', dep.HeadRevisionNum],
+      ['publish', fixed],
+      ['start', dep.HeadRevisionNum - 1],
+    ]);
+    expect(await marksIn('release-v452-co-publish', 'dev')).toEqual({ ...end, [dep.UnitID]: fixed });
+    expect(await marksIn('release-v452-co-end', 'dev')).toEqual(end);
+    const release = await publishCo('acme-dev');
+    expect(release.status).toBe(201);
+    expect(release.body.Units.find((u: any) => u.Slug === 'deployment').RevisionNum).toBe(fixed);
+  });
+
+  it('refuses to delete a change order’s Tags or to move them as plain Tags, writing nothing', async () => {
+    await reach('dev');
+    const before = (await env.api.get('/space/acme-base/tag/release-v452-co-publish')).body.Marks;
+    for (const tag of ['release-v452-co-start', 'release-v452-co-end', 'release-v452-co-publish']) {
+      const del = await env.api.del(`/space/acme-base/tag/${tag}`);
+      expect(del.status).toBe(409);
+      expect(del.body.Message).toBe(`tag '${tag}' belongs to a change order; where the change has got to is read from its marks`);
+    }
+    const moved = await env.api.post('/space/acme-base/unit/deployment/tag', { Tag: 'release-v452-co-publish', Revision: 'HeadRevisionNum', Move: true });
+    expect(moved.status).toBe(409);
+    expect(moved.body.Message).toMatch(/^tag 'release-v452-co-publish' belongs to a change order; its marks are set by the change order \(a fix is adopted into its release with ChangeOrder:<space>\/<change-order>\)$/);
+    expect((await env.api.get('/space/acme-base/tag/release-v452-co-publish')).body.Marks).toEqual(before);
   });
 });
 

@@ -120,6 +120,13 @@ describe('the change-orders spec through cub, verbatim where it can be', () => {
     expect(overrides).toEqual([expect.objectContaining({ Reason: 'incident 1234', Stage: 'prod' })]);
     await ok(['function', 'set', '--space', 'acme-staging-euw1', '--unit', 'deployment', 'set-env-var', 'acme', 'FIX', 'yes']);
     expect(await ok(['unit', 'tag', 'ChangeOrder:acme-base/release-v452', '--move', '--revision', 'HeadRevisionNum', '--space', 'acme-staging-euw1', '--unit', 'deployment'])).toBe('Tag release-v452-co-publish marks revision 4 of deployment\n');
+    // The release Tag moves only so: not as a plain Tag, and a change order's Tags are not deleted.
+    expect(await cub(['unit', 'tag', 'release-v452-co-publish', '--move', '--revision', 'HeadRevisionNum', '--space', 'acme-base', '--unit', 'deployment'])).toMatchObject({
+      code: 1,
+      stderr: "Failed: HTTP 409: tag 'release-v452-co-publish' belongs to a change order; its marks are set by the change order (a fix is adopted into its release with ChangeOrder:<space>/<change-order>)\n",
+    });
+    expect(await cub(['tag', 'delete', '--space', 'acme-base', 'release-v452-co-end'])).toMatchObject({ code: 1, stderr: "Failed: HTTP 409: tag 'release-v452-co-end' belongs to a change order; where the change has got to is read from its marks\n" });
+    expect(JSON.parse(await ok(['tag', 'get', '--space', 'acme-base', 'release-v452-co-publish', '-o', 'json'])).Marks).toContainEqual(expect.objectContaining({ RevisionNum: 4 }));
     // A variant cloned after the change already has it past the start: a repair refuses, listing what it took.
     await ok(['variant', 'create', 'qa', 'acme-base', '--stage', 'QA', '--namespace', 'acme']);
     const repair = await cub(['unit', 'update', '--upgrade', '--change-order', 'acme-base/release-v452', '--space', 'acme-qa', '--unit', 'deployment']);

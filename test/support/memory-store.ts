@@ -1,9 +1,10 @@
-import type { ApiToken, Attestation, ChangeOrder, Component, Group, Hold, Link, Mark, Mutation, Organization, Progress, Release, Revision, Space, StoredRevision, Tag, Unit, User } from '../../lib/model/entities.ts';
+import type { ApiToken, Attestation, ChangeOrder, Component, Group, Hold, Link, Mutation, Organization, Progress, Release, Revision, Space, StoredRevision, Tag, Unit, User } from '../../lib/model/entities.ts';
 import { Conflict, Invalid, WriteRefused } from '../../lib/model/errors.ts';
 import { landGroups } from '../../lib/util/groups.ts';
 import type { GroupOutcome, IdempotencyRecord, JobPartRecord, JobRecord, SlugPage, MarkWrite, OrgKind, OutboxItem, ReleaseCounter, SluggedInSpace, SpaceKind, Store, StoreOp, WriteKind } from '../../lib/ports/store.ts';
 import { TRANSACTION_MAX_ITEMS } from '../../lib/util/chunk.ts';
 import { inForce } from '../../lib/model/holds.ts';
+import { foldReleaseMarks, tagMarksAsRead, unitMarksAsRead, type StoredMark } from '../../lib/store/release-marks.ts';
 
 type Item = Record<string, any>;
 
@@ -97,7 +98,8 @@ export class MemoryStore implements Store {
         if (slugKey) slugs.delete(slugKey);
       }
     }
-    for (const o of ops) {
+    // Stored as the table stores them: a release mark created with its end mark is carried by it.
+    for (const o of foldReleaseMarks(ops)) {
       const item = copy(o.item as Item);
       for (const k of Object.keys(item)) if (item[k] === undefined) delete item[k];
       if (o.op === 'delete') this.table(o.kind).delete(keyOf(o.kind, item));
@@ -226,8 +228,8 @@ export class MemoryStore implements Store {
   progressOf = async (coId: string) => this.all<Progress>('Progress', (p) => p.ChangeOrderID === coId);
   releaseCounter = async (targetId: string): Promise<ReleaseCounter> => this.one<ReleaseCounter>('ReleaseCounter', targetId) ?? { TargetID: targetId, Value: 0, Version: 0 };
   putMark = (m: MarkWrite) => this.transact([{ op: m.Move ? 'put' : 'create', kind: 'Mark', item: { TagID: m.TagID, UnitID: m.UnitID, SpaceID: m.SpaceID, RevisionNum: m.RevisionNum, UpdatedAt: m.UpdatedAt } } as StoreOp]);
-  marksOfTag = async (tagId: string) => this.all<Mark>('Mark', (m) => m.TagID === tagId);
-  marksOfUnit = async (unitId: string) => this.all<Mark>('Mark', (m) => m.UnitID === unitId);
+  marksOfTag = async (tagId: string, o: { follows?: string } = {}) => tagMarksAsRead(tagId, this.all<StoredMark>('Mark', (m) => m.TagID === tagId), o.follows ? this.all<StoredMark>('Mark', (m) => m.TagID === o.follows) : []);
+  marksOfUnit = async (unitId: string) => unitMarksAsRead(this.all<StoredMark>('Mark', (m) => m.UnitID === unitId));
   readonly processed = new Map<string, number>();
   readonly idempotency = new Map<string, IdempotencyRecord>();
   getIdempotency = async (o: string, u: string, k: string) => copy(this.idempotency.get(`${o}#${u}#${k}`));

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type { InSpace, Mark, Tag } from '../../model/entities.ts';
 import { findInSpace } from '../../variants/lookup.ts';
-import { createSpaceEntity, deleteSpaceEntity, updateSpaceEntity, type EntityInput, type SimpleKind } from '../../variants/space-entities.ts';
+import { createSpaceEntity, deleteSpaceEntity, marksOfTag, updateSpaceEntity, type EntityInput, type SimpleKind } from '../../variants/space-entities.ts';
 import { cursorPage, listQueries } from '../lists.ts';
 import { pathSpace, withSpace } from '../resolve.ts';
 import { listReply, route, type Route } from '../route.ts';
@@ -59,7 +59,7 @@ function crud(spec: KindSpec): Route[] {
         const space = await pathSpace(deps, caller, params);
         const { item, space: home } = await findInSpace<Item>(deps, caller, space, spec.kind, ref(params));
         if (spec.kind !== 'Tag') return { body: withSpace(item, home) };
-        const marks = await deps.store.marksOfTag(String((item as unknown as Tag).TagID));
+        const marks = await marksOfTag(deps, item as unknown as Tag);
         return { body: { ...withSpace(item, home), Marks: marks.map((m: Mark) => ({ UnitID: m.UnitID, SpaceID: m.SpaceID, RevisionNum: m.RevisionNum })) } };
       },
     }),
