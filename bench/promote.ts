@@ -5,7 +5,9 @@
  * ceiling of the same DynamoDB engine for the minimal write per Unit (one transaction: revision, head,
  * start and end marks; 16 in flight) measured in the same run just before and just after the promotions,
  * the ratio of the two (to the ceiling's mean); the same engine's
- * rate for the write a promotion does make (5 items per Unit, a Space's Units in one transaction, bare) and the promotion's ratio to that;
+ * rate for the write a promotion does make (5 items per Unit, a Space's Units in one transaction, bare), for its reads alone
+ * (each Space's Units and Links) and for the two back to back, and the promotion's ratio to each; this process's CPU over
+ * the promotions (in cores: Node runs the API and the promotions on one);
  * the dry run of the prod Stage (time, requests); the requests one `changeorder get` and one rollout-page
  * read cost, and each stage's wall time. A stage runs as a user's promotion would: in
  * the request up to BATON_JOB_THRESHOLD (100) Spaces, as a job past it (marked `j`; the bench waits on the
@@ -19,6 +21,7 @@ import { createOrganization } from '../lib/local/bootstrap.ts';
 import { startDynamoLocal } from '../lib/local/dynamo.ts';
 import { startServer } from '../lib/local/server.ts';
 import { localDeps } from '../lib/local/wiring.ts';
+import { readSpace } from '../lib/changes/promote-context.ts';
 import { DynamoStore } from '../lib/store/dynamo-store.ts';
 import { dynamoClient, ensureTable } from '../lib/store/table.ts';
 
@@ -80,6 +83,10 @@ interface Run {
   dryRun: { requests: number; seconds: number };
   /** How long each command's requests took on average (ms, from sent to answered): where the promotions wait. */
   latency: Record<string, number>;
+  /** The engine's rate for the promotion's per-Space reads alone (Units and Links), in Units/s. */
+  readsPerSecond: number;
+  /** This process's CPU over the promotions, in cores (user + system over wall time). */
+  nodeCores: number;
 }
 
 async function fleet(endpoint: string, spaces: number, unitsPer: number, justBefore?: () => Promise<void>): Promise<Run> {
@@ -110,7 +117,7 @@ async function fleet(endpoint: string, spaces: number, unitsPer: number, justBef
   // Every stage runs as a job (as a 1,000-Space stage does): the in-process pool runs its parts.
   const { deps, pool } = localDeps(new DynamoStore(client, table));
   const server = await startServer(deps);
-  const { token } = await createOrganization(deps, `bench-${table}`);
+  const { token, caller } = await createOrganization(deps, `bench-${table}`);
   const call = async (method: string, path: string, body?: unknown) => {
     const r = await fetch(server.url + path, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
     const json = (await r.json()) as any;
@@ -150,6 +157,7 @@ async function fleet(endpoint: string, spaces: number, unitsPer: number, justBef
   tracing = true;
   const stopProfile = PROFILE ? await profile(`${PROFILE.replace(/\.cpuprofile$/, '')}-${spaces}.cpuprofile`) : undefined;
   const t0 = performance.now();
+  const cpu0 = process.cpuUsage();
   let promoted = 0;
   const jobSeconds: number[] = [];
   const jobIds: string[] = [];
@@ -185,6 +193,7 @@ async function fleet(endpoint: string, spaces: number, unitsPer: number, justBef
     jobSeconds.push((performance.now() - s0) / 1000);
   }
   const seconds = (performance.now() - t0) / 1000;
+  const cpu = process.cpuUsage(cpu0);
   tracing = false;
   await stopProfile?.();
   const counted = requests;
@@ -207,10 +216,20 @@ async function fleet(endpoint: string, spaces: number, unitsPer: number, justBef
   const r0 = performance.now();
   await call('GET', '/space/fleet-base/change_order/bench/rollout');
   const rollout = { requests, seconds: (performance.now() - r0) / 1000 };
+  // The engine's rate for what a promotion reads per Space (its Units and its Links), alone, 16 Spaces at a time.
+  const variants = (await deps.store.listSpaces(caller.OrganizationID)).filter((s) => s.Labels.Stage);
+  let nextRead = 0;
+  const q0 = performance.now();
+  await Promise.all(Array.from({ length: 16 }, async () => {
+    while (nextRead < variants.length) await readSpace(deps, variants[nextRead++]!);
+  }));
+  const readsPerSecond = (variants.length * unitsPer) / ((performance.now() - q0) / 1000);
   await server.close();
   client.destroy();
   if (promoted !== spaces * unitsPer) throw new Error(`expected ${spaces * unitsPer} units upgraded, got ${promoted}`);
-  return { spaces, units: promoted, seconds: seconds - dryRun.seconds, requests: counted, byCommand: commands, getRequests, jobSeconds, ranAs, rollout, dryRun, latency };
+  // This process's CPU (the API, the promotions, the SDK) over the promotions, in cores: at 1 it is the bottleneck.
+  const nodeCores = (cpu.user + cpu.system) / 1e6 / seconds;
+  return { spaces, units: promoted, seconds: seconds - dryRun.seconds, requests: counted, byCommand: commands, getRequests, jobSeconds, ranAs, rollout, dryRun, latency, readsPerSecond, nodeCores };
 }
 
 /**
@@ -285,12 +304,14 @@ try {
     const after = await ceiling(endpoint, r.units);
     const ceil = (before + after) / 2;
     const write = await ceiling(endpoint, r.units, M);
-    const out = { spaces: r.spaces, units: r.units, unitsPerSecond: +(r.units / r.seconds).toFixed(1), requestsPerUnit: +(r.requests / r.units).toFixed(2), ceilingUnitsPerSecond: +ceil.toFixed(1), ceilingBeforeAfter: [+before.toFixed(1), +after.toFixed(1)], ratio: +(r.units / r.seconds / ceil).toFixed(2), fullWriteUnitsPerSecond: +write.toFixed(1), fullWriteRatio: +(r.units / r.seconds / write).toFixed(2), getRequests: r.getRequests, promoteSeconds: +r.seconds.toFixed(2), jobSeconds: r.jobSeconds.map((x) => +x.toFixed(2)), ranAs: r.ranAs, dryRunSeconds: +r.dryRun.seconds.toFixed(2), dryRunRequests: r.dryRun.requests, rolloutRequests: r.rollout.requests, rolloutSeconds: +r.rollout.seconds.toFixed(2), requestsByCommand: r.byCommand, latencyMs: r.latency };
+    const out = { spaces: r.spaces, units: r.units, unitsPerSecond: +(r.units / r.seconds).toFixed(1), requestsPerUnit: +(r.requests / r.units).toFixed(2), ceilingUnitsPerSecond: +ceil.toFixed(1), ceilingBeforeAfter: [+before.toFixed(1), +after.toFixed(1)], ratio: +(r.units / r.seconds / ceil).toFixed(2), fullWriteUnitsPerSecond: +write.toFixed(1), fullWriteRatio: +(r.units / r.seconds / write).toFixed(2), readsUnitsPerSecond: +r.readsPerSecond.toFixed(1), engineBoundUnitsPerSecond: +(1 / (1 / write + 1 / r.readsPerSecond)).toFixed(1), nodeCores: +r.nodeCores.toFixed(2), getRequests: r.getRequests, promoteSeconds: +r.seconds.toFixed(2), jobSeconds: r.jobSeconds.map((x) => +x.toFixed(2)), ranAs: r.ranAs, dryRunSeconds: +r.dryRun.seconds.toFixed(2), dryRunRequests: r.dryRun.requests, rolloutRequests: r.rollout.requests, rolloutSeconds: +r.rollout.seconds.toFixed(2), requestsByCommand: r.byCommand, latencyMs: r.latency };
     if (JSON_OUT) console.log(JSON.stringify(out));
     else {
       console.log([String(out.spaces).padStart(6), String(out.units).padStart(6), out.promoteSeconds.toFixed(2).padStart(9), out.unitsPerSecond.toFixed(1).padStart(8), out.requestsPerUnit.toFixed(2).padStart(8), out.ceilingUnitsPerSecond.toFixed(1).padStart(9), out.ratio.toFixed(2).padStart(6), String(out.getRequests).padStart(7), out.jobSeconds.map((x, i) => `${x.toFixed(2)}${out.ranAs[i] === 'job' ? 'j' : ''}`).join(' / ')].join('  '));
       console.log(`        ceiling just before the promotions ${before.toFixed(1)} units/s, just after ${after.toFixed(1)} (the ratio is to their mean)`);
       console.log(`        the promotion's own write, bare (5 items per Unit, a Space's Units in one transaction, 16 in flight): ${out.fullWriteUnitsPerSecond.toFixed(1)} units/s, ${(out.fullWriteUnitsPerSecond / out.ceilingUnitsPerSecond).toFixed(2)}x the ceiling; promote is ${out.fullWriteRatio.toFixed(2)}x of it`);
+      console.log(`        its reads alone (each Space's Units and Links, 16 Spaces at a time): ${out.readsUnitsPerSecond.toFixed(1)} units/s; the write and the reads back to back: ${out.engineBoundUnitsPerSecond.toFixed(1)} units/s, ${(out.engineBoundUnitsPerSecond / out.ceilingUnitsPerSecond).toFixed(2)}x the ceiling; promote is ${(out.unitsPerSecond / out.engineBoundUnitsPerSecond).toFixed(2)}x of it`);
+      console.log(`        this process's CPU over the promotions (API, promotions, SDK; one core is all it can use): ${out.nodeCores.toFixed(2)} cores`);
       console.log(`        dry run of prod (in the request): ${out.dryRunSeconds.toFixed(2)} s, ${out.dryRunRequests} requests`);
       console.log(`        rollout page read: ${out.rolloutRequests} requests (${(out.rolloutRequests / out.spaces).toFixed(1)} per space), ${out.rolloutSeconds.toFixed(2)} s`);
       console.log(`        time per request (ms, sent to answered): ${Object.entries(r.latency).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k.replace('Command', '')} ${v.toFixed(1)}`).join(', ')}`);

@@ -122,12 +122,17 @@ export function holdReader(deps: Deps, caller: Caller): (want: number, after?: s
 }
 
 /** The holds in force over what an action is about to touch, as gates that do not hold (none when nothing holds it). */
-export async function holdGates(deps: Deps, caller: Caller, subject: HoldSubject): Promise<GateResult[]> {
+export async function holdGates(deps: Deps, caller: Caller, subject: HoldSubject, read?: Promise<Hold[]>): Promise<GateResult[]> {
   const now = deps.now();
-  const found = holdsOn(await deps.store.listHolds(caller.OrganizationID, { inForceAt: now }), subject, now);
+  const found = holdsOn(await (read ?? holdsInForce(deps, caller)), subject, now);
   if (!found.length) return [];
   const views = await viewHolds(deps, caller, found);
   return views.map((h) => holdGate(h, { owner: h.OwnerSlug ?? h.OwnerID, space: h.Scope === 'Space' ? h.SpaceSlug : undefined }));
+}
+
+/** The organization's holds in force now, read once: `holdGates` filters them by what they cover (read before a promotion knows its Spaces). */
+export function holdsInForce(deps: Deps, caller: Caller): Promise<Hold[]> {
+  return deps.store.listHolds(caller.OrganizationID, { inForceAt: deps.now() });
 }
 
 /** Refuses (409) an action a hold in force covers: publishing has no override. */

@@ -159,6 +159,17 @@ export async function promoteContext(deps: ChangeDeps, co: ChangeOrder, o: { pri
     if (ups.length) primed = read.then((revs) => stored.prime(revs.filter((r) => upSet.has(revisionKey(r)))), () => undefined);
     return read.then((revs) => revs.filter((r) => want.has(revisionKey(r))));
   };
+  // The Units and Links of the Spaces the targets are cloned from, read now rather than when the first
+  // target's merges have run (each is read once per promotion; a failed read fails the Spaces that use it).
+  const upstreamLists = new Map<string, Promise<Unit[]>>();
+  const upstreamLinks = new Map<string, Promise<Link[]>>();
+  if (co.UpdateType === 'UpgradeUnit') {
+    for (const id of new Set((o.targets ?? []).map((t) => t.UpstreamSpaceID).filter((x): x is string => !!x))) {
+      upstreamLists.set(id, deps.store.listUnits(id));
+      upstreamLinks.set(id, deps.store.listInSpace<Link>('Link', id));
+      for (const p of [upstreamLists.get(id)!, upstreamLinks.get(id)!]) p.catch(() => undefined);
+    }
+  }
   return {
     co,
     marks,
@@ -175,8 +186,8 @@ export async function promoteContext(deps: ChangeDeps, co: ChangeOrder, o: { pri
       return stored(unit, num);
     },
     upstreamUnits: new Map(),
-    upstreamLists: new Map(),
-    upstreamLinks: new Map(),
+    upstreamLists,
+    upstreamLinks,
     hasFollowers: (id) => !upstreams || upstreams.has(id),
     spaceSlugs: new Map((o.spaces ?? []).map((s) => [s.SpaceID, s.Slug])),
     preview,

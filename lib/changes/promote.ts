@@ -15,7 +15,7 @@ import { mergeWaves } from './waves.ts';
 import { runsAsJob } from './jobs.ts';
 import { startPromoteJob } from './promote-job.ts';
 import { budgeted, conclude, promoter, promotionRecord, PROMOTE_CONCURRENCY, type Gated, type PromoteOptions, type PromoteOutcome, type PromoteResult } from './promote-steps.ts';
-import { holdGates } from './holds.ts';
+import { holdGates, holdsInForce } from './holds.ts';
 import type { Deps } from '../ports/deps.ts';
 
 export { PROMOTE_CONCURRENCY, type PromoteOptions, type PromoteOutcome, type PromoteResult } from './promote-steps.ts';
@@ -123,6 +123,9 @@ async function gate(deps: ChangeDeps, caller: Caller, co: ChangeOrder, base: Spa
   if (co.AbortedReason) throw new Conflict(`change order '${co.Slug}' was aborted (${co.AbortedReason}); promote a new one`);
   if (o.force && !o.forceReason) throw new Invalid('--force needs --force-reason, which the change order records');
   if (o.protect && co.UpdateType !== 'Invoke') throw new Invalid('--protect is refused here: promoting a change order along the clone lineage or over MergeUnits links is a merge, which protection holds paths against');
+  // The holds in force, read alongside what the plan needs (they are filtered by the Spaces it finds).
+  const holds = holdsInForce(deps as Deps, caller);
+  holds.catch(() => undefined);
   // A merge reads no publish marks: they are read below only when a gate needs them (an Invoke reads them to pick its Units).
   const [read, context] = known ? [known.marks, known.context] : await Promise.all([marksOf(deps, co, { publish: co.UpdateType === 'Invoke' }), gateContext(deps, caller, co)]);
   let marks = read;
@@ -159,7 +162,7 @@ async function gate(deps: ChangeDeps, caller: Caller, co: ChangeOrder, base: Spa
   }
   // Holds in force over the Spaces still to take the change, the ChangeOrder's workflow, or the organization.
   const untaken = targets.filter((t) => !progress.has(t.SpaceID)).map((t) => t.SpaceID);
-  if (untaken.length) gates.push(...(await holdGates(deps as Deps, caller, { action: 'promote', spaceIds: untaken, changeWorkflowId: co.ChangeWorkflowID })));
+  if (untaken.length) gates.push(...(await holdGates(deps as Deps, caller, { action: 'promote', spaceIds: untaken, changeWorkflowId: co.ChangeWorkflowID }, holds)));
   const failedGates = gates.filter((g) => !g.Satisfied);
   if (o.explain) return { explained: { stageName, stageIndex, targets, before: plan.before, gates, failedGates, message: failedGates.length ? refusal(stageName ?? targets.map((t) => t.Slug).join(', '), failedGates, new Map([...stages.flatMap((s) => s.spaces), base].map((s) => [s.SpaceID, s]))) : undefined } };
   if (failedGates.length && !o.force) {
