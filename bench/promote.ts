@@ -197,7 +197,8 @@ async function fleet(endpoint: string, spaces: number, unitsPer: number, justBef
   tracing = false;
   await stopProfile?.();
   const counted = requests;
-  const commands = byCommand;
+  // A copy: the reads measured after the promotions (get, rollout, reads alone) are not theirs.
+  const commands = { ...byCommand };
   const latency = Object.fromEntries(Object.entries(waited).map(([k, v]) => [k, +(v / (byCommand[k] ?? 1)).toFixed(1)]));
   for (const id of jobIds) {
     const job = await call('GET', `/job/${id}`);
