@@ -2,7 +2,7 @@ import { COMPLETED, type Caller, type ChangeOrder, type GateResult, type Progres
 import type { Rollout, RolloutSpace, RolloutStage } from '../model/rollout.ts';
 import { evaluatePrerequisite } from '../gates/prerequisites.ts';
 import { holdsOn } from '../gates/holds.ts';
-import { releasesOf } from '../releases/bundle.ts';
+import { newestPublished } from '../releases/bundle.ts';
 import { bounded } from '../util/concurrency.ts';
 import type { Deps } from '../ports/deps.ts';
 import { marksOf } from './marks.ts';
@@ -50,7 +50,7 @@ async function spaceCell(deps: Deps, caller: Caller, co: ChangeOrder, known: Kno
     if (r) latest = { ReleaseNum: r.ReleaseNum, Digest: r.Digest, PublishedAt: r.PublishedAt, CarriesChange: state.carries(r), LiveStatus: r.LiveStatus ?? {} };
   } else if (space.ReleaseTargetID) {
     // Not taken: no Release of it carries the change.
-    const r = (await releasesOf(deps, space)).find((x) => x.Published);
+    const [r] = await newestPublished(deps, space, (read) => read.length > 0);
     if (r) latest = { ReleaseNum: r.ReleaseNum, Digest: r.Digest, PublishedAt: r.PublishedAt, CarriesChange: false, LiveStatus: r.LiveStatus ?? {} };
   }
   const failure = co.PromotionFailures.flatMap((f) => f.Spaces.filter((s) => s.SpaceID === space.SpaceID).map((s) => ({ FailedAt: f.FailedAt, Action: s.Action, ...(s.Error ? { Error: s.Error } : {}), Units: s.Units.map((u) => ({ UnitSlug: u.UnitSlug, Error: u.Error })) }))).at(-1);

@@ -1,9 +1,9 @@
 import type { Attestation, AttestationView, Caller, ChangeOrder, ChangeOrderView, Filter, Progress, Release, Space } from '../model/entities.ts';
 import { Invalid } from '../model/errors.ts';
 import type { AttestationFacts } from '../gates/attestations.ts';
-import type { GateChangeOrder, SpaceGateState } from '../gates/prerequisites.ts';
+import { GATE_RELEASES_SHOWN, type GateChangeOrder, type SpaceGateState } from '../gates/prerequisites.ts';
 import { matches, parseWhere, relationsUsed, type Query } from '../where/index.ts';
-import { releasesOf } from '../releases/bundle.ts';
+import { newestPublished } from '../releases/bundle.ts';
 import { bySlug, findComponent, findInSpace, findSpace } from '../variants/lookup.ts';
 import type { CoMarks } from './marks.ts';
 import { effectiveProgress } from './selection.ts';
@@ -122,7 +122,13 @@ export function readsChanged(co: ChangeOrder, names: string[]): boolean {
  * needs them: see `readsChanged`), which leaves one query, its Releases.
  */
 export async function gateState(deps: ChangeDeps, co: ChangeOrder, marks: CoMarks, progress: Map<string, Progress>, space: Space, o: { attest?: Caller; changed?: boolean; people?: () => Promise<People> } = {}): Promise<SpaceGateState> {
-  const published = (await releasesOf(deps, space)).filter((r) => r.Published);
+  // A Release carries the change when it was published for it, or bundles every Unit the change covers in the Space at (or past) the revision its release Tag marks there.
+  const covered = [...marks.publish.values()].filter((m) => m.SpaceID === space.SpaceID);
+  const carries = (r: Release) => r.ChangeOrderID === co.ChangeOrderID || (covered.length > 0 && covered.every((m) => (r.Units.find((u) => u.UnitID === m.UnitID)?.RevisionNum ?? 0) >= m.RevisionNum));
+  // The gates read the newest published Release, the newest carrying the change, and (explaining) the newest few:
+  // read newest first until those are found, the whole history only when none carries it.
+  const published = newestPublished(deps, space, (read) => read.length >= GATE_RELEASES_SHOWN && read.some(carries));
+  published.catch(() => undefined);
   const changedMarks = o.changed === false ? [] : [...marks.end.values()].filter((m) => m.SpaceID === space.SpaceID && marks.start.get(m.UnitID)?.RevisionNum !== m.RevisionNum);
   const units = new Map(changedMarks.length ? (await deps.store.listUnits(space.SpaceID)).map((u) => [u.UnitID, u]) : []);
   const changed = await Promise.all(
@@ -134,10 +140,7 @@ export async function gateState(deps: ChangeDeps, co: ChangeOrder, marks: CoMark
     }),
   );
   const attest = o.attest ? await attestationFacts(deps, o.attest, space, o.people) : undefined;
-  // A Release carries the change when it was published for it, or bundles every Unit the change covers in the Space at (or past) the revision its release Tag marks there.
-  const covered = [...marks.publish.values()].filter((m) => m.SpaceID === space.SpaceID);
-  const carries = (r: Release) => r.ChangeOrderID === co.ChangeOrderID || (covered.length > 0 && covered.every((m) => (r.Units.find((u) => u.UnitID === m.UnitID)?.RevisionNum ?? 0) >= m.RevisionNum));
-  return { space, taken: progress.has(space.SpaceID), published, carries, changed, attest, now: deps.now() };
+  return { space, taken: progress.has(space.SpaceID), published: await published, carries, changed, attest, now: deps.now() };
 }
 
 /** What a ChangeOrder's gates read together, from one reading of its progress and the Spaces: its Stages, progress by Space, and the view CEL sees. */

@@ -54,6 +54,9 @@ export function evaluatePrerequisite(name: string, co: GateChangeOrder, s: Space
   return s.explain ? explainGate(r, co, s) : r;
 }
 
+/** How many of a Space's newest published Releases a Released gate's explanation shows. */
+export const GATE_RELEASES_SHOWN = 5;
+
 const liveOf = (r: Release) => ({ ReleaseNum: r.ReleaseNum, Digest: r.Digest, LiveStatus: r.LiveStatus ?? {} });
 
 /** What a gate read over a Space, and what would open it if it fails. Pure. */
@@ -69,7 +72,7 @@ export function explainGate(r: GateResult, co: GateChangeOrder, s: SpaceGateStat
     evidence = { Units: s.changed.map((u) => ({ Unit: u.slug, RevisionNum: u.revision, ValidationErrors: u.validationErrors })) };
     opens = `fix the validation errors in ${s.space.Slug} (a new revision the change carries)`;
   } else if (name === BUILTIN_PREREQUISITES.Released) {
-    evidence = { ReleaseTarget: s.space.ReleaseTargetID ?? null, Releases: s.published.slice(0, 5).map((x) => ({ ReleaseNum: x.ReleaseNum, Digest: x.Digest, CarriesChange: s.carries(x) })) };
+    evidence = { ReleaseTarget: s.space.ReleaseTargetID ?? null, Releases: s.published.slice(0, GATE_RELEASES_SHOWN).map((x) => ({ ReleaseNum: x.ReleaseNum, Digest: x.Digest, CarriesChange: s.carries(x) })) };
     opens = `publish a release of the change there: cub release publish ${s.space.Slug} --revision ChangeOrder:${co.slug}`;
   } else if (name === BUILTIN_PREREQUISITES.Healthy || soakDuration(name) !== undefined) {
     const latest = s.published[0];

@@ -26,10 +26,31 @@ export function digest(text: string): string {
   return createHash('sha256').update(text, 'utf8').digest('hex');
 }
 
+/** Newest first: by number, then (two Targets' Releases of one number) by when each was published. */
+const newestFirst = (a: Release, b: Release) => b.ReleaseNum - a.ReleaseNum || (a.PublishedAt < b.PublishedAt ? 1 : -1);
+
 /** The Releases of a Space, newest first. */
 export async function releasesOf(deps: UnitDeps, space: Space): Promise<Release[]> {
   const all = await deps.store.listInSpace<Release>('Release', space.SpaceID);
-  return all.sort((a, b) => b.ReleaseNum - a.ReleaseNum || (a.PublishedAt < b.PublishedAt ? 1 : -1));
+  return all.sort(newestFirst);
+}
+
+/**
+ * A Space's published Releases, newest first, read a page at a time (10, then 100) with DynamoDB's cursor
+ * until `enough` says those read suffice or none are left: what a gate reads (the newest few, and the
+ * newest carrying the change), without the Space's whole history when what it wants is recent. In the
+ * order `releasesOf` gives, as far as they go.
+ */
+export async function newestPublished(deps: Deps<UnitStore & Pick<Store, 'releasePage'>>, space: Space, enough: (newestFirst: Release[]) => boolean): Promise<Release[]> {
+  const read: Release[] = [];
+  let after: string | undefined;
+  for (let size = 10; ; size = 100) {
+    const page = await deps.store.releasePage(space.SpaceID, size, after);
+    read.push(...page.items.map((x) => x.release).filter((r) => r.Published));
+    read.sort(newestFirst);
+    if (!page.next || enough(read)) return read;
+    after = page.next;
+  }
 }
 
 /**

@@ -1,7 +1,7 @@
 import { parseAllDocuments } from 'yaml';
 import { QueryCommand } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it, vi } from 'vitest';
 import { dynamoClient } from '../../lib/store/table.ts';
 import { startEnv, type Env } from '../support/harness.ts';
 
@@ -392,6 +392,52 @@ describe('where a change order keeps its release marks', () => {
     expect(moved.status).toBe(409);
     expect(moved.body.Message).toMatch(/^tag 'release-v452-co-publish' belongs to a change order; its marks are set by the change order \(a fix is adopted into its release with ChangeOrder:<space>\/<change-order>\)$/);
     expect((await env.api.get('/space/acme-base/tag/release-v452-co-publish')).body.Marks).toEqual(before);
+  });
+});
+
+describe('what the gates read of a Space’s Releases', () => {
+  beforeEach(seeded);
+  afterEach(async () => env.close());
+
+  it('read newest first until the Release carrying the change, not the Space’s whole history, with the same answers', async () => {
+    await reach('dev');
+    // Release 1 carries the change; twelve later ones do not: each bundles the deployment as it was before the change
+    // (revision 2, Tag 'old') and the config as edited since (the Tag moved to each edit).
+    expect((await publishCo('acme-dev')).status).toBe(201);
+    expect((await env.api.post('/space/acme-dev/unit/deployment/tag', { Tag: 'old', Revision: 2 })).status).toBe(200);
+    for (let i = 0; i < 12; i++) {
+      expect((await env.api.post('/space/acme-dev/function/invoke', { FunctionName: 'set-annotation', Arguments: ['round', String(i)], UnitIDs: ['config'] })).status).toBe(200);
+      expect((await env.api.post('/space/acme-dev/unit/config/tag', { Tag: 'old', Revision: 'HeadRevisionNum', Move: true })).status).toBe(200);
+      const r = await env.api.post('/space/acme-dev/release', { Revision: 'Tag:old' });
+      expect(r.status, r.text).toBe(201);
+    }
+    const devCell = async () => {
+      const r = await env.api.get('/space/acme-base/change_order/release-v452/rollout');
+      expect(r.status, r.text).toBe(200);
+      return (r.body.Stages[0].Spaces as any[]).find((c) => c.SpaceSlug === 'acme-dev');
+    };
+    await devCell();
+    const pages = vi.spyOn(env.deps.store, 'releasePage');
+    const whole = vi.spyOn(env.deps.store, 'listInSpace');
+    const cell = await devCell();
+    const devPages = pages.mock.calls.filter(([id]) => id === ids.dev);
+    const devWhole = whole.mock.calls.filter(([kind, id]) => kind === 'Release' && id === ids.dev);
+    pages.mockRestore();
+    whole.mockRestore();
+    // Staging's prerequisites over dev: released in release 1 (on the second page), the latest (13) does not carry it.
+    expect(cell.Gates.find((g: any) => g.Prerequisite === 'Released')).toMatchObject({ Satisfied: true, Message: 'released it in release 1' });
+    expect(cell.Release).toMatchObject({ ReleaseNum: 13, CarriesChange: false });
+    expect(devPages.map(([, size]) => size)).toEqual([10, 100]);
+    expect(devWhole).toEqual([]);
+    // A Release carrying it again, newest: one page, the first.
+    expect((await publishCo('acme-dev')).status).toBe(201);
+    const again = vi.spyOn(env.deps.store, 'releasePage');
+    const now = await devCell();
+    const later = again.mock.calls.filter(([id]) => id === ids.dev).map(([, size]) => size);
+    again.mockRestore();
+    expect(now.Gates.find((g: any) => g.Prerequisite === 'Released')).toMatchObject({ Satisfied: true, Message: 'released it in release 14' });
+    expect(now.Release).toMatchObject({ ReleaseNum: 14, CarriesChange: true });
+    expect(later).toEqual([10]);
   });
 });
 

@@ -68,10 +68,11 @@ describe('a rollout, Stage by Stage and Space by Space (GET …/rollout, cub cha
     await ok(['variant', 'approve', 'acme-staging-euw1', '--change-order', 'acme-base/release-v452']);
     await ok(['hold', 'create', 'freeze-euw1', '--space', 'acme-prod-euw1', '--reason', 'datacenter move']);
     // Each Space's state is read once: the next promotion's explanation reuses what staging's cells read.
-    const reads = vi.spyOn(env.deps.store, 'listInSpace');
+    // Its Releases, newest first, a page at a time until the gates have what they read (here one page each).
+    const pages = vi.spyOn(env.deps.store, 'releasePage');
     let r = await rollout();
-    const releaseReads = reads.mock.calls.filter(([kind]) => kind === 'Release').map(([, id]) => id);
-    reads.mockRestore();
+    const releaseReads = pages.mock.calls.map(([id]) => id);
+    pages.mockRestore();
     expect(releaseReads).toHaveLength(5);
     expect(new Set(releaseReads).size).toBe(5);
     expect(r.Stages[1]!.Status).toBe('Reached');
@@ -84,9 +85,9 @@ describe('a rollout, Stage by Stage and Space by Space (GET …/rollout, cub cha
     expect(r.Next!.Gates.filter((g) => !g.Satisfied).map((g) => g.Prerequisite)).toEqual(expect.arrayContaining(['Released', 'Healthy', 'one-approver', 'Hold']));
     await ok(['variant', 'promote', '--change-order', 'acme-base/release-v452', '--target-stage', 'prod', '--force', '--force-reason', 'incident 1234']);
     // Every Stage reached: Completed is derived from Final over prod's states, which its cells already read.
-    const again = vi.spyOn(env.deps.store, 'listInSpace');
+    const again = vi.spyOn(env.deps.store, 'releasePage');
     r = await rollout();
-    const rereads = again.mock.calls.filter(([kind]) => kind === 'Release').map(([, id]) => id);
+    const rereads = again.mock.calls.map(([id]) => id);
     again.mockRestore();
     expect([rereads.length, new Set(rereads).size]).toEqual([5, 5]);
     expect(r.ChangeOrder.Completed).toBe(false);
