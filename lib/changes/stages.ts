@@ -119,7 +119,7 @@ export function readsChanged(co: ChangeOrder, names: string[]): boolean {
 /**
  * What the gates read about one Space, read now (attestations too when `o.attest`, with the caller's
  * organization's people: `o.people`, shared by the Spaces of one evaluation, reads them once). With `changed: false` the changed Units are not read (no prerequisite asked
- * needs them: see `readsChanged`), which leaves one query, its Releases.
+ * needs them: see `readsChanged`), which leaves its Releases, the newest pages of them.
  */
 export async function gateState(deps: ChangeDeps, co: ChangeOrder, marks: CoMarks, progress: Map<string, Progress>, space: Space, o: { attest?: Caller; changed?: boolean; people?: () => Promise<People> } = {}): Promise<SpaceGateState> {
   // A Release carries the change when it was published for it, or bundles every Unit the change covers in the Space at (or past) the revision its release Tag marks there.
