@@ -224,6 +224,8 @@ export abstract class DynamoWrites extends DynamoRecords {
           add(del.commit(), REASONS.stale(o.kind));
           if (scope) add(this.unclaim(scope, slugKind, slug), 'slug claim missing');
           if (o.kind === 'Release') add(e.ReleaseEntry.delete(releaseEntryOf(item)).commit(), 'release entry');
+          // A token's entry in its organization's order (a token given by its hash alone keeps it: passed over when read).
+          if (o.kind === 'ApiToken' && item.OrganizationID && item.CreatedAt && item.TokenID) add(e.TokenEntry.delete(tokenEntryOf(item)).commit(), 'token entry');
           if (o.kind === 'Space') {
             add(e.Counter.delete({ Name: releaseEntriesDone(String(item.SpaceID)) }).commit(), 'release entries');
             add(e.Counter.delete({ Name: attestationEntriesDone(String(item.SpaceID)) }).commit(), 'attestation entries');
