@@ -53,14 +53,19 @@ const byUnit = (l: Mark[]) => new Map(l.map((m) => [m.UnitID, m]));
  * (a merge never reads them; a gate over Releases does, after `withPublishMarks`): one query fewer.
  */
 export async function marksOf(deps: ChangeDeps, co: ChangeOrder, o: { publish?: boolean } = {}): Promise<CoMarks> {
-  const [s, e, p, r] = await Promise.all([deps.store.marksOfTag(co.StartTagID), deps.store.marksOfTag(co.EndTagID), o.publish === false ? undefined : deps.store.marksOfTag(co.PublishTagID, { follows: co.EndTagID }), co.RestoreTagID ? deps.store.marksOfTag(co.RestoreTagID) : []]);
+  const [s, e, p, r] = await Promise.all([deps.store.marksOfTag(co.StartTagID), deps.store.marksOfTag(co.EndTagID), o.publish === false ? undefined : releaseMarks(deps, co), co.RestoreTagID ? deps.store.marksOfTag(co.RestoreTagID) : []]);
   return { start: byUnit(s), end: byUnit(e), publish: p ? byUnit(p) : new UnreadMarks(), restore: byUnit(r) };
 }
 
 /** The marks with their publish marks read, if they were not. */
 export async function withPublishMarks(deps: ChangeDeps, co: ChangeOrder, marks: CoMarks): Promise<CoMarks> {
   if (!(marks.publish instanceof UnreadMarks)) return marks;
-  return { ...marks, publish: byUnit(await deps.store.marksOfTag(co.PublishTagID, { follows: co.EndTagID })) };
+  return { ...marks, publish: byUnit(await releaseMarks(deps, co)) };
+}
+
+/** A ChangeOrder's release marks: its release Tag's own, and where it has none on a Unit, what its end Tag marks there. */
+function releaseMarks(deps: ChangeDeps, co: ChangeOrder): Promise<Mark[]> {
+  return deps.store.marksOfTag(co.PublishTagID, { follows: co.EndTagID });
 }
 
 /** The Tag of a ChangeOrder that plays a role. */

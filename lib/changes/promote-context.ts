@@ -165,9 +165,11 @@ export async function promoteContext(deps: ChangeDeps, co: ChangeOrder, o: { pri
   const upstreamLinks = new Map<string, Promise<Link[]>>();
   if (co.UpdateType === 'UpgradeUnit') {
     for (const id of new Set((o.targets ?? []).map((t) => t.UpstreamSpaceID).filter((x): x is string => !!x))) {
-      upstreamLists.set(id, deps.store.listUnits(id));
-      upstreamLinks.set(id, deps.store.listInSpace<Link>('Link', id));
-      for (const p of [upstreamLists.get(id)!, upstreamLinks.get(id)!]) p.catch(() => undefined);
+      const [units, links] = [deps.store.listUnits(id), deps.store.listInSpace<Link>('Link', id)];
+      units.catch(() => undefined);
+      links.catch(() => undefined);
+      upstreamLists.set(id, units);
+      upstreamLinks.set(id, links);
     }
   }
   return {
