@@ -53,19 +53,19 @@ const byUnit = (l: Mark[]) => new Map(l.map((m) => [m.UnitID, m]));
  * (a merge never reads them; a gate over Releases does, after `withPublishMarks`): one query fewer.
  */
 export async function marksOf(deps: ChangeDeps, co: ChangeOrder, o: { publish?: boolean } = {}): Promise<CoMarks> {
-  const [s, e, p, r] = await Promise.all([deps.store.marksOfTag(co.StartTagID), deps.store.marksOfTag(co.EndTagID), o.publish === false ? undefined : releaseMarks(deps, co), co.RestoreTagID ? deps.store.marksOfTag(co.RestoreTagID) : []]);
-  return { start: byUnit(s), end: byUnit(e), publish: p ? byUnit(p) : new UnreadMarks(), restore: byUnit(r) };
+  // The release marks are read with the end marks (where the release Tag has none of its own, it marks what the end Tag marks).
+  const [s, ep, r] = await Promise.all([
+    deps.store.marksOfTag(co.StartTagID),
+    o.publish === false ? deps.store.marksOfTag(co.EndTagID).then((end) => ({ end, release: undefined })) : deps.store.changeOrderMarks(co.EndTagID, co.PublishTagID),
+    co.RestoreTagID ? deps.store.marksOfTag(co.RestoreTagID) : [],
+  ]);
+  return { start: byUnit(s), end: byUnit(ep.end), publish: ep.release ? byUnit(ep.release) : new UnreadMarks(), restore: byUnit(r) };
 }
 
-/** The marks with their publish marks read, if they were not. */
+/** The marks with their publish marks read, if they were not (the end Tag read again with the release Tag: they may share items). */
 export async function withPublishMarks(deps: ChangeDeps, co: ChangeOrder, marks: CoMarks): Promise<CoMarks> {
   if (!(marks.publish instanceof UnreadMarks)) return marks;
-  return { ...marks, publish: byUnit(await releaseMarks(deps, co)) };
-}
-
-/** A ChangeOrder's release marks: its release Tag's own, and where it has none on a Unit, what its end Tag marks there. */
-function releaseMarks(deps: ChangeDeps, co: ChangeOrder): Promise<Mark[]> {
-  return deps.store.marksOfTag(co.PublishTagID, { follows: co.EndTagID });
+  return { ...marks, publish: byUnit((await deps.store.changeOrderMarks(co.EndTagID, co.PublishTagID)).release) };
 }
 
 /** The Tag of a ChangeOrder that plays a role. */

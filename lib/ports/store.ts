@@ -290,11 +290,13 @@ export interface Store {
   runningJobs(): Promise<string[]>;
 
   putMark(mark: MarkWrite): Promise<void>;
+  /** A Tag's marks (a ChangeOrder's release Tag is read with its end Tag: `changeOrderMarks`). */
+  marksOfTag(tagId: string): Promise<Mark[]>;
   /**
-   * A Tag's marks. A ChangeOrder's release Tag is read with its end Tag (`follows`): where the release
-   * Tag has no mark of its own on a Unit, it marks what the end Tag marks (the store may keep the two as one).
+   * A ChangeOrder's end marks and release marks, each Tag read once: where the release Tag has no mark of
+   * its own on a Unit, it marks what the end Tag marks (the store may keep the two as one item).
    */
-  marksOfTag(tagId: string, o?: { follows?: string }): Promise<Mark[]>;
+  changeOrderMarks(endTagId: string, releaseTagId: string): Promise<{ end: Mark[]; release: Mark[] }>;
   /** A Unit's marks, of every Tag (a ChangeOrder's release marks included). */
   marksOfUnit(unitId: string): Promise<Mark[]>;
 }

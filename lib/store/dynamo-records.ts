@@ -303,7 +303,7 @@ export abstract class DynamoRecords {
     const q = this.db.TokenEntry.query.primary({ OrganizationID: orgId });
     const page = await (o.userId ? q.where((a, op) => op.eq(a.UserID, o.userId!)) : q).go({ limit, cursor: after ?? null });
     const byHash = new Map((await this.batchRead<ApiToken>(this.db.ApiToken, page.data.map((x: { TokenHash: string }) => ({ TokenHash: x.TokenHash })))).map((t) => [t.TokenHash, t]));
-    // A token deleted with its user leaves its entry: passed over.
+    // A token deleted with its user by its hash alone (past what one transaction holds) leaves its entry: passed over.
     const items = page.data.flatMap((x: { TokenHash: string }) => {
       const token = byHash.get(x.TokenHash);
       return token ? [{ token, cursor: tokenCursors.fromComposite.toCursor(tokenEntryOf(x)) }] : [];

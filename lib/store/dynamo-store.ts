@@ -302,9 +302,12 @@ export class DynamoStore extends DynamoWrites implements Store {
   async putMark(m: MarkWrite): Promise<void> {
     await this.transact([DynamoStore.markOp(m)]);
   }
-  async marksOfTag(tagId: string, o: { follows?: string } = {}): Promise<Mark[]> {
-    const [own, followed] = await Promise.all([this.storedMarksOfTag(tagId), o.follows ? this.storedMarksOfTag(o.follows) : []]);
-    return tagMarksAsRead(tagId, own, followed);
+  async marksOfTag(tagId: string): Promise<Mark[]> {
+    return tagMarksAsRead(tagId, await this.storedMarksOfTag(tagId));
+  }
+  async changeOrderMarks(endTagId: string, releaseTagId: string): Promise<{ end: Mark[]; release: Mark[] }> {
+    const [end, own] = await Promise.all([this.storedMarksOfTag(endTagId), this.storedMarksOfTag(releaseTagId)]);
+    return { end: tagMarksAsRead(endTagId, end), release: tagMarksAsRead(releaseTagId, own, end) };
   }
   async marksOfUnit(unitId: string): Promise<Mark[]> {
     return unitMarksAsRead(await this.storedMarksOfUnit(unitId));

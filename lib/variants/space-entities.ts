@@ -110,5 +110,5 @@ async function closeChangeSet(deps: Deps, space: Space, cs: ChangeSet, next: Rec
  */
 export async function marksOfTag(deps: Deps, tag: Tag): Promise<Mark[]> {
   const co = tag.ChangeOrderID ? await deps.store.getInSpace<ChangeOrder>('ChangeOrder', tag.SpaceID, tag.ChangeOrderID) : undefined;
-  return deps.store.marksOfTag(tag.TagID, co?.PublishTagID === tag.TagID ? { follows: co.EndTagID } : {});
+  return co?.PublishTagID === tag.TagID ? (await deps.store.changeOrderMarks(co.EndTagID, tag.TagID)).release : deps.store.marksOfTag(tag.TagID);
 }

@@ -228,7 +228,11 @@ export class MemoryStore implements Store {
   progressOf = async (coId: string) => this.all<Progress>('Progress', (p) => p.ChangeOrderID === coId);
   releaseCounter = async (targetId: string): Promise<ReleaseCounter> => this.one<ReleaseCounter>('ReleaseCounter', targetId) ?? { TargetID: targetId, Value: 0, Version: 0 };
   putMark = (m: MarkWrite) => this.transact([{ op: m.Move ? 'put' : 'create', kind: 'Mark', item: { TagID: m.TagID, UnitID: m.UnitID, SpaceID: m.SpaceID, RevisionNum: m.RevisionNum, UpdatedAt: m.UpdatedAt } } as StoreOp]);
-  marksOfTag = async (tagId: string, o: { follows?: string } = {}) => tagMarksAsRead(tagId, this.all<StoredMark>('Mark', (m) => m.TagID === tagId), o.follows ? this.all<StoredMark>('Mark', (m) => m.TagID === o.follows) : []);
+  marksOfTag = async (tagId: string) => tagMarksAsRead(tagId, this.all<StoredMark>('Mark', (m) => m.TagID === tagId));
+  changeOrderMarks = async (endTagId: string, releaseTagId: string) => {
+    const end = this.all<StoredMark>('Mark', (m) => m.TagID === endTagId);
+    return { end: tagMarksAsRead(endTagId, end), release: tagMarksAsRead(releaseTagId, this.all<StoredMark>('Mark', (m) => m.TagID === releaseTagId), end) };
+  };
   marksOfUnit = async (unitId: string) => unitMarksAsRead(this.all<StoredMark>('Mark', (m) => m.UnitID === unitId));
   readonly processed = new Map<string, number>();
   readonly idempotency = new Map<string, IdempotencyRecord>();
