@@ -5,7 +5,7 @@
  * ceiling of the same DynamoDB engine for the minimal write per Unit (one transaction: revision, head,
  * start and end marks; 16 in flight) measured in the same run just before and just after the promotions,
  * the ratio of the two (to the ceiling's mean); the same engine's
- * rate for the write a promotion does make (5 items per Unit, a Space's Units in one transaction, bare), for its reads alone
+ * rate for the write a promotion does make (4 items per Unit, a Space's Units in one transaction, bare), for its reads alone
  * (each Space's Units and Links) and for the two back to back, and the promotion's ratio to each; this process's CPU over
  * the promotions (in cores: Node runs the API and the promotions on one);
  * the dry run of the prod Stage (time, requests); the requests one `changeorder get` and one rollout-page
@@ -236,10 +236,10 @@ async function fleet(endpoint: string, spaces: number, unitsPer: number, justBef
 /**
  * The engine's ceiling for the least a promotion can write per Unit: one transaction of four items
  * (the revision, the head, the start and end marks), 16 in flight, the same number of Units. With
- * `perSpace`, the write a promotion does make, in bare form: five items per Unit (the Unit's head
- * updated if its Version matches, the revision with its data carrying its mutation record, the start
- * mark and the end mark carrying the release Tag, each also in the by-Unit index, and the Link's cursor
- * updated if its Version matches), a Space's `perSpace` Units in one transaction, as a promotion writes them.
+ * `perSpace`, the write a promotion does make, in bare form: four items per Unit (the Unit's head
+ * updated if its Version matches, the revision with its data carrying its mutation record, the end mark
+ * carrying the start Tag and revision and the release Tag, also in the by-Unit index, and the Link's
+ * cursor updated if its Version matches), a Space's `perSpace` Units in one transaction, as a promotion writes them.
  */
 async function ceiling(endpoint: string, units: number, perSpace = 0): Promise<number> {
   const client = dynamoClient(endpoint);
@@ -263,8 +263,7 @@ async function ceiling(endpoint: string, units: number, perSpace = 0): Promise<n
       ? [
           guarded(`space-${i % 100}`, `unit#${u}`, { Version: { N: '1' }, HeadRevisionNum: { N: '2' }, DataHash: { S: 'h'.repeat(64) }, UpdatedAt: { S: '2026-12-03T00:00:00.000Z' } }),
           item(u, 'rev#0000000002', { Data: { S: 'x'.repeat(600) }, DataHash: { S: 'h'.repeat(64) }, Description: { S: 'change order bench' }, MutationRecord: { M: { Source: { S: 'Merge' }, Changes: { S: 'x'.repeat(200) } } } }),
-          mark('start', '1'),
-          mark('end', '2', { PublishTagID: { S: 'publish' } }),
+          mark('end', '2', { StartTagID: { S: 'start' }, StartRevisionNum: { N: '1' }, PublishTagID: { S: 'publish' } }),
           guarded(`space-${i % 100}`, `link#${u}`, { Version: { N: '1' }, UpstreamLastMergedRevisionNum: { N: '2' }, gsi1pk: { S: `up-${u}` }, gsi1sk: { S: u } }),
         ]
       : [item(u, 'rev#0000000002', { Data: { S: 'x'.repeat(600) } }), item(u, 'head', { HeadRevisionNum: { N: '2' }, Version: { N: '2' } }), item(`start#${u}`, u, { RevisionNum: { N: '1' } }), item(`end#${u}`, u, { RevisionNum: { N: '2' } })];
@@ -310,7 +309,7 @@ try {
     else {
       console.log([String(out.spaces).padStart(6), String(out.units).padStart(6), out.promoteSeconds.toFixed(2).padStart(9), out.unitsPerSecond.toFixed(1).padStart(8), out.requestsPerUnit.toFixed(2).padStart(8), out.ceilingUnitsPerSecond.toFixed(1).padStart(9), out.ratio.toFixed(2).padStart(6), String(out.getRequests).padStart(7), out.jobSeconds.map((x, i) => `${x.toFixed(2)}${out.ranAs[i] === 'job' ? 'j' : ''}`).join(' / ')].join('  '));
       console.log(`        ceiling just before the promotions ${before.toFixed(1)} units/s, just after ${after.toFixed(1)} (the ratio is to their mean)`);
-      console.log(`        the promotion's own write, bare (5 items per Unit, a Space's Units in one transaction, 16 in flight): ${out.fullWriteUnitsPerSecond.toFixed(1)} units/s, ${(out.fullWriteUnitsPerSecond / out.ceilingUnitsPerSecond).toFixed(2)}x the ceiling; promote is ${out.fullWriteRatio.toFixed(2)}x of it`);
+      console.log(`        the promotion's own write, bare (4 items per Unit, a Space's Units in one transaction, 16 in flight): ${out.fullWriteUnitsPerSecond.toFixed(1)} units/s, ${(out.fullWriteUnitsPerSecond / out.ceilingUnitsPerSecond).toFixed(2)}x the ceiling; promote is ${out.fullWriteRatio.toFixed(2)}x of it`);
       console.log(`        its reads alone (each Space's Units and Links, 16 Spaces at a time): ${out.readsUnitsPerSecond.toFixed(1)} units/s; the write and the reads back to back: ${out.engineBoundUnitsPerSecond.toFixed(1)} units/s, ${(out.engineBoundUnitsPerSecond / out.ceilingUnitsPerSecond).toFixed(2)}x the ceiling; promote is ${(out.unitsPerSecond / out.engineBoundUnitsPerSecond).toFixed(2)}x of it`);
       console.log(`        this process's CPU over the promotions (API, promotions, SDK; one core is all it can use): ${out.nodeCores.toFixed(2)} cores`);
       console.log(`        dry run of prod (in the request): ${out.dryRunSeconds.toFixed(2)} s, ${out.dryRunRequests} requests`);

@@ -53,19 +53,18 @@ const byUnit = (l: Mark[]) => new Map(l.map((m) => [m.UnitID, m]));
  * (a merge never reads them; a gate over Releases does, after `withPublishMarks`): one query fewer.
  */
 export async function marksOf(deps: ChangeDeps, co: ChangeOrder, o: { publish?: boolean } = {}): Promise<CoMarks> {
-  // The release marks are read with the end marks (where the release Tag has none of its own, it marks what the end Tag marks).
-  const [s, ep, r] = await Promise.all([
-    deps.store.marksOfTag(co.StartTagID),
-    o.publish === false ? deps.store.marksOfTag(co.EndTagID).then((end) => ({ end, release: undefined })) : deps.store.changeOrderMarks(co.EndTagID, co.PublishTagID),
+  // The start and release marks are read with the end marks (where those Tags have none of their own, the end Tag's items carry them).
+  const [m, r] = await Promise.all([
+    deps.store.changeOrderMarks({ start: co.StartTagID, end: co.EndTagID, release: o.publish === false ? undefined : co.PublishTagID }),
     co.RestoreTagID ? deps.store.marksOfTag(co.RestoreTagID) : [],
   ]);
-  return { start: byUnit(s), end: byUnit(ep.end), publish: ep.release ? byUnit(ep.release) : new UnreadMarks(), restore: byUnit(r) };
+  return { start: byUnit(m.start), end: byUnit(m.end), publish: o.publish === false ? new UnreadMarks() : byUnit(m.release), restore: byUnit(r) };
 }
 
 /** The marks with their publish marks read, if they were not (the end Tag read again with the release Tag: they may share items). */
 export async function withPublishMarks(deps: ChangeDeps, co: ChangeOrder, marks: CoMarks): Promise<CoMarks> {
   if (!(marks.publish instanceof UnreadMarks)) return marks;
-  return { ...marks, publish: byUnit((await deps.store.changeOrderMarks(co.EndTagID, co.PublishTagID)).release) };
+  return { ...marks, publish: byUnit((await deps.store.changeOrderMarks({ end: co.EndTagID, release: co.PublishTagID })).release) };
 }
 
 /** The Tag of a ChangeOrder that plays a role. */
@@ -84,8 +83,8 @@ export function markOp(co: ChangeOrder, role: MarkRole, unit: Unit, rev: number,
 }
 
 /**
- * How many mark ops one transaction of marks alone takes: whole Units' three, so each Unit's release mark
- * is written with its end mark (and stored with it: lib/store/release-marks.ts).
+ * How many mark ops one transaction of marks alone takes: whole Units' three, so each Unit's start and
+ * release marks are written with its end mark (and stored with it: lib/store/change-order-marks.ts).
  */
 export const MARK_OPS_PER_TRANSACTION = TRANSACTION_MAX_ITEMS - (TRANSACTION_MAX_ITEMS % 3);
 

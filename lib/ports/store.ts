@@ -290,13 +290,14 @@ export interface Store {
   runningJobs(): Promise<string[]>;
 
   putMark(mark: MarkWrite): Promise<void>;
-  /** A Tag's marks (a ChangeOrder's release Tag is read with its end Tag: `changeOrderMarks`). */
+  /** A Tag's marks (a ChangeOrder's start and release Tags are read with its end Tag: `changeOrderMarks`). */
   marksOfTag(tagId: string): Promise<Mark[]>;
   /**
-   * A ChangeOrder's end marks and release marks, each Tag read once: where the release Tag has no mark of
-   * its own on a Unit, it marks what the end Tag marks (the store may keep the two as one item).
+   * A ChangeOrder's end marks, and its start and release marks when their Tags are given (empty when not),
+   * each Tag read once: the end Tag's items may also hold the start and release marks of their Units
+   * (the store keeps a Unit's three marks as one item where they were written together).
    */
-  changeOrderMarks(endTagId: string, releaseTagId: string): Promise<{ end: Mark[]; release: Mark[] }>;
-  /** A Unit's marks, of every Tag (a ChangeOrder's release marks included). */
+  changeOrderMarks(tags: { start?: string; end: string; release?: string }): Promise<{ start: Mark[]; end: Mark[]; release: Mark[] }>;
+  /** A Unit's marks, of every Tag (a ChangeOrder's start and release marks included). */
   marksOfUnit(unitId: string): Promise<Mark[]>;
 }

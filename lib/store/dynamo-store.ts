@@ -6,7 +6,7 @@ import type { MarkWrite, MutationPage, OrgKind, ReleaseCounter, RevisionPage, Sl
 import * as E from './entities.ts';
 import { changeOrderFilter, ID_FIELD, orgScope, spaceScope, tryCursor, userOf, type AnyEntity } from './dynamo-records.ts';
 import { DynamoWrites, GLOBAL, REASONS, releaseCounterName } from './dynamo-writes.ts';
-import { tagMarksAsRead, unitMarksAsRead, type StoredMark } from './release-marks.ts';
+import { tagMarksAsRead, unitMarksAsRead, type StoredMark } from './change-order-marks.ts';
 
 /**
  * Items as the entities declare them, each checked against the domain type it is read as: a field the
@@ -41,14 +41,11 @@ export const ITEMS_READ_AS_ENTITIES: [
 
 /** A revision without its data: what a list of revisions reads. */
 const REVISION_META = ['OrganizationID', 'SpaceID', 'UnitID', 'RevisionID', 'RevisionNum', 'Description', 'Source', 'UserID', 'ChangeSetID', 'DataHash', 'DataSize', 'CreatedAt'] as const;
+/** A revision with its data, as the domain reads it: every attribute but the mutation its item carries (not sent back at all). */
+const REVISION_READ = [...REVISION_META, 'ValidationErrors', 'Data'] as const;
 /** What a revision's mutation is read from: the revision's keys and the mutation it carries. */
 const MUTATION_CARRIERS = ['OrganizationID', 'SpaceID', 'UnitID', 'RevisionNum', 'MutationRecord'] as const;
 type CarriedMutation = { OrganizationID: string; SpaceID: string; UnitID: string; RevisionNum: number; MutationRecord?: unknown };
-/** A revision as the domain reads it: without the mutation stored in its item. */
-function withoutMutation<T extends { MutationRecord?: unknown }>(r: T): Omit<T, 'MutationRecord'> {
-  const { MutationRecord: _m, ...rest } = r;
-  return rest;
-}
 /** Revisions' and mutations' keys (UnitID, RevisionNum) as DynamoDB cursors and back. */
 const revisionCursors = createConversions(E.Revision);
 const mutationCursors = createConversions(E.Mutation) as unknown as typeof revisionCursors;
@@ -175,15 +172,15 @@ export class DynamoStore extends DynamoWrites implements Store {
     if (marks.length) await this.db.Mark.delete(marks.map((m) => ({ TagID: m.TagID, UnitID: m.UnitID }))).go();
   }
   async getRevision(unitId: string, num: number): Promise<StoredRevision | undefined> {
-    const r = (await this.db.Revision.get({ UnitID: unitId, RevisionNum: num }).go()).data;
-    return r ? withoutMutation(r) : undefined;
+    const r = (await this.db.Revision.get({ UnitID: unitId, RevisionNum: num }).go({ attributes: REVISION_READ })).data;
+    return r ? (r as StoredRevision) : undefined;
   }
   async getRevisions(keys: { UnitID: string; RevisionNum: number }[]): Promise<StoredRevision[]> {
     const out: StoredRevision[] = [];
     // BatchGetItem takes 100 keys a request; ElectroDB splits larger sets and retries what comes back unprocessed.
     for (let i = 0; i < keys.length; i += 100) {
-      const { data, unprocessed } = await this.db.Revision.get(keys.slice(i, i + 100).map((k) => ({ UnitID: k.UnitID, RevisionNum: k.RevisionNum }))).go({ unprocessed: 'item' });
-      out.push(...(data as (StoredRevision & { MutationRecord?: unknown })[]).map((r) => withoutMutation(r) as StoredRevision));
+      const { data, unprocessed } = await this.db.Revision.get(keys.slice(i, i + 100).map((k) => ({ UnitID: k.UnitID, RevisionNum: k.RevisionNum }))).go({ unprocessed: 'item', attributes: REVISION_READ });
+      out.push(...(data as StoredRevision[]));
       for (const u of unprocessed) {
         const r = await this.getRevision(String(u.UnitID), Number(u.RevisionNum));
         if (r) out.push(r);
@@ -305,14 +302,15 @@ export class DynamoStore extends DynamoWrites implements Store {
   async marksOfTag(tagId: string): Promise<Mark[]> {
     return tagMarksAsRead(tagId, await this.storedMarksOfTag(tagId));
   }
-  async changeOrderMarks(endTagId: string, releaseTagId: string): Promise<{ end: Mark[]; release: Mark[] }> {
-    const [end, own] = await Promise.all([this.storedMarksOfTag(endTagId), this.storedMarksOfTag(releaseTagId)]);
-    return { end: tagMarksAsRead(endTagId, end), release: tagMarksAsRead(releaseTagId, own, end) };
+  async changeOrderMarks(tags: { start?: string; end: string; release?: string }): Promise<{ start: Mark[]; end: Mark[]; release: Mark[] }> {
+    const own = (t?: string) => (t ? this.storedMarksOfTag(t) : Promise.resolve([]));
+    const [end, start, release] = await Promise.all([this.storedMarksOfTag(tags.end), own(tags.start), own(tags.release)]);
+    return { start: tags.start ? tagMarksAsRead(tags.start, start, end) : [], end: tagMarksAsRead(tags.end, end), release: tags.release ? tagMarksAsRead(tags.release, release, end) : [] };
   }
   async marksOfUnit(unitId: string): Promise<Mark[]> {
     return unitMarksAsRead(await this.storedMarksOfUnit(unitId));
   }
-  /** The mark items of a Tag, as stored (an end mark may carry its release mark: release-marks.ts). */
+  /** The mark items of a Tag, as stored (an end mark may carry its start and release marks: change-order-marks.ts). */
   private async storedMarksOfTag(tagId: string): Promise<StoredMark[]> {
     return (await this.db.Mark.query.primary({ TagID: tagId }).go({ pages: 'all' })).data;
   }

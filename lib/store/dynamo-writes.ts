@@ -2,7 +2,7 @@ import { Conflict, TooLarge, WriteRefused } from '../model/errors.ts';
 import type { GroupOutcome, MarkWrite, ReleaseCounter, SpaceKind, StoreOp, WriteKind } from '../ports/store.ts';
 import { TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
 import { landGroups } from '../util/groups.ts';
-import { foldReleaseMarks } from './release-marks.ts';
+import { foldChangeOrderMarks } from './change-order-marks.ts';
 import { attestationEntriesDone, attestationEntryOps, changeOrderEntryOf, DynamoRecords, tokenEntryOf, ID_FIELD, orgScope, releaseEntriesDone, releaseEntryOf, spaceScope, type AnyEntity } from './dynamo-records.ts';
 
 /**
@@ -182,7 +182,7 @@ export abstract class DynamoWrites extends DynamoRecords {
   private items(given: StoreOp[]): { items: unknown[]; reasons: string[] } {
     // DynamoDB refuses an item over 400 KB only after the call; refuse it here, before anything is sent.
     for (const o of given) checkItemSize(o.kind, o.item);
-    const ops = foldReleaseMarks(DynamoWrites.foldMutations(given));
+    const ops = foldChangeOrderMarks(DynamoWrites.foldMutations(given));
     const reasons: string[] = [];
     const e = this.e;
     const items = ops.flatMap((o) => {

@@ -296,8 +296,8 @@ export const Progress = new Entity({
 /** A Tag's mark on one Unit: at most one revision per (Tag, Unit). The GSI serves "the Tags of a Unit". */
 export const Mark = new Entity({
   model: { entity: 'mark', version: '1', service },
-  // PublishTagID: on an end mark, the ChangeOrder's release Tag it also stands for (release-marks.ts).
-  attributes: { TagID: reqStr, UnitID: reqStr, SpaceID: reqStr, RevisionNum: { type: 'number', required: true }, UpdatedAt: reqStr, ChangeOrderID: str, Role: { type: MARK_ROLES }, PublishTagID: str },
+  // On an end mark: the ChangeOrder's start Tag (and the revision it marks) and release Tag it also stands for (change-order-marks.ts).
+  attributes: { TagID: reqStr, UnitID: reqStr, SpaceID: reqStr, RevisionNum: { type: 'number', required: true }, UpdatedAt: reqStr, ChangeOrderID: str, Role: { type: MARK_ROLES }, PublishTagID: str, StartTagID: str, StartRevisionNum: num },
   indexes: {
     primary: primary(['TagID'], ['UnitID']),
     byUnit: { index: 'gsi1', pk: key(['UnitID'], 'gsi1pk'), sk: key(['TagID'], 'gsi1sk') },

@@ -105,10 +105,12 @@ async function closeChangeSet(deps: Deps, space: Space, cs: ChangeSet, next: Rec
 }
 
 /**
- * A Tag's marks. A ChangeOrder's release Tag also marks what its end Tag marks where it has no mark of
- * its own (the store may keep the two as one item), so it is read with its ChangeOrder's end Tag.
+ * A Tag's marks. A ChangeOrder's start and release Tags are read with its end Tag: where they have no
+ * mark of their own on a Unit, the end mark's item holds theirs (the store keeps a Unit's three as one).
  */
 export async function marksOfTag(deps: Deps, tag: Tag): Promise<Mark[]> {
   const co = tag.ChangeOrderID ? await deps.store.getInSpace<ChangeOrder>('ChangeOrder', tag.SpaceID, tag.ChangeOrderID) : undefined;
-  return co?.PublishTagID === tag.TagID ? (await deps.store.changeOrderMarks(co.EndTagID, tag.TagID)).release : deps.store.marksOfTag(tag.TagID);
+  if (co?.StartTagID === tag.TagID) return (await deps.store.changeOrderMarks({ start: tag.TagID, end: co.EndTagID })).start;
+  if (co?.PublishTagID === tag.TagID) return (await deps.store.changeOrderMarks({ end: co.EndTagID, release: tag.TagID })).release;
+  return deps.store.marksOfTag(tag.TagID);
 }

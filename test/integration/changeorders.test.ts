@@ -325,7 +325,7 @@ describe.shuffle('a change order through dev, staging and prod', () => {
   });
 });
 
-describe('where a change order keeps its release marks', () => {
+describe('where a change order keeps its start and release marks', () => {
   beforeEach(seeded);
   afterEach(async () => env.close());
 
@@ -342,24 +342,28 @@ describe('where a change order keeps its release marks', () => {
   /** A Tag's marks in one Space, as the API shows them: Unit → revision. */
   const marksIn = async (tag: string, space: string) => Object.fromEntries(((await env.api.get(`/space/acme-base/tag/${tag}`)).body.Marks as any[]).filter((m) => m.SpaceID === ids[space]).map((m) => [m.UnitID, m.RevisionNum]));
 
-  it('keeps each promoted Unit’s release mark in its end mark (one item fewer) and reads it as a mark of its own everywhere', async () => {
+  it('keeps each promoted Unit’s start and release marks in its end mark (one item, not three) and reads them as marks of their own everywhere', async () => {
     await reach('dev');
     const c = await co();
     const dep = (await env.api.get('/space/acme-dev/unit/deployment')).body;
     const items = (await storedMarks(dep.UnitID)).filter((m) => m.ChangeOrderID === c.ChangeOrderID);
-    // Two items where three marks were written: the end mark carries the release Tag.
-    expect(items.map((m) => [m.Role, m.RevisionNum, m.PublishTagID]).sort()).toEqual([
-      ['end', dep.HeadRevisionNum, c.PublishTagID],
-      ['start', dep.HeadRevisionNum - 1, undefined],
-    ]);
-    // Read as before: the release Tag marks what the end Tag marks, in the Tag, on the revision, and for a Release.
+    // One item where three marks were written: the end mark carries the start Tag and revision and the release Tag.
+    expect(items.map((m) => [m.Role, m.RevisionNum, m.StartTagID, m.StartRevisionNum, m.PublishTagID])).toEqual([['end', dep.HeadRevisionNum, c.StartTagID, dep.HeadRevisionNum - 1, c.PublishTagID]]);
+    // Read as before: the release Tag marks what the end Tag marks, in the Tag, on the revision, and for a Release;
+    // the start Tag marks the revision before, in the Tag and on that revision.
     const end = await marksIn('release-v452-co-end', 'dev');
     expect(Object.keys(end)).toHaveLength(2);
     expect(end[dep.UnitID]).toBe(dep.HeadRevisionNum);
     expect(await marksIn('release-v452-co-publish', 'dev')).toEqual(end);
+    const start = await marksIn('release-v452-co-start', 'dev');
+    expect(Object.keys(start).sort()).toEqual(Object.keys(end).sort());
+    expect(start[dep.UnitID]).toBe(dep.HeadRevisionNum - 1);
     const rev = (await env.api.get(`/space/acme-dev/unit/deployment/revision/${dep.HeadRevisionNum}`)).body;
     expect(Object.keys(rev.Tags).sort()).toEqual([c.EndTagID, c.PublishTagID].sort());
     expect(rev.Tags).not.toHaveProperty('PublishTagID');
+    const before = (await env.api.get(`/space/acme-dev/unit/deployment/revision/${dep.HeadRevisionNum - 1}`)).body;
+    expect(Object.keys(before.Tags)).toContain(c.StartTagID);
+    expect(before.Tags).not.toHaveProperty('StartTagID');
     const dry = await env.api.post('/space/acme-dev/release', { Revision: 'ChangeOrder:acme-base/release-v452', DryRun: true });
     expect(dry.body.Units.find((u: any) => u.Slug === 'deployment').RevisionNum).toBe(dep.HeadRevisionNum);
 
@@ -371,10 +375,10 @@ describe('where a change order keeps its release marks', () => {
     expect((await storedMarks(dep.UnitID)).filter((m) => m.ChangeOrderID === c.ChangeOrderID).map((m) => [m.Role, m.RevisionNum]).sort()).toEqual([
       ['end', dep.HeadRevisionNum],
       ['publish', fixed],
-      ['start', dep.HeadRevisionNum - 1],
     ]);
     expect(await marksIn('release-v452-co-publish', 'dev')).toEqual({ ...end, [dep.UnitID]: fixed });
     expect(await marksIn('release-v452-co-end', 'dev')).toEqual(end);
+    expect(await marksIn('release-v452-co-start', 'dev')).toEqual(start);
     const release = await publishCo('acme-dev');
     expect(release.status).toBe(201);
     expect(release.body.Units.find((u: any) => u.Slug === 'deployment').RevisionNum).toBe(fixed);

@@ -15,16 +15,20 @@ import { cubAt } from '../support/cli.ts';
  * history): counted by command and by what each request touches, so a read that comes back per Space,
  * per Unit or per Release shows here.
  */
-const requests: { command: string; keys: string[]; limit?: number }[] = [];
+const requests: { command: string; keys: string[]; limit?: number; projection?: string[] }[] = [];
 let counting = false;
 const client = dynamoClient(inject('dynamoEndpoint'));
 client.middlewareStack.add(
   (next, context) => async (args) => {
     if (counting) {
-      const input = args.input as { Key?: Record<string, unknown>; ExpressionAttributeValues?: Record<string, unknown>; RequestItems?: Record<string, { Keys?: Record<string, unknown>[] }>; Limit?: number };
+      type Projected = { ProjectionExpression?: string; ExpressionAttributeNames?: Record<string, string> };
+      const input = args.input as Projected & { Key?: Record<string, unknown>; ExpressionAttributeValues?: Record<string, unknown>; RequestItems?: Record<string, Projected & { Keys?: Record<string, unknown>[] }>; Limit?: number };
       const values = (o?: Record<string, unknown>) => Object.values(o ?? {}).map(String).join(' ');
       const keys = input.RequestItems ? Object.values(input.RequestItems).flatMap((r) => (r.Keys ?? []).map(values)) : [values(input.Key ?? input.ExpressionAttributeValues)];
-      requests.push({ command: String(context.commandName).replace('Command', ''), keys, limit: input.Limit });
+      // The attributes asked for, by name (none: the whole item).
+      const p: Projected = input.RequestItems ? (Object.values(input.RequestItems)[0] ?? {}) : input;
+      const projection = p.ProjectionExpression?.split(',').map((a) => p.ExpressionAttributeNames?.[a.trim()] ?? a.trim());
+      requests.push({ command: String(context.commandName).replace('Command', ''), keys, limit: input.Limit, projection });
     }
     return next(args);
   },
@@ -95,6 +99,9 @@ describe('a promotion into a stage of 5 Spaces × 3 Units', () => {
     const batches = requests.filter((q) => q.command === 'BatchGetItem');
     expect(batches.map((b) => b.keys.length)).toEqual([2, 6 + 15]);
     expect(batches[0]!.keys.map((k) => k.split(' ')[1]!.split('#')[0])).toEqual(['$space_1', '$slug_1']);
+    // The revisions' data, without the mutation each revision's item carries.
+    expect(batches[1]!.projection).toEqual(expect.arrayContaining(['Data', 'DataHash', 'RevisionNum', 'Description']));
+    expect(batches[1]!.projection).not.toContain('MutationRecord');
     // Each Space's Units and Links listed once, and the base's (the upstream side) once.
     expect(of('Query', '$unit_1#UnitID_')).toHaveLength(6);
     expect(of('Query', '$link_1#LinkID_')).toHaveLength(6);

@@ -4,7 +4,7 @@ import { landGroups } from '../../lib/util/groups.ts';
 import type { GroupOutcome, IdempotencyRecord, JobPartRecord, JobRecord, SlugPage, MarkWrite, OrgKind, OutboxItem, ReleaseCounter, SluggedInSpace, SpaceKind, Store, StoreOp, WriteKind } from '../../lib/ports/store.ts';
 import { TRANSACTION_MAX_ITEMS } from '../../lib/util/chunk.ts';
 import { inForce } from '../../lib/model/holds.ts';
-import { foldReleaseMarks, tagMarksAsRead, unitMarksAsRead, type StoredMark } from '../../lib/store/release-marks.ts';
+import { foldChangeOrderMarks, tagMarksAsRead, unitMarksAsRead, type StoredMark } from '../../lib/store/change-order-marks.ts';
 
 type Item = Record<string, any>;
 
@@ -98,8 +98,8 @@ export class MemoryStore implements Store {
         if (slugKey) slugs.delete(slugKey);
       }
     }
-    // Stored as the table stores them: a release mark created with its end mark is carried by it.
-    for (const o of foldReleaseMarks(ops)) {
+    // Stored as the table stores them: start and release marks created with their end mark are carried by it.
+    for (const o of foldChangeOrderMarks(ops)) {
       const item = copy(o.item as Item);
       for (const k of Object.keys(item)) if (item[k] === undefined) delete item[k];
       if (o.op === 'delete') this.table(o.kind).delete(keyOf(o.kind, item));
@@ -229,9 +229,10 @@ export class MemoryStore implements Store {
   releaseCounter = async (targetId: string): Promise<ReleaseCounter> => this.one<ReleaseCounter>('ReleaseCounter', targetId) ?? { TargetID: targetId, Value: 0, Version: 0 };
   putMark = (m: MarkWrite) => this.transact([{ op: m.Move ? 'put' : 'create', kind: 'Mark', item: { TagID: m.TagID, UnitID: m.UnitID, SpaceID: m.SpaceID, RevisionNum: m.RevisionNum, UpdatedAt: m.UpdatedAt } } as StoreOp]);
   marksOfTag = async (tagId: string) => tagMarksAsRead(tagId, this.all<StoredMark>('Mark', (m) => m.TagID === tagId));
-  changeOrderMarks = async (endTagId: string, releaseTagId: string) => {
-    const end = this.all<StoredMark>('Mark', (m) => m.TagID === endTagId);
-    return { end: tagMarksAsRead(endTagId, end), release: tagMarksAsRead(releaseTagId, this.all<StoredMark>('Mark', (m) => m.TagID === releaseTagId), end) };
+  changeOrderMarks = async (tags: { start?: string; end: string; release?: string }) => {
+    const end = this.all<StoredMark>('Mark', (m) => m.TagID === tags.end);
+    const read = (t?: string) => (t ? tagMarksAsRead(t, this.all<StoredMark>('Mark', (m) => m.TagID === t), end) : []);
+    return { start: read(tags.start), end: tagMarksAsRead(tags.end, end), release: read(tags.release) };
   };
   marksOfUnit = async (unitId: string) => unitMarksAsRead(this.all<StoredMark>('Mark', (m) => m.UnitID === unitId));
   readonly processed = new Map<string, number>();
