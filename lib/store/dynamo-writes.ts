@@ -36,6 +36,32 @@ function checkItemSize(kind: string, item: object): void {
   }
 }
 
+/** An update as ElectroDB builds it for a transaction. */
+type UpdateParams = { UpdateExpression: string; ConditionExpression?: string; ExpressionAttributeNames: Record<string, string>; ExpressionAttributeValues: Record<string, unknown> };
+
+/**
+ * An update that no longer sets the named attributes (each `#name = :value` of its SET clause), their
+ * placeholders gone where nothing else uses them; unchanged when that would leave nothing to set.
+ */
+export function withoutSetting(u: UpdateParams, names: Set<string>): void {
+  const m = /^SET (.+?)( REMOVE .+)?$/.exec(u.UpdateExpression);
+  if (!m) return;
+  const parts = m[1]!.split(', ');
+  const kept = parts.filter((p) => {
+    const [name] = p.split(' = ');
+    return !names.has(u.ExpressionAttributeNames[name!] ?? '');
+  });
+  if (kept.length === parts.length || !kept.length) return;
+  u.UpdateExpression = `SET ${kept.join(', ')}${m[2] ?? ''}`;
+  const used = `${u.UpdateExpression} ${u.ConditionExpression ?? ''}`;
+  for (const p of parts) {
+    if (kept.includes(p)) continue;
+    const [name, value] = p.split(' = ');
+    if (!new RegExp(`${name}\\b`).test(used)) delete u.ExpressionAttributeNames[name!];
+    if (!new RegExp(`${value}\\b`).test(used)) delete u.ExpressionAttributeValues[value!];
+  }
+}
+
 /** The write half of the Store: `transact` and what it is made of. */
 export abstract class DynamoWrites extends DynamoRecords {
   /**
@@ -83,7 +109,11 @@ export abstract class DynamoWrites extends DynamoRecords {
     }
     let op = entity.patch(keys).set(set);
     if (remove.length) op = op.remove(remove);
-    return op.where((a: AnyEntity, o: AnyEntity) => o.eq(a.Version, expectedVersion)).commit();
+    const params = op.where((a: AnyEntity, o: AnyEntity) => o.eq(a.Version, expectedVersion)).commit() as { Update: UpdateParams };
+    // The item is there at the Version read, written by this entity with these keys: its key fields and
+    // ElectroDB's entity name and version, which a patch sets again, are already what they would be set to.
+    if (before) withoutSetting(params.Update, new Set([...Object.keys(keys), '__edb_e__', '__edb_v__']));
+    return params;
   }
 
   protected claim(scope: string, kind: string, slug: string, id: string): unknown {

@@ -84,6 +84,9 @@ describe('groups of writes on DynamoDB', () => {
     expect(expressions[0]).toMatch(/#Slug\b/);
     expect(expressions[1]).not.toMatch(/#Slug\b|#Labels\b|#CreatedAt\b|#Squash\b/);
     expect(expressions[1]).toMatch(/#ToUnitID\b.*REMOVE #DisplayName/);
+    // Nor the key's fields, or the entity's name and version ElectroDB keeps on the item: they are what they were.
+    expect(expressions[0]).toMatch(/#LinkID = .*#__edb_e__ = /);
+    expect(expressions[1]).not.toMatch(/#SpaceID\b|#LinkID\b|#__edb_e__|#__edb_v__/);
     // A stale Version is still refused.
     await expect(store.transact([{ op: 'update', kind: 'Link', item: { ...change(link('diff')), Version: 3 }, expectedVersion: 1, before: link('diff') }])).rejects.toThrow(/changed by someone else/);
   });
