@@ -99,6 +99,8 @@ export function changeOrderFilter(o: { notCompleted?: boolean; notAborted?: bool
  * deploy's rollover takes minutes. One backfill at least this long after the first catches them.
  */
 export const ENTRIES_SETTLE_MS = 15 * 60_000;
+/** The most entries markers one store remembers (then it forgets them and reads each again once). */
+const MARKERS_KEPT = 100_000;
 /** Release entries' keys as DynamoDB cursors and back. */
 const entryCursors = createConversions(E.ReleaseEntry);
 /**
@@ -120,6 +122,12 @@ export abstract class DynamoRecords {
 
   /** The store's clock: only when an entries backfill is settled depends on it. */
   protected readonly clock: () => Date;
+  /**
+   * Entries markers this store has read or written, by name: when each was first written and whether it
+   * has settled. A settled marker stays so, and inside its settling window a backfill is not run whatever
+   * the marker says, so either spares the marker's read (a Space's Releases page is then one query).
+   */
+  private readonly markers = new Map<string, { created: number; settled: boolean }>();
 
   constructor(client: unknown, table: string, clock: () => Date = () => new Date()) {
     this.clock = clock;
@@ -326,17 +334,30 @@ export abstract class DynamoRecords {
    * that writes no entries) wrote while a deploy rolled over. Written with the same content however
    * often, so two at once are harmless.
    */
+  /** Forgets the entries markers this store knew: it reads each again, as a process just started would (tests that rewrite the table as an earlier version left it). */
+  forgetEntriesMarkers(): void {
+    this.markers.clear();
+  }
+
   private async backfillUntilSettled(name: string, fill: () => Promise<number>): Promise<void> {
-    const marker = (await this.db.Counter.get({ Name: name }).go()).data;
     const now = this.clock().getTime();
+    const known = this.markers.get(name);
+    if (known && (known.settled || now - known.created < ENTRIES_SETTLE_MS)) return;
+    const marker = (await this.db.Counter.get({ Name: name }).go()).data;
+    const remember = (created: number, checked: number) => {
+      // One entry per Space (and organization) read; a long-lived process forgets them all now and then.
+      if (this.markers.size >= MARKERS_KEPT) this.markers.clear();
+      this.markers.set(name, { created, settled: checked - created >= ENTRIES_SETTLE_MS });
+    };
     if (marker?.CreatedAt) {
       const created = Date.parse(marker.CreatedAt);
-      const settled = Date.parse(marker.CheckedAt ?? marker.CreatedAt) - created >= ENTRIES_SETTLE_MS;
-      if (settled || now - created < ENTRIES_SETTLE_MS) return;
+      remember(created, Date.parse(marker.CheckedAt ?? marker.CreatedAt));
+      if (this.markers.get(name)!.settled || now - created < ENTRIES_SETTLE_MS) return;
     }
     const count = await fill();
     const at = new Date(now).toISOString();
     await this.db.Counter.put({ Name: name, Value: count, Version: 1, CreatedAt: marker?.CreatedAt ?? at, CheckedAt: at }).go();
+    remember(marker?.CreatedAt ? Date.parse(marker.CreatedAt) : now, now);
   }
 
   async attestationById(spaceId: string, attestationId: string): Promise<AttestationView | undefined> {
