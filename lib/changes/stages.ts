@@ -92,10 +92,9 @@ export async function attestationsOf(deps: ChangeDeps, space: Space): Promise<At
   return all.map((a) => ({ ...a, ...(revokedBy.has(a.AttestationID) ? { RevokedBy: revokedBy.get(a.AttestationID) } : {}) }));
 }
 
-/** The authors of a Unit's revisions in (start, upTo]: who wrote the change there. */
+/** The authors of a Unit's revisions in (start, upTo]: who wrote the change there (those revisions read, not the Unit's history). */
 export async function authorsOf(deps: ChangeDeps, unitId: string, start: number, upTo: number): Promise<string[]> {
-  const revs = await deps.store.listRevisions(unitId);
-  return [...new Set(revs.filter((r) => r.RevisionNum > start && r.RevisionNum <= upTo).map((r) => r.UserID))];
+  return [...new Set((await deps.store.revisionsBetween(unitId, start, upTo)).map((r) => r.UserID))];
 }
 
 /**

@@ -197,6 +197,8 @@ export interface Store {
   /** Several revisions at once (any that exist), in as few requests as the store allows. */
   getRevisions(keys: { UnitID: string; RevisionNum: number }[]): Promise<StoredRevision[]>;
   listRevisions(unitId: string): Promise<Revision[]>;
+  /** A Unit's revisions after `after` up to `upTo` (without their data), in order: one range read, however long the Unit's history. */
+  revisionsBetween(unitId: string, after: number, upTo: number): Promise<Revision[]>;
   listMutations(unitId: string): Promise<Mutation[]>;
 
   createInSpace<T extends { SpaceID: string; Slug: string }>(kind: SpaceKind, item: T, also?: { marks?: MarkWrite[] }): Promise<void>;

@@ -41,8 +41,8 @@ export const ITEMS_READ_AS_ENTITIES: [
 
 /** A revision without its data: what a list of revisions reads. */
 const REVISION_META = ['OrganizationID', 'SpaceID', 'UnitID', 'RevisionID', 'RevisionNum', 'Description', 'Source', 'UserID', 'ChangeSetID', 'DataHash', 'DataSize', 'CreatedAt'] as const;
-/** A revision with its data, as the domain reads it: every attribute but the mutation its item carries (not sent back at all). */
-const REVISION_READ = [...REVISION_META, 'ValidationErrors', 'Data'] as const;
+/** A revision with its data, as the domain reads it: every attribute of the entity but the mutation its item carries (not sent back at all). */
+const REVISION_READ = Object.keys((E.Revision as unknown as { schema: { attributes: object } }).schema.attributes).filter((a) => a !== 'MutationRecord') as never[];
 /** What a revision's mutation is read from: the revision's keys and the mutation it carries. */
 const MUTATION_CARRIERS = ['OrganizationID', 'SpaceID', 'UnitID', 'RevisionNum', 'MutationRecord'] as const;
 type CarriedMutation = { OrganizationID: string; SpaceID: string; UnitID: string; RevisionNum: number; MutationRecord?: unknown };
@@ -187,6 +187,10 @@ export class DynamoStore extends DynamoWrites implements Store {
       }
     }
     return out;
+  }
+  async revisionsBetween(unitId: string, after: number, upTo: number): Promise<Revision[]> {
+    if (upTo <= after) return [];
+    return (await this.db.Revision.query.primary({ UnitID: unitId }).between({ RevisionNum: after + 1 }, { RevisionNum: upTo }).go({ pages: 'all', attributes: REVISION_META })).data;
   }
   async listRevisions(unitId: string): Promise<Revision[]> {
     return (await this.db.Revision.query.primary({ UnitID: unitId }).go({ pages: 'all', attributes: REVISION_META })).data;

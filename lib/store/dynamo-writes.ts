@@ -44,9 +44,11 @@ type UpdateParams = { UpdateExpression: string; ConditionExpression?: string; Ex
  * placeholders gone where nothing else uses them; unchanged when that would leave nothing to set.
  */
 export function withoutSetting(u: UpdateParams, names: Set<string>): void {
-  const m = /^SET (.+?)( REMOVE .+)?$/.exec(u.UpdateExpression);
+  const m = /^SET (.+?)( REMOVE [#\w, ]+)?$/.exec(u.UpdateExpression);
   if (!m) return;
   const parts = m[1]!.split(', ');
+  // Plain assignments only (`#name = :value`): anything else is left as it is.
+  if (!parts.every((p) => /^#\w+ = :\w+$/.test(p))) return;
   const kept = parts.filter((p) => {
     const [name] = p.split(' = ');
     return !names.has(u.ExpressionAttributeNames[name!] ?? '');

@@ -105,6 +105,14 @@ describe('groups of writes on DynamoDB', () => {
     expect((await store.getRevisions([{ UnitID: 'u1', RevisionNum: 1 }]))[0]).toEqual(revision(1, 'small'));
     expect(await store.listMutations('u1')).toEqual([mutation(1, 'one'), mutation(2, big)]);
     expect((await store.mutationPage('u1', 5)).items.map((i) => i.mutation)).toEqual([mutation(2, big), mutation(1, 'one')]);
+    // A range of revisions is read as it is asked, (after, upTo], without their data.
+    for (let n = 3; n <= 12; n++) await store.transact([{ op: 'create', kind: 'Revision', item: revision(n, `d${n}`) }, { op: 'create', kind: 'Mutation', item: mutation(n, `v${n}`) }]);
+    const range = async (after: number, upTo: number) => (await store.revisionsBetween('u1', after, upTo)).map((r) => r.RevisionNum);
+    expect(await range(3, 10)).toEqual([4, 5, 6, 7, 8, 9, 10]);
+    expect(await range(0, 2)).toEqual([1, 2]);
+    expect(await range(9, 12)).toEqual([10, 11, 12]);
+    expect(await range(10, 10)).toEqual([]);
+    expect((await store.revisionsBetween('u1', 4, 5))[0]).toEqual({ ...revision(5, ''), Data: undefined, DataSize: 2 });
     // A second write of revision 1 (a race) is still refused, carried mutation or not.
     await expect(store.transact([{ op: 'create', kind: 'Revision', item: revision(1, 'again') }, { op: 'create', kind: 'Mutation', item: mutation(1, 'again') }])).rejects.toThrow(/another write made that revision first/);
   });
