@@ -328,36 +328,36 @@ export abstract class DynamoRecords {
     });
   }
 
+  /** Forgets the entries markers this store knew: it reads each again, as a process just started would (tests that rewrite the table as an earlier version left it). */
+  forgetEntriesMarkers(): void {
+    this.markers.clear();
+  }
+
   /**
    * Runs a backfill of entries unless its marker says it is settled: the first paged read runs it, and one
    * more read at least ENTRIES_SETTLE_MS later runs it again, which catches what an earlier version (one
    * that writes no entries) wrote while a deploy rolled over. Written with the same content however
    * often, so two at once are harmless.
    */
-  /** Forgets the entries markers this store knew: it reads each again, as a process just started would (tests that rewrite the table as an earlier version left it). */
-  forgetEntriesMarkers(): void {
-    this.markers.clear();
-  }
-
   private async backfillUntilSettled(name: string, fill: () => Promise<number>): Promise<void> {
     const now = this.clock().getTime();
     const known = this.markers.get(name);
     if (known && (known.settled || now - known.created < ENTRIES_SETTLE_MS)) return;
     const marker = (await this.db.Counter.get({ Name: name }).go()).data;
+    /** Remembers the marker as written first at `created` and last checked at `checked`. */
     const remember = (created: number, checked: number) => {
       // One entry per Space (and organization) read; a long-lived process forgets them all now and then.
       if (this.markers.size >= MARKERS_KEPT) this.markers.clear();
-      this.markers.set(name, { created, settled: checked - created >= ENTRIES_SETTLE_MS });
+      const settled = checked - created >= ENTRIES_SETTLE_MS;
+      this.markers.set(name, { created, settled });
+      return settled;
     };
-    if (marker?.CreatedAt) {
-      const created = Date.parse(marker.CreatedAt);
-      remember(created, Date.parse(marker.CheckedAt ?? marker.CreatedAt));
-      if (this.markers.get(name)!.settled || now - created < ENTRIES_SETTLE_MS) return;
-    }
+    const created = marker?.CreatedAt ? Date.parse(marker.CreatedAt) : undefined;
+    if (created !== undefined && (remember(created, Date.parse(marker!.CheckedAt ?? marker!.CreatedAt!)) || now - created < ENTRIES_SETTLE_MS)) return;
     const count = await fill();
     const at = new Date(now).toISOString();
     await this.db.Counter.put({ Name: name, Value: count, Version: 1, CreatedAt: marker?.CreatedAt ?? at, CheckedAt: at }).go();
-    remember(marker?.CreatedAt ? Date.parse(marker.CreatedAt) : now, now);
+    remember(created ?? now, now);
   }
 
   async attestationById(spaceId: string, attestationId: string): Promise<AttestationView | undefined> {
