@@ -130,7 +130,7 @@ async function approveSpace(deps: ChangeDeps, caller: Caller, plan: ApprovePlan,
   if (!picked.length) {
     return { entry: { SpaceID: space.SpaceID, SpaceSlug: space.Slug, Action: 'Skipped', Reason: co ? `no Unit there carries change order '${co.Slug}'` : o.All ? 'no Unit matches' : 'no Unit a Release would publish (a Space without a release Target needs --all)', Units: units } };
   }
-  const found = await deps.store.getRevisions(picked.map((u) => ({ UnitID: u.UnitID, RevisionNum: u.RevisionNum! })));
+  const found = await deps.store.revisionsAt(picked.map((u) => ({ UnitID: u.UnitID, RevisionNum: u.RevisionNum! })));
   const hash = new Map(found.map((r) => [`${r.UnitID}#${r.RevisionNum}`, r.DataHash]));
   const revisions: AttestedRevision[] = picked.map((u) => {
     const h = hash.get(`${u.UnitID}#${u.RevisionNum}`);

@@ -1,4 +1,4 @@
-import type { Attestation, AttestationView, Caller, ChangeOrder, ChangeOrderView, Filter, Progress, Release, Space } from '../model/entities.ts';
+import type { Attestation, AttestationView, Caller, ChangeOrder, ChangeOrderView, Filter, Mark, Progress, Release, Space } from '../model/entities.ts';
 import { Invalid } from '../model/errors.ts';
 import type { AttestationFacts } from '../gates/attestations.ts';
 import { GATE_RELEASES_SHOWN, type GateChangeOrder, type SpaceGateState } from '../gates/prerequisites.ts';
@@ -129,11 +129,15 @@ export async function gateState(deps: ChangeDeps, co: ChangeOrder, marks: CoMark
   const published = newestPublished(deps, space, (read) => read.length >= GATE_RELEASES_SHOWN && read.some(carries));
   published.catch(() => undefined);
   const changedMarks = o.changed === false ? [] : [...marks.end.values()].filter((m) => m.SpaceID === space.SpaceID && marks.start.get(m.UnitID)?.RevisionNum !== m.RevisionNum);
-  const units = new Map(changedMarks.length ? (await deps.store.listUnits(space.SpaceID)).map((u) => [u.UnitID, u]) : []);
+  // What a Release of the change bundles of each changed Unit: its revisions (hash and validation errors, not data) in one batch.
+  const revisionOf = (m: Mark) => marks.publish.get(m.UnitID)?.RevisionNum ?? m.RevisionNum;
+  const [listed, revisions] = changedMarks.length ? await Promise.all([deps.store.listUnits(space.SpaceID), deps.store.revisionsAt(changedMarks.map((m) => ({ UnitID: m.UnitID, RevisionNum: revisionOf(m) })))]) : [[], []];
+  const units = new Map(listed.map((u) => [u.UnitID, u]));
+  const byKey = new Map(revisions.map((r) => [`${r.UnitID}#${r.RevisionNum}`, r]));
   const changed = await Promise.all(
     changedMarks.map(async (m) => {
-      const rev = marks.publish.get(m.UnitID)?.RevisionNum ?? m.RevisionNum;
-      const r = await deps.store.getRevision(m.UnitID, rev);
+      const rev = revisionOf(m);
+      const r = byKey.get(`${m.UnitID}#${rev}`);
       const authors = o.attest ? await authorsOf(deps, m.UnitID, marks.start.get(m.UnitID)?.RevisionNum ?? 0, rev) : [];
       return { slug: units.get(m.UnitID)?.Slug ?? m.UnitID, revision: rev, validationErrors: r?.ValidationErrors ?? {}, unitId: m.UnitID, end: m.RevisionNum, dataHash: r?.DataHash ?? '', authors };
     }),

@@ -196,6 +196,8 @@ export interface Store {
   getRevision(unitId: string, num: number): Promise<StoredRevision | undefined>;
   /** Several revisions at once (any that exist), in as few requests as the store allows. */
   getRevisions(keys: { UnitID: string; RevisionNum: number }[]): Promise<StoredRevision[]>;
+  /** Several revisions at once without their data (their hashes and validation errors are what is read), as `getRevisions` reads them. */
+  revisionsAt(keys: { UnitID: string; RevisionNum: number }[]): Promise<Revision[]>;
   listRevisions(unitId: string): Promise<Revision[]>;
   /** A Unit's revisions after `after` up to `upTo` (without their data), in order: one range read, however long the Unit's history. */
   revisionsBetween(unitId: string, after: number, upTo: number): Promise<Revision[]>;

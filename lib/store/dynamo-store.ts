@@ -43,6 +43,8 @@ export const ITEMS_READ_AS_ENTITIES: [
 const REVISION_META = ['OrganizationID', 'SpaceID', 'UnitID', 'RevisionID', 'RevisionNum', 'Description', 'Source', 'UserID', 'ChangeSetID', 'DataHash', 'DataSize', 'CreatedAt'] as const;
 /** A revision with its data, as the domain reads it: every attribute of the entity but the mutation its item carries (not sent back at all). */
 const REVISION_READ = Object.keys((E.Revision as unknown as { schema: { attributes: object } }).schema.attributes).filter((a) => a !== 'MutationRecord') as never[];
+/** A revision without its data or mutation: its hash and validation errors with the rest of what a list reads. */
+const REVISION_FACTS = REVISION_READ.filter((a) => a !== 'Data');
 /** What a revision's mutation is read from: the revision's keys and the mutation it carries. */
 const MUTATION_CARRIERS = ['OrganizationID', 'SpaceID', 'UnitID', 'RevisionNum', 'MutationRecord'] as const;
 type CarriedMutation = { OrganizationID: string; SpaceID: string; UnitID: string; RevisionNum: number; MutationRecord?: unknown };
@@ -175,15 +177,21 @@ export class DynamoStore extends DynamoWrites implements Store {
     const r = (await this.db.Revision.get({ UnitID: unitId, RevisionNum: num }).go({ attributes: REVISION_READ })).data;
     return r ? (r as StoredRevision) : undefined;
   }
-  async getRevisions(keys: { UnitID: string; RevisionNum: number }[]): Promise<StoredRevision[]> {
-    const out: StoredRevision[] = [];
-    // BatchGetItem takes 100 keys a request; ElectroDB splits larger sets and retries what comes back unprocessed.
+  getRevisions(keys: { UnitID: string; RevisionNum: number }[]): Promise<StoredRevision[]> {
+    return this.revisionBatches<StoredRevision>(keys, REVISION_READ);
+  }
+  revisionsAt(keys: { UnitID: string; RevisionNum: number }[]): Promise<Revision[]> {
+    return this.revisionBatches<Revision>(keys, REVISION_FACTS);
+  }
+  /** Revisions by key, these attributes of each: BatchGetItem takes 100 keys a request; ElectroDB splits larger sets, and what comes back unprocessed is read alone. */
+  private async revisionBatches<T>(keys: { UnitID: string; RevisionNum: number }[], attributes: never[]): Promise<T[]> {
+    const out: T[] = [];
     for (let i = 0; i < keys.length; i += 100) {
-      const { data, unprocessed } = await this.db.Revision.get(keys.slice(i, i + 100).map((k) => ({ UnitID: k.UnitID, RevisionNum: k.RevisionNum }))).go({ unprocessed: 'item', attributes: REVISION_READ });
-      out.push(...(data as StoredRevision[]));
+      const { data, unprocessed } = await this.db.Revision.get(keys.slice(i, i + 100).map((k) => ({ UnitID: k.UnitID, RevisionNum: k.RevisionNum }))).go({ unprocessed: 'item', attributes });
+      out.push(...(data as T[]));
       for (const u of unprocessed) {
-        const r = await this.getRevision(String(u.UnitID), Number(u.RevisionNum));
-        if (r) out.push(r);
+        const r = (await this.db.Revision.get({ UnitID: String(u.UnitID), RevisionNum: Number(u.RevisionNum) }).go({ attributes })).data;
+        if (r) out.push(r as T);
       }
     }
     return out;

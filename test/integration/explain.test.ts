@@ -39,16 +39,20 @@ afterAll(async () => env.close());
 describe('explain', () => {
   it('gives every gate over the Stage before with what it read and what would open it, and writes nothing', async () => {
     const before = (await env.api.get('/space/ex-base/change_order/scale')).body;
-    // Who wrote the change is read from the change's revisions alone, not from each Unit's history.
+    // Who wrote the change is read from the change's revisions alone, not from each Unit's history; what a
+    // Release of it bundles (hash, validation errors) in one batch per Space, without the data.
     const whole = vi.spyOn(env.deps.store, 'listRevisions');
     const ranges = vi.spyOn(env.deps.store, 'revisionsBetween');
+    const one = vi.spyOn(env.deps.store, 'getRevision');
+    const batch = vi.spyOn(env.deps.store, 'revisionsAt');
     const r = await env.api.get('/space/ex-base/change_order/scale/explain');
     expect(r.status, r.text).toBe(200);
     const app = (await env.api.get('/space/ex-stg/unit/app')).body;
     expect(whole).not.toHaveBeenCalled();
     expect(ranges.mock.calls).toContainEqual([app.UnitID, app.HeadRevisionNum - 1, app.HeadRevisionNum]);
-    whole.mockRestore();
-    ranges.mockRestore();
+    expect(one).not.toHaveBeenCalled();
+    expect(batch.mock.calls).toContainEqual([[{ UnitID: app.UnitID, RevisionNum: app.HeadRevisionNum }]]);
+    for (const s of [whole, ranges, one, batch]) s.mockRestore();
     expect(r.body).toMatchObject({ Slug: 'scale', Stage: 'prod', Open: false, Targets: [{ SpaceSlug: 'ex-prd' }], Over: [{ SpaceSlug: 'ex-stg' }] });
     const gate = (p: string) => r.body.Gates.find((g: { Prerequisite: string }) => g.Prerequisite === p);
     expect(gate('Taken')).toMatchObject({ Satisfied: true, SpaceSlug: 'ex-stg', Evidence: { Taken: true } });

@@ -113,6 +113,11 @@ describe('groups of writes on DynamoDB', () => {
     expect(await range(9, 12)).toEqual([10, 11, 12]);
     expect(await range(10, 10)).toEqual([]);
     expect((await store.revisionsBetween('u1', 4, 5))[0]).toEqual({ ...revision(5, ''), Data: undefined, DataSize: 2 });
+    // Revisions by key without their data: what the gates and an approval read of them.
+    const facts = await store.revisionsAt([{ UnitID: 'u1', RevisionNum: 7 }, { UnitID: 'u1', RevisionNum: 2 }, { UnitID: 'u1', RevisionNum: 99 }]);
+    expect(facts.map((r) => r.RevisionNum).sort((a, b) => a - b)).toEqual([2, 7]);
+    expect(facts.find((r) => r.RevisionNum === 7)).toEqual({ ...revision(7, ''), Data: undefined, DataSize: 2 });
+    expect(facts.every((r) => !('Data' in r) && !('MutationRecord' in r))).toBe(true);
     // A second write of revision 1 (a race) is still refused, carried mutation or not.
     await expect(store.transact([{ op: 'create', kind: 'Revision', item: revision(1, 'again') }, { op: 'create', kind: 'Mutation', item: mutation(1, 'again') }])).rejects.toThrow(/another write made that revision first/);
   });

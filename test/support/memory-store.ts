@@ -170,6 +170,7 @@ export class MemoryStore implements Store {
   }
   getRevision = async (unitId: string, num: number) => this.one<StoredRevision>('Revision', `${unitId}#${num}`);
   getRevisions = async (keys: { UnitID: string; RevisionNum: number }[]) => keys.flatMap((k) => this.one<StoredRevision>('Revision', `${k.UnitID}#${k.RevisionNum}`) ?? []);
+  revisionsAt = async (keys: { UnitID: string; RevisionNum: number }[]) => (await this.getRevisions(keys)).map(({ Data: _d, ...r }) => r as Revision);
   revisionsBetween = async (unitId: string, after: number, upTo: number) => (await this.listRevisions(unitId)).filter((r) => r.RevisionNum > after && r.RevisionNum <= upTo);
   listRevisions = async (unitId: string) => this.all<StoredRevision>('Revision', (r) => r.UnitID === unitId).sort((a, b) => a.RevisionNum - b.RevisionNum).map(({ Data: _d, ...r }) => r as Revision);
   /** Newest first; a cursor is the offset after an item (this store's own cursor). */
