@@ -35,37 +35,43 @@ export async function releasesOf(deps: UnitDeps, space: Space): Promise<Release[
   return all.sort(newestFirst);
 }
 
-/**
- * A Space's published Releases, newest first, read a page at a time (10, then 100) with DynamoDB's cursor
- * until `enough` says those read suffice or none are left: what a gate reads (the newest few, and the
- * newest carrying the change), without the Space's whole history when what it wants is recent. In the
- * order `releasesOf` gives, as far as they go.
- */
-export async function newestPublished(deps: Deps<UnitStore & Pick<Store, 'releasePage'>>, space: Space, enough: (newestFirst: Release[]) => boolean): Promise<Release[]> {
-  const read: Release[] = [];
+/** A Space's Releases newest first, a page at a time (10, then 100) with DynamoDB's cursor, until none are left. */
+async function* releasePages(deps: Deps<UnitStore & Pick<Store, 'releasePage'>>, space: Space): AsyncGenerator<Release[]> {
   let after: string | undefined;
   for (let size = 10; ; size = 100) {
     const page = await deps.store.releasePage(space.SpaceID, size, after);
-    read.push(...page.items.map((x) => x.release).filter((r) => r.Published));
-    read.sort(newestFirst);
-    if (!page.next || enough(read)) return read;
+    yield page.items.map((x) => x.release);
+    if (!page.next) return;
     after = page.next;
   }
 }
 
 /**
- * The newest Release of a Space that `wanted` accepts, read newest first a page at a time (10, then 100) with
- * DynamoDB's cursor: usually the first page, the Space's whole history only when none is wanted.
+ * A Space's published Releases, newest first, read a page at a time until `enough` says those read
+ * suffice or none are left: what a gate reads (the newest few, and the newest carrying the change),
+ * without the Space's whole history when what it wants is recent. In the order `releasesOf` gives, as
+ * far as they go.
+ */
+export async function newestPublished(deps: Deps<UnitStore & Pick<Store, 'releasePage'>>, space: Space, enough: (newestFirst: Release[]) => boolean): Promise<Release[]> {
+  const read: Release[] = [];
+  for await (const page of releasePages(deps, space)) {
+    read.push(...page.filter((r) => r.Published));
+    read.sort(newestFirst);
+    if (enough(read)) break;
+  }
+  return read;
+}
+
+/**
+ * The newest Release of a Space that `wanted` accepts, read newest first a page at a time: usually the
+ * first page, the Space's whole history only when none is wanted.
  */
 export async function newestRelease(deps: Deps<UnitStore & Pick<Store, 'releasePage'>>, space: Space, wanted: (r: Release) => boolean): Promise<Release | undefined> {
-  let after: string | undefined;
-  for (let size = 10; ; size = 100) {
-    const page = await deps.store.releasePage(space.SpaceID, size, after);
-    const hit = page.items.find((x) => wanted(x.release));
-    if (hit) return hit.release;
-    if (!page.next) return undefined;
-    after = page.next;
+  for await (const page of releasePages(deps, space)) {
+    const hit = page.find(wanted);
+    if (hit) return hit;
   }
+  return undefined;
 }
 
 /**
