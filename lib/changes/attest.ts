@@ -241,8 +241,8 @@ export async function createAttestation(deps: ChangeDeps, caller: Caller, space:
 
 /** Revokes an attestation: a new record naming it, never an edit. Its author, or anyone with Manage in the Space. */
 export async function revokeAttestation(deps: ChangeDeps, caller: Caller, space: Space, id: string, note: string | undefined): Promise<Attestation> {
-  const all = await attestationsOf(deps, space);
-  const a = all.find((x) => x.AttestationID === id.toLowerCase() && !x.RevokedAttestationID);
+  const found = await deps.store.attestationById(space.SpaceID, id.toLowerCase());
+  const a = found && !found.RevokedAttestationID ? found : undefined;
   if (!a) throw new NotFound(`attestation '${id}' not found in space '${space.Slug}'`);
   if (a.RevokedBy) throw new Invalid(`attestation '${id}' was already revoked (by ${a.RevokedBy})`);
   if (a.UserID !== caller.UserID) requireVerb(caller, [space], 'Manage', "revoke another user's attestation");

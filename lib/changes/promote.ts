@@ -154,7 +154,8 @@ async function gate(deps: ChangeDeps, caller: Caller, co: ChangeOrder, base: Spa
     }
     const attest = readsAttestations(co, prereqs) ? caller : undefined;
     const people = peopleOnce(deps, caller);
-    const read = { attest, changed: readsChanged(co, prereqs), people };
+    // An explanation of its own also reads attestations of other content (which it names as not counting); one sharing the rollout's reads does not.
+    const read = { attest, changed: readsChanged(co, prereqs), people, otherContent: !!o.explain && !known };
     const stateOf = (s: Space) => known?.states.get(stateKey(s.SpaceID, read)) ?? gateState(deps, co, marks, progress, s, read);
     const beforeStates = (await Promise.all(plan.before.map((s) => (prereqs.length ? stateOf(s) : takenOnly(s, progress))))).map((s) => ({ ...s, explain: o.explain }));
     if (stageIndex === 0) gates.push(...beforeStates.flatMap((s) => prereqs.map((p) => evaluatePrerequisite(p, view, s))));

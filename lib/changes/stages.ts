@@ -70,9 +70,13 @@ export function readsAttestations(co: ChangeOrder, names: string[]): boolean {
   return names.some((n) => declared.has(n));
 }
 
-/** Who attested what in a Space, and the organization's users and groups (who may). */
-export async function attestationFacts(deps: ChangeDeps, caller: Caller, space: Space, people?: () => Promise<People>): Promise<AttestationFacts> {
-  const [attestations, { users, groups }] = await Promise.all([attestationsOf(deps, space), (people ?? peopleOnce(deps, caller))()]);
+/**
+ * Who attested the revisions the gates weigh in a Space (those naming each Unit with that content; with
+ * `anyContent`, explaining, any content of those Units), and the organization's users and groups (who may).
+ */
+export async function attestationFacts(deps: ChangeDeps, caller: Caller, space: Space, units: { unitId: string; dataHash: string }[], o: { people?: () => Promise<People>; anyContent?: boolean } = {}): Promise<AttestationFacts> {
+  const named = units.filter((u) => u.dataHash).map((u) => ({ UnitID: u.unitId, DataHash: u.dataHash }));
+  const [attestations, { users, groups }] = await Promise.all([deps.store.attestationsNaming(space.SpaceID, named, { anyContent: o.anyContent }), (o.people ?? peopleOnce(deps, caller))()]);
   return { now: deps.now(), space, attestations, users, groups };
 }
 
@@ -118,9 +122,12 @@ export function readsChanged(co: ChangeOrder, names: string[]): boolean {
 /**
  * What the gates read about one Space, read now (attestations too when `o.attest`, with the caller's
  * organization's people: `o.people`, shared by the Spaces of one evaluation, reads them once). With `changed: false` the changed Units are not read (no prerequisite asked
- * needs them: see `readsChanged`), which leaves its Releases, the newest pages of them.
+ * needs them: see `readsChanged`), which leaves its Releases, the newest pages of them. The attestations
+ * read are those naming the changed Units with the content weighed; `otherContent` (an explanation) reads
+ * those naming them with any content too, so it can say which attest other content. A state read either
+ * way serves `Known.states`: what it decides is the same.
  */
-export async function gateState(deps: ChangeDeps, co: ChangeOrder, marks: CoMarks, progress: Map<string, Progress>, space: Space, o: { attest?: Caller; changed?: boolean; people?: () => Promise<People> } = {}): Promise<SpaceGateState> {
+export async function gateState(deps: ChangeDeps, co: ChangeOrder, marks: CoMarks, progress: Map<string, Progress>, space: Space, o: { attest?: Caller; changed?: boolean; people?: () => Promise<People>; otherContent?: boolean } = {}): Promise<SpaceGateState> {
   // A Release carries the change when it was published for it, or bundles every Unit the change covers in the Space at (or past) the revision its release Tag marks there.
   const covered = [...marks.publish.values()].filter((m) => m.SpaceID === space.SpaceID);
   const carries = (r: Release) => r.ChangeOrderID === co.ChangeOrderID || (covered.length > 0 && covered.every((m) => (r.Units.find((u) => u.UnitID === m.UnitID)?.RevisionNum ?? 0) >= m.RevisionNum));
@@ -142,7 +149,7 @@ export async function gateState(deps: ChangeDeps, co: ChangeOrder, marks: CoMark
       return { slug: units.get(m.UnitID)?.Slug ?? m.UnitID, revision: rev, validationErrors: r?.ValidationErrors ?? {}, unitId: m.UnitID, end: m.RevisionNum, dataHash: r?.DataHash ?? '', authors };
     }),
   );
-  const attest = o.attest ? await attestationFacts(deps, o.attest, space, o.people) : undefined;
+  const attest = o.attest ? await attestationFacts(deps, o.attest, space, changed, { people: o.people, anyContent: o.otherContent }) : undefined;
   return { space, taken: progress.has(space.SpaceID), published: await published, carries, changed, attest, now: deps.now() };
 }
 

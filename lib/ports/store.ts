@@ -251,6 +251,12 @@ export interface Store {
   mutationPage(unitId: string, limit: number, after?: string): Promise<MutationPage>;
   /** One attestation of a Space by ID, with RevokedBy if it was revoked: read by key, not found among the Space's. */
   attestationById(spaceId: string, attestationId: string): Promise<AttestationView | undefined>;
+  /**
+   * The attestations of a Space that name one of these Units with this content (`anyContent`: with any
+   * content), each with RevokedBy if revoked: what the gates weigh, read by Unit and content, never the
+   * Space's whole history (once its cover entries have settled; until then read whole).
+   */
+  attestationsNaming(spaceId: string, units: { UnitID: string; DataHash: string }[], o?: { anyContent?: boolean }): Promise<AttestationView[]>;
 
   /** The request an Idempotency-Key was first used for, if any. */
   getIdempotency(orgId: string, userId: string, key: string): Promise<IdempotencyRecord | undefined>;

@@ -66,6 +66,14 @@ export const attestationEntryOps = (e: Record<string, AnyEntity>, a: Record<stri
   e.AttestationEntry.put({ SpaceID: String(a.SpaceID), CreatedAt: String(a.CreatedAt), AttestationID: String(a.AttestationID) }).commit(),
   ...(a.RevokedAttestationID ? [e.AttestationRevoked.put({ SpaceID: String(a.SpaceID), RevokedAttestationID: String(a.RevokedAttestationID), RevokedBy: String(a.AttestationID) }).commit()] : []),
 ];
+/** The counter item that says a Space's attestations all have their cover entries (those recorded before covers existed were given theirs). */
+export const attestationCoversDone = (spaceId: string) => `ATTESTATIONCOVERS#${spaceId}`;
+/** The cover entries of one Attestation: one per Unit and content it names (a revocation names none). */
+export function attestationCoversOf(a: Record<string, unknown>): { UnitID: string; DataHash: string; AttestationID: string; SpaceID: string }[] {
+  const seen = new Map<string, { UnitID: string; DataHash: string; AttestationID: string; SpaceID: string }>();
+  for (const r of (a.Revisions ?? []) as { UnitID: string; DataHash: string }[]) seen.set(`${r.UnitID}#${r.DataHash}`, { UnitID: r.UnitID, DataHash: r.DataHash, AttestationID: String(a.AttestationID), SpaceID: String(a.SpaceID) });
+  return [...seen.values()];
+}
 /** Attestation entries' keys as DynamoDB cursors and back. */
 const attestationCursors = createConversions(E.AttestationEntry);
 /** Refuses (Invalid) a cursor that is not one of this Space's pages of these entries, before it is sent. */
@@ -337,12 +345,13 @@ export abstract class DynamoRecords {
    * Runs a backfill of entries unless its marker says it is settled: the first paged read runs it, and one
    * more read at least ENTRIES_SETTLE_MS later runs it again, which catches what an earlier version (one
    * that writes no entries) wrote while a deploy rolled over. Written with the same content however
-   * often, so two at once are harmless.
+   * often, so two at once are harmless. Answers whether it has settled: until then, what an earlier
+   * version writes may still lack its entries.
    */
-  private async backfillUntilSettled(name: string, fill: () => Promise<number>): Promise<void> {
+  private async backfillUntilSettled(name: string, fill: () => Promise<number>): Promise<boolean> {
     const now = this.clock().getTime();
     const known = this.markers.get(name);
-    if (known && (known.settled || now - known.created < ENTRIES_SETTLE_MS)) return;
+    if (known && (known.settled || now - known.created < ENTRIES_SETTLE_MS)) return known.settled;
     const marker = (await this.db.Counter.get({ Name: name }).go()).data;
     /** Remembers the marker as written first at `created` and last checked at `checked`. */
     const remember = (created: number, checked: number) => {
@@ -353,11 +362,14 @@ export abstract class DynamoRecords {
       return settled;
     };
     const created = marker?.CreatedAt ? Date.parse(marker.CreatedAt) : undefined;
-    if (created !== undefined && (remember(created, Date.parse(marker!.CheckedAt ?? marker!.CreatedAt!)) || now - created < ENTRIES_SETTLE_MS)) return;
+    if (created !== undefined) {
+      const settled = remember(created, Date.parse(marker!.CheckedAt ?? marker!.CreatedAt!));
+      if (settled || now - created < ENTRIES_SETTLE_MS) return settled;
+    }
     const count = await fill();
     const at = new Date(now).toISOString();
     await this.db.Counter.put({ Name: name, Value: count, Version: 1, CreatedAt: marker?.CreatedAt ?? at, CheckedAt: at }).go();
-    remember(created ?? now, now);
+    return remember(created ?? now, now);
   }
 
   async attestationById(spaceId: string, attestationId: string): Promise<AttestationView | undefined> {
@@ -368,6 +380,54 @@ export abstract class DynamoRecords {
       { entity: this.db.AttestationRevoked, key: { SpaceID: spaceId, RevokedAttestationID: attestationId } },
     ])) as [Attestation | undefined, { RevokedBy: string } | undefined];
     return a && (revoked ? { ...a, RevokedBy: revoked.RevokedBy } : a);
+  }
+
+  /**
+   * The attestations of a Space that name one of these Units with this content (with `anyContent`, any
+   * content of them), each with RevokedBy if revoked: one query per Unit and content asked for, by the
+   * cover entries, then the attestations they name in one batch, not the Space's history.
+   */
+  async attestationsNaming(spaceId: string, units: { UnitID: string; DataHash: string }[], o: { anyContent?: boolean } = {}): Promise<AttestationView[]> {
+    if (!units.length) return [];
+    const asked = new Map(units.map((u) => (o.anyContent ? [u.UnitID, { UnitID: u.UnitID }] : [`${u.UnitID}#${u.DataHash}`, { UnitID: u.UnitID, DataHash: u.DataHash }])));
+    // Until the covers have settled an earlier version may still be recording attestations without them: read the Space's.
+    if (!(await this.backfillAttestationCovers(spaceId))) return (await this.spaceAttestations(spaceId)).filter((a) => a.Revisions.some((r) => asked.has(o.anyContent ? r.UnitID : `${r.UnitID}#${r.DataHash}`)));
+    const covers = (await Promise.all([...asked.values()].map((k) => this.db.AttestationCover.query.primary(k).go({ pages: 'all' })))).flatMap((r) => r.data);
+    const ids = [...new Set(covers.filter((c) => c.SpaceID === spaceId).map((c) => c.AttestationID))];
+    const out: AttestationView[] = [];
+    // Each attestation with its revocation mark, 50 of them (100 keys) to a batch.
+    for (let i = 0; i < ids.length; i += 50) {
+      const part = ids.slice(i, i + 50);
+      const read = await this.getAcross(part.flatMap((id) => [
+        { entity: this.db.Attestation, key: { SpaceID: spaceId, AttestationID: id } },
+        { entity: this.db.AttestationRevoked, key: { SpaceID: spaceId, RevokedAttestationID: id } },
+      ]));
+      part.forEach((_, j) => {
+        const a = read[2 * j] as Attestation | undefined;
+        const revoked = read[2 * j + 1] as { RevokedBy: string } | undefined;
+        // A cover whose attestation is missing was written for one whose transaction did not land: passed over.
+        if (a) out.push(revoked ? { ...a, RevokedBy: revoked.RevokedBy } : a);
+      });
+    }
+    return out;
+  }
+
+  /** A Space's attestations read whole, each marked with the record that revoked it. */
+  private async spaceAttestations(spaceId: string): Promise<AttestationView[]> {
+    const all = await this.listInSpace<Attestation>('Attestation', spaceId);
+    const revokedBy = new Map(all.filter((a) => a.RevokedAttestationID).map((a) => [a.RevokedAttestationID!, a.AttestationID]));
+    return all.map((a) => (revokedBy.has(a.AttestationID) ? { ...a, RevokedBy: revokedBy.get(a.AttestationID) } : a));
+  }
+
+  /** Gives the attestations a Space had before cover entries existed theirs (`backfillUntilSettled`, per Space; after their entries and revocation marks); answers whether the covers have settled. */
+  private async backfillAttestationCovers(spaceId: string): Promise<boolean> {
+    await this.backfillAttestationEntries(spaceId);
+    return this.backfillUntilSettled(attestationCoversDone(spaceId), async () => {
+      const all = await this.listInSpace<Attestation>('Attestation', spaceId);
+      const covers = all.flatMap((a) => attestationCoversOf(a as unknown as Record<string, unknown>));
+      if (covers.length) await this.db.AttestationCover.put(covers).go();
+      return all.length;
+    });
   }
 
   /** Gives the attestations a Space had before their entries existed theirs (`backfillUntilSettled`, per Space). */

@@ -1,9 +1,9 @@
-import { Conflict, TooLarge, WriteRefused } from '../model/errors.ts';
+import { Conflict, TooLarge, Unavailable, WriteRefused } from '../model/errors.ts';
 import type { GroupOutcome, MarkWrite, ReleaseCounter, SpaceKind, StoreOp, WriteKind } from '../ports/store.ts';
 import { TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
 import { landGroups } from '../util/groups.ts';
 import { foldChangeOrderMarks } from './change-order-marks.ts';
-import { attestationEntriesDone, attestationEntryOps, changeOrderEntryOf, DynamoRecords, tokenEntryOf, ID_FIELD, orgScope, releaseEntriesDone, releaseEntryOf, spaceScope, type AnyEntity } from './dynamo-records.ts';
+import { attestationCoversDone, attestationCoversOf, attestationEntriesDone, attestationEntryOps, changeOrderEntryOf, DynamoRecords, tokenEntryOf, ID_FIELD, orgScope, releaseEntriesDone, releaseEntryOf, spaceScope, type AnyEntity } from './dynamo-records.ts';
 
 /**
  * The transaction path over the table: a list of store ops (create, update guarded by Version, delete,
@@ -172,7 +172,26 @@ export abstract class DynamoWrites extends DynamoRecords {
 
   async transact(ops: StoreOp[]): Promise<void> {
     const built = this.items(ops);
+    await this.writeCovers(ops);
     await this.run(() => built.items, built.reasons);
+  }
+
+  /**
+   * The cover entries of the attestations these ops create (one per Unit and content each names), written
+   * just before them: an attestation may name more Units than its transaction could hold with them. A
+   * cover whose attestation did not land is passed over when read (`attestationsNaming`).
+   */
+  private async writeCovers(ops: StoreOp[]): Promise<void> {
+    const covers = ops.flatMap((o) => (o.op === 'create' && o.kind === 'Attestation' ? attestationCoversOf(o.item as Record<string, unknown>) : []));
+    const key = (c: { UnitID: string; DataHash: string; AttestationID: string }) => `${c.UnitID}#${c.DataHash}#${c.AttestationID}`;
+    const byKey = new Map(covers.map((c) => [key(c), c]));
+    for (let attempt = 0, left = covers; left.length; attempt++) {
+      if (attempt >= 8) throw new Unavailable('the database kept leaving part of a batch write unprocessed; try again');
+      if (attempt) await new Promise((r) => setTimeout(r, 25 * 2 ** attempt));
+      // What the database left is named by its keys: written again whole.
+      const { unprocessed } = await this.e.AttestationCover!.put(left).go();
+      left = (unprocessed as { UnitID: string; DataHash: string; AttestationID: string }[]).map((k) => byKey.get(key(k))!);
+    }
   }
 
   /**
@@ -182,6 +201,7 @@ export abstract class DynamoWrites extends DynamoRecords {
    */
   async transactGroups(groups: StoreOp[][], o: { tail?: number } = {}): Promise<GroupOutcome[]> {
     const built = groups.map((g) => this.items(g));
+    await this.writeCovers(groups.flat());
     return landGroups(built, (b) => b.items.length, TRANSACTION_MAX_ITEMS, (part) => this.run(() => part.flatMap((b) => b.items), part.flatMap((b) => b.reasons)), o.tail);
   }
 
@@ -261,6 +281,7 @@ export abstract class DynamoWrites extends DynamoRecords {
           if (o.kind === 'Space') {
             add(e.Counter.delete({ Name: releaseEntriesDone(String(item.SpaceID)) }).commit(), 'release entries');
             add(e.Counter.delete({ Name: attestationEntriesDone(String(item.SpaceID)) }).commit(), 'attestation entries');
+            add(e.Counter.delete({ Name: attestationCoversDone(String(item.SpaceID)) }).commit(), 'attestation covers');
           }
           break;
         }

@@ -107,6 +107,18 @@ export const AttestationRevoked = new Entity({
 });
 
 /**
+ * What an Attestation speaks for, by content: one per Unit and content hash it names, under the Unit, so
+ * the gates read the attestations of the exact content they weigh (or, explaining, every one naming the
+ * Unit) without a Space's whole history. Written just before its Attestation (which may name more Units
+ * than one transaction holds): an entry whose Attestation is missing is passed over when read.
+ */
+export const AttestationCover = new Entity({
+  model: { entity: 'attestationcover', version: '1', service },
+  attributes: { UnitID: reqStr, DataHash: reqStr, AttestationID: reqStr, SpaceID: reqStr },
+  indexes: { primary: primary(['UnitID'], ['DataHash', 'AttestationID']) },
+});
+
+/**
  * A ChangeOrder's place in its organization's order, by slug and then by ID (two Spaces may use one slug):
  * written by the store in the transaction that creates the ChangeOrder (its slug never changes), so the
  * organization's ChangeOrders page with DynamoDB's own cursor instead of being read whole and sorted.

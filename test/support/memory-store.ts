@@ -218,6 +218,12 @@ export class MemoryStore implements Store {
     const by = all.find((x) => x.RevokedAttestationID === attestationId);
     return a && (by ? { ...a, RevokedBy: by.AttestationID } : a);
   };
+  attestationsNaming = async (spaceId: string, units: { UnitID: string; DataHash: string }[], o: { anyContent?: boolean } = {}) => {
+    const all = this.all<Attestation>('Attestation', (a) => a.SpaceID === spaceId);
+    const asked = new Set(units.map((u) => (o.anyContent ? u.UnitID : `${u.UnitID}#${u.DataHash}`)));
+    const revokedBy = new Map(all.filter((a) => a.RevokedAttestationID).map((a) => [a.RevokedAttestationID!, a.AttestationID]));
+    return all.filter((a) => a.Revisions.some((r) => asked.has(o.anyContent ? r.UnitID : `${r.UnitID}#${r.DataHash}`))).map((a) => (revokedBy.has(a.AttestationID) ? { ...a, RevokedBy: revokedBy.get(a.AttestationID) } : a));
+  };
   changeOrdersOf = async (orgId: string, o: { notCompleted?: boolean; notAborted?: boolean } = {}) =>
     this.all<ChangeOrder>('ChangeOrder', (c) => c.OrganizationID === orgId && (!o.notCompleted || c.Stage !== 'Completed') && (!o.notAborted || !c.AbortedReason));
   /** In slug order, then by ID; a cursor is the offset after an item (this store's own cursor). */
