@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --sizes 10,100,1000] [--units 5] [--json] [--jobs] [--trace] [--profile file]`: for each size, builds a fleet (a base of
+ * `npm run bench [-- --sizes 10,100,1000] [--units 5] [--json] [--jobs] [--trace] [--profile file] [--cold]`: for each size, builds a fleet (a base of
  * M Units and N variant Spaces across dev, staging and prod), promotes one ChangeOrder through the three
  * stages, and prints Units promoted per second, DynamoDB requests per Unit (and by command), the
  * ceiling of the same DynamoDB engine for the minimal write per Unit (one transaction: revision, head,
@@ -12,7 +12,8 @@
  * first read (which gives each Space's Releases their entries once) and its next (what each poll costs) cost, and each stage's wall time. A stage runs as a user's promotion would: in
  * the request up to BATON_JOB_THRESHOLD (100) Spaces, as a job past it (marked `j`; the bench waits on the
  * worker pool, not by polling); `--jobs` runs every stage as a job. With --json, one JSON object per size;
- * with --trace, each DynamoDB request of the promotions as it is sent; with --profile, a CPU profile of them.
+ * with --trace, each DynamoDB request of the promotions as it is sent; with --profile, a CPU profile of them. The engine and
+ * this process are both warmed first (a 10-Space fleet promoted, not measured); `--cold` leaves this process cold.
  */
 import { randomUUID } from 'node:crypto';
 import { TransactWriteItemsCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
@@ -37,9 +38,9 @@ const JSON_OUT = argv.includes('--json');
 /** Every stage as a job (`Async`), as a stage past the threshold runs; otherwise each as a user's promotion would run. */
 const ALL_JOBS = argv.includes('--jobs');
 /** Every DynamoDB request of the promotions, one line each (command, and the entity or key it touches), to see where requests go. */
-const TRACE = argv.includes('--trace');
+const TRACING = argv.includes('--trace');
 /** `--profile <file>`: a CPU profile (.cpuprofile, for Chrome DevTools) of this process over the promotions alone. */
-const PROFILE = arg('profile');
+const PROFILING = arg('profile');
 
 /** Starts the V8 profiler in this process; the returned function stops it and writes the profile. */
 async function profile(file: string): Promise<() => Promise<void>> {
@@ -89,7 +90,9 @@ interface Run {
   nodeCores: number;
 }
 
-async function fleet(endpoint: string, spaces: number, unitsPer: number, justBefore?: () => Promise<void>): Promise<Run> {
+async function fleet(endpoint: string, spaces: number, unitsPer: number, justBefore?: () => Promise<void>, warmup = false): Promise<Run> {
+  // A warm-up run traces and profiles nothing.
+  const [TRACE, PROFILE] = warmup ? [false, undefined] : [TRACING, PROFILING];
   const client = dynamoClient(endpoint);
   let requests = 0;
   let byCommand: Record<string, number> = {};
@@ -300,6 +303,9 @@ try {
   }
   // The engine warmed first (its JIT compiles as it runs: a cold DynamoDB Local writes at half its speed), so the first size is not measured cold.
   await ceiling(endpoint, 3000);
+  // And this process, for the same reason: V8 runs a promotion's code interpreted at first (a cold 10-Space fleet promotes at about
+  // half the rate of a warm one). One 10-Space fleet promoted, not measured, so each size measures the promotion, not the warm-up.
+  if (!argv.includes('--cold')) await fleet(endpoint, 10, M, undefined, true);
   for (const size of SIZES) {
     // The ceiling measured just before the promotions and just after, against their mean: a machine whose speed drifts (other
     // work, a shared host's CPU taken) moves both sides of the ratio alike. Both are printed.
