@@ -14,7 +14,7 @@ export interface AttestedUnit {
 export interface AttestationFacts {
   now: Date;
   space: Space;
-  /** The Space's attestations, revoked ones marked. */
+  /** The Space's attestations naming the revisions weighed (by Unit and content; explaining, any content of those Units), revoked ones marked. */
   attestations: AttestationView[];
   users: User[];
   groups: Group[];

@@ -253,8 +253,9 @@ export interface Store {
   attestationById(spaceId: string, attestationId: string): Promise<AttestationView | undefined>;
   /**
    * The attestations of a Space that name one of these Units with this content (`anyContent`: with any
-   * content), each with RevokedBy if revoked: what the gates weigh, read by Unit and content, never the
-   * Space's whole history (once its cover entries have settled; until then read whole).
+   * content), each with RevokedBy if revoked: what the gates weigh, never the Space's whole history (a
+   * Space with few attestations is read in one request; past that, by Unit and content, once its cover
+   * entries have settled; until then read whole).
    */
   attestationsNaming(spaceId: string, units: { UnitID: string; DataHash: string }[], o?: { anyContent?: boolean }): Promise<AttestationView[]>;
 

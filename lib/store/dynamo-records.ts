@@ -74,6 +74,16 @@ export function attestationCoversOf(a: Record<string, unknown>): { UnitID: strin
   for (const r of (a.Revisions ?? []) as { UnitID: string; DataHash: string }[]) seen.set(`${r.UnitID}#${r.DataHash}`, { UnitID: r.UnitID, DataHash: r.DataHash, AttestationID: String(a.AttestationID), SpaceID: String(a.SpaceID) });
   return [...seen.values()];
 }
+/**
+ * A Space with at most this many attestations has them read whole for a gate, in one request (fewer than a
+ * query per Unit weighed, and as bounded); past it, by the cover entries of the Units and content weighed.
+ */
+export const ATTESTATIONS_READ_WHOLE = 50;
+/** A Space's attestations, all of them, each marked with the record among them that revoked it. */
+function withRevokedBy(all: Attestation[]): AttestationView[] {
+  const revokedBy = new Map(all.filter((a) => a.RevokedAttestationID).map((a) => [a.RevokedAttestationID!, a.AttestationID]));
+  return all.map((a) => (revokedBy.has(a.AttestationID) ? { ...a, RevokedBy: revokedBy.get(a.AttestationID) } : a));
+}
 /** Attestation entries' keys as DynamoDB cursors and back. */
 const attestationCursors = createConversions(E.AttestationEntry);
 /** Refuses (Invalid) a cursor that is not one of this Space's pages of these entries, before it is sent. */
@@ -384,14 +394,18 @@ export abstract class DynamoRecords {
 
   /**
    * The attestations of a Space that name one of these Units with this content (with `anyContent`, any
-   * content of them), each with RevokedBy if revoked: one query per Unit and content asked for, by the
-   * cover entries, then the attestations they name in one batch, not the Space's history.
+   * content of them), each with RevokedBy if revoked. A Space with at most ATTESTATIONS_READ_WHOLE
+   * attestations is read whole, in one request; past that, one query per Unit and content asked for, by
+   * the cover entries, then the attestations they name in one batch: never the Space's history.
    */
   async attestationsNaming(spaceId: string, units: { UnitID: string; DataHash: string }[], o: { anyContent?: boolean } = {}): Promise<AttestationView[]> {
     if (!units.length) return [];
     const asked = new Map(units.map((u) => (o.anyContent ? [u.UnitID, { UnitID: u.UnitID }] : [`${u.UnitID}#${u.DataHash}`, { UnitID: u.UnitID, DataHash: u.DataHash }])));
+    const naming = (a: Attestation) => a.Revisions.some((r) => asked.has(o.anyContent ? r.UnitID : `${r.UnitID}#${r.DataHash}`));
+    const first = await this.db.Attestation.query.primary({ SpaceID: spaceId }).go({ limit: ATTESTATIONS_READ_WHOLE });
+    if (!first.cursor) return withRevokedBy(first.data as unknown as Attestation[]).filter(naming);
     // Until the covers have settled an earlier version may still be recording attestations without them: read the Space's.
-    if (!(await this.backfillAttestationCovers(spaceId))) return (await this.spaceAttestations(spaceId)).filter((a) => a.Revisions.some((r) => asked.has(o.anyContent ? r.UnitID : `${r.UnitID}#${r.DataHash}`)));
+    if (!(await this.backfillAttestationCovers(spaceId))) return (await this.spaceAttestations(spaceId)).filter(naming);
     const covers = (await Promise.all([...asked.values()].map((k) => this.db.AttestationCover.query.primary(k).go({ pages: 'all' })))).flatMap((r) => r.data);
     const ids = [...new Set(covers.filter((c) => c.SpaceID === spaceId).map((c) => c.AttestationID))];
     const out: AttestationView[] = [];
@@ -414,9 +428,7 @@ export abstract class DynamoRecords {
 
   /** A Space's attestations read whole, each marked with the record that revoked it. */
   private async spaceAttestations(spaceId: string): Promise<AttestationView[]> {
-    const all = await this.listInSpace<Attestation>('Attestation', spaceId);
-    const revokedBy = new Map(all.filter((a) => a.RevokedAttestationID).map((a) => [a.RevokedAttestationID!, a.AttestationID]));
-    return all.map((a) => (revokedBy.has(a.AttestationID) ? { ...a, RevokedBy: revokedBy.get(a.AttestationID) } : a));
+    return withRevokedBy(await this.listInSpace<Attestation>('Attestation', spaceId));
   }
 
   /** Gives the attestations a Space had before cover entries existed theirs (`backfillUntilSettled`, per Space; after their entries and revocation marks); answers whether the covers have settled. */

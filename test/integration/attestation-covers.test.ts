@@ -3,7 +3,7 @@ import { DeleteItemCommand, GetItemCommand, QueryCommand, UpdateItemCommand } fr
 import { randomUUID } from 'node:crypto';
 import type { Attestation } from '../../lib/model/entities.ts';
 import type { DynamoStore } from '../../lib/store/dynamo-store.ts';
-import { ENTRIES_SETTLE_MS } from '../../lib/store/dynamo-records.ts';
+import { ATTESTATIONS_READ_WHOLE, ENTRIES_SETTLE_MS } from '../../lib/store/dynamo-records.ts';
 import { makeService } from '../../lib/store/entities.ts';
 import { dynamoClient } from '../../lib/store/table.ts';
 import { Api, deploymentYaml, startEnv, type Env } from '../support/harness.ts';
@@ -80,14 +80,32 @@ async function readsWhole(f: () => Promise<unknown>): Promise<{ whole: boolean; 
   }
 }
 
+/** Attestations by the admin of Units outside the change, `n` of them: a Space's history the gates need not read. */
+async function history(n: number): Promise<void> {
+  const at = new Date().toISOString();
+  const made = Array.from({ length: n }, (): Attestation => ({ OrganizationID: env.api.caller!.OrganizationID, SpaceID: stg.SpaceID, AttestationID: randomUUID(), Slug: 'x', Labels: {}, Annotations: {}, UserID: env.api.caller!.UserID, Type: 'Approval', Result: 'Pass', Claims: {}, Revisions: [{ UnitID: randomUUID(), RevisionNum: 1, DataHash: 'c'.repeat(64) }], CreatedAt: at, UpdatedAt: at, Version: 1 }) as Attestation);
+  for (let i = 0; i < made.length; i += 25) await store.transact(made.slice(i, i + 25).map((item) => ({ op: 'create' as const, kind: 'Attestation' as const, item: { ...item, Slug: item.AttestationID } })));
+}
+
 describe('the attestations a gate weighs', () => {
-  it('are read whole until the covers settle, then by Unit and content: other content is not counted, and explaining says so', async () => {
+  it('are read in one request where a Space has few: other content is not counted, and explaining says so', async () => {
     // An approval of other content (the revision before the change): each Unit named with that content.
     const other = await alice.post('/attest', { Spaces: ['ac-stg'], All: true, Revision: String(app.HeadRevisionNum - 1) });
     expect(other.status, other.text).toBe(201);
     const otherId = other.body.Attestations[0].AttestationID as string;
     expect((await coversOf(app.UnitID)).map((c) => c.AttestationID)).toEqual([otherId]);
     expect((await coversOf(app.UnitID))[0]!.DataHash).not.toBe(app.DataHash);
+    const covers = vi.spyOn(store as unknown as { backfillAttestationCovers: () => Promise<boolean> }, 'backfillAttestationCovers');
+    const read = await readsWhole(async () => expect(await reviewed()).toMatchObject({ Satisfied: false, Evidence: { Units: [{ Unit: 'api', Counted: [], Excluded: [{ User: 'alice', Why: 'attests other content of this Unit' }] }, { Unit: 'app' }] } }));
+    // One query of the Space's attestations (not listed whole page after page, no covers, no marker).
+    expect(read.whole).toBe(false);
+    expect(read.naming).toHaveLength(1);
+    expect(covers).not.toHaveBeenCalled();
+    covers.mockRestore();
+  });
+
+  it('are read whole until the covers settle, then by Unit and content, where a Space has many', async () => {
+    await history(ATTESTATIONS_READ_WHOLE);
     // Within the settling time an earlier version may still be recording attestations without covers: the Space's are read.
     const early = await readsWhole(async () => expect(await reviewed()).toMatchObject({ Satisfied: false }));
     expect(early.whole).toBe(true);
