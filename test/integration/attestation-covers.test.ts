@@ -83,8 +83,11 @@ async function readsWhole(f: () => Promise<unknown>): Promise<{ whole: boolean; 
 /** Attestations by the admin of Units outside the change, `n` of them: a Space's history the gates need not read. */
 async function history(n: number): Promise<void> {
   const at = new Date().toISOString();
-  const made = Array.from({ length: n }, (): Attestation => ({ OrganizationID: env.api.caller!.OrganizationID, SpaceID: stg.SpaceID, AttestationID: randomUUID(), Slug: 'x', Labels: {}, Annotations: {}, UserID: env.api.caller!.UserID, Type: 'Approval', Result: 'Pass', Claims: {}, Revisions: [{ UnitID: randomUUID(), RevisionNum: 1, DataHash: 'c'.repeat(64) }], CreatedAt: at, UpdatedAt: at, Version: 1 }) as Attestation);
-  for (let i = 0; i < made.length; i += 25) await store.transact(made.slice(i, i + 25).map((item) => ({ op: 'create' as const, kind: 'Attestation' as const, item: { ...item, Slug: item.AttestationID } })));
+  const made = Array.from({ length: n }, (): Attestation => {
+    const id = randomUUID();
+    return { OrganizationID: env.api.caller!.OrganizationID, SpaceID: stg.SpaceID, AttestationID: id, Slug: id, Labels: {}, Annotations: {}, UserID: env.api.caller!.UserID, Type: 'Approval', Result: 'Pass', Claims: {}, Revisions: [{ UnitID: randomUUID(), RevisionNum: 1, DataHash: 'c'.repeat(64) }], CreatedAt: at, UpdatedAt: at, Version: 1 } as Attestation;
+  });
+  for (let i = 0; i < made.length; i += 25) await store.transact(made.slice(i, i + 25).map((item) => ({ op: 'create' as const, kind: 'Attestation' as const, item })));
 }
 
 describe('the attestations a gate weighs', () => {
