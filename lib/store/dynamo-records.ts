@@ -1,8 +1,8 @@
 import { createConversions } from 'electrodb';
-import type { ApiToken, Attestation, AttestationView, ChangeOrder, Hold, Release, User } from '../model/entities.ts';
+import type { Hold, User } from '../model/entities.ts';
 import { COMPLETED } from '../model/change-orders.ts';
 import { Conflict, Invalid, Unavailable } from '../model/errors.ts';
-import type { AttestationPage, ChangeOrderPage, TokenPage, IdempotencyRecord, JobPartRecord, JobRecord, OrgKind, OutboxItem, ReleasePage, SlugPage, SluggedInSpace, SpaceKind } from '../ports/store.ts';
+import type { IdempotencyRecord, JobPartRecord, JobRecord, OrgKind, OutboxItem, SlugPage, SluggedInSpace, SpaceKind } from '../ports/store.ts';
 import * as E from './entities.ts';
 import { documentClient, makeService, type BatonService } from './entities.ts';
 import { BatchGetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -56,76 +56,15 @@ export function userOf(u: { Role?: User['Role']; Admin?: boolean; Version?: numb
   return { ...rest, Role: u.Role ?? (Admin ? 'Admin' : 'Member'), Version: u.Version ?? 1, UpdatedAt: u.UpdatedAt ?? u.CreatedAt } as User;
 }
 
-/** The counter item that says a Space's Releases all have their entries (those written before entries existed were added). */
-export const releaseEntriesDone = (spaceId: string) => `RELEASEENTRIES#${spaceId}`;
-export const releaseEntryOf = (r: Record<string, unknown>) => ({ SpaceID: String(r.SpaceID), ReleaseNum: Number(r.ReleaseNum), ReleaseID: String(r.ReleaseID) });
-/** The counter item that says a Space's attestations all have their entries. */
-export const attestationEntriesDone = (spaceId: string) => `ATTESTATIONENTRIES#${spaceId}`;
-/** The entry items of one Attestation (its place in the order; the revoked one's mark), as puts for a transaction. */
-export const attestationEntryOps = (e: Record<string, AnyEntity>, a: Record<string, unknown>): unknown[] => [
-  e.AttestationEntry.put({ SpaceID: String(a.SpaceID), CreatedAt: String(a.CreatedAt), AttestationID: String(a.AttestationID) }).commit(),
-  ...(a.RevokedAttestationID ? [e.AttestationRevoked.put({ SpaceID: String(a.SpaceID), RevokedAttestationID: String(a.RevokedAttestationID), RevokedBy: String(a.AttestationID) }).commit()] : []),
-];
-/** The counter item that says a Space's attestations all have their cover entries (those recorded before covers existed were given theirs). */
-export const attestationCoversDone = (spaceId: string) => `ATTESTATIONCOVERS#${spaceId}`;
-/** The cover entries of one Attestation: one per Unit and content it names (a revocation names none). */
-export function attestationCoversOf(a: Record<string, unknown>): { UnitID: string; DataHash: string; AttestationID: string; SpaceID: string }[] {
-  const seen = new Map<string, { UnitID: string; DataHash: string; AttestationID: string; SpaceID: string }>();
-  for (const r of (a.Revisions ?? []) as { UnitID: string; DataHash: string }[]) seen.set(`${r.UnitID}#${r.DataHash}`, { UnitID: r.UnitID, DataHash: r.DataHash, AttestationID: String(a.AttestationID), SpaceID: String(a.SpaceID) });
-  return [...seen.values()];
-}
-/**
- * A Space with at most this many attestations has them read whole for a gate, in one request (fewer than a
- * query per Unit weighed, and as bounded); past it, by the cover entries of the Units and content weighed.
- */
-export const ATTESTATIONS_READ_WHOLE = 50;
-/** A Space's attestations, all of them, each marked with the record among them that revoked it. */
-function withRevokedBy(all: Attestation[]): AttestationView[] {
-  const revokedBy = new Map(all.filter((a) => a.RevokedAttestationID).map((a) => [a.RevokedAttestationID!, a.AttestationID]));
-  return all.map((a) => (revokedBy.has(a.AttestationID) ? { ...a, RevokedBy: revokedBy.get(a.AttestationID) } : a));
-}
-/** Attestation entries' keys as DynamoDB cursors and back. */
-const attestationCursors = createConversions(E.AttestationEntry);
-/** Refuses (Invalid) a cursor that is not one of this Space's pages of these entries, before it is sent. */
-function spaceCursor(conversions: { fromCursor: { toComposite(c: string): unknown } }, after: string | undefined, spaceId: string): void {
-  if (after === undefined) return;
-  let start: { SpaceID?: unknown } | undefined;
-  try {
-    start = conversions.fromCursor.toComposite(after) as { SpaceID?: unknown } | undefined;
-  } catch {
-    start = undefined;
-  }
-  if (!start || start.SpaceID !== spaceId) throw new Invalid('continue token is not one this list issued');
-}
-/** The counter item that says an organization's ChangeOrders all have their entries (those made before entries existed were given theirs). */
-export const changeOrderEntriesDone = (orgId: string) => `CHANGEORDERENTRIES#${orgId}`;
-export const changeOrderEntryOf = (c: Record<string, unknown>) => ({ OrganizationID: String(c.OrganizationID), Slug: String(c.Slug), ChangeOrderID: String(c.ChangeOrderID), SpaceID: String(c.SpaceID) });
-/** ChangeOrder entries' keys as DynamoDB cursors and back. */
-const changeOrderCursors = createConversions(E.ChangeOrderEntry);
-/** The counter item that says an organization's tokens all have their entries. */
-export const tokenEntriesDone = (orgId: string) => `TOKENENTRIES#${orgId}`;
-export const tokenEntryOf = (t: Record<string, unknown>) => ({ OrganizationID: String(t.OrganizationID), CreatedAt: String(t.CreatedAt), TokenID: String(t.TokenID), TokenHash: String(t.TokenHash), ...(t.UserID ? { UserID: String(t.UserID) } : {}) });
-/** Token entries' keys as DynamoDB cursors and back. */
-const tokenCursors = createConversions(E.TokenEntry);
 /** The filter the database applies to an organization's ChangeOrders: not Completed, not aborted (either or both). */
 export function changeOrderFilter(o: { notCompleted?: boolean; notAborted?: boolean }): ((a: AnyEntity, op: AnyEntity) => string) | undefined {
   if (!o.notCompleted && !o.notAborted) return undefined;
   return (a, op) => [o.notCompleted ? `(${op.notExists(a.Stage)} OR ${op.ne(a.Stage, COMPLETED)})` : '', o.notAborted ? op.notExists(a.AbortedReason) : ''].filter(Boolean).join(' AND ');
 }
 /**
- * How long after a marker is first written an earlier version may still write items without entries: a
- * deploy's rollover takes minutes. One backfill at least this long after the first catches them.
- */
-export const ENTRIES_SETTLE_MS = 15 * 60_000;
-/** The most entries markers one store remembers (then it forgets them and reads each again once). */
-const MARKERS_KEPT = 100_000;
-/** Release entries' keys as DynamoDB cursors and back. */
-const entryCursors = createConversions(E.ReleaseEntry);
-/**
  * The records beside the entities, over the same table: idempotency keys, slug-claim pages and batch
- * reads by ID, holds, jobs and their parts, the outbox and the events consumers handled, and the entries
- * that page a Space's Releases and attestations newest first.
- * DynamoStore (the entities and the transaction path) extends it.
+ * reads by ID, holds, jobs and their parts, the outbox and the events consumers handled. DynamoEntries
+ * (`dynamo-entries.ts`: the entries that page lists, and the attestations by content) extends it.
  */
 export abstract class DynamoRecords {
   protected readonly svc: BatonService;
@@ -140,12 +79,6 @@ export abstract class DynamoRecords {
 
   /** The store's clock: only when an entries backfill is settled depends on it. */
   protected readonly clock: () => Date;
-  /**
-   * Entries markers this store has read or written, by name: when each was first written and whether it
-   * has settled. A settled marker stays so, and inside its settling window a backfill is not run whatever
-   * the marker says, so either spares the marker's read (a Space's Releases page is then one query).
-   */
-  private readonly markers = new Map<string, { created: number; settled: boolean }>();
 
   constructor(client: unknown, table: string, clock: () => Date = () => new Date()) {
     this.clock = clock;
@@ -270,200 +203,4 @@ export abstract class DynamoRecords {
 
   /** A kind's items in a Space (DynamoStore's), which the entry backfills read once per Space. */
   abstract listInSpace<T>(kind: SpaceKind, spaceId: string): Promise<T[]>;
-
-  async releasePage(spaceId: string, limit: number, after?: string): Promise<ReleasePage> {
-    spaceCursor(entryCursors, after, spaceId);
-    await this.backfillReleaseEntries(spaceId);
-    const page = await this.db.ReleaseEntry.query.primary({ SpaceID: spaceId }).go({ order: 'desc', limit, cursor: after ?? null });
-    const byId = new Map((await this.batchRead<Release>(this.db.Release, page.data.map((x) => ({ SpaceID: spaceId, ReleaseID: x.ReleaseID })))).map((r) => [r.ReleaseID, r]));
-    // Newest first, as the entries are (equal numbers, two Targets', by ID); each with the cursor that resumes after it.
-    const items = page.data.flatMap((x) => {
-      const release = byId.get(x.ReleaseID);
-      return release ? [{ release, cursor: entryCursors.fromComposite.toCursor({ SpaceID: spaceId, ReleaseNum: x.ReleaseNum, ReleaseID: x.ReleaseID }) }] : [];
-    });
-    return { items, next: page.cursor ?? undefined };
-  }
-
-  async attestationPage(spaceId: string, limit: number, after?: string): Promise<AttestationPage> {
-    spaceCursor(attestationCursors, after, spaceId);
-    await this.backfillAttestationEntries(spaceId);
-    const page = await this.db.AttestationEntry.query.primary({ SpaceID: spaceId }).go({ order: 'desc', limit, cursor: after ?? null });
-    const ids = page.data.map((x) => x.AttestationID);
-    const [found, revoked] = await Promise.all([this.batchRead<Attestation>(this.db.Attestation, ids.map((id) => ({ SpaceID: spaceId, AttestationID: id }))), this.batchRead<{ RevokedAttestationID: string; RevokedBy: string }>(this.db.AttestationRevoked, ids.map((id) => ({ SpaceID: spaceId, RevokedAttestationID: id })))]);
-    const byId = new Map(found.map((a) => [a.AttestationID, a]));
-    const revokedBy = new Map(revoked.map((r) => [r.RevokedAttestationID, r.RevokedBy]));
-    const items = page.data.flatMap((x) => {
-      const a = byId.get(x.AttestationID);
-      if (!a) return [];
-      const by = revokedBy.get(a.AttestationID);
-      return [{ attestation: by ? { ...a, RevokedBy: by } : a, cursor: attestationCursors.fromComposite.toCursor({ SpaceID: spaceId, CreatedAt: x.CreatedAt, AttestationID: x.AttestationID }) }];
-    });
-    return { items, next: page.cursor ?? undefined };
-  }
-
-  async changeOrderPage(orgId: string, limit: number, after?: string, o: { notCompleted?: boolean; notAborted?: boolean } = {}): Promise<ChangeOrderPage> {
-    if (after !== undefined && tryCursor(() => changeOrderCursors.fromCursor.toComposite(after))?.OrganizationID !== orgId) throw new Invalid('continue token is not one this list issued');
-    await this.backfillChangeOrderEntries(orgId);
-    const page = await this.db.ChangeOrderEntry.query.primary({ OrganizationID: orgId }).go({ limit, cursor: after ?? null });
-    const byId = new Map((await this.batchRead<ChangeOrder>(this.db.ChangeOrder, page.data.map((x) => ({ SpaceID: x.SpaceID, ChangeOrderID: x.ChangeOrderID })))).map((c) => [c.ChangeOrderID, c]));
-    // In the entries' order; what `o` leaves out is left out here (the entries do not carry a ChangeOrder's state).
-    const kept = (c: ChangeOrder) => (!o.notCompleted || c.Stage !== COMPLETED) && (!o.notAborted || !c.AbortedReason);
-    const items = page.data.flatMap((x) => {
-      const changeOrder = byId.get(x.ChangeOrderID);
-      return changeOrder && kept(changeOrder) ? [{ changeOrder, cursor: changeOrderCursors.fromComposite.toCursor(changeOrderEntryOf(x)) }] : [];
-    });
-    return { items, next: page.cursor ?? undefined };
-  }
-
-  /**
-   * A page of an organization's tokens, oldest first (CreatedAt, then ID), with DynamoDB's cursor over
-   * their entries; with `userId`, the database keeps only that user's. One query, one batch read.
-   */
-  async tokenPage(orgId: string, limit: number, after?: string, o: { userId?: string } = {}): Promise<TokenPage> {
-    if (after !== undefined && tryCursor(() => tokenCursors.fromCursor.toComposite(after))?.OrganizationID !== orgId) throw new Invalid('continue token is not one this list issued');
-    await this.backfillUntilSettled(tokenEntriesDone(orgId), async () => {
-      const all = (await this.db.ApiToken.query.byOrg({ OrganizationID: orgId }).go({ pages: 'all' })).data as ApiToken[];
-      if (all.length) await this.db.TokenEntry.put(all.map((t) => tokenEntryOf(t as unknown as Record<string, unknown>))).go();
-      return all.length;
-    });
-    const q = this.db.TokenEntry.query.primary({ OrganizationID: orgId });
-    const page = await (o.userId ? q.where((a, op) => op.eq(a.UserID, o.userId!)) : q).go({ limit, cursor: after ?? null });
-    const byHash = new Map((await this.batchRead<ApiToken>(this.db.ApiToken, page.data.map((x: { TokenHash: string }) => ({ TokenHash: x.TokenHash })))).map((t) => [t.TokenHash, t]));
-    // A token deleted with its user by its hash alone (past what one transaction holds) leaves its entry: passed over.
-    const items = page.data.flatMap((x: { TokenHash: string }) => {
-      const token = byHash.get(x.TokenHash);
-      return token ? [{ token, cursor: tokenCursors.fromComposite.toCursor(tokenEntryOf(x)) }] : [];
-    });
-    return { items, next: page.cursor ?? undefined };
-  }
-
-  /** Gives the ChangeOrders an organization made before their entries existed theirs (`backfillUntilSettled`, per organization). */
-  private async backfillChangeOrderEntries(orgId: string): Promise<void> {
-    await this.backfillUntilSettled(changeOrderEntriesDone(orgId), async () => {
-      const all = (await this.db.ChangeOrder.query.byOrg({ OrganizationID: orgId }).go({ pages: 'all', attributes: ['OrganizationID', 'Slug', 'ChangeOrderID', 'SpaceID'] })).data;
-      if (all.length) await this.db.ChangeOrderEntry.put(all.map((c) => changeOrderEntryOf(c))).go();
-      return all.length;
-    });
-  }
-
-  /** Forgets the entries markers this store knew: it reads each again, as a process just started would (tests that rewrite the table as an earlier version left it). */
-  forgetEntriesMarkers(): void {
-    this.markers.clear();
-  }
-
-  /**
-   * Runs a backfill of entries unless its marker says it is settled: the first paged read runs it, and one
-   * more read at least ENTRIES_SETTLE_MS later runs it again, which catches what an earlier version (one
-   * that writes no entries) wrote while a deploy rolled over. Written with the same content however
-   * often, so two at once are harmless. Answers whether it has settled: until then, what an earlier
-   * version writes may still lack its entries.
-   */
-  private async backfillUntilSettled(name: string, fill: () => Promise<number>): Promise<boolean> {
-    const now = this.clock().getTime();
-    const known = this.markers.get(name);
-    if (known && (known.settled || now - known.created < ENTRIES_SETTLE_MS)) return known.settled;
-    const marker = (await this.db.Counter.get({ Name: name }).go()).data;
-    /** Remembers the marker as written first at `created` and last checked at `checked`. */
-    const remember = (created: number, checked: number) => {
-      // One entry per Space (and organization) read; a long-lived process forgets them all now and then.
-      if (this.markers.size >= MARKERS_KEPT) this.markers.clear();
-      const settled = checked - created >= ENTRIES_SETTLE_MS;
-      this.markers.set(name, { created, settled });
-      return settled;
-    };
-    const created = marker?.CreatedAt ? Date.parse(marker.CreatedAt) : undefined;
-    if (created !== undefined) {
-      const settled = remember(created, Date.parse(marker!.CheckedAt ?? marker!.CreatedAt!));
-      if (settled || now - created < ENTRIES_SETTLE_MS) return settled;
-    }
-    const count = await fill();
-    const at = new Date(now).toISOString();
-    await this.db.Counter.put({ Name: name, Value: count, Version: 1, CreatedAt: marker?.CreatedAt ?? at, CheckedAt: at }).go();
-    return remember(created ?? now, now);
-  }
-
-  async attestationById(spaceId: string, attestationId: string): Promise<AttestationView | undefined> {
-    // Whether it was revoked is its AttestationRevoked entry, which a Space's attestations from before entries existed get first.
-    await this.backfillAttestationEntries(spaceId);
-    const [a, revoked] = (await this.getAcross([
-      { entity: this.db.Attestation, key: { SpaceID: spaceId, AttestationID: attestationId } },
-      { entity: this.db.AttestationRevoked, key: { SpaceID: spaceId, RevokedAttestationID: attestationId } },
-    ])) as [Attestation | undefined, { RevokedBy: string } | undefined];
-    return a && (revoked ? { ...a, RevokedBy: revoked.RevokedBy } : a);
-  }
-
-  /**
-   * The attestations of a Space that name one of these Units with this content (with `anyContent`, any
-   * content of them), each with RevokedBy if revoked. A Space with at most ATTESTATIONS_READ_WHOLE
-   * attestations is read whole, in one request; past that, one query per Unit and content asked for, by
-   * the cover entries, then the attestations they name in one batch: never the Space's history.
-   */
-  async attestationsNaming(spaceId: string, units: { UnitID: string; DataHash: string }[], o: { anyContent?: boolean } = {}): Promise<AttestationView[]> {
-    if (!units.length) return [];
-    const asked = new Map(units.map((u) => (o.anyContent ? [u.UnitID, { UnitID: u.UnitID }] : [`${u.UnitID}#${u.DataHash}`, { UnitID: u.UnitID, DataHash: u.DataHash }])));
-    const naming = (a: Attestation) => a.Revisions.some((r) => asked.has(o.anyContent ? r.UnitID : `${r.UnitID}#${r.DataHash}`));
-    const first = await this.db.Attestation.query.primary({ SpaceID: spaceId }).go({ limit: ATTESTATIONS_READ_WHOLE });
-    if (!first.cursor) return withRevokedBy(first.data as unknown as Attestation[]).filter(naming);
-    // Until the covers have settled an earlier version may still be recording attestations without them: read the Space's.
-    if (!(await this.backfillAttestationCovers(spaceId))) return (await this.spaceAttestations(spaceId)).filter(naming);
-    const covers = (await Promise.all([...asked.values()].map((k) => this.db.AttestationCover.query.primary(k).go({ pages: 'all' })))).flatMap((r) => r.data);
-    const ids = [...new Set(covers.filter((c) => c.SpaceID === spaceId).map((c) => c.AttestationID))];
-    const out: AttestationView[] = [];
-    // Each attestation with its revocation mark, 50 of them (100 keys) to a batch.
-    for (let i = 0; i < ids.length; i += 50) {
-      const part = ids.slice(i, i + 50);
-      const read = await this.getAcross(part.flatMap((id) => [
-        { entity: this.db.Attestation, key: { SpaceID: spaceId, AttestationID: id } },
-        { entity: this.db.AttestationRevoked, key: { SpaceID: spaceId, RevokedAttestationID: id } },
-      ]));
-      part.forEach((_, j) => {
-        const a = read[2 * j] as Attestation | undefined;
-        const revoked = read[2 * j + 1] as { RevokedBy: string } | undefined;
-        // A cover whose attestation is missing was written for one whose transaction did not land: passed over.
-        if (a) out.push(revoked ? { ...a, RevokedBy: revoked.RevokedBy } : a);
-      });
-    }
-    return out;
-  }
-
-  /** A Space's attestations read whole, each marked with the record that revoked it. */
-  private async spaceAttestations(spaceId: string): Promise<AttestationView[]> {
-    return withRevokedBy(await this.listInSpace<Attestation>('Attestation', spaceId));
-  }
-
-  /** Gives the attestations a Space had before cover entries existed theirs (`backfillUntilSettled`, per Space; after their entries and revocation marks); answers whether the covers have settled. */
-  private async backfillAttestationCovers(spaceId: string): Promise<boolean> {
-    await this.backfillAttestationEntries(spaceId);
-    return this.backfillUntilSettled(attestationCoversDone(spaceId), async () => {
-      const all = await this.listInSpace<Attestation>('Attestation', spaceId);
-      const covers = all.flatMap((a) => attestationCoversOf(a as unknown as Record<string, unknown>));
-      if (covers.length) await this.db.AttestationCover.put(covers).go();
-      return all.length;
-    });
-  }
-
-  /** Gives the attestations a Space had before their entries existed theirs (`backfillUntilSettled`, per Space). */
-  private async backfillAttestationEntries(spaceId: string): Promise<void> {
-    await this.backfillUntilSettled(attestationEntriesDone(spaceId), async () => {
-      const all = await this.listInSpace<Attestation>('Attestation', spaceId);
-      if (all.length) {
-        await this.db.AttestationEntry.put(all.map((a) => ({ SpaceID: spaceId, CreatedAt: a.CreatedAt, AttestationID: a.AttestationID }))).go();
-        const revocations = all.filter((a) => a.RevokedAttestationID).map((a) => ({ SpaceID: spaceId, RevokedAttestationID: a.RevokedAttestationID!, RevokedBy: a.AttestationID }));
-        if (revocations.length) await this.db.AttestationRevoked.put(revocations).go();
-      }
-      return all.length;
-    });
-  }
-
-  /**
-   * Gives the Releases a Space had before Release entries existed their entries (`backfillUntilSettled`, per
-   * Space: a counter item records it).
-   */
-  private async backfillReleaseEntries(spaceId: string): Promise<void> {
-    await this.backfillUntilSettled(releaseEntriesDone(spaceId), async () => {
-      const all = await this.listInSpace<Release>('Release', spaceId);
-      if (all.length) await this.db.ReleaseEntry.put(all.map((r) => releaseEntryOf(r as unknown as Record<string, unknown>))).go();
-      return all.length;
-    });
-  }
 }

@@ -3,7 +3,8 @@ import type { GroupOutcome, MarkWrite, ReleaseCounter, SpaceKind, StoreOp, Write
 import { TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
 import { landGroups } from '../util/groups.ts';
 import { foldChangeOrderMarks } from './change-order-marks.ts';
-import { attestationCoversDone, attestationCoversOf, attestationEntriesDone, attestationEntryOps, changeOrderEntryOf, DynamoRecords, tokenEntryOf, ID_FIELD, orgScope, releaseEntriesDone, releaseEntryOf, spaceScope, type AnyEntity } from './dynamo-records.ts';
+import { attestationCoversDone, attestationCoversOf, attestationEntriesDone, attestationEntryOps, changeOrderEntryOf, DynamoEntries, releaseEntriesDone, releaseEntryOf, tokenEntryOf } from './dynamo-entries.ts';
+import { ID_FIELD, orgScope, spaceScope, type AnyEntity } from './dynamo-records.ts';
 
 /**
  * The transaction path over the table: a list of store ops (create, update guarded by Version, delete,
@@ -65,7 +66,7 @@ export function withoutSetting(u: UpdateParams, names: Set<string>): void {
 }
 
 /** The write half of the Store: `transact` and what it is made of. */
-export abstract class DynamoWrites extends DynamoRecords {
+export abstract class DynamoWrites extends DynamoEntries {
   /**
    * Runs a write transaction; a cancelled one becomes a Conflict (WriteRefused, with the item's place)
    * naming the first item whose condition failed.

@@ -3,7 +3,7 @@ import { DeleteItemCommand, GetItemCommand, QueryCommand, UpdateItemCommand } fr
 import { randomUUID } from 'node:crypto';
 import type { Attestation } from '../../lib/model/entities.ts';
 import type { DynamoStore } from '../../lib/store/dynamo-store.ts';
-import { ATTESTATIONS_READ_WHOLE, ENTRIES_SETTLE_MS } from '../../lib/store/dynamo-records.ts';
+import { ATTESTATIONS_READ_WHOLE, ENTRIES_SETTLE_MS } from '../../lib/store/dynamo-entries.ts';
 import { makeService } from '../../lib/store/entities.ts';
 import { dynamoClient } from '../../lib/store/table.ts';
 import { Api, deploymentYaml, startEnv, type Env } from '../support/harness.ts';

@@ -5,7 +5,7 @@ import { startServer, type LocalServer } from '../../lib/local/server.ts';
 import { localDeps } from '../../lib/local/wiring.ts';
 import { DeleteItemCommand, GetItemCommand, QueryCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoStore } from '../../lib/store/dynamo-store.ts';
-import { ENTRIES_SETTLE_MS } from '../../lib/store/dynamo-records.ts';
+import { ENTRIES_SETTLE_MS } from '../../lib/store/dynamo-entries.ts';
 import { dynamoClient, ensureTable } from '../../lib/store/table.ts';
 import { Api, deploymentYaml } from '../support/harness.ts';
 import { cubAt } from '../support/cli.ts';
