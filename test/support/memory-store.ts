@@ -1,4 +1,4 @@
-import type { ApiToken, Attestation, ChangeOrder, Component, Group, Hold, Link, Mutation, Organization, Progress, Release, Revision, Space, StoredRevision, Tag, Unit, User } from '../../lib/model/entities.ts';
+import type { ApiToken, Attestation, AttestationView, ChangeOrder, Component, Group, Hold, Link, Mutation, Organization, Progress, Release, Revision, Space, StoredRevision, Tag, Unit, User } from '../../lib/model/entities.ts';
 import { Conflict, Invalid, WriteRefused } from '../../lib/model/errors.ts';
 import { landGroups } from '../../lib/util/groups.ts';
 import type { GroupOutcome, IdempotencyRecord, JobPartRecord, JobRecord, SlugPage, MarkWrite, OrgKind, OutboxItem, ReleaseCounter, SluggedInSpace, SpaceKind, Store, StoreOp, WriteKind } from '../../lib/ports/store.ts';
@@ -205,24 +205,21 @@ export class MemoryStore implements Store {
     const all = this.all<Release>('Release', (r) => r.SpaceID === spaceId).sort((a, b) => b.ReleaseNum - a.ReleaseNum || (a.ReleaseID < b.ReleaseID ? 1 : -1));
     return offsetPage(all, limit, after, (release) => ({ release }));
   };
+  /** A Space's attestations, each with RevokedBy when a record among them revoked it. */
+  private attestationViews(spaceId: string): AttestationView[] {
+    const all = this.all<Attestation>('Attestation', (a) => a.SpaceID === spaceId);
+    const revokedBy = new Map(all.filter((a) => a.RevokedAttestationID).map((a) => [a.RevokedAttestationID!, a.AttestationID]));
+    return all.map((a) => (revokedBy.has(a.AttestationID) ? { ...a, RevokedBy: revokedBy.get(a.AttestationID) } : a));
+  }
   /** Newest first (CreatedAt, then ID), each with RevokedBy; a cursor is the offset after an item. */
   attestationPage = async (spaceId: string, limit: number, after?: string) => {
-    const all = this.all<Attestation>('Attestation', (a) => a.SpaceID === spaceId);
-    const revokedBy = new Map(all.filter((a) => a.RevokedAttestationID).map((a) => [a.RevokedAttestationID!, a.AttestationID]));
-    all.sort((a, b) => (a.CreatedAt < b.CreatedAt ? 1 : a.CreatedAt > b.CreatedAt ? -1 : a.AttestationID < b.AttestationID ? 1 : -1));
-    return offsetPage(all, limit, after, (a) => ({ attestation: revokedBy.has(a.AttestationID) ? { ...a, RevokedBy: revokedBy.get(a.AttestationID) } : a }));
+    const all = this.attestationViews(spaceId).sort((a, b) => (a.CreatedAt < b.CreatedAt ? 1 : a.CreatedAt > b.CreatedAt ? -1 : a.AttestationID < b.AttestationID ? 1 : -1));
+    return offsetPage(all, limit, after, (attestation) => ({ attestation }));
   };
-  attestationById = async (spaceId: string, attestationId: string) => {
-    const all = this.all<Attestation>('Attestation', (a) => a.SpaceID === spaceId);
-    const a = all.find((x) => x.AttestationID === attestationId);
-    const by = all.find((x) => x.RevokedAttestationID === attestationId);
-    return a && (by ? { ...a, RevokedBy: by.AttestationID } : a);
-  };
+  attestationById = async (spaceId: string, attestationId: string) => this.attestationViews(spaceId).find((x) => x.AttestationID === attestationId);
   attestationsNaming = async (spaceId: string, units: { UnitID: string; DataHash: string }[], o: { anyContent?: boolean } = {}) => {
-    const all = this.all<Attestation>('Attestation', (a) => a.SpaceID === spaceId);
     const asked = new Set(units.map((u) => (o.anyContent ? u.UnitID : `${u.UnitID}#${u.DataHash}`)));
-    const revokedBy = new Map(all.filter((a) => a.RevokedAttestationID).map((a) => [a.RevokedAttestationID!, a.AttestationID]));
-    return all.filter((a) => a.Revisions.some((r) => asked.has(o.anyContent ? r.UnitID : `${r.UnitID}#${r.DataHash}`))).map((a) => (revokedBy.has(a.AttestationID) ? { ...a, RevokedBy: revokedBy.get(a.AttestationID) } : a));
+    return this.attestationViews(spaceId).filter((a) => a.Revisions.some((r) => asked.has(o.anyContent ? r.UnitID : `${r.UnitID}#${r.DataHash}`)));
   };
   changeOrdersOf = async (orgId: string, o: { notCompleted?: boolean; notAborted?: boolean } = {}) =>
     this.all<ChangeOrder>('ChangeOrder', (c) => c.OrganizationID === orgId && (!o.notCompleted || c.Stage !== 'Completed') && (!o.notAborted || !c.AbortedReason));
