@@ -196,11 +196,28 @@ export abstract class DynamoEntries extends DynamoRecords {
   async attestationById(spaceId: string, attestationId: string): Promise<AttestationView | undefined> {
     // Whether it was revoked is its AttestationRevoked entry, which a Space's attestations from before entries existed get first.
     await this.backfillAttestationEntries(spaceId);
-    const [a, revoked] = (await this.getAcross([
-      { entity: this.db.Attestation, key: { SpaceID: spaceId, AttestationID: attestationId } },
-      { entity: this.db.AttestationRevoked, key: { SpaceID: spaceId, RevokedAttestationID: attestationId } },
-    ])) as [Attestation | undefined, { RevokedBy: string } | undefined];
-    return a && (revoked ? { ...a, RevokedBy: revoked.RevokedBy } : a);
+    return (await this.attestationsById(spaceId, [attestationId])).get(attestationId);
+  }
+
+  /**
+   * A Space's attestations by ID, each with RevokedBy if its revocation mark (AttestationRevoked) says so:
+   * read with their marks in one batch read per 50. Those missing are left out.
+   */
+  private async attestationsById(spaceId: string, ids: string[]): Promise<Map<string, AttestationView>> {
+    const out = new Map<string, AttestationView>();
+    for (let i = 0; i < ids.length; i += 50) {
+      const part = ids.slice(i, i + 50);
+      const read = await this.getAcross(part.flatMap((id) => [
+        { entity: this.db.Attestation, key: { SpaceID: spaceId, AttestationID: id } },
+        { entity: this.db.AttestationRevoked, key: { SpaceID: spaceId, RevokedAttestationID: id } },
+      ]));
+      part.forEach((id, j) => {
+        const a = read[2 * j] as Attestation | undefined;
+        const revoked = read[2 * j + 1] as { RevokedBy: string } | undefined;
+        if (a) out.set(id, revoked ? { ...a, RevokedBy: revoked.RevokedBy } : a);
+      });
+    }
+    return out;
   }
 
   /**
@@ -219,22 +236,8 @@ export abstract class DynamoEntries extends DynamoRecords {
     if (!(await this.backfillAttestationCovers(spaceId))) return (await this.spaceAttestations(spaceId)).filter(naming);
     const covers = (await Promise.all([...asked.values()].map((k) => this.db.AttestationCover.query.primary(k).go({ pages: 'all' })))).flatMap((r) => r.data);
     const ids = [...new Set(covers.filter((c) => c.SpaceID === spaceId).map((c) => c.AttestationID))];
-    const out: AttestationView[] = [];
-    // Each attestation with its revocation mark, 50 of them (100 keys) to a batch.
-    for (let i = 0; i < ids.length; i += 50) {
-      const part = ids.slice(i, i + 50);
-      const read = await this.getAcross(part.flatMap((id) => [
-        { entity: this.db.Attestation, key: { SpaceID: spaceId, AttestationID: id } },
-        { entity: this.db.AttestationRevoked, key: { SpaceID: spaceId, RevokedAttestationID: id } },
-      ]));
-      part.forEach((_, j) => {
-        const a = read[2 * j] as Attestation | undefined;
-        const revoked = read[2 * j + 1] as { RevokedBy: string } | undefined;
-        // A cover whose attestation is missing was written for one whose transaction did not land: passed over.
-        if (a) out.push(revoked ? { ...a, RevokedBy: revoked.RevokedBy } : a);
-      });
-    }
-    return out;
+    // A cover whose attestation is missing was written for one whose transaction did not land: passed over.
+    return [...(await this.attestationsById(spaceId, ids)).values()];
   }
 
   /** A Space's attestations read whole, each marked with the record that revoked it. */
