@@ -2,7 +2,7 @@ import { DESCRIBING_TOOLCHAIN, isLinkChange, MarkRole, type Caller, type Mark, t
 import { BatonError, Conflict, Invalid, NotFound } from '../model/errors.ts';
 import type { StoreOp } from '../ports/store.ts';
 import { chunk, TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
-import { sharedRead } from '../util/concurrency.ts';
+import { nextTurn, sharedRead } from '../util/concurrency.ts';
 import { decompress } from '../config/hash.ts';
 import { cloneOps, copyLinksOps } from '../variants/clone.ts';
 import { mergeInto, UnitAction, type UnitResult } from '../variants/merge.ts';
@@ -137,6 +137,10 @@ export async function promoteSpace(deps: ChangeDeps, caller: Caller, ctx: Promot
   // Each Unit's write (its revisions, head, marks and cursor) is gathered, then the Space's Units land
   // together, in as few transactions as they fit; a Unit refused there fails alone, as its own write would.
   const groups: { ops: StoreOp[]; fail: (e: Conflict) => void }[] = [];
+  // The merges below are this process's CPU, with no I/O between them: each Space starts them on a turn of its own, so
+  // what arrived while the Space before merged (other Spaces' reads and heads) is taken in and that Space's write goes
+  // out first. The engine then writes while this process merges, rather than each waiting on the other.
+  await nextTurn();
   for (const { unit, link, fresh } of work) {
     const r = await promoteUnit(deps, caller, ctx, space, unit, link, !!fresh, now, ctx.dryRun ? undefined : (ops, fail) => groups.push({ ops, fail }));
     ctx.heads.delete(unit.UnitID);

@@ -18,3 +18,8 @@ export async function bounded<T, R>(items: T[], limit: number, f: (item: T) => P
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
   return out;
 }
+
+/** Resolves on the event loop's next turn: the I/O that arrived meanwhile is taken in, and what was made ready to send goes out, first. */
+export function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
