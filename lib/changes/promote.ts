@@ -1,16 +1,16 @@
-import { failureAllowance, requireVerb, type Explanation, type Caller, type ChangeOrder, type GateResult, type Link, type Space } from '../model/entities.ts';
+import { failureAllowance, requireVerb, type Explanation, type Caller, type ChangeOrder, type GateResult, type Hold, type Link, type Space } from '../model/entities.ts';
 import { BatonError, Conflict, GateRefused, Invalid, Unavailable } from '../model/errors.ts';
 import { evaluateGates, evaluatePrerequisite, refusal, tolerate } from '../gates/prerequisites.ts';
 import { bounded } from '../util/concurrency.ts';
 import { matches, parseWhere } from '../where/index.ts';
 import { findSpace } from '../variants/lookup.ts';
-import { marksOf, withPublishMarks } from './marks.ts';
+import { marksOf, withPublishMarks, type CoMarks } from './marks.ts';
 import { planPromotion } from './plan.ts';
 import type { ChangeDeps } from './ports.ts';
 import { advanceStage, computeStage, contextAfter, recordOn, stageAdvance } from './progress.ts';
 import { SpaceAction, type SpaceResult } from './promote-space.ts';
 import { promoteContext } from './promote-context.ts';
-import { gateContext, gateState, orgSpaces, peopleOnce, readsAttestations, readsChanged, stateKey, takenOnly, type Known } from './stages.ts';
+import { gateContext, gateState, orgSpaces, peopleOnce, readsAttestations, readsChanged, stateKey, takenOnly, type GateContext, type Known } from './stages.ts';
 import { mergeWaves } from './waves.ts';
 import { runsAsJob } from './jobs.ts';
 import { startPromoteJob } from './promote-job.ts';
@@ -46,10 +46,14 @@ async function mergeSources(deps: ChangeDeps, targets: Space[]): Promise<Map<str
  */
 export async function promoteChangeOrder(deps: ChangeDeps, caller: Caller, co: ChangeOrder, base: Space, o: PromoteOptions): Promise<PromoteOutcome> {
   if (o.dryRun) return promoteHeld(deps, caller, co, base, o);
+  // What the gates read is read while the lease is taken, not after. Taken from the ChangeOrder as this request read it
+  // (its Version unchanged), no promotion held the lease from that read on, so none wrote since: these reads are as good
+  // as reads made after it. Taken only after a conflict, they are read again.
+  const early = gateReads(deps, caller, co);
   const held = await acquireLease(deps, caller, co);
   const lease = { id: held.LeaseID, co: held.co, released: false };
   try {
-    return await promoteHeld(deps, caller, co, base, o, lease);
+    return await promoteHeld(deps, caller, co, base, o, lease, held.co.Version === co.Version + 1 ? early : undefined);
   } finally {
     // Given back with the promotion's record when it got that far; otherwise here.
     if (!lease.released) await releaseLease(deps, co, lease.id).catch(() => undefined);
@@ -118,16 +122,31 @@ export async function explainPromotion(deps: ChangeDeps, caller: Caller, co: Cha
   return { ChangeOrderID: co.ChangeOrderID, Slug: co.Slug, ...(e.stageName ? { Stage: e.stageName } : {}), Targets: e.targets.map(pick), Over: e.before.map(pick), Open: e.failedGates.length === 0, Gates: e.gates, ...(e.message ? { Message: e.message } : {}) };
 }
 
+/** What the gates of a promotion read first, together: the ChangeOrder's marks, its Spaces and progress, and the holds in force. */
+interface GateReads {
+  marks: Promise<CoMarks>;
+  context: Promise<GateContext>;
+  holds: Promise<Hold[]>;
+}
+
+/** Starts the reads the gates make first (each failure is the gates' to report, when they await it). */
+function gateReads(deps: ChangeDeps, caller: Caller, co: ChangeOrder): GateReads {
+  // A merge reads no publish marks: they are read later only when a gate needs them (an Invoke reads them to pick its Units).
+  const r = { marks: marksOf(deps, co, { publish: co.UpdateType === 'Invoke' }), context: gateContext(deps, caller, co), holds: holdsInForce(deps as Deps, caller) };
+  for (const p of Object.values(r)) p.catch(() => undefined);
+  return r;
+}
+
 /** Plans a promotion and evaluates its gates (refusing, unless forced, when one fails); nothing is written. */
-async function gate(deps: ChangeDeps, caller: Caller, co: ChangeOrder, base: Space, o: PromoteOptions, known?: Known): Promise<{ early: PromoteOutcome } | { explained: Explained } | Gated> {
+async function gate(deps: ChangeDeps, caller: Caller, co: ChangeOrder, base: Space, o: PromoteOptions, known?: Known, early?: GateReads): Promise<{ early: PromoteOutcome } | { explained: Explained } | Gated> {
   if (co.AbortedReason) throw new Conflict(`change order '${co.Slug}' was aborted (${co.AbortedReason}); promote a new one`);
   if (o.force && !o.forceReason) throw new Invalid('--force needs --force-reason, which the change order records');
   if (o.protect && co.UpdateType !== 'Invoke') throw new Invalid('--protect is refused here: promoting a change order along the clone lineage or over MergeUnits links is a merge, which protection holds paths against');
-  // The holds in force, read alongside what the plan needs (they are filtered by the Spaces it finds).
-  const holds = holdsInForce(deps as Deps, caller);
+  // The holds in force are read alongside what the plan needs (they are filtered by the Spaces it finds).
+  const reads = known ? undefined : (early ?? gateReads(deps, caller, co));
+  const holds = reads?.holds ?? holdsInForce(deps as Deps, caller);
   holds.catch(() => undefined);
-  // A merge reads no publish marks: they are read below only when a gate needs them (an Invoke reads them to pick its Units).
-  const [read, context] = known ? [known.marks, known.context] : await Promise.all([marksOf(deps, co, { publish: co.UpdateType === 'Invoke' }), gateContext(deps, caller, co)]);
+  const [read, context] = reads ? await Promise.all([reads.marks, reads.context]) : [known!.marks, known!.context];
   let marks = read;
   const { spaces, stages, progress, view } = context;
   const named = o.spaces?.length || o.whereSpace ? await namedTargets(deps, caller, co, o) : undefined;
@@ -179,8 +198,8 @@ async function gate(deps: ChangeDeps, caller: Caller, co: ChangeOrder, base: Spa
   return { stageName, targets, waves, gates, failedGates, taken: new Set(progress.keys()), marks, spaces, context, allowance: stageIndex >= 0 ? failureAllowance(stages[stageIndex]!.def, targets.length) : undefined };
 }
 
-async function promoteHeld(deps: ChangeDeps, caller: Caller, co: ChangeOrder, base: Space, o: PromoteOptions, lease?: { id: string; co: ChangeOrder; released: boolean }): Promise<PromoteOutcome> {
-  const g = await gate(deps, caller, co, base, o);
+async function promoteHeld(deps: ChangeDeps, caller: Caller, co: ChangeOrder, base: Space, o: PromoteOptions, lease?: { id: string; co: ChangeOrder; released: boolean }, early?: GateReads): Promise<PromoteOutcome> {
+  const g = await gate(deps, caller, co, base, o, undefined, early);
   if ('early' in g) return g.early;
   if ('explained' in g) throw new Invalid('an explanation is asked of explainPromotion');
   const remaining = g.targets.filter((t) => !g.taken.has(t.SpaceID)).length;

@@ -26,12 +26,24 @@ export function outboxEvent(item: OutboxItem): BatonEvent {
   return { source: item.Source, detailType: item.DetailType as DetailType, detail: item.Detail };
 }
 
-/** Publishes outbox items on a bus, then forgets each: a failure leaves it pending, to be published again. */
+/**
+ * Publishes outbox items on a bus, in order, and forgets each once published (while the next is
+ * published): a failure leaves the item pending, to be published again.
+ */
 export async function publishOutbox(store: Store, bus: EventBus, items: OutboxItem[]): Promise<void> {
-  for (const item of items) {
-    await bus.put([outboxEvent(item)]);
-    await store.deletePendingEvent(item.EventID);
+  const forgotten: Promise<void>[] = [];
+  try {
+    for (const item of items) {
+      await bus.put([outboxEvent(item)]);
+      const forget = store.deletePendingEvent(item.EventID);
+      forget.catch(() => undefined);
+      forgotten.push(forget);
+    }
+  } catch (e) {
+    await Promise.allSettled(forgotten);
+    throw e;
   }
+  await Promise.all(forgotten);
 }
 
 /** Publishes whatever is still pending (a local run stopped between a write and its publishing), oldest first. */

@@ -188,6 +188,58 @@ describe('promotion failures, always recorded', () => {
     const co = (await env.api.get('/space/race-base/change_order/go')).body;
     expect(co).toMatchObject({ State: 'Resolved', PromotionFailures: [] });
   });
+
+  it('reads the gates again when another promotion finished between its read of the change order and its lease', async () => {
+    const client = dynamoClient(inject('dynamoEndpoint'));
+    const table = `lease-${randomUUID().slice(0, 8)}`;
+    await ensureTable(client, table);
+    // The first lease this promotion asks for waits until another whole promotion of the same change order has run.
+    let other: (() => Promise<unknown>) | undefined;
+    const raw = new DynamoStore(client, table);
+    const store = new Proxy(raw, {
+      get(target, prop, receiver) {
+        if (prop === 'transact') {
+          return async (ops: StoreOp[]) => {
+            const leasing = ops.length === 1 && ops[0]!.kind === 'ChangeOrder' && (ops[0]!.item as { PromotionLease?: unknown }).PromotionLease;
+            if (leasing && other) {
+              const run = other;
+              other = undefined;
+              await run();
+            }
+            return target.transact(ops);
+          };
+        }
+        const v: unknown = Reflect.get(target, prop, receiver);
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
+    const { deps } = localDeps(store);
+    const server = await startServer(deps);
+    const { token } = await createOrganization(deps, `lease-${table}`);
+    const api = new Api(server.url, token);
+    try {
+      await api.post('/variant/upload', { Component: 'late', Variant: 'base', Units: [{ Slug: 'svc', Data: deploymentYaml('svc') }] });
+      for (const v of ['l1', 'l2']) await api.post('/variant', { Name: v, UpstreamSpaceID: 'late-base', Stage: 'Production' });
+      await api.post('/space/late-base/change_workflow', { Slug: 'w', Stages: [{ Name: 'Production', WhereSpace: "Labels.Stage = 'Production'" }] });
+      await api.post('/space/late-base/function/invoke', { FunctionName: 'set-replicas', Arguments: ['4'], UnitIDs: ['svc'] });
+      expect((await api.post('/space/late-base/change_order', { Slug: 'go', ChangeWorkflowID: 'late-base/w' })).status).toBe(201);
+      let first: { status: number; body: any } | undefined;
+      other = async () => (first = await api.post('/promote', { ChangeOrderID: 'late-base/go' }));
+      // This promotion read the change order and started its gates' reads before the other took the lease; its own lease
+      // then conflicts, and what it read before is read again: the Stage has been reached, nothing is merged twice.
+      const late = await api.post('/promote', { ChangeOrderID: 'late-base/go' });
+      expect(first?.status, JSON.stringify(first?.body)).toBe(200);
+      expect(first?.body.Landed).toBe(2);
+      expect(late.status, JSON.stringify(late.body)).toBe(200);
+      expect(late.body).toMatchObject({ Landed: 0, Total: 0, Message: "change order 'go' has reached every stage" });
+      const co = (await api.get('/space/late-base/change_order/go')).body;
+      expect(co).toMatchObject({ State: 'Resolved', PromotionFailures: [] });
+      expect(co.Promotions).toHaveLength(1);
+      for (const v of ['l1', 'l2']) expect((await api.get(`/space/late-${v}/unit/svc/data`)).text).toContain('replicas: 4');
+    } finally {
+      await server.close();
+    }
+  });
 });
 
 describe('generated workflow documents', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { InProcessBus } from '../../lib/events/bus.ts';
 import { DetailType, SOURCE, STAGE_RULE, type BatonEvent } from '../../lib/events/contracts.ts';
-import { drainPending, eventOps, onceFor, publishingStore } from '../../lib/events/outbox.ts';
+import { drainPending, eventOps, onceFor, publishOutbox, publishingStore } from '../../lib/events/outbox.ts';
 import type { OutboxItem } from '../../lib/ports/store.ts';
 import { MemoryStore } from '../support/memory-store.ts';
 
@@ -51,6 +51,24 @@ describe('the transactional outbox', () => {
       ['b', uuid(2)],
     ]);
     expect(await drainPending(raw, bus)).toBe(0);
+  });
+
+  it('publishes in order and forgets each published item; one the bus refuses stays pending, with those after it', async () => {
+    const raw = new MemoryStore();
+    const deps = ids();
+    const ops = eventOps(deps, [aborted('a'), aborted('b'), aborted('c')]);
+    await raw.transact(ops);
+    const put: string[] = [];
+    const bus = { put: async (es: BatonEvent[]) => {
+      if (es[0]!.detail.Slug === 'b') throw new Error('the bus is gone');
+      put.push(String(es[0]!.detail.Slug));
+    } };
+    await expect(publishOutbox(raw, bus, ops.map((o) => o.item as OutboxItem))).rejects.toThrow('the bus is gone');
+    expect(put).toEqual(['a']);
+    expect((await raw.pendingEvents(10)).map((i) => i.Detail.Slug)).toEqual(['b', 'c']);
+    const later = new InProcessBus(true);
+    expect(await drainPending(raw, later)).toBe(2);
+    expect(later.log.map((e) => e.detail.Slug)).toEqual(['b', 'c']);
   });
 
   it('a consumer handles each EventID once; a failed run is tried again on redelivery', async () => {
