@@ -50,18 +50,17 @@ export function withoutSetting(u: UpdateParams, names: Set<string>): void {
   const parts = m[1]!.split(', ');
   // Plain assignments only (`#name = :value`): anything else is left as it is.
   if (!parts.every((p) => /^#\w+ = :\w+$/.test(p))) return;
-  const kept = parts.filter((p) => {
-    const [name] = p.split(' = ');
-    return !names.has(u.ExpressionAttributeNames[name!] ?? '');
-  });
+  const drops = (p: string) => names.has(u.ExpressionAttributeNames[p.slice(0, p.indexOf(' = '))] ?? '');
+  const kept = parts.filter((p) => !drops(p));
   if (kept.length === parts.length || !kept.length) return;
+  const dropped = parts.filter(drops);
   u.UpdateExpression = `SET ${kept.join(', ')}${m[2] ?? ''}`;
-  const used = `${u.UpdateExpression} ${u.ConditionExpression ?? ''}`;
-  for (const p of parts) {
-    if (kept.includes(p)) continue;
-    const [name, value] = p.split(' = ');
-    if (!new RegExp(`${name}\\b`).test(used)) delete u.ExpressionAttributeNames[name!];
-    if (!new RegExp(`${value}\\b`).test(used)) delete u.ExpressionAttributeValues[value!];
+  // The placeholders still in use, by what is left of the update or by its condition (read once, not per placeholder).
+  const used = new Set(`${u.UpdateExpression} ${u.ConditionExpression ?? ''}`.match(/[#:]\w+/g));
+  for (const p of dropped) {
+    const [name, value] = p.split(' = ') as [string, string];
+    if (!used.has(name)) delete u.ExpressionAttributeNames[name];
+    if (!used.has(value)) delete u.ExpressionAttributeValues[value];
   }
 }
 
