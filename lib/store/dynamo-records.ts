@@ -61,6 +61,19 @@ export function changeOrderFilter(o: { notCompleted?: boolean; notAborted?: bool
   if (!o.notCompleted && !o.notAborted) return undefined;
   return (a, op) => [o.notCompleted ? `(${op.notExists(a.Stage)} OR ${op.ne(a.Stage, COMPLETED)})` : '', o.notAborted ? op.notExists(a.AbortedReason) : ''].filter(Boolean).join(' AND ');
 }
+
+/**
+ * Sends a batch request, then again with what the database left unprocessed (backing off, 50 ms
+ * doubling), until nothing is left: Unavailable after 8 tries.
+ */
+export async function untilProcessed<T>(what: 'read' | 'write', items: T[], send: (left: T[]) => Promise<T[]>): Promise<void> {
+  for (let attempt = 0, left = items; left.length; attempt++) {
+    if (attempt >= 8) throw new Unavailable(`the database kept leaving part of a batch ${what} unprocessed; try again`);
+    if (attempt) await new Promise((r) => setTimeout(r, 25 * 2 ** attempt));
+    left = await send(left);
+  }
+}
+
 /**
  * The records beside the entities, over the same table: idempotency keys, slug-claim pages and batch
  * reads by ID, holds, jobs and their parts, the outbox and the events consumers handled. DynamoEntries
@@ -97,14 +110,11 @@ export abstract class DynamoRecords {
     const keys = gets.map((g) => (g.entity.get(g.key).params() as { Key: Record<string, unknown> }).Key);
     const id = (k: Record<string, unknown>) => `${String(k.pk)}\u0000${String(k.sk)}`;
     const found = new Map<string, Record<string, unknown>>();
-    let ask = keys;
-    for (let attempt = 0; ask.length; attempt++) {
-      if (attempt >= 8) throw new Unavailable('the database kept leaving part of a batch read unprocessed; try again');
-      if (attempt) await new Promise((r) => setTimeout(r, 25 * 2 ** attempt));
+    await untilProcessed('read', keys, async (ask) => {
       const r = await this.doc.send(new BatchGetCommand({ RequestItems: { [this.table]: { Keys: ask } } }));
       for (const item of r.Responses?.[this.table] ?? []) found.set(id(item), item);
-      ask = r.UnprocessedKeys?.[this.table]?.Keys ?? [];
-    }
+      return r.UnprocessedKeys?.[this.table]?.Keys ?? [];
+    });
     return keys.map((k, i) => {
       const item = found.get(id(k));
       return item ? (gets[i]!.entity.parse({ Item: item }).data ?? undefined) : undefined;

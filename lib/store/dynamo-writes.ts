@@ -1,10 +1,10 @@
-import { Conflict, TooLarge, Unavailable, WriteRefused } from '../model/errors.ts';
+import { Conflict, TooLarge, WriteRefused } from '../model/errors.ts';
 import type { GroupOutcome, MarkWrite, ReleaseCounter, SpaceKind, StoreOp, WriteKind } from '../ports/store.ts';
 import { TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
 import { landGroups } from '../util/groups.ts';
 import { foldChangeOrderMarks } from './change-order-marks.ts';
 import { attestationCoversDone, attestationCoversOf, attestationEntriesDone, attestationEntryOps, changeOrderEntryOf, DynamoEntries, releaseEntriesDone, releaseEntryOf, tokenEntryOf } from './dynamo-entries.ts';
-import { ID_FIELD, orgScope, spaceScope, type AnyEntity } from './dynamo-records.ts';
+import { ID_FIELD, orgScope, spaceScope, untilProcessed, type AnyEntity } from './dynamo-records.ts';
 
 /**
  * The transaction path over the table: a list of store ops (create, update guarded by Version, delete,
@@ -185,13 +185,11 @@ export abstract class DynamoWrites extends DynamoEntries {
     const covers = ops.flatMap((o) => (o.op === 'create' && o.kind === 'Attestation' ? attestationCoversOf(o.item as Record<string, unknown>) : []));
     const key = (c: { UnitID: string; DataHash: string; AttestationID: string }) => `${c.UnitID}#${c.DataHash}#${c.AttestationID}`;
     const byKey = new Map(covers.map((c) => [key(c), c]));
-    for (let attempt = 0, left = covers; left.length; attempt++) {
-      if (attempt >= 8) throw new Unavailable('the database kept leaving part of a batch write unprocessed; try again');
-      if (attempt) await new Promise((r) => setTimeout(r, 25 * 2 ** attempt));
+    await untilProcessed('write', covers, async (left) => {
       // What the database left is named by its keys: written again whole.
       const { unprocessed } = await this.e.AttestationCover!.put(left).go();
-      left = (unprocessed as { UnitID: string; DataHash: string; AttestationID: string }[]).map((k) => byKey.get(key(k))!);
-    }
+      return (unprocessed as { UnitID: string; DataHash: string; AttestationID: string }[]).map((k) => byKey.get(key(k))!);
+    });
   }
 
   /**
