@@ -1,4 +1,4 @@
-import type { Caller, ChangeOrder, Release, Space, Unit } from '../model/entities.ts';
+import type { Caller, ChangeOrder, Space, Unit } from '../model/entities.ts';
 import { Conflict } from '../model/errors.ts';
 import { findInSpace } from '../variants/lookup.ts';
 import type { TagMark } from '../variants/units.ts';
@@ -20,7 +20,8 @@ export async function adoptIntoRelease(deps: ChangeDeps, caller: Caller, space: 
   if (num < unit.LastReleasedRevisionNum) throw new Conflict(`the release tag of '${co.Slug}' cannot move before what is released (revision ${unit.LastReleasedRevisionNum})`);
   const rev = await deps.store.getRevision(unit.UnitID, num);
   if (rev && Object.keys(rev.ValidationErrors ?? {}).length) throw new Conflict(`revision ${num} of unit '${unit.Slug}' has validation errors: ${Object.values(rev.ValidationErrors!).join('; ')}`);
-  const released = (await deps.store.listInSpace<Release>('Release', space.SpaceID)).find((r) => r.ChangeOrderID === co.ChangeOrderID && r.Published);
+  // Read by the ChangeOrder: the few Releases made at it in this Space, not the Space's history of Releases.
+  const released = (await deps.store.releasesAtChangeOrder(space.SpaceID, co.ChangeOrderID)).find((r) => r.Published);
   if (released) throw new Conflict(`release ${released.ReleaseNum} of space '${space.Slug}' was published at change order '${co.Slug}': its release tag there is fixed`);
   if (publish.RevisionNum !== num) await deps.store.transact([{ op: 'put', kind: 'Mark', item: { ...publish, RevisionNum: num, UpdatedAt: deps.now().toISOString() } }]);
   return { TagID: co.PublishTagID, TagSlug: `${co.Slug}-co-publish`, UnitID: unit.UnitID, SpaceID: space.SpaceID, RevisionNum: num };

@@ -169,7 +169,7 @@ export async function tokenPage(deps: Deps, caller: Caller, want: number, after?
 
 /** Revokes a token by its ID: it stops working at once (the AWS authorizer's cache aside, see the README). */
 export async function revokeToken(deps: Deps, caller: Caller, tokenId: string): Promise<TokenView> {
-  const t = (await deps.store.tokensOf(caller.OrganizationID)).find((x) => x.TokenID === tokenId.toLowerCase());
+  const t = await deps.store.tokenById(caller.OrganizationID, tokenId.toLowerCase());
   if (!t || (caller.Role !== 'Admin' && t.UserID !== caller.UserID)) throw new NotFound(`token '${tokenId}' not found`);
   if (t.RevokedAt) return tokenView(t);
   const next: ApiToken = { ...t, RevokedAt: deps.now().toISOString(), Version: (t.Version ?? 0) + 1 };

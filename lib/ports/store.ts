@@ -160,6 +160,8 @@ export interface Store {
   getToken(tokenHash: string): Promise<ApiToken | undefined>;
   /** An organization's tokens. */
   tokensOf(orgId: string): Promise<ApiToken[]>;
+  /** One token of an organization by its ID: read by key, not found among the organization's tokens. */
+  tokenById(orgId: string, tokenId: string): Promise<ApiToken | undefined>;
   /** A page of an organization's tokens, oldest first (CreatedAt, then ID), from DynamoDB's own cursor; with `userId`, only that user's. */
   tokenPage(orgId: string, limit: number, after?: string, o?: { userId?: string }): Promise<TokenPage>;
   getUser(orgId: string, userId: string): Promise<User | undefined>;
@@ -237,6 +239,8 @@ export interface Store {
    * `next` of the page before (opaque; another list's is Invalid). Reads only the page's Releases.
    */
   releasePage(spaceId: string, limit: number, after?: string): Promise<ReleasePage>;
+  /** The Releases of a Space published at a ChangeOrder (`ChangeOrder:<co>`), withdrawn ones too: read by that ChangeOrder, not among the Space's Releases. */
+  releasesAtChangeOrder(spaceId: string, changeOrderId: string): Promise<Release[]>;
   /**
    * A page of an organization's ChangeOrders in slug order (then by ID) with DynamoDB's cursor, as
    * `releasePage`; without those `o` rules out (as `changeOrdersOf`), so a page may be short of `limit`

@@ -10,8 +10,12 @@ import { TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
 import { revisionNum } from '../variants/revisions.ts';
 import { bundle, digest, newestRelease, releasable } from './bundle.ts';
 
-/** A Release writes 6 items (its counter, itself and its place in the Space's order, its Tag and the Tag's slug, its event) plus 2 per Unit (its mark and its Unit's LastReleasedRevisionNum) in one transaction. */
-export const MAX_RELEASE_UNITS = Math.floor((TRANSACTION_MAX_ITEMS - 6) / 2);
+/**
+ * A Release writes 7 items (its counter, itself and its place in the Space's order, its Tag and the Tag's slug, its event;
+ * made at a ChangeOrder, its place among that ChangeOrder's Releases) plus 2 per Unit (its mark and its Unit's
+ * LastReleasedRevisionNum) in one transaction.
+ */
+export const MAX_RELEASE_UNITS = Math.floor((TRANSACTION_MAX_ITEMS - 7) / 2);
 
 /** What a publish would bundle, or did. */
 export interface PublishResult {

@@ -9,6 +9,10 @@ import * as E from './entities.ts';
 /** The counter item that says a Space's Releases all have their entries (those written before entries existed were added). */
 export const releaseEntriesDone = (spaceId: string) => `RELEASEENTRIES#${spaceId}`;
 export const releaseEntryOf = (r: Record<string, unknown>) => ({ SpaceID: String(r.SpaceID), ReleaseNum: Number(r.ReleaseNum), ReleaseID: String(r.ReleaseID) });
+/** The counter item that says a Space's Releases made at a ChangeOrder all have their entries under it. */
+export const changeOrderReleasesDone = (spaceId: string) => `CHANGEORDERRELEASES#${spaceId}`;
+/** A Release's entry under the ChangeOrder it was published at (none for one published at a revision). */
+export const changeOrderReleaseOf = (r: Record<string, unknown>) => (r.ChangeOrderID ? { SpaceID: String(r.SpaceID), ChangeOrderID: String(r.ChangeOrderID), ReleaseID: String(r.ReleaseID) } : undefined);
 /** The counter item that says a Space's attestations all have their entries. */
 export const attestationEntriesDone = (spaceId: string) => `ATTESTATIONENTRIES#${spaceId}`;
 /** The entry items of one Attestation (its place in the order; the revoked one's mark), as puts for a transaction. */
@@ -93,6 +97,16 @@ export abstract class DynamoEntries extends DynamoRecords {
       return release ? [{ release, cursor: entryCursors.fromComposite.toCursor({ SpaceID: spaceId, ReleaseNum: x.ReleaseNum, ReleaseID: x.ReleaseID }) }] : [];
     });
     return { items, next: page.cursor ?? undefined };
+  }
+
+  async releasesAtChangeOrder(spaceId: string, changeOrderId: string): Promise<Release[]> {
+    await this.backfillUntilSettled(changeOrderReleasesDone(spaceId), async () => {
+      const made = (await this.listInSpace<Release>('Release', spaceId)).flatMap((r) => changeOrderReleaseOf(r as unknown as Record<string, unknown>) ?? []);
+      if (made.length) await this.db.ChangeOrderRelease.put(made).go();
+      return made.length;
+    });
+    const entries = (await this.db.ChangeOrderRelease.query.primary({ SpaceID: spaceId, ChangeOrderID: changeOrderId }).go({ pages: 'all' })).data.filter((x) => x.ChangeOrderID === changeOrderId);
+    return this.batchRead<Release>(this.db.Release, entries.map((x) => ({ SpaceID: spaceId, ReleaseID: x.ReleaseID })));
   }
 
   async attestationPage(spaceId: string, limit: number, after?: string): Promise<AttestationPage> {

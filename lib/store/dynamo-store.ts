@@ -75,6 +75,10 @@ export class DynamoStore extends DynamoWrites implements Store {
   async tokensOf(orgId: string): Promise<ApiToken[]> {
     return (await this.db.ApiToken.query.byOrg({ OrganizationID: orgId }).go({ pages: 'all' })).data as ApiToken[];
   }
+  async tokenById(orgId: string, tokenId: string): Promise<ApiToken | undefined> {
+    // The organization's index is keyed by TokenID: the one item, whatever the organization holds.
+    return ((await this.db.ApiToken.query.byOrg({ OrganizationID: orgId, TokenID: tokenId }).go()).data as ApiToken[]).find((t) => t.TokenID === tokenId);
+  }
   /** A user as stored before roles had `Admin`, no Role and no Version: read as the role it had. */
   async getUser(orgId: string, userId: string): Promise<User | undefined> {
     const { data } = await this.db.User.get({ OrganizationID: orgId, UserID: userId }).go();

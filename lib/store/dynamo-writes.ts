@@ -3,7 +3,7 @@ import type { GroupOutcome, MarkWrite, ReleaseCounter, SpaceKind, StoreOp, Write
 import { TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
 import { landGroups } from '../util/groups.ts';
 import { foldChangeOrderMarks } from './change-order-marks.ts';
-import { attestationCoversDone, attestationCoversOf, attestationEntriesDone, attestationEntryOps, changeOrderEntryOf, DynamoEntries, releaseEntriesDone, releaseEntryOf, tokenEntryOf } from './dynamo-entries.ts';
+import { attestationCoversDone, attestationCoversOf, attestationEntriesDone, attestationEntryOps, changeOrderEntryOf, changeOrderReleaseOf, changeOrderReleasesDone, DynamoEntries, releaseEntriesDone, releaseEntryOf, tokenEntryOf } from './dynamo-entries.ts';
 import { ID_FIELD, orgScope, spaceScope, untilProcessed, type AnyEntity } from './dynamo-records.ts';
 
 /**
@@ -251,12 +251,13 @@ export abstract class DynamoWrites extends DynamoEntries {
         case 'create':
           if (scope) add(this.claim(scope, slugKind, slug, String(item[ID_FIELD[o.kind as SpaceKind]])), REASONS.slugTaken(o.kind, slug));
           add(entity.create(DynamoWrites.clean(entity, item)).commit(), o.kind === 'Revision' || o.kind === 'Mutation' ? REASONS.revisionTaken : o.kind === 'Mark' ? REASONS.marked : `the ${o.kind} already exists`);
-          // A Release takes its place in its Space's order with it.
+          // A Release takes its place in its Space's order with it, and among its ChangeOrder's Releases there.
           if (o.kind === 'Release') add(e.ReleaseEntry.put(releaseEntryOf(item)).commit(), 'release entry');
+          if (o.kind === 'Release' && changeOrderReleaseOf(item)) add(e.ChangeOrderRelease.put(changeOrderReleaseOf(item)!).commit(), 'change order release entry');
           // A ChangeOrder takes its place in its organization's order.
           if (o.kind === 'ChangeOrder') add(e.ChangeOrderEntry.put(changeOrderEntryOf(item)).commit(), 'change order entry');
-      // A token too.
-      if (o.kind === 'ApiToken') add(e.TokenEntry.put(tokenEntryOf(item)).commit(), 'token entry');
+          // A token too.
+          if (o.kind === 'ApiToken') add(e.TokenEntry.put(tokenEntryOf(item)).commit(), 'token entry');
           // An Attestation too; one that revokes another marks that one revoked.
           if (o.kind === 'Attestation') for (const op of attestationEntryOps(e, item)) add(op, 'attestation entry');
           break;
@@ -274,10 +275,12 @@ export abstract class DynamoWrites extends DynamoEntries {
           add(del.commit(), REASONS.stale(o.kind));
           if (scope) add(this.unclaim(scope, slugKind, slug), 'slug claim missing');
           if (o.kind === 'Release') add(e.ReleaseEntry.delete(releaseEntryOf(item)).commit(), 'release entry');
+          if (o.kind === 'Release' && changeOrderReleaseOf(item)) add(e.ChangeOrderRelease.delete(changeOrderReleaseOf(item)!).commit(), 'change order release entry');
           // A token's entry in its organization's order (a token given by its hash alone keeps it: passed over when read).
           if (o.kind === 'ApiToken' && item.OrganizationID && item.CreatedAt && item.TokenID) add(e.TokenEntry.delete(tokenEntryOf(item)).commit(), 'token entry');
           if (o.kind === 'Space') {
             add(e.Counter.delete({ Name: releaseEntriesDone(String(item.SpaceID)) }).commit(), 'release entries');
+            add(e.Counter.delete({ Name: changeOrderReleasesDone(String(item.SpaceID)) }).commit(), 'change order release entries');
             add(e.Counter.delete({ Name: attestationEntriesDone(String(item.SpaceID)) }).commit(), 'attestation entries');
             add(e.Counter.delete({ Name: attestationCoversDone(String(item.SpaceID)) }).commit(), 'attestation covers');
           }

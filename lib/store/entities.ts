@@ -4,9 +4,9 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { Entity, Service } from 'electrodb';
 import { ChangeOrderUpdateTypes, LinkUpdateTypes, PriorRevisionsModes, ROLES, TOOLCHAIN_TYPES } from '../model/entities.ts';
 import { any, common, key, num, primary, reqAny, reqNum, reqStr, service, str } from './entity-kit.ts';
-import { AttestationCover, AttestationEntry, AttestationRevoked, ChangeOrderEntry, IdempotencyRecord, Job, JobPart, Outbox, ProcessedEvent, ReleaseEntry, RunningJob, TokenEntry } from './record-entities.ts';
+import { AttestationCover, AttestationEntry, AttestationRevoked, ChangeOrderEntry, ChangeOrderRelease, IdempotencyRecord, Job, JobPart, Outbox, ProcessedEvent, ReleaseEntry, RunningJob, TokenEntry } from './record-entities.ts';
 
-export { AttestationCover, AttestationEntry, AttestationRevoked, ChangeOrderEntry, IdempotencyRecord, Job, JobPart, Outbox, ProcessedEvent, ReleaseEntry, RunningJob, TokenEntry } from './record-entities.ts';
+export { AttestationCover, AttestationEntry, AttestationRevoked, ChangeOrderEntry, ChangeOrderRelease, IdempotencyRecord, Job, JobPart, Outbox, ProcessedEvent, ReleaseEntry, RunningJob, TokenEntry } from './record-entities.ts';
 
 const MARK_ROLES = ['start', 'end', 'publish', 'restore'] as const;
 
@@ -313,7 +313,7 @@ export function documentClient(raw: unknown): DynamoDBDocumentClient {
 }
 
 export function makeService(raw: unknown, table: string, client = documentClient(raw)) {
-  const all = { Organization, User, Group, ApiToken, Attestation, Invocation, SlugClaim, Space, Component, Unit, Revision, Mutation, Tag, ChangeSet, Filter, Target, Mark, Link, Release, ReleaseEntry, AttestationEntry, AttestationRevoked, AttestationCover, ChangeOrderEntry, TokenEntry, Counter, ChangeWorkflow, ChangeOrder, Progress, Outbox, ProcessedEvent, IdempotencyRecord, Job, JobPart, RunningJob, Hold };
+  const all = { Organization, User, Group, ApiToken, Attestation, Invocation, SlugClaim, Space, Component, Unit, Revision, Mutation, Tag, ChangeSet, Filter, Target, Mark, Link, Release, ReleaseEntry, ChangeOrderRelease, AttestationEntry, AttestationRevoked, AttestationCover, ChangeOrderEntry, TokenEntry, Counter, ChangeWorkflow, ChangeOrder, Progress, Outbox, ProcessedEvent, IdempotencyRecord, Job, JobPart, RunningJob, Hold };
   // A Service binds its entities to its table and client: each store gets entities of its own, so two
   // stores on two tables in one process (tests, benchmarks) never write through each other's.
   const own = Object.fromEntries(Object.entries(all).map(([name, e]) => [name, new Entity((e as unknown as { schema: never }).schema)])) as unknown as typeof all;

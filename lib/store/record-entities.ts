@@ -91,6 +91,17 @@ export const ReleaseEntry = new Entity({
 });
 
 /**
+ * A Release published at a ChangeOrder (`ChangeOrder:<co>`), under its Space and that ChangeOrder: written
+ * (and deleted) by the store in the transaction that writes (or deletes) the Release, so whether the change
+ * was released in a Space is one query of the few Releases made at it, not a read of the Space's history.
+ */
+export const ChangeOrderRelease = new Entity({
+  model: { entity: 'coreleaseentry', version: '1', service },
+  attributes: { SpaceID: reqStr, ChangeOrderID: reqStr, ReleaseID: reqStr },
+  indexes: { primary: primary(['SpaceID'], ['ChangeOrderID', 'ReleaseID']) },
+});
+
+/**
  * An Attestation's place in its Space's order, newest first (CreatedAt, then ID); and, for one that revokes
  * another, the revoked one's entry naming it. Written by the store in the transaction that writes the
  * Attestation, so a page of a Space's attestations reads only the page (and whether each was revoked).

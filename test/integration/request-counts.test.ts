@@ -704,6 +704,39 @@ describe('the organization’s tokens', () => {
     expect((JSON.parse(rest.stdout) as Seen[]).map((t) => t.TokenID)).toEqual(whole.slice(3).map((t) => t.TokenID));
   });
 
+  it('are revoked by their ID read by key, not found among the organization’s tokens', async () => {
+    const made = await api.post('/user', { Slug: 'tok-revoker', Role: 'Member' });
+    expect(made.status).toBe(201);
+    const member = new Api(server.url, made.body.Token);
+    const theirs: string[] = [];
+    for (let i = 0; i < 3; i++) theirs.push((await member.post('/token', { Description: `r${i}` })).body.TokenInfo.TokenID);
+    const adminOwn = (await api.post('/token', { Description: 'not theirs' })).body.TokenInfo.TokenID as string;
+    requests.length = 0;
+    counting = true;
+    const revoked = await member.post(`/token/${theirs[1]}/revoke`);
+    counting = false;
+    expect(revoked.status, revoked.text).toBe(200);
+    expect(revoked.body).toMatchObject({ TokenID: theirs[1], RevokedAt: expect.any(String) });
+    // One query of the organization's index, at that token's ID: the organization's tokens are not read.
+    const tokenQueries = requests.filter((q) => q.command === 'Query' && q.keys.some((k) => k.includes('$token_1#')));
+    expect(tokenQueries).toHaveLength(1);
+    expect(tokenQueries[0]!.keys.join(' ')).toContain(`TokenID_${theirs[1]}`);
+    // The others still work; a member cannot revoke another's token (not found), nor one that does not exist.
+    const mine = (await member.get('/token')).body as { TokenID: string; RevokedAt?: string }[];
+    expect(mine.filter((t) => t.RevokedAt).map((t) => t.TokenID)).toEqual([theirs[1]]);
+    const other = await member.post(`/token/${adminOwn}/revoke`);
+    expect(other.status).toBe(404);
+    expect(other.body.Message).toBe(`token '${adminOwn}' not found`);
+    expect((await member.post('/token/00000000-0000-4000-8000-000000000000/revoke')).status).toBe(404);
+    expect((await member.post(`/token/${theirs[0]!.slice(0, 8)}/revoke`)).status).toBe(404);
+    // An Admin revokes anyone's, by its ID in capitals too; cub the same way.
+    expect((await api.post(`/token/${theirs[2]!.toUpperCase()}/revoke`)).body).toMatchObject({ TokenID: theirs[2], RevokedAt: expect.any(String) });
+    const cub = cubAt(server.url, api.token!);
+    const byCub = await cub(['token', 'revoke', theirs[0]!]);
+    expect(byCub.code, byCub.stderr).toBe(0);
+    expect(((await api.get('/token')).body as { TokenID: string; RevokedAt?: string }[]).filter((t) => theirs.includes(t.TokenID) && t.RevokedAt)).toHaveLength(3);
+  });
+
   it('leave no entries behind when their user is deleted with them', async () => {
     const made = await api.post('/user', { Slug: 'tok-leaver', Role: 'Member' });
     expect(made.status).toBe(201);
@@ -738,3 +771,57 @@ describe('the organization’s tokens', () => {
   });
 });
 
+describe('a fix adopted into a change order’s release tag', () => {
+  it('is refused once a Release was published at the change order, found by it rather than among the Space’s Releases', async () => {
+    // shop-dev took 'scale' (above). It releases to a Target of its own, many times at revisions, then once at the change order.
+    expect((await api.post('/space/shop-base/target', { Slug: 'adopt-cluster' })).status).toBe(201);
+    const dev = (await api.get('/space/shop-dev')).body;
+    expect((await api.patch('/space/shop-dev', { Version: dev.Version, ReleaseTargetID: 'shop-base/adopt-cluster' })).status).toBe(200);
+    expect((await api.post('/space/shop-dev/function/invoke', { FunctionName: 'set-namespace', Arguments: ['dev'] })).status).toBe(200);
+    for (let n = 30; n < 36; n++) {
+      expect((await api.post('/space/shop-dev/function/invoke', { FunctionName: 'set-replicas', Arguments: [String(n)], UnitIDs: ['b'] })).status).toBe(200);
+      expect((await api.post('/space/shop-dev/release', {})).status).toBe(201);
+    }
+    // Before the change order is released there, fixes are adopted: the release tag moves to each Unit's head.
+    for (const u of ['a', 'c']) expect((await api.post(`/space/shop-dev/unit/${u}/tag`, { Tag: 'ChangeOrder:shop-base/scale', Revision: 'HeadRevisionNum', Move: true })).status).toBe(200);
+    const head = (await api.get('/space/shop-dev/unit/b')).body.HeadRevisionNum as number;
+    const moved = await api.post('/space/shop-dev/unit/b/tag', { Tag: 'ChangeOrder:shop-base/scale', Revision: 'HeadRevisionNum', Move: true });
+    expect(moved.status, moved.text).toBe(200);
+    expect(moved.body.RevisionNum).toBe(head);
+    const atCo = await api.post('/space/shop-dev/release', { Revision: 'ChangeOrder:shop-base/scale' });
+    expect(atCo.status, atCo.text).toBe(201);
+    const num = atCo.body.Release.ReleaseNum as number;
+    expect(atCo.body.Release.Units.find((u: { Slug: string }) => u.Slug === 'b').RevisionNum).toBe(head);
+    expect((await api.post('/space/shop-dev/function/invoke', { FunctionName: 'set-replicas', Arguments: ['40'], UnitIDs: ['b'] })).status).toBe(200);
+    const refusedOnce = async () => {
+      requests.length = 0;
+      counting = true;
+      const r = await api.post('/space/shop-dev/unit/b/tag', { Tag: 'ChangeOrder:shop-base/scale', Revision: 'HeadRevisionNum', Move: true });
+      counting = false;
+      expect(r.status, r.text).toBe(409);
+      expect(r.body.Message).toBe(`release ${num} of space 'shop-dev' was published at change order 'scale': its release tag there is fixed`);
+      // No read of the Space's Releases: one query of the Releases made at the change order, one batch read of those.
+      expect(requests.filter((q) => q.command === 'Query' && q.keys.some((k) => k.includes('$release_1#')))).toEqual([]);
+      const entries = requests.filter((q) => q.command === 'Query' && q.keys.some((k) => k.includes('$coreleaseentry_1')));
+      expect(entries).toHaveLength(1);
+      expect(requests.filter((q) => q.command === 'BatchGetItem' && q.keys.some((k) => k.includes('$release_1#'))).map((q) => q.keys.length)).toEqual([1]);
+    };
+    await refusedOnce();
+    // cub says the same.
+    const cub = cubAt(server.url, api.token!);
+    const byCub = await cub(['unit', 'tag', 'ChangeOrder:shop-base/scale', '--move', '--revision', 'HeadRevisionNum', '--space', 'shop-dev', '--unit', 'b']);
+    expect(byCub.code).not.toBe(0);
+    expect(byCub.stderr).toContain(`release ${num} of space 'shop-dev' was published at change order 'scale'`);
+    // A Release an earlier version published at the change order (no entry under it, the Space not yet visited) still fixes the tag.
+    const spaceId = dev.SpaceID as string;
+    const entries = await client.send(new QueryCommand({ TableName: table, KeyConditionExpression: 'pk = :p AND begins_with(sk, :s)', ExpressionAttributeValues: { ':p': { S: `$baton#SpaceID_${spaceId}` }, ':s': { S: '$coreleaseentry_1#' } } }));
+    expect(entries.Items).toHaveLength(1);
+    await client.send(new DeleteItemCommand({ TableName: table, Key: { pk: entries.Items![0]!.pk!, sk: entries.Items![0]!.sk! } }));
+    await client.send(new DeleteItemCommand({ TableName: table, Key: { pk: { S: `$baton#Name_CHANGEORDERRELEASES#${spaceId}` }, sk: { S: '$counter_1' } } }));
+    store.forgetEntriesMarkers();
+    const again = await api.post('/space/shop-dev/unit/b/tag', { Tag: 'ChangeOrder:shop-base/scale', Revision: 'HeadRevisionNum', Move: true });
+    expect(again.status, again.text).toBe(409);
+    expect(again.body.Message).toContain(`release ${num} of space 'shop-dev'`);
+    await refusedOnce();
+  });
+});

@@ -125,6 +125,7 @@ export class MemoryStore implements Store {
   private readonly orgs = new Map<string, Organization>();
   getToken = async (hash: string) => this.one<ApiToken>('ApiToken', hash);
   tokensOf = async (orgId: string) => this.all<ApiToken>('ApiToken', (t) => t.OrganizationID === orgId);
+  tokenById = async (orgId: string, tokenId: string) => (await this.tokensOf(orgId)).find((t) => t.TokenID === tokenId);
   /** Oldest first (CreatedAt, then ID); a cursor is the offset after an item (this store's own cursor). */
   tokenPage = async (orgId: string, limit: number, after?: string, o: { userId?: string } = {}) => {
     const all = (await this.tokensOf(orgId)).filter((t) => !o.userId || t.UserID === o.userId).sort((a, b) => (a.CreatedAt < b.CreatedAt ? -1 : a.CreatedAt > b.CreatedAt ? 1 : a.TokenID < b.TokenID ? -1 : 1));
@@ -205,6 +206,7 @@ export class MemoryStore implements Store {
     const all = this.all<Release>('Release', (r) => r.SpaceID === spaceId).sort((a, b) => b.ReleaseNum - a.ReleaseNum || (a.ReleaseID < b.ReleaseID ? 1 : -1));
     return offsetPage(all, limit, after, (release) => ({ release }));
   };
+  releasesAtChangeOrder = async (spaceId: string, changeOrderId: string) => this.all<Release>('Release', (r) => r.SpaceID === spaceId && r.ChangeOrderID === changeOrderId);
   /** A Space's attestations, each with RevokedBy when a record among them revoked it. */
   private attestationViews(spaceId: string): AttestationView[] {
     const all = this.all<Attestation>('Attestation', (a) => a.SpaceID === spaceId);
