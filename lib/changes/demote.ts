@@ -81,8 +81,9 @@ async function planUnit(deps: ChangeDeps, co: ChangeOrder, marks: CoMarks, space
   if (restored) return { ...base, Action: 'Unchanged', Reason: 'AlreadyRestored', RestoredRevisionNum: start.RevisionNum, RevisionNum: restored.RevisionNum };
   if (start.RevisionNum === 0) return { ...base, Action: 'Failed', Error: `unit '${unit.Slug}' was created by change order '${co.Slug}' here, so it has no earlier revision to restore; delete it with cub unit delete` };
   const endRev = marks.end.get(unit.UnitID)?.RevisionNum ?? start.RevisionNum;
-  const [data, head, revisions] = await Promise.all([dataAt(deps, unit, start.RevisionNum), dataAt(deps, unit, unit.HeadRevisionNum), deps.store.listRevisions(unit.UnitID)]);
-  const Dropped = revisions.filter((r) => r.RevisionNum > endRev).map((r) => ({ RevisionNum: r.RevisionNum, UserID: r.UserID, ...(r.Description ? { Description: r.Description } : {}) }));
+  // What the restore drops: the revisions past where the change landed, read as one range (not the Unit's history).
+  const [data, head, dropped] = await Promise.all([dataAt(deps, unit, start.RevisionNum), dataAt(deps, unit, unit.HeadRevisionNum), deps.store.revisionsBetween(unit.UnitID, endRev, unit.HeadRevisionNum)]);
+  const Dropped = dropped.map((r) => ({ RevisionNum: r.RevisionNum, UserID: r.UserID, ...(r.Description ? { Description: r.Description } : {}) }));
   if (data === head) return { ...base, Action: 'Mark', Reason: 'NoChange', RestoredRevisionNum: start.RevisionNum, RevisionNum: unit.HeadRevisionNum, Dropped };
   return { ...base, Action: 'Restore', RestoredRevisionNum: start.RevisionNum, RevisionNum: unit.HeadRevisionNum + 1, Dropped, data, head };
 }

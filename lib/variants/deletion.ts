@@ -42,17 +42,33 @@ export async function deleteUnitCascade(deps: Deps, unit: Unit, report: DeleteRe
   report.DeletedUnits.push(unit.Slug);
 }
 
+/**
+ * What a Space holds that its deletion refuses to leave behind unless recursive, with how each is named
+ * (one, many). Its attestations stay: they cannot be deleted, and record what was attested there.
+ */
+const HELD: [SpaceKind, string, string][] = [
+  ['Tag', 'tag', 'tags'],
+  ['ChangeSet', 'changeset', 'changesets'],
+  ['Filter', 'filter', 'filters'],
+  ['Target', 'target', 'targets'],
+  ['Link', 'link', 'links'],
+  ['Release', 'release', 'releases'],
+  ['ChangeWorkflow', 'change workflow', 'change workflows'],
+  ['ChangeOrder', 'change order', 'change orders'],
+  ['Invocation', 'invocation', 'invocations'],
+];
+
 /** Deletes a Space: refused while not empty unless recursive, and past delete gates only when forced. */
 export async function deleteSpace(deps: Deps, space: Space, opts: { recursive: boolean; force: boolean }): Promise<DeleteReport> {
-  const kinds: SpaceKind[] = ['Tag', 'ChangeSet', 'Filter', 'Target', 'Link', 'Release'];
+  const kinds = HELD.map(([k]) => k);
   const [units, ...others] = await Promise.all([deps.store.listUnits(space.SpaceID), ...kinds.map((k) => deps.store.listInSpace<{ SpaceID: string; Slug: string }>(k, space.SpaceID))]);
   const gates = gated(units);
   if (gates.length && !opts.force) throw new Conflict(`space '${space.Slug}' has units with delete gates: ${gates.join(', ')}; use --recursive-force to delete past them`);
   const held = units.length + others.reduce((n, l) => n + l.length, 0);
   if (held && !opts.recursive && !opts.force) {
-    throw new Conflict(
-      `space '${space.Slug}' is not empty (${units.length} units, ${others.map((l, i) => `${l.length} ${kinds[i]!.toLowerCase()}s`).join(', ')}); delete them first or use --recursive`,
-    );
+    // What it holds, each kind it has: a workflow or a change order alone is not nothing.
+    const counts = [[units.length, 'unit', 'units'] as const, ...others.map((l, i) => [l.length, HELD[i]![1], HELD[i]![2]] as const)].filter(([n]) => n > 0);
+    throw new Conflict(`space '${space.Slug}' is not empty (${counts.map(([n, one, many]) => `${n} ${n === 1 ? one : many}`).join(', ')}); delete them first or use --recursive`);
   }
   const report: DeleteReport = { DeletedUnits: [], RemovedLinks: [] };
   for (const u of units) await deleteUnitCascade(deps, u, report);

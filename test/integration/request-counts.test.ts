@@ -825,3 +825,28 @@ describe('a fix adopted into a change order’s release tag', () => {
     await refusedOnce();
   });
 });
+
+describe('a demote', () => {
+  it('reads what the restore drops as one range of each Unit’s revisions, not the Unit’s history', async () => {
+    // shop-dev took 'scale' (above), then Unit b was changed seven more times: its history is long, the change's end far back.
+    const co = (await api.get('/space/shop-base/change_order/scale')).body;
+    expect((await api.patch('/space/shop-base/change_order/scale', { Version: co.Version, AbortedReason: 'replicas were wrong' })).status).toBe(200);
+    const b = (await api.get('/space/shop-dev/unit/b')).body as { UnitID: string; HeadRevisionNum: number };
+    const history = (await api.get('/space/shop-dev/unit/b/revision')).body as { RevisionNum: number; Description?: string }[];
+    requests.length = 0;
+    counting = true;
+    const plan = await api.post('/demote', { Space: 'shop-dev', ChangeOrderID: 'shop-base/scale', DryRun: true });
+    counting = false;
+    expect(plan.status, plan.text).toBe(200);
+    const planned = (plan.body.Units as { UnitSlug: string; Action: string; Dropped: { RevisionNum: number }[] }[]).find((u) => u.UnitSlug === 'b')!;
+    // Past the release tag it adopted (the change's end is revision 2 there): every later revision, newest last.
+    expect(planned.Action).toBe('Restore');
+    expect(planned.Dropped.map((d) => d.RevisionNum)).toEqual(history.map((r) => r.RevisionNum).filter((n) => n > 2).sort((x, y) => x - y));
+    expect(planned.Dropped.at(-1)!.RevisionNum).toBe(b.HeadRevisionNum);
+    // One range query of revisions per Unit (3 Units), each bounded above by the Unit's head: no query of a Unit's whole history.
+    const ranges = requests.filter((q) => q.command === 'Query' && q.keys.some((k) => k.includes('$revision_1#')));
+    expect(ranges).toHaveLength(3);
+    for (const q of ranges) expect(q.keys[0]!.split(' ').filter((k) => k.includes('$revision_1#RevisionNum_'))).toHaveLength(2);
+    expect(ranges.map((q) => q.keys[0]!).find((k) => k.includes(b.UnitID))).toBe(`$baton#UnitID_${b.UnitID} $revision_1#RevisionNum_0000000003 $revision_1#RevisionNum_${String(b.HeadRevisionNum).padStart(10, '0')}`);
+  });
+});

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deploymentYaml, startEnv, type Env } from '../support/harness.ts';
+import { cubAt } from '../support/cli.ts';
 
 let env: Env;
 beforeAll(async () => {
@@ -129,7 +130,7 @@ describe('spaces', () => {
     await env.api.post('/space/doomed/unit', { Slug: 'web', Data: deploymentYaml('web') });
     const r = await env.api.del('/space/doomed');
     expect(r.status).toBe(409);
-    expect(r.body.Message).toMatch(/not empty \(1 units/);
+    expect(r.body.Message).toBe("space 'doomed' is not empty (1 unit); delete them first or use --recursive");
     const deleted = await env.api.del('/space/doomed?recursive=true');
     expect(deleted.status).toBe(200);
     expect(deleted.body).toEqual({ DeletedUnits: ['web'], RemovedLinks: [] });
@@ -137,6 +138,43 @@ describe('spaces', () => {
     // The slugs are free again, for the space and for a unit in a new space of that name.
     expect((await env.api.post('/space', { Slug: 'doomed' })).status).toBe(201);
     expect((await env.api.post('/space/doomed/unit', { Slug: 'web', Data: deploymentYaml('web') })).status).toBe(201);
+  });
+
+  it('counts a change workflow, a change order or an invocation as something a space holds: refused unless recursive, then deleted with it', async () => {
+    await env.api.post('/space', { Slug: 'flows' });
+    expect((await env.api.post('/space/flows/change_workflow', { Slug: 'w', Stages: [{ Name: 'prod', WhereSpace: "Labels.Stage = 'Production'" }] })).status).toBe(201);
+    const cub = cubAt(env.url, env.api.token!);
+    const refused = await cub(['space', 'delete', 'flows']);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain("space 'flows' is not empty (1 change workflow); delete them first or use --recursive");
+    expect((await env.api.get('/space/flows/change_workflow/w')).status).toBe(200);
+    // A base whose change order is all that is left of the change: refused, naming it (and its three tags).
+    await env.api.post('/space', { Slug: 'cobase' });
+    expect((await env.api.post('/space/cobase/unit', { Slug: 'web', Data: deploymentYaml('web') })).status).toBe(201);
+    expect((await env.api.post('/space/cobase/change_order', { Slug: 'ship', ChangeWorkflowID: 'flows/w' })).status).toBe(201);
+    expect((await env.api.del('/space/cobase/unit/web')).status).toBeLessThan(300);
+    const base = await env.api.del('/space/cobase');
+    expect(base.status).toBe(409);
+    expect(base.body.Message).toBe("space 'cobase' is not empty (3 tags, 1 change order); delete them first or use --recursive");
+    expect((await env.api.get('/space/cobase/change_order/ship')).status).toBe(200);
+    // Recursive: the space goes with what it holds; the slugs are free again, and the organization's list no longer has the change order.
+    const gone = await cub(['space', 'delete', 'cobase', '--recursive']);
+    expect(gone.code, gone.stderr).toBe(0);
+    expect((await env.api.get('/space/cobase')).status).toBe(404);
+    expect((await env.api.get('/change_order')).body.map((c: { Slug: string }) => c.Slug)).not.toContain('ship');
+    // An invocation kept in a Space of its own, likewise.
+    await env.api.post('/space', { Slug: 'calls' });
+    const made = await cub(['invocation', 'create', '--space', 'calls', 'scale', 'Kubernetes/YAML', '--', 'set-replicas', '3']);
+    expect(made.code, made.stderr).toBe(0);
+    expect((await env.api.del('/space/calls')).body.Message).toBe("space 'calls' is not empty (1 invocation); delete them first or use --recursive");
+    expect((await env.api.del('/space/calls?recursive=true')).status).toBe(200);
+    expect((await env.api.post('/space', { Slug: 'calls' })).status).toBe(201);
+    expect((await cub(['invocation', 'create', '--space', 'calls', 'scale', 'Kubernetes/YAML', '--', 'set-replicas', '3'])).code).toBe(0);
+    expect((await env.api.del('/space/flows?recursive=true')).status).toBe(200);
+    await env.api.post('/space', { Slug: 'flows' });
+    expect((await env.api.post('/space/flows/change_workflow', { Slug: 'w', Stages: [{ Name: 'prod', WhereSpace: "Labels.Stage = 'Production'" }] })).status).toBe(201);
+    await env.api.post('/space', { Slug: 'cobase' });
+    expect((await env.api.post('/space/cobase/change_order', { Slug: 'ship', ChangeWorkflowID: 'flows/w' })).status).toBe(201);
   });
 
   it('answers 404 for an unknown route and 405 for a wrong method', async () => {
