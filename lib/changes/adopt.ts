@@ -11,7 +11,8 @@ import type { ChangeDeps } from './ports.ts';
  */
 export async function adoptIntoRelease(deps: ChangeDeps, caller: Caller, space: Space, unit: Unit, ref: string, num: number, move: boolean): Promise<TagMark> {
   const { item: co } = await findInSpace<ChangeOrder>(deps, caller, space, 'ChangeOrder', ref);
-  const marks = await deps.store.marksOfUnit(unit.UnitID);
+  // The change's marks on this Unit, read by key (the end mark's item may hold the release mark), not the Unit's marks whole.
+  const marks = await deps.store.marksAt([unit.UnitID], [co.EndTagID, co.PublishTagID]);
   const end = marks.find((m) => m.TagID === co.EndTagID);
   const publish = marks.find((m) => m.TagID === co.PublishTagID);
   if (!end || !publish) throw new Conflict(`unit '${unit.Slug}' has not taken change order '${co.Slug}'`);

@@ -315,4 +315,10 @@ export interface Store {
   changeOrderMarks(tags: { start?: string; end: string; release?: string }): Promise<{ start: Mark[]; end: Mark[]; release: Mark[] }>;
   /** A Unit's marks, of every Tag (a ChangeOrder's start and release marks included). */
   marksOfUnit(unitId: string): Promise<Mark[]>;
+  /**
+   * The marks of these Tags on these Units, read by key (each Tag on each Unit; not the Units' other marks):
+   * a ChangeOrder's start and release marks are found with its end Tag among `tagIds`, as the end mark's
+   * item may hold them.
+   */
+  marksAt(unitIds: string[], tagIds: string[]): Promise<Mark[]>;
 }

@@ -14,7 +14,11 @@ export function releasable(units: Unit[]): Unit[] {
 
 /** The bundle text: each unit's data in slug order, as one multi-document YAML; its sha256 is the Digest. */
 export async function bundle(deps: UnitDeps, units: { unit: Unit; rev: number }[]): Promise<string> {
-  const parts = await Promise.all(units.map(({ unit, rev }) => dataAt(deps, unit, rev)));
+  return bundleOf(await Promise.all(units.map(({ unit, rev }) => dataAt(deps, unit, rev))));
+}
+
+/** Units' data as one bundle, in the order given: each a document of its own. */
+export function bundleOf(parts: string[]): string {
   return parts
     .map((p) => (p.endsWith('\n') ? p : `${p}\n`))
     .map((p) => (p.startsWith('---') ? p : `---\n${p}`))

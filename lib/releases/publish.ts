@@ -1,5 +1,5 @@
 import type { BundledUnit, Caller, Release, Space, Tag, Unit } from '../model/entities.ts';
-import { Unprocessable } from '../model/errors.ts';
+import { NotFound, Unprocessable } from '../model/errors.ts';
 import { DetailType, SOURCE } from '../events/contracts.ts';
 import { eventOps } from '../events/outbox.ts';
 import type { Deps } from '../ports/deps.ts';
@@ -7,8 +7,9 @@ import type { Store } from '../ports/store.ts';
 import type { UnitStore } from '../variants/ports.ts';
 import type { StoreOp } from '../ports/store.ts';
 import { TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
-import { revisionNum } from '../variants/revisions.ts';
-import { bundle, digest, newestRelease, releasable } from './bundle.ts';
+import { revisionNums } from '../variants/revisions.ts';
+import { decompress } from '../config/hash.ts';
+import { bundleOf, digest, newestRelease, releasable } from './bundle.ts';
 
 /**
  * A Release writes 7 items (its counter, itself and its place in the Space's order, its Tag and the Tag's slug, its event;
@@ -40,16 +41,19 @@ export async function publish(deps: ReleaseDeps, caller: Caller, space: Space, o
   const units = releasable(await deps.store.listUnits(space.SpaceID));
   if (!units.length) throw new Unprocessable(`space '${space.Slug}' has no units to release`);
   if (units.length > MAX_RELEASE_UNITS) throw new Unprocessable(`space '${space.Slug}' has ${units.length} units; a release holds at most ${MAX_RELEASE_UNITS}`);
-  const chosen: { unit: Unit; rev: number }[] = [];
-  for (const unit of units) chosen.push({ unit, rev: await revisionNum(deps, caller, space, unit, opts.revision ?? 'HeadRevisionNum') });
-  const revs = await Promise.all(chosen.map(({ unit, rev }) => deps.store.getRevision(unit.UnitID, rev)));
+  // The revision named, for every Unit at once: what it names is found once, the Units' marks read in one batch.
+  const nums = await revisionNums(deps, caller, space, units, opts.revision ?? 'HeadRevisionNum');
+  const chosen = units.map((unit, i) => ({ unit, rev: nums[i]! }));
+  // Each revision read once, all in one batch: their validation errors, hashes and data (the bundle).
+  const stored = new Map((await deps.store.getRevisions(chosen.map(({ unit, rev }) => ({ UnitID: unit.UnitID, RevisionNum: rev })))).map((r) => [`${r.UnitID}#${r.RevisionNum}`, r]));
+  const revs = chosen.map(({ unit, rev }) => stored.get(`${unit.UnitID}#${rev}`) ?? missingRevision(unit, rev));
   const invalid = chosen.map((c, i) => ({ ...c, errors: revs[i]?.ValidationErrors ?? {} })).filter((c) => Object.keys(c.errors).length);
   if (invalid.length) {
     throw new Unprocessable(
       `unable to publish a release of space '${space.Slug}': ${invalid.map((c) => `unit '${c.unit.Slug}' revision ${c.rev} has validation errors (${Object.values(c.errors).join('; ')})`).join('; ')}`,
     );
   }
-  const text = await bundle(deps, chosen);
+  const text = bundleOf(revs.map((r) => decompress(r.Data)));
   const bundled: BundledUnit[] = chosen.map(({ unit, rev }, i) => ({ UnitID: unit.UnitID, Slug: unit.Slug, RevisionNum: rev, DataHash: revs[i]!.DataHash }));
   const result: PublishResult = { DryRun: !!opts.dryRun, Units: bundled, Digest: digest(text), UnitCount: bundled.length };
   // The newest published to this Target: usually the newest, so not the Space's whole history of Releases.
@@ -122,3 +126,6 @@ export async function publish(deps: ReleaseDeps, caller: Caller, space: Space, o
   return { ...result, Release: release };
 }
 
+function missingRevision(unit: Unit, num: number): never {
+  throw new NotFound(`unit '${unit.Slug}' has no revision ${num} (head is ${unit.HeadRevisionNum})`);
+}

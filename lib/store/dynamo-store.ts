@@ -326,6 +326,13 @@ export class DynamoStore extends DynamoWrites implements Store {
   async marksOfUnit(unitId: string): Promise<Mark[]> {
     return unitMarksAsRead(await this.storedMarksOfUnit(unitId));
   }
+  async marksAt(unitIds: string[], tagIds: string[]): Promise<Mark[]> {
+    const [units, tags] = [[...new Set(unitIds)], new Set(tagIds)];
+    const stored = await this.batchRead<StoredMark>(this.db.Mark, units.flatMap((UnitID) => [...tags].map((TagID) => ({ TagID, UnitID }))));
+    const byUnit = new Map<string, StoredMark[]>();
+    for (const m of stored) byUnit.set(m.UnitID, [...(byUnit.get(m.UnitID) ?? []), m]);
+    return units.flatMap((u) => unitMarksAsRead(byUnit.get(u) ?? []).filter((m) => tags.has(m.TagID)));
+  }
   /** The mark items of a Tag, as stored (an end mark may carry its start and release marks: change-order-marks.ts). */
   private async storedMarksOfTag(tagId: string): Promise<StoredMark[]> {
     return (await this.db.Mark.query.primary({ TagID: tagId }).go({ pages: 'all' })).data;

@@ -286,51 +286,78 @@ function mergeProtected(have: ProtectedPath[], add: ProtectedPath[]): ProtectedP
 
 /**
  * Resolves a revision reference for one Unit: a number, `HeadRevisionNum`, `LastReleasedRevisionNum`,
- * `Tag:<tag>`, `ChangeSet:<cs>` (its end) and `Before:` either (the revision before what it marks).
+ * `Tag:<tag>`, `ChangeSet:<cs>` (its end), `ChangeOrder:<co>` (its release Tag) and `Before:` one of the
+ * last three (the revision before what it marks; for a ChangeOrder, the state the change started from).
  */
 export async function revisionNum(deps: UnitDeps, caller: Caller, space: Space, unit: Unit, ref: string | number): Promise<number> {
+  return (await revisionNums(deps, caller, space, [unit], ref))[0]!;
+}
+
+/**
+ * Resolves one revision reference for each of a Space's Units (as `revisionNum`, in their order; the first
+ * that has none refuses): the Tag, ChangeSet or ChangeOrder named is found once, and the marks of the Units
+ * are read by key in one batch, not each Unit's marks whole.
+ */
+export async function revisionNums(deps: UnitDeps, caller: Caller, space: Space, units: Unit[], ref: string | number): Promise<number[]> {
   if (typeof ref === 'number' || /^\d+$/.test(ref)) {
     const n = Number(ref);
-    if (n < 1 || n > unit.HeadRevisionNum) throw new NotFound(`unit '${unit.Slug}' has no revision ${n} (head is ${unit.HeadRevisionNum})`);
-    return n;
+    return units.map((unit) => (n < 1 || n > unit.HeadRevisionNum ? missing(unit, `${n} (head is ${unit.HeadRevisionNum})`) : n));
   }
-  if (ref === 'HeadRevisionNum') return unit.HeadRevisionNum;
+  if (ref === 'HeadRevisionNum') return units.map((u) => u.HeadRevisionNum);
   if (ref === 'LastReleasedRevisionNum') {
-    if (!unit.LastReleasedRevisionNum) throw new NotFound(`unit '${unit.Slug}' has never been released`);
-    return unit.LastReleasedRevisionNum;
+    return units.map((unit) => {
+      if (!unit.LastReleasedRevisionNum) throw new NotFound(`unit '${unit.Slug}' has never been released`);
+      return unit.LastReleasedRevisionNum;
+    });
   }
   const before = ref.startsWith('Before:');
   const rest = before ? ref.slice('Before:'.length) : ref;
-  let mark: Mark | undefined;
-  let what: string;
+  const marksOf = async (tagIds: string[]) => {
+    const read = await deps.store.marksAt(units.map((u) => u.UnitID), tagIds);
+    return (unit: Unit, tagId: string | undefined) => read.find((m) => m.UnitID === unit.UnitID && m.TagID === tagId);
+  };
+  /** The revision a mark names (before it, with Before:), or none when the Unit has no such mark. */
+  const marked = (unit: Unit, mark: Mark | undefined, what: string) => {
+    if (!mark) throw new NotFound(`${what} does not mark a revision of unit '${unit.Slug}'`);
+    if (before) return mark.RevisionNum > 1 ? mark.RevisionNum - 1 : missing(unit, `before ${what}`);
+    return mark.RevisionNum;
+  };
   if (rest.startsWith('Tag:')) {
     const { item: tag } = await findInSpace<Tag>(deps, caller, space, 'Tag', rest.slice(4));
-    mark = (await deps.store.marksOfUnit(unit.UnitID)).find((m) => m.TagID === tag.TagID);
-    what = `tag '${tag.Slug}'`;
-  } else if (rest.startsWith('ChangeSet:')) {
+    // A ChangeOrder's start or release Tag: its end Tag's items may hold its marks, so they are read with it.
+    const co = tag.ChangeOrderID ? await deps.store.getInSpace<ChangeOrder>('ChangeOrder', tag.SpaceID, tag.ChangeOrderID) : undefined;
+    const at = await marksOf([tag.TagID, ...(co ? [co.EndTagID] : [])]);
+    return units.map((unit) => marked(unit, at(unit, tag.TagID), `tag '${tag.Slug}'`));
+  }
+  if (rest.startsWith('ChangeSet:')) {
     const { item: cs } = await findInSpace<ChangeSet>(deps, caller, space, 'ChangeSet', rest.slice(10));
     const tagId = before ? cs.StartTagID : cs.EndTagID;
     if (!tagId) throw new Conflict(`changeset '${cs.Slug}' is still open; close it before naming its revisions`);
-    mark = (await deps.store.marksOfUnit(unit.UnitID)).find((m) => m.TagID === tagId);
-    if (mark) return before && mark.RevisionNum === 0 ? missing(unit, `the start of changeset '${cs.Slug}'`) : mark.RevisionNum;
-    what = `changeset '${cs.Slug}'`;
-  } else if (rest.startsWith('ChangeOrder:')) {
+    const at = await marksOf([tagId]);
+    return units.map((unit) => {
+      const mark = at(unit, tagId);
+      if (mark) return before && mark.RevisionNum === 0 ? missing(unit, `the start of changeset '${cs.Slug}'`) : mark.RevisionNum;
+      // Before: a ChangeSet's start is its own mark; with none, the Unit was not in it.
+      return marked(unit, mark, `changeset '${cs.Slug}'`);
+    });
+  }
+  if (rest.startsWith('ChangeOrder:')) {
     const { item: co } = await findInSpace<ChangeOrder>(deps, caller, space, 'ChangeOrder', rest.slice('ChangeOrder:'.length));
     // The release Tag names what a Release of the change bundles; Before: is the state the change started from:
-    // once a demote restored the Unit, exactly what the restore Tag marks (that state, written again).
-    const unitMarks = await deps.store.marksOfUnit(unit.UnitID);
-    const restored = before && co.RestoreTagID ? unitMarks.find((m) => m.TagID === co.RestoreTagID) : undefined;
-    if (restored) return restored.RevisionNum;
+    // once a demote restored the Unit, exactly what the restore Tag marks (that state, written again). The end
+    // Tag is read with them: its mark's item may hold the start and release marks.
     const tagId = before ? co.StartTagID : co.PublishTagID;
-    mark = unitMarks.find((m) => m.TagID === tagId);
-    if (!mark) throw new NotFound(`unit '${unit.Slug}' has not taken change order '${co.Slug}'`);
-    return mark.RevisionNum;
-  } else {
-    throw new Invalid(`revision '${ref}' must be a number, HeadRevisionNum, LastReleasedRevisionNum, Tag:<tag>, ChangeSet:<changeset>, ChangeOrder:<space>/<change-order>, or Before: one of the last three`);
+    const restoreTag = before ? co.RestoreTagID : undefined;
+    const at = await marksOf([co.EndTagID, tagId, ...(restoreTag ? [restoreTag] : [])]);
+    return units.map((unit) => {
+      const restored = at(unit, restoreTag);
+      if (restored) return restored.RevisionNum;
+      const mark = at(unit, tagId);
+      if (!mark) throw new NotFound(`unit '${unit.Slug}' has not taken change order '${co.Slug}'`);
+      return mark.RevisionNum;
+    });
   }
-  if (!mark) throw new NotFound(`${what} does not mark a revision of unit '${unit.Slug}'`);
-  if (before) return mark.RevisionNum > 1 ? mark.RevisionNum - 1 : missing(unit, `before ${what}`);
-  return mark.RevisionNum;
+  throw new Invalid(`revision '${ref}' must be a number, HeadRevisionNum, LastReleasedRevisionNum, Tag:<tag>, ChangeSet:<changeset>, ChangeOrder:<space>/<change-order>, or Before: one of the last three`);
 }
 
 function missing(unit: Unit, what: string): never {

@@ -131,7 +131,7 @@ export async function tagRevision(deps: Deps, caller: Caller, space: Space, unit
   const tag = await findOrCreateTag(deps, caller, space, tagRef);
   if (tag.ChangeSetID) throw new Conflict(`tag '${tag.Slug}' belongs to a changeset; its marks are set by the changeset`);
   if (tag.ChangeOrderID) throw new Conflict(`tag '${tag.Slug}' belongs to a change order; its marks are set by the change order (a fix is adopted into its release with ChangeOrder:<space>/<change-order>)`);
-  const existing = (await deps.store.marksOfUnit(unit.UnitID)).find((m) => m.TagID === tag.TagID);
+  const [existing] = await deps.store.marksAt([unit.UnitID], [tag.TagID]);
   if (existing && existing.RevisionNum !== num && !move) {
     throw new Conflict(`tag '${tag.Slug}' already marks revision ${existing.RevisionNum} of unit '${unit.Slug}'; use --move to move it to ${num}`);
   }

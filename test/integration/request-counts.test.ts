@@ -771,8 +771,8 @@ describe('the organization’s tokens', () => {
   });
 });
 
-describe('a fix adopted into a change order’s release tag', () => {
-  it('is refused once a Release was published at the change order, found by it rather than among the Space’s Releases', async () => {
+describe('a Release at a change order, and a fix adopted into its release tag', () => {
+  it('find the change order once and read the Units’ marks and revisions by key; a fix is refused once a Release was published at it, found by it rather than among the Space’s Releases', async () => {
     // shop-dev took 'scale' (above). It releases to a Target of its own, many times at revisions, then once at the change order.
     expect((await api.post('/space/shop-base/target', { Slug: 'adopt-cluster' })).status).toBe(201);
     const dev = (await api.get('/space/shop-dev')).body;
@@ -788,8 +788,20 @@ describe('a fix adopted into a change order’s release tag', () => {
     const moved = await api.post('/space/shop-dev/unit/b/tag', { Tag: 'ChangeOrder:shop-base/scale', Revision: 'HeadRevisionNum', Move: true });
     expect(moved.status, moved.text).toBe(200);
     expect(moved.body.RevisionNum).toBe(head);
+    requests.length = 0;
+    counting = true;
     const atCo = await api.post('/space/shop-dev/release', { Revision: 'ChangeOrder:shop-base/scale' });
+    counting = false;
     expect(atCo.status, atCo.text).toBe(201);
+    // The change order is found once for the Release and once for the revisions it names (not once per Unit); the
+    // Units' marks of it are read by key in one batch (3 Units × its end and release Tags), not each Unit's marks
+    // whole; each revision bundled is read once, all in one batch.
+    const has = (q: { keys: string[] }, ...parts: string[]) => q.keys.some((k) => parts.every((x) => k.includes(x)));
+    expect(requests.filter((q) => q.command === 'GetItem' && has(q, '$changeorder_1#'))).toHaveLength(2);
+    expect(requests.filter((q) => q.command === 'Query' && has(q, '$baton#UnitID_', '$mark_1'))).toEqual([]);
+    expect(requests.filter((q) => q.command === 'BatchGetItem' && has(q, '$mark_1#')).map((q) => q.keys.length)).toEqual([6]);
+    expect(requests.filter((q) => q.command === 'GetItem' && has(q, '$revision_1#'))).toEqual([]);
+    expect(requests.filter((q) => q.command === 'BatchGetItem' && has(q, '$revision_1#')).map((q) => q.keys.length)).toEqual([3]);
     const num = atCo.body.Release.ReleaseNum as number;
     expect(atCo.body.Release.Units.find((u: { Slug: string }) => u.Slug === 'b').RevisionNum).toBe(head);
     expect((await api.post('/space/shop-dev/function/invoke', { FunctionName: 'set-replicas', Arguments: ['40'], UnitIDs: ['b'] })).status).toBe(200);

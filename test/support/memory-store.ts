@@ -242,6 +242,11 @@ export class MemoryStore implements Store {
     return { start: read(tags.start), end: tagMarksAsRead(tags.end, end), release: read(tags.release) };
   };
   marksOfUnit = async (unitId: string) => unitMarksAsRead(this.all<StoredMark>('Mark', (m) => m.UnitID === unitId));
+  marksAt = async (unitIds: string[], tagIds: string[]) => {
+    const [units, tags] = [new Set(unitIds), new Set(tagIds)];
+    const stored = this.all<StoredMark>('Mark', (m) => units.has(m.UnitID) && tags.has(m.TagID));
+    return [...units].flatMap((u) => unitMarksAsRead(stored.filter((m) => m.UnitID === u)).filter((m) => tags.has(m.TagID)));
+  };
   readonly processed = new Map<string, number>();
   readonly idempotency = new Map<string, IdempotencyRecord>();
   getIdempotency = async (o: string, u: string, k: string) => copy(this.idempotency.get(`${o}#${u}#${k}`));
