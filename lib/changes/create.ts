@@ -101,7 +101,7 @@ export async function createChangeOrder(deps: ChangeDeps, caller: Caller, base: 
     { op: 'create', kind: 'ChangeOrder', item: co },
     ...[startTag, endTagOwn, publishTag].map((t): StoreOp => ({ op: 'create', kind: 'Tag', item: t })),
     // The base holds the change it was made in.
-    { op: 'create', kind: 'Progress', item: { ChangeOrderID: co.ChangeOrderID, SpaceID: base.SpaceID, ResolvedAt: now, Version: 1 } satisfies Progress },
+    { op: 'create', kind: 'Progress', item: { ChangeOrderID: co.ChangeOrderID, BaseSpaceID: co.SpaceID, SpaceID: base.SpaceID, ResolvedAt: now, Version: 1 } satisfies Progress },
     ...createdEvent(deps, caller, co),
   ];
   const marks = intervals.flatMap(({ unit, start, end }) => intervalMarks(co, unit, start, end, now));

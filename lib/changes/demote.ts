@@ -174,7 +174,7 @@ async function recordRestored(deps: ChangeDeps, caller: Caller, co: ChangeOrder,
       if (progress?.RestoredAt) return;
       const write: StoreOp = progress
         ? { op: 'update', kind: 'Progress', item: { ...progress, RestoredAt: now, Version: progress.Version + 1 } satisfies Progress, expectedVersion: progress.Version }
-        : { op: 'create', kind: 'Progress', item: { ChangeOrderID: co.ChangeOrderID, SpaceID: space.SpaceID, ResolvedAt: now, RestoredAt: now, Version: 1 } satisfies Progress };
+        : { op: 'create', kind: 'Progress', item: { ChangeOrderID: co.ChangeOrderID, BaseSpaceID: co.SpaceID, SpaceID: space.SpaceID, ResolvedAt: now, RestoredAt: now, Version: 1 } satisfies Progress };
       await deps.store.transact([write, ...eventOps(deps, [event])]);
     },
     () => undefined,

@@ -62,7 +62,7 @@ export async function advanceStage(deps: ChangeDeps, caller: Caller, coRef: { Sp
  */
 export function contextAfter(co: ChangeOrder, ctx: GateContext, taken: string[], now: string): GateContext {
   const progress = new Map(ctx.progress);
-  for (const id of taken) if (!progress.has(id)) progress.set(id, { ChangeOrderID: co.ChangeOrderID, SpaceID: id, ResolvedAt: now, Version: 1 });
+  for (const id of taken) if (!progress.has(id)) progress.set(id, { ChangeOrderID: co.ChangeOrderID, BaseSpaceID: co.SpaceID, SpaceID: id, ResolvedAt: now, Version: 1 });
   return { ...ctx, progress, view: gateView({ ...co, ...deriveProgress(co, [...progress.values()], new Map(ctx.spaces.map((s) => [s.SpaceID, s]))) }) };
 }
 
@@ -95,7 +95,7 @@ export async function recordOn(deps: ChangeDeps, coRef: ChangeOrder, change: (co
 /** Records that a Space took the ChangeOrder (once; a rerun finds it there). */
 export async function recordTaken(deps: ChangeDeps, co: ChangeOrder, space: Space, now: string): Promise<void> {
   try {
-    await deps.store.transact([{ op: 'create', kind: 'Progress', item: { ChangeOrderID: co.ChangeOrderID, SpaceID: space.SpaceID, ResolvedAt: now, Version: 1 } satisfies Progress }]);
+    await deps.store.transact([{ op: 'create', kind: 'Progress', item: { ChangeOrderID: co.ChangeOrderID, BaseSpaceID: co.SpaceID, SpaceID: space.SpaceID, ResolvedAt: now, Version: 1 } satisfies Progress }]);
   } catch (e) {
     if (!(e instanceof Conflict)) throw e;
   }
@@ -106,9 +106,12 @@ export async function recordTaken(deps: ChangeDeps, co: ChangeOrder, space: Spac
  * is released there when this Release carries it; then its Stage may advance.
  */
 export async function recordRelease(deps: ChangeDeps, caller: Caller, space: Space, release: Release): Promise<void> {
-  const cos = await deps.store.changeOrdersTouching(caller.OrganizationID, space.SpaceID);
-  for (const co of cos) {
-    const progress = (await deps.store.progressOf(co.ChangeOrderID)).find((p) => p.SpaceID === space.SpaceID);
+  // The ChangeOrders that reached the Space and have a Release (or a restore's) still to record there: read by the
+  // Space's progress, not the organization's ChangeOrders; each progress read again by key before it is written.
+  const open = (p: Progress) => !p.ReleaseID || (!!p.RestoredAt && !p.RestoreReleaseID);
+  const reaching = await deps.store.changeOrdersReaching(caller.OrganizationID, space.SpaceID, { where: open });
+  for (const { co } of reaching) {
+    const progress = await deps.store.progressAt(co.ChangeOrderID, space.SpaceID);
     if (progress?.RestoredAt && !progress.RestoreReleaseID) {
       await recordRestoreRelease(deps, co, space, progress, release);
       continue;
@@ -142,9 +145,9 @@ async function recordRestoreRelease(deps: ChangeDeps, co: ChangeOrder, space: Sp
 
 /** After a live-status change: the Stages of the ChangeOrders that Space took may advance (to Completed, say). */
 export async function reevaluateFor(deps: ChangeDeps, caller: Caller, spaceId: string): Promise<void> {
-  // Only those still in flight come back from the database: a Space's history of finished changes is not read at each report.
-  const cos = await deps.store.changeOrdersTouching(caller.OrganizationID, spaceId, { inFlight: true });
-  for (const co of cos) await advanceStage(deps, caller, co);
+  // The organization's ChangeOrders in flight that reached the Space (their progress there read by key), not its history of ChangeOrders.
+  const reaching = await deps.store.changeOrdersReaching(caller.OrganizationID, spaceId, { inFlight: true });
+  for (const { co } of reaching) await advanceStage(deps, caller, co);
 }
 
 /** Refuses a Release of the ChangeOrder in one of its Spaces when the release gates of the Space's Stage do not hold. */

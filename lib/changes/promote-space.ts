@@ -160,7 +160,7 @@ export async function promoteSpace(deps: ChangeDeps, caller: Caller, ctx: Promot
   const linksToCopy = co.UpdateType === 'UpgradeUnit' && !!space.UpstreamSpaceID && (await upstreamLinksOf(deps, ctx, space)).length > 0;
   const refusedBefore = res.Units.some((u) => u.Error);
   const tail = refusedBefore ? [] : chunk(markOnly, MARK_OPS_PER_TRANSACTION);
-  const progressOp: StoreOp = { op: 'create', kind: 'Progress', item: { ChangeOrderID: co.ChangeOrderID, SpaceID: space.SpaceID, ResolvedAt: now, Version: 1 } satisfies Progress };
+  const progressOp: StoreOp = { op: 'create', kind: 'Progress', item: { ChangeOrderID: co.ChangeOrderID, BaseSpaceID: co.SpaceID, SpaceID: space.SpaceID, ResolvedAt: now, Version: 1 } satisfies Progress };
   const withProgress = !linksToCopy && !refusedBefore;
   if (withProgress) {
     if (tail.length && tail.at(-1)!.length < TRANSACTION_MAX_ITEMS) tail.at(-1)!.push(progressOp);

@@ -182,6 +182,8 @@ export type ChangeOrderView = ChangeOrder & ChangeOrderProgress;
 export interface Progress {
   ChangeOrderID: string;
   SpaceID: string;
+  /** The ChangeOrder's own Space: with its ID, the key it is read by from the Spaces it reached (absent on progress written before it was kept). */
+  BaseSpaceID?: string;
   ResolvedAt: string;
   ReleaseID?: string;
   ReleaseNum?: number;

@@ -228,10 +228,14 @@ export interface Store {
   /** The ChangeOrders of an organization; the database leaves out the Completed ones (`notCompleted`) and the aborted ones (`notAborted`) when asked. */
   changeOrdersOf(orgId: string, o?: { notCompleted?: boolean; notAborted?: boolean }): Promise<ChangeOrder[]>;
   /**
-   * The ChangeOrders of an organization that reach a Space (in their scope, or made in it); with
-   * `inFlight`, only those neither Completed nor aborted. The database filters: only those come back.
+   * The ChangeOrders that reached a Space, each with its progress there (a ChangeOrder's own Space is
+   * reached when it is made): read by the Space's progress, then those ChangeOrders by key, not the
+   * organization's ChangeOrders. With `inFlight`, only those neither Completed nor aborted; with `where`,
+   * only those whose progress there it keeps (the others' ChangeOrders are not read).
    */
-  changeOrdersTouching(orgId: string, spaceId: string, o?: { inFlight?: boolean }): Promise<ChangeOrder[]>;
+  changeOrdersReaching(orgId: string, spaceId: string, o?: { inFlight?: boolean; where?: (p: Progress) => boolean }): Promise<{ co: ChangeOrder; progress: Progress }[]>;
+  /** A ChangeOrder's progress in one Space, read by key (consistently: as just written). */
+  progressAt(changeOrderId: string, spaceId: string): Promise<Progress | undefined>;
   progressOf(changeOrderId: string): Promise<Progress[]>;
   releaseCounter(targetId: string): Promise<ReleaseCounter>;
   /**

@@ -1,6 +1,7 @@
 import { createConversions } from 'electrodb';
 import type { ApiToken, Attestation, AttestationView, ChangeOrder, Release } from '../model/entities.ts';
-import { COMPLETED } from '../model/change-orders.ts';
+import { COMPLETED, type Progress } from '../model/change-orders.ts';
+import { Conflict } from '../model/errors.ts';
 import { Invalid } from '../model/errors.ts';
 import type { AttestationPage, ChangeOrderPage, ReleasePage, TokenPage } from '../ports/store.ts';
 import { DynamoRecords, tryCursor, type AnyEntity } from './dynamo-records.ts';
@@ -56,6 +57,14 @@ export const changeOrderEntriesDone = (orgId: string) => `CHANGEORDERENTRIES#${o
 export const changeOrderEntryOf = (c: Record<string, unknown>) => ({ OrganizationID: String(c.OrganizationID), Slug: String(c.Slug), ChangeOrderID: String(c.ChangeOrderID), SpaceID: String(c.SpaceID) });
 /** ChangeOrder entries' keys as DynamoDB cursors and back. */
 const changeOrderCursors = createConversions(E.ChangeOrderEntry);
+/** Whether a ChangeOrder is in flight: neither Completed nor aborted. */
+export const inFlight = (c: Record<string, unknown>) => c.Stage !== COMPLETED && !c.AbortedReason;
+/** A ChangeOrder's entry among its organization's in flight. */
+export const inFlightOf = (c: Record<string, unknown>) => ({ OrganizationID: String(c.OrganizationID), ChangeOrderID: String(c.ChangeOrderID), SpaceID: String(c.SpaceID) });
+/** The counter item that says an organization's ChangeOrders in flight all have their entries. */
+export const inFlightDone = (orgId: string) => `INFLIGHT#${orgId}`;
+/** The counter item that says the progress items in a Space all carry their ChangeOrder's Space (and so are read by Space). */
+export const progressBySpaceDone = (spaceId: string) => `PROGRESSBYSPACE#${spaceId}`;
 /** The counter item that says an organization's tokens all have their entries. */
 export const tokenEntriesDone = (orgId: string) => `TOKENENTRIES#${orgId}`;
 export const tokenEntryOf = (t: Record<string, unknown>) => ({ OrganizationID: String(t.OrganizationID), CreatedAt: String(t.CreatedAt), TokenID: String(t.TokenID), TokenHash: String(t.TokenHash), ...(t.UserID ? { UserID: String(t.UserID) } : {}) });
@@ -97,6 +106,70 @@ export abstract class DynamoEntries extends DynamoRecords {
       return release ? [{ release, cursor: entryCursors.fromComposite.toCursor({ SpaceID: spaceId, ReleaseNum: x.ReleaseNum, ReleaseID: x.ReleaseID }) }] : [];
     });
     return { items, next: page.cursor ?? undefined };
+  }
+
+  async changeOrdersReaching(orgId: string, spaceId: string, o: { inFlight?: boolean; where?: (p: Progress) => boolean } = {}): Promise<{ co: ChangeOrder; progress: Progress }[]> {
+    let progress: Progress[];
+    if (o.inFlight) {
+      // The organization's ChangeOrders in flight (not its history), then their progress in this Space by key: those that reached it.
+      await this.backfillInFlight(orgId);
+      const flying = (await this.db.InFlightChangeOrder.query.primary({ OrganizationID: orgId }).go({ pages: 'all' })).data;
+      const bases = new Map(flying.map((f) => [f.ChangeOrderID, f.SpaceID]));
+      progress = (await this.batchRead<Progress>(this.db.Progress, flying.map((f) => ({ ChangeOrderID: f.ChangeOrderID, SpaceID: spaceId })))).map((p) => ({ ...p, BaseSpaceID: bases.get(p.ChangeOrderID)! }));
+    } else {
+      await this.backfillProgressBySpace(orgId, spaceId);
+      progress = ((await this.db.Progress.query.bySpace({ SpaceID: spaceId }).go({ pages: 'all' })).data as Progress[]).filter((p) => p.BaseSpaceID);
+    }
+    progress = progress.filter((p) => !o.where || o.where(p));
+    const cos = await this.batchRead<ChangeOrder>(this.db.ChangeOrder, progress.map((p) => ({ SpaceID: p.BaseSpaceID, ChangeOrderID: p.ChangeOrderID })));
+    const at = new Map(progress.map((p) => [p.ChangeOrderID, p]));
+    return cos
+      .filter((co) => co.OrganizationID === orgId && (!o.inFlight || (co.Stage !== COMPLETED && !co.AbortedReason)))
+      .sort((a, b) => (a.ChangeOrderID < b.ChangeOrderID ? -1 : 1))
+      .map((co) => ({ co, progress: at.get(co.ChangeOrderID)! }));
+  }
+
+  async progressAt(changeOrderId: string, spaceId: string): Promise<Progress | undefined> {
+    return ((await this.db.Progress.get({ ChangeOrderID: changeOrderId, SpaceID: spaceId }).go({ consistent: true })).data ?? undefined) as Progress | undefined;
+  }
+
+  /** Gives an organization's ChangeOrders in flight made before their entries existed theirs (`backfillUntilSettled`, per organization). */
+  private async backfillInFlight(orgId: string): Promise<void> {
+    await this.backfillUntilSettled(inFlightDone(orgId), async () => {
+      const cos = (await this.db.ChangeOrder.query.byOrg({ OrganizationID: orgId }).go({ pages: 'all', attributes: ['OrganizationID', 'SpaceID', 'ChangeOrderID', 'Stage', 'AbortedReason'] })).data as Record<string, unknown>[];
+      const flying = cos.filter(inFlight).map(inFlightOf);
+      if (flying.length) await this.db.InFlightChangeOrder.put(flying).go();
+      return flying.length;
+    });
+  }
+
+  /**
+   * Gives the progress in a Space that ChangeOrders wrote before progress carried its ChangeOrder's Space
+   * that Space, and with it the keys it is read by from the Space (`backfillUntilSettled`, per Space): the
+   * organization's ChangeOrder entries (small, one query) name the keys, their progress here is read in
+   * batches, and each item found without its ChangeOrder's Space is written again whole, guarded by its
+   * Version (one updated meanwhile is read again).
+   */
+  private async backfillProgressBySpace(orgId: string, spaceId: string): Promise<void> {
+    await this.backfillUntilSettled(progressBySpaceDone(spaceId), async () => {
+      await this.backfillChangeOrderEntries(orgId);
+      const entries = (await this.db.ChangeOrderEntry.query.primary({ OrganizationID: orgId }).go({ pages: 'all' })).data;
+      const bases = new Map(entries.map((e) => [e.ChangeOrderID, e.SpaceID]));
+      const read = async (ids: string[]) => (await this.batchRead<Progress>(this.db.Progress, ids.map((id) => ({ ChangeOrderID: id, SpaceID: spaceId })))).filter((p) => !p.BaseSpaceID);
+      let left = await read([...bases.keys()]);
+      let given = 0;
+      for (let tries = 0; left.length && tries < 5; tries++) {
+        const settled = await Promise.allSettled(left.map((p) => this.db.Progress.put({ ...p, BaseSpaceID: bases.get(p.ChangeOrderID)! }).where((a: AnyEntity, op: AnyEntity) => op.eq(a.Version, p.Version)).go()));
+        given += settled.filter((s) => s.status === 'fulfilled').length;
+        // One written meanwhile (its Version moved) is read again; any other failure is the store's.
+        const failed = settled.flatMap((s, k) => (s.status === 'rejected' ? [{ error: s.reason as Error, id: left[k]!.ChangeOrderID }] : []));
+        const other = failed.find((f) => !/conditional/i.test(String(f.error?.message)));
+        if (other) throw other.error;
+        left = failed.length ? await read(failed.map((f) => f.id)) : [];
+      }
+      if (left.length) throw new Conflict('progress kept changing while it was given its Space; retry');
+      return given;
+    });
   }
 
   async releasesAtChangeOrder(spaceId: string, changeOrderId: string): Promise<Release[]> {

@@ -1,7 +1,6 @@
 import { createConversions, type EntityItem } from 'electrodb';
 import type { ApiToken, ChangeOrder, Component, Group, Link, Mark, Progress, Mutation, Organization, Revision, Space, StoredRevision, Tag, Unit, User } from '../model/entities.ts';
 import { Invalid } from '../model/errors.ts';
-import { COMPLETED } from '../model/change-orders.ts';
 import type { MarkWrite, MutationPage, OrgKind, ReleaseCounter, RevisionPage, SluggedInSpace, SpaceKind, Store, StoreOp } from '../ports/store.ts';
 import * as E from './entities.ts';
 import { changeOrderFilter, ID_FIELD, orgScope, spaceScope, tryCursor, userOf, type AnyEntity } from './dynamo-records.ts';
@@ -294,16 +293,6 @@ export class DynamoStore extends DynamoWrites implements Store {
     return (await (where ? q.where(where) : q).go({ pages: 'all' })).data;
   }
 
-  async changeOrdersTouching(orgId: string, spaceId: string, o: { inFlight?: boolean } = {}): Promise<ChangeOrder[]> {
-    const found = await this.db.ChangeOrder.query
-      .byOrg({ OrganizationID: orgId })
-      .where((a: AnyEntity, op: AnyEntity) => {
-        const reaches = `(${op.contains(a.InScopeSpaceIDs, spaceId)} OR ${op.eq(a.SpaceID, spaceId)})`;
-        return o.inFlight ? `${reaches} AND (${op.notExists(a.Stage)} OR ${op.ne(a.Stage, COMPLETED)}) AND ${op.notExists(a.AbortedReason)}` : reaches;
-      })
-      .go({ pages: 'all' });
-    return found.data;
-  }
   async progressOf(changeOrderId: string): Promise<Progress[]> {
     return (await this.db.Progress.query.primary({ ChangeOrderID: changeOrderId }).go({ pages: 'all' })).data;
   }

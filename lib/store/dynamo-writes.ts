@@ -3,7 +3,7 @@ import type { GroupOutcome, MarkWrite, ReleaseCounter, SpaceKind, StoreOp, Write
 import { TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
 import { landGroups } from '../util/groups.ts';
 import { foldChangeOrderMarks } from './change-order-marks.ts';
-import { attestationCoversDone, attestationCoversOf, attestationEntriesDone, attestationEntryOps, changeOrderEntryOf, changeOrderReleaseOf, changeOrderReleasesDone, DynamoEntries, releaseEntriesDone, releaseEntryOf, tokenEntryOf } from './dynamo-entries.ts';
+import { attestationCoversDone, attestationCoversOf, attestationEntriesDone, attestationEntryOps, changeOrderEntryOf, changeOrderReleaseOf, changeOrderReleasesDone, DynamoEntries, inFlight, inFlightOf, progressBySpaceDone, releaseEntriesDone, releaseEntryOf, tokenEntryOf } from './dynamo-entries.ts';
 import { ID_FIELD, orgScope, spaceScope, untilProcessed, type AnyEntity } from './dynamo-records.ts';
 
 /**
@@ -254,8 +254,9 @@ export abstract class DynamoWrites extends DynamoEntries {
           // A Release takes its place in its Space's order with it, and among its ChangeOrder's Releases there.
           if (o.kind === 'Release') add(e.ReleaseEntry.put(releaseEntryOf(item)).commit(), 'release entry');
           if (o.kind === 'Release' && changeOrderReleaseOf(item)) add(e.ChangeOrderRelease.put(changeOrderReleaseOf(item)!).commit(), 'change order release entry');
-          // A ChangeOrder takes its place in its organization's order.
+          // A ChangeOrder takes its place in its organization's order, and among those in flight.
           if (o.kind === 'ChangeOrder') add(e.ChangeOrderEntry.put(changeOrderEntryOf(item)).commit(), 'change order entry');
+          if (o.kind === 'ChangeOrder' && inFlight(item)) add(e.InFlightChangeOrder.put(inFlightOf(item)).commit(), 'change order in flight');
           // A token too.
           if (o.kind === 'ApiToken') add(e.TokenEntry.put(tokenEntryOf(item)).commit(), 'token entry');
           // An Attestation too; one that revokes another marks that one revoked.
@@ -263,6 +264,8 @@ export abstract class DynamoWrites extends DynamoEntries {
           break;
         case 'update': {
           add(this.patch(entity, DynamoWrites.keyOf(o.kind, item), item, o.expectedVersion, o.before as Record<string, unknown> | undefined), REASONS.stale(o.kind));
+          // A ChangeOrder written Completed or aborted (neither comes undone) leaves those in flight.
+          if (o.kind === 'ChangeOrder' && !inFlight(item)) add(e.InFlightChangeOrder.delete(inFlightOf(item)).commit(), 'change order in flight');
           if (scope && o.oldSlug !== undefined && o.oldSlug !== slug) {
             add(this.claim(scope, slugKind, slug, String(item[ID_FIELD[o.kind as SpaceKind]])), REASONS.slugTaken(o.kind, slug));
             add(this.unclaim(scope, slugKind, o.oldSlug), 'slug claim missing');
@@ -276,11 +279,15 @@ export abstract class DynamoWrites extends DynamoEntries {
           if (scope) add(this.unclaim(scope, slugKind, slug), 'slug claim missing');
           if (o.kind === 'Release') add(e.ReleaseEntry.delete(releaseEntryOf(item)).commit(), 'release entry');
           if (o.kind === 'Release' && changeOrderReleaseOf(item)) add(e.ChangeOrderRelease.delete(changeOrderReleaseOf(item)!).commit(), 'change order release entry');
+          // A ChangeOrder (deleted with its Space) leaves its place in its organization's order.
+          if (o.kind === 'ChangeOrder' && item.OrganizationID && item.Slug) add(e.ChangeOrderEntry.delete(changeOrderEntryOf(item)).commit(), 'change order entry');
+          if (o.kind === 'ChangeOrder' && item.OrganizationID) add(e.InFlightChangeOrder.delete(inFlightOf(item)).commit(), 'change order in flight');
           // A token's entry in its organization's order (a token given by its hash alone keeps it: passed over when read).
           if (o.kind === 'ApiToken' && item.OrganizationID && item.CreatedAt && item.TokenID) add(e.TokenEntry.delete(tokenEntryOf(item)).commit(), 'token entry');
           if (o.kind === 'Space') {
             add(e.Counter.delete({ Name: releaseEntriesDone(String(item.SpaceID)) }).commit(), 'release entries');
             add(e.Counter.delete({ Name: changeOrderReleasesDone(String(item.SpaceID)) }).commit(), 'change order release entries');
+            add(e.Counter.delete({ Name: progressBySpaceDone(String(item.SpaceID)) }).commit(), 'progress by space');
             add(e.Counter.delete({ Name: attestationEntriesDone(String(item.SpaceID)) }).commit(), 'attestation entries');
             add(e.Counter.delete({ Name: attestationCoversDone(String(item.SpaceID)) }).commit(), 'attestation covers');
           }

@@ -4,9 +4,9 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { Entity, Service } from 'electrodb';
 import { ChangeOrderUpdateTypes, LinkUpdateTypes, PriorRevisionsModes, ROLES, TOOLCHAIN_TYPES } from '../model/entities.ts';
 import { any, common, key, num, primary, reqAny, reqNum, reqStr, service, str } from './entity-kit.ts';
-import { AttestationCover, AttestationEntry, AttestationRevoked, ChangeOrderEntry, ChangeOrderRelease, IdempotencyRecord, Job, JobPart, Outbox, ProcessedEvent, ReleaseEntry, RunningJob, TokenEntry } from './record-entities.ts';
+import { AttestationCover, AttestationEntry, AttestationRevoked, ChangeOrderEntry, ChangeOrderRelease, IdempotencyRecord, InFlightChangeOrder, Job, JobPart, Outbox, ProcessedEvent, ReleaseEntry, RunningJob, TokenEntry } from './record-entities.ts';
 
-export { AttestationCover, AttestationEntry, AttestationRevoked, ChangeOrderEntry, ChangeOrderRelease, IdempotencyRecord, Job, JobPart, Outbox, ProcessedEvent, ReleaseEntry, RunningJob, TokenEntry } from './record-entities.ts';
+export { AttestationCover, AttestationEntry, AttestationRevoked, ChangeOrderEntry, ChangeOrderRelease, IdempotencyRecord, InFlightChangeOrder, Job, JobPart, Outbox, ProcessedEvent, ReleaseEntry, RunningJob, TokenEntry } from './record-entities.ts';
 
 const MARK_ROLES = ['start', 'end', 'publish', 'restore'] as const;
 
@@ -289,8 +289,12 @@ export const ChangeOrder = new Entity({
 /** (ChangeOrder, Space) progress: one query reads every Space's progress with a ChangeOrder. */
 export const Progress = new Entity({
   model: { entity: 'progress', version: '1', service },
-  attributes: { ChangeOrderID: reqStr, SpaceID: reqStr, ResolvedAt: reqStr, ReleaseID: str, ReleaseNum: num, ReleasedAt: str, RestoredAt: str, RestoreReleaseID: str, RestoreReleaseNum: num, Version: { type: 'number', required: true } },
-  indexes: { primary: primary(['ChangeOrderID'], ['SpaceID']) },
+  attributes: { ChangeOrderID: reqStr, SpaceID: reqStr, BaseSpaceID: str, ResolvedAt: reqStr, ReleaseID: str, ReleaseNum: num, ReleasedAt: str, RestoredAt: str, RestoreReleaseID: str, RestoreReleaseNum: num, Version: { type: 'number', required: true } },
+  indexes: {
+    primary: primary(['ChangeOrderID'], ['SpaceID']),
+    // The ChangeOrders that reached a Space: what a Release there reads to record itself on them, not the organization's.
+    bySpace: { index: 'gsi1', pk: key(['SpaceID'], 'gsi1pk'), sk: key(['ChangeOrderID'], 'gsi1sk') },
+  },
 });
 
 /** A Tag's mark on one Unit: at most one revision per (Tag, Unit). The GSI serves "the Tags of a Unit". */
@@ -313,7 +317,7 @@ export function documentClient(raw: unknown): DynamoDBDocumentClient {
 }
 
 export function makeService(raw: unknown, table: string, client = documentClient(raw)) {
-  const all = { Organization, User, Group, ApiToken, Attestation, Invocation, SlugClaim, Space, Component, Unit, Revision, Mutation, Tag, ChangeSet, Filter, Target, Mark, Link, Release, ReleaseEntry, ChangeOrderRelease, AttestationEntry, AttestationRevoked, AttestationCover, ChangeOrderEntry, TokenEntry, Counter, ChangeWorkflow, ChangeOrder, Progress, Outbox, ProcessedEvent, IdempotencyRecord, Job, JobPart, RunningJob, Hold };
+  const all = { Organization, User, Group, ApiToken, Attestation, Invocation, SlugClaim, Space, Component, Unit, Revision, Mutation, Tag, ChangeSet, Filter, Target, Mark, Link, Release, ReleaseEntry, ChangeOrderRelease, InFlightChangeOrder, AttestationEntry, AttestationRevoked, AttestationCover, ChangeOrderEntry, TokenEntry, Counter, ChangeWorkflow, ChangeOrder, Progress, Outbox, ProcessedEvent, IdempotencyRecord, Job, JobPart, RunningJob, Hold };
   // A Service binds its entities to its table and client: each store gets entities of its own, so two
   // stores on two tables in one process (tests, benchmarks) never write through each other's.
   const own = Object.fromEntries(Object.entries(all).map(([name, e]) => [name, new Entity((e as unknown as { schema: never }).schema)])) as unknown as typeof all;

@@ -1,7 +1,7 @@
 import { Entity } from 'electrodb';
 import { any, key, num, primary, reqAny, reqNum, reqStr, service, str } from './entity-kit.ts';
 
-/** The records beside the domain's entities: the outbox and handled events, idempotency keys, jobs, and the entries that page a Space's Releases and attestations. */
+/** The records beside the domain's entities: the outbox and handled events, idempotency keys, jobs, and the entries that page lists or answer one question by key (a Space's Releases and attestations, a ChangeOrder's Releases, the ChangeOrders in flight). */
 
 /**
  * An event waiting to be published: written in the same transaction as the change it reports, published
@@ -88,6 +88,17 @@ export const ReleaseEntry = new Entity({
   model: { entity: 'releaseentry', version: '1', service },
   attributes: { SpaceID: reqStr, ReleaseNum: { type: 'number', required: true, padding: { length: 10, char: '0' } }, ReleaseID: reqStr },
   indexes: { primary: primary(['SpaceID'], ['ReleaseNum', 'ReleaseID']) },
+});
+
+/**
+ * A ChangeOrder in flight (neither Completed nor aborted), under its organization: written by the store with
+ * the ChangeOrder and deleted by the write that completes or aborts it (which never comes undone), so what a
+ * live-status report re-evaluates is read from the organization's ChangeOrders in flight, not its history.
+ */
+export const InFlightChangeOrder = new Entity({
+  model: { entity: 'inflightco', version: '1', service },
+  attributes: { OrganizationID: reqStr, ChangeOrderID: reqStr, SpaceID: reqStr },
+  indexes: { primary: primary(['OrganizationID'], ['ChangeOrderID']) },
 });
 
 /**

@@ -117,7 +117,7 @@ describe('a promotion into a stage of 5 Spaces × 3 Units', () => {
 });
 
 describe('the change orders a Space report re-evaluates', () => {
-  it('come back from the database filtered: those reaching the Space, in flight only when asked', async () => {
+  it('are read by the Space’s progress, not the organization’s ChangeOrders: those that reached it, in flight only when asked', async () => {
     // 'scale' went through both Stages above: Completed. One more in flight, one aborted, one elsewhere.
     expect((await api.post('/space/shop-base/function/invoke', { FunctionName: 'set-replicas', Arguments: ['5'] })).status).toBe(200);
     expect((await api.post('/space/shop-base/change_order', { Slug: 'next', ChangeWorkflowID: 'shop-base/two' })).status).toBe(201);
@@ -126,15 +126,42 @@ describe('the change orders a Space report re-evaluates', () => {
     expect((await api.post('/variant/upload', { Component: 'other', Variant: 'base', Units: [{ Slug: 'x', Data: deploymentYaml('x') }] })).status).toBe(201);
     expect((await api.post('/space/other-base/change_order', { Slug: 'own' })).status).toBe(201);
     const p3 = (await api.get('/space/shop-p3')).body.SpaceID as string;
-    const slugs = (cos: { Slug: string }[]) => cos.map((c) => c.Slug).sort();
-    expect(slugs(await store.changeOrdersTouching(orgId, p3))).toEqual(['dropped', 'next', 'scale']);
+    const base = (await api.get('/space/shop-base')).body.SpaceID as string;
+    const slugs = (cos: { co: { Slug: string } }[]) => cos.map((c) => c.co.Slug).sort();
+    // A ChangeOrder reaches its own Space when it is made, and each Space it was promoted into.
+    expect(slugs(await store.changeOrdersReaching(orgId, base))).toEqual(['dropped', 'next', 'scale']);
+    expect(slugs(await store.changeOrdersReaching(orgId, p3))).toEqual(['scale']);
+    expect((await store.changeOrdersReaching(orgId, p3))[0]!.progress).toMatchObject({ SpaceID: p3, BaseSpaceID: base, ResolvedAt: expect.any(String) });
+    expect(await store.changeOrdersReaching(orgId, p3, { inFlight: true })).toEqual([]);
     requests.length = 0;
     counting = true;
-    const inFlight = await store.changeOrdersTouching(orgId, p3, { inFlight: true });
+    const inFlight = await store.changeOrdersReaching(orgId, base, { inFlight: true });
     counting = false;
     expect(slugs(inFlight)).toEqual(['next']);
-    expect(requests.map((r) => r.command)).toEqual(['Query']);
-    expect(slugs(await store.changeOrdersOf(orgId))).toEqual(['dropped', 'next', 'own', 'scale']);
+    // The organization's ChangeOrders in flight ('next' and 'own': 'scale' left them when it completed, 'dropped' when
+    // it was aborted), their progress in the Space by key, the one that reached it whole: no read of the
+    // organization's ChangeOrders, however many have finished.
+    expect(requests.map((r) => `${r.command} ${r.keys.length}`)).toEqual(['Query 1', 'BatchGetItem 2', 'BatchGetItem 1']);
+    expect(requests[0]!.keys[0]).toContain('$inflightco_1#');
+    const flying = await client.send(new QueryCommand({ TableName: table, KeyConditionExpression: 'pk = :p AND begins_with(sk, :s)', ExpressionAttributeValues: { ':p': { S: `$baton#OrganizationID_${orgId}` }, ':s': { S: '$inflightco_1#' } } }));
+    const ids = new Map((await store.changeOrdersOf(orgId)).map((c) => [c.ChangeOrderID, c.Slug]));
+    expect(flying.Items!.map((i) => ids.get(i.ChangeOrderID!.S!)).sort()).toEqual(['next', 'own']);
+    // Those made before the entries existed are given theirs once per organization.
+    for (const i of flying.Items!) await client.send(new DeleteItemCommand({ TableName: table, Key: { pk: i.pk!, sk: i.sk! } }));
+    await client.send(new DeleteItemCommand({ TableName: table, Key: { pk: { S: `$baton#Name_INFLIGHT#${orgId}` }, sk: { S: '$counter_1' } } }));
+    store.forgetEntriesMarkers();
+    expect(slugs(await store.changeOrdersReaching(orgId, base, { inFlight: true }))).toEqual(['next']);
+    expect(slugs((await store.changeOrdersOf(orgId)).map((co) => ({ co })))).toEqual(['dropped', 'next', 'own', 'scale']);
+    // Progress written before it carried its ChangeOrder's Space (no key by Space): given it once, then found the same way.
+    const written = await client.send(new QueryCommand({ TableName: table, KeyConditionExpression: 'pk = :p', ExpressionAttributeValues: { ':p': { S: `$baton#ChangeOrderID_${inFlight[0]!.co.ChangeOrderID}` } } }));
+    expect(written.Items).toHaveLength(1);
+    const key = { pk: written.Items![0]!.pk!, sk: written.Items![0]!.sk! };
+    await client.send(new UpdateItemCommand({ TableName: table, Key: key, UpdateExpression: 'REMOVE BaseSpaceID, gsi1pk, gsi1sk' }));
+    await client.send(new DeleteItemCommand({ TableName: table, Key: { pk: { S: `$baton#Name_PROGRESSBYSPACE#${base}` }, sk: { S: '$counter_1' } } }));
+    store.forgetEntriesMarkers();
+    expect(slugs(await store.changeOrdersReaching(orgId, base))).toEqual(['dropped', 'next', 'scale']);
+    const given = await client.send(new GetItemCommand({ TableName: table, Key: key }));
+    expect(given.Item).toMatchObject({ BaseSpaceID: { S: base }, gsi1pk: { S: `$baton#SpaceID_${base}` }, Version: { N: '1' } });
   });
 
   it('the organization’s list derives only those its where can keep: the same answer, without the Completed or aborted ones’ progress', async () => {

@@ -1,4 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { QueryCommand } from '@aws-sdk/client-dynamodb';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { dynamoClient } from '../../lib/store/table.ts';
 import { deploymentYaml, startEnv, type Env } from '../support/harness.ts';
 import { cubAt } from '../support/cli.ts';
 
@@ -162,6 +164,11 @@ describe('spaces', () => {
     expect(gone.code, gone.stderr).toBe(0);
     expect((await env.api.get('/space/cobase')).status).toBe(404);
     expect((await env.api.get('/change_order')).body.map((c: { Slug: string }) => c.Slug)).not.toContain('ship');
+    // Its entry in the organization's order went with it.
+    const client = dynamoClient(inject('dynamoEndpoint'));
+    const entries = await client.send(new QueryCommand({ TableName: env.table, KeyConditionExpression: 'pk = :p AND begins_with(sk, :s)', ExpressionAttributeValues: { ':p': { S: `$baton#OrganizationID_${env.api.caller!.OrganizationID}` }, ':s': { S: '$changeorderentry_1#Slug_ship#' } } }));
+    client.destroy();
+    expect(entries.Items).toEqual([]);
     // An invocation kept in a Space of its own, likewise.
     await env.api.post('/space', { Slug: 'calls' });
     const made = await cub(['invocation', 'create', '--space', 'calls', 'scale', 'Kubernetes/YAML', '--', 'set-replicas', '3']);

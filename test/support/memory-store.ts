@@ -230,8 +230,12 @@ export class MemoryStore implements Store {
     const all = (await this.changeOrdersOf(orgId, o)).sort((a, b) => (a.Slug < b.Slug ? -1 : a.Slug > b.Slug ? 1 : a.ChangeOrderID < b.ChangeOrderID ? -1 : 1));
     return offsetPage(all, limit, after, (changeOrder) => ({ changeOrder }));
   };
-  changeOrdersTouching = async (orgId: string, spaceId: string, o: { inFlight?: boolean } = {}) =>
-    this.all<ChangeOrder>('ChangeOrder', (c) => c.OrganizationID === orgId && (c.InScopeSpaceIDs.includes(spaceId) || c.SpaceID === spaceId) && (!o.inFlight || (c.Stage !== 'Completed' && !c.AbortedReason)));
+  changeOrdersReaching = async (orgId: string, spaceId: string, o: { inFlight?: boolean; where?: (p: Progress) => boolean } = {}) =>
+    this.all<Progress>('Progress', (p) => p.SpaceID === spaceId && !!p.BaseSpaceID && (!o.where || o.where(p as unknown as Progress)))
+      .flatMap((progress) => this.all<ChangeOrder>('ChangeOrder', (c) => c.ChangeOrderID === progress.ChangeOrderID && c.SpaceID === progress.BaseSpaceID).map((co) => ({ co, progress })))
+      .filter(({ co }) => co.OrganizationID === orgId && (!o.inFlight || (co.Stage !== 'Completed' && !co.AbortedReason)))
+      .sort((a, b) => (a.co.ChangeOrderID < b.co.ChangeOrderID ? -1 : 1));
+  progressAt = async (coId: string, spaceId: string) => this.all<Progress>('Progress', (p) => p.ChangeOrderID === coId && p.SpaceID === spaceId)[0];
   progressOf = async (coId: string) => this.all<Progress>('Progress', (p) => p.ChangeOrderID === coId);
   releaseCounter = async (targetId: string): Promise<ReleaseCounter> => this.one<ReleaseCounter>('ReleaseCounter', targetId) ?? { TargetID: targetId, Value: 0, Version: 0 };
   putMark = (m: MarkWrite) => this.transact([{ op: m.Move ? 'put' : 'create', kind: 'Mark', item: { TagID: m.TagID, UnitID: m.UnitID, SpaceID: m.SpaceID, RevisionNum: m.RevisionNum, UpdatedAt: m.UpdatedAt } } as StoreOp]);
