@@ -61,6 +61,19 @@ export async function marksOf(deps: ChangeDeps, co: ChangeOrder, o: { publish?: 
   return { start: byUnit(m.start), end: byUnit(m.end), publish: o.publish === false ? new UnreadMarks() : byUnit(m.release), restore: byUnit(r) };
 }
 
+/**
+ * A ChangeOrder's marks on one Space's Units, read by key (the Space's Units, then each of the ChangeOrder's Tags on
+ * them, in one batch): what a gate over that Space alone reads (a Release there), not its marks in every Space of its
+ * scope. A Unit's marks go when it is deleted, so these are the marks `marksOf` holds for the Space.
+ */
+export async function marksIn(deps: ChangeDeps, co: ChangeOrder, space: Space): Promise<CoMarks> {
+  const units = await deps.store.listUnits(space.SpaceID);
+  const tags = [co.StartTagID, co.EndTagID, co.PublishTagID, ...(co.RestoreTagID ? [co.RestoreTagID] : [])];
+  const read = units.length ? await deps.store.marksAt(units.map((u) => u.UnitID), tags) : [];
+  const of = (tagId: string | undefined) => byUnit(read.filter((m) => m.TagID === tagId));
+  return { start: of(co.StartTagID), end: of(co.EndTagID), publish: of(co.PublishTagID), restore: of(co.RestoreTagID) };
+}
+
 /** The marks with their publish marks read, if they were not (the end Tag read again with the release Tag: they may share items). */
 export async function withPublishMarks(deps: ChangeDeps, co: ChangeOrder, marks: CoMarks): Promise<CoMarks> {
   if (!(marks.publish instanceof UnreadMarks)) return marks;

@@ -5,7 +5,7 @@ import { DetailType, SOURCE, type BatonEvent } from '../events/contracts.ts';
 import { eventOps } from '../events/outbox.ts';
 import { retryOnConflict } from '../util/retry.ts';
 import type { StoreOp } from '../ports/store.ts';
-import { marksOf } from './marks.ts';
+import { marksIn, marksOf } from './marks.ts';
 import type { ChangeDeps } from './ports.ts';
 import { gateContext, gateState, gateView, peopleOnce, readsAttestations, readsChanged, stateKey, type GateContext, type Known } from './stages.ts';
 import { effectiveProgress } from './selection.ts';
@@ -117,7 +117,7 @@ export async function recordRelease(deps: ChangeDeps, caller: Caller, space: Spa
       continue;
     }
     if (!progress || progress.ReleaseID) continue;
-    const marks = await marksOf(deps, co);
+    const marks = await marksIn(deps, co, space);
     const state = await gateState(deps, co, marks, new Map([[space.SpaceID, progress]]), space, { changed: false });
     if (!state.carries(release)) continue;
     const next: Progress = { ...progress, ReleaseID: release.ReleaseID, ReleaseNum: release.ReleaseNum, ReleasedAt: release.PublishedAt, Version: progress.Version + 1 };
@@ -133,7 +133,7 @@ export async function recordRelease(deps: ChangeDeps, caller: Caller, space: Spa
 
 /** A Release of a demoted Space publishes what the restore marks when it bundles each restored Unit at that revision or later. */
 async function recordRestoreRelease(deps: ChangeDeps, co: ChangeOrder, space: Space, progress: Progress, release: Release): Promise<void> {
-  const marks = await marksOf(deps, co);
+  const marks = await marksIn(deps, co, space);
   const restored = [...marks.restore.values()].filter((m) => m.SpaceID === space.SpaceID);
   if (!restored.length || !restored.every((m) => (release.Units.find((u) => u.UnitID === m.UnitID)?.RevisionNum ?? 0) >= m.RevisionNum)) return;
   try {
@@ -152,10 +152,12 @@ export async function reevaluateFor(deps: ChangeDeps, caller: Caller, spaceId: s
 
 /** Refuses a Release of the ChangeOrder in one of its Spaces when the release gates of the Space's Stage do not hold. */
 export async function checkReleaseGates(deps: ChangeDeps, caller: Caller, co: ChangeOrder, space: Space): Promise<void> {
+  // A workflow whose Stages have no release gates holds nothing back: its Spaces and progress are not read.
+  if (!co.ChangeWorkflow?.Stages.some((s) => s.ReleasePrerequisites?.length)) return;
   const { stages, progress, view } = await gateContext(deps, caller, co);
   const stage = stages.find((s) => s.spaces.some((x) => x.SpaceID === space.SpaceID));
   if (!stage?.release.length) return;
-  const state = await gateState(deps, co, await marksOf(deps, co), progress, space, { attest: caller, changed: readsChanged(co, stage.release) });
+  const state = await gateState(deps, co, await marksIn(deps, co, space), progress, space, { attest: caller, changed: readsChanged(co, stage.release) });
   const gates = stage.release.map((p) => evaluatePrerequisite(p, view, state));
   const failed = gates.filter((g) => !g.Satisfied);
   // The spec answers a publish its release prerequisites refuse with 422.

@@ -15,7 +15,8 @@ const CHANGE_ORDER = 'ChangeOrder:';
  */
 async function refusePartial(deps: Deps, co: ChangeOrder, space: Space): Promise<void> {
   if (space.SpaceID === co.SpaceID || !co.InScopeSpaceIDs.includes(space.SpaceID)) return;
-  if ((await deps.store.progressOf(co.ChangeOrderID)).some((p) => p.SpaceID === space.SpaceID && p.ResolvedAt)) return;
+  // The Space's own progress, read by key (not the ChangeOrder's progress in every Space).
+  if ((await deps.store.progressAt(co.ChangeOrderID, space.SpaceID))?.ResolvedAt) return;
   const marked = (await deps.store.marksOfTag(co.EndTagID)).filter((m) => m.SpaceID === space.SpaceID);
   if (marked.length) {
     throw new Conflict(`change order '${co.Slug}' has only partly landed in space '${space.Slug}' (${marked.length} of its Units carry it, the space has not taken it): promote it again to finish before releasing it (cub variant promote --change-order … ${space.Slug})`);

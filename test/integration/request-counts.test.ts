@@ -807,7 +807,18 @@ describe('a Release at a change order, and a fix adopted into its release tag', 
     expect((await api.post('/space/shop-dev/function/invoke', { FunctionName: 'set-namespace', Arguments: ['dev'] })).status).toBe(200);
     for (let n = 30; n < 36; n++) {
       expect((await api.post('/space/shop-dev/function/invoke', { FunctionName: 'set-replicas', Arguments: [String(n)], UnitIDs: ['b'] })).status).toBe(200);
-      expect((await api.post('/space/shop-dev/release', {})).status).toBe(201);
+      requests.length = 0;
+      counting = n === 30;
+      const made = await api.post('/space/shop-dev/release', {});
+      counting = false;
+      expect(made.status).toBe(201);
+      if (n !== 30) continue;
+      // The first carries the change, and is recorded on it: judged from the change's marks on this Space's 3 Units
+      // (its start, end and release Tags on each, in one batch), not from its marks in every Space.
+      const scale = (await api.get('/space/shop-base/change_order/scale')).body;
+      expect(await store.progressAt(scale.ChangeOrderID, dev.SpaceID)).toMatchObject({ ReleaseID: made.body.Release.ReleaseID, ReleaseNum: made.body.Release.ReleaseNum });
+      expect(requests.filter((q) => q.command === 'Query' && q.keys.some((k) => k.includes('$baton#TagID_') && k.includes('$mark_1#')))).toEqual([]);
+      expect(requests.filter((q) => q.command === 'BatchGetItem' && q.keys.some((k) => k.includes('$mark_1#'))).map((q) => q.keys.length)).toEqual([9]);
     }
     // Before the change order is released there, fixes are adopted: the release tag moves to each Unit's head.
     for (const u of ['a', 'c']) expect((await api.post(`/space/shop-dev/unit/${u}/tag`, { Tag: 'ChangeOrder:shop-base/scale', Revision: 'HeadRevisionNum', Move: true })).status).toBe(200);
@@ -829,6 +840,11 @@ describe('a Release at a change order, and a fix adopted into its release tag', 
     expect(requests.filter((q) => q.command === 'BatchGetItem' && has(q, '$mark_1#')).map((q) => q.keys.length)).toEqual([6]);
     expect(requests.filter((q) => q.command === 'GetItem' && has(q, '$revision_1#'))).toEqual([]);
     expect(requests.filter((q) => q.command === 'BatchGetItem' && has(q, '$revision_1#')).map((q) => q.keys.length)).toEqual([3]);
+    // Its workflow has no release gates, so its progress in every Space (and the organization's Spaces) is not read;
+    // whether this Space took it is read by key (an earlier Release here carried the change: nothing left to record).
+    expect(requests.filter((q) => q.command === 'Query' && has(q, '$baton#ChangeOrderID_', '$progress_1#'))).toEqual([]);
+    expect(requests.filter((q) => q.command === 'Query' && has(q, '$space_1#'))).toEqual([]);
+    expect(requests.filter((q) => q.command === 'GetItem' && has(q, '$progress_1#SpaceID_'))).toHaveLength(1);
     const num = atCo.body.Release.ReleaseNum as number;
     expect(atCo.body.Release.Units.find((u: { Slug: string }) => u.Slug === 'b').RevisionNum).toBe(head);
     expect((await api.post('/space/shop-dev/function/invoke', { FunctionName: 'set-replicas', Arguments: ['40'], UnitIDs: ['b'] })).status).toBe(200);
