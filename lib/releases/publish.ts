@@ -1,5 +1,5 @@
 import type { BundledUnit, Caller, Release, Space, Tag, Unit } from '../model/entities.ts';
-import { NotFound, Unprocessable } from '../model/errors.ts';
+import { Unprocessable } from '../model/errors.ts';
 import { DetailType, SOURCE } from '../events/contracts.ts';
 import { eventOps } from '../events/outbox.ts';
 import type { Deps } from '../ports/deps.ts';
@@ -7,7 +7,7 @@ import type { Store } from '../ports/store.ts';
 import type { UnitStore } from '../variants/ports.ts';
 import type { StoreOp } from '../ports/store.ts';
 import { TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
-import { revisionNums } from '../variants/revisions.ts';
+import { noRevision, revisionNums } from '../variants/revisions.ts';
 import { decompress } from '../config/hash.ts';
 import { bundleOf, digest, newestRelease, releasable } from './bundle.ts';
 
@@ -46,7 +46,11 @@ export async function publish(deps: ReleaseDeps, caller: Caller, space: Space, o
   const chosen = units.map((unit, i) => ({ unit, rev: nums[i]! }));
   // Each revision read once, all in one batch: their validation errors, hashes and data (the bundle).
   const stored = new Map((await deps.store.getRevisions(chosen.map(({ unit, rev }) => ({ UnitID: unit.UnitID, RevisionNum: rev })))).map((r) => [`${r.UnitID}#${r.RevisionNum}`, r]));
-  const revs = chosen.map(({ unit, rev }) => stored.get(`${unit.UnitID}#${rev}`) ?? missingRevision(unit, rev));
+  const revs = chosen.map(({ unit, rev }) => {
+    const r = stored.get(`${unit.UnitID}#${rev}`);
+    if (!r) throw noRevision(unit, rev);
+    return r;
+  });
   const invalid = chosen.map((c, i) => ({ ...c, errors: revs[i]?.ValidationErrors ?? {} })).filter((c) => Object.keys(c.errors).length);
   if (invalid.length) {
     throw new Unprocessable(
@@ -124,8 +128,4 @@ export async function publish(deps: ReleaseDeps, caller: Caller, space: Space, o
   );
   await deps.store.transact(ops);
   return { ...result, Release: release };
-}
-
-function missingRevision(unit: Unit, num: number): never {
-  throw new NotFound(`unit '${unit.Slug}' has no revision ${num} (head is ${unit.HeadRevisionNum})`);
 }

@@ -1,14 +1,14 @@
 import { diffData, type PathChange } from '../config/diff.ts';
 import { mergeData } from '../config/merge.ts';
 import type { Caller, Link, MergeConflict, Space, StoredRevision, Unit } from '../model/entities.ts';
-import { Conflict, Invalid, NotFound } from '../model/errors.ts';
+import { Conflict, Invalid } from '../model/errors.ts';
 import { decompress } from '../config/hash.ts';
 import type { UnitDeps } from './ports.ts';
 import type { StoreOp } from '../ports/store.ts';
 import { TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
 import { sharedRead } from '../util/concurrency.ts';
 import { findUnitRef } from './lookup.ts';
-import { advance, dataAt } from './revisions.ts';
+import { advance, dataAt, noRevision } from './revisions.ts';
 
 /** What a promotion or upgrade did to one Unit. */
 export const UnitAction = {
@@ -85,7 +85,7 @@ export function storeReader(deps: UnitDeps): UpstreamReader {
     if (num === 0) return { data: '' };
     // One read gives both the data and the description.
     const rev = await deps.store.getRevision(unit.UnitID, num);
-    if (!rev) throw new NotFound(`unit '${unit.Slug}' has no revision ${num} (head is ${unit.HeadRevisionNum})`);
+    if (!rev) throw noRevision(unit, num);
     return { data: decompress(rev.Data), description: rev.Description };
   };
 }
@@ -106,7 +106,7 @@ function batchingReader(deps: UnitDeps): UpstreamReader {
       for (const b of batch) {
         const rev = byKey.get(`${b.unit.UnitID}#${b.num}`);
         if (rev) b.resolve({ data: decompress(rev.Data), description: rev.Description });
-        else b.reject(new NotFound(`unit '${b.unit.Slug}' has no revision ${b.num} (head is ${b.unit.HeadRevisionNum})`));
+        else b.reject(noRevision(b.unit, b.num));
       }
     } catch (e) {
       for (const b of batch) b.reject(e);

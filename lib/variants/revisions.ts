@@ -222,11 +222,16 @@ export function advance(deps: UnitDeps, caller: Caller, unit: Unit, before: stri
   return { unit: next, ops: [{ op: 'create', kind: 'Revision', item: revision }, { op: 'create', kind: 'Mutation', item: mutation }] };
 }
 
+/** The answer when a Unit has no revision `num`: 404, naming its head. */
+export function noRevision(unit: Unit, num: number): NotFound {
+  return new NotFound(`unit '${unit.Slug}' has no revision ${num} (head is ${unit.HeadRevisionNum})`);
+}
+
 /** The data of a Unit at one revision. */
 export async function dataAt(deps: UnitDeps, unit: Unit, num: number): Promise<string> {
   if (num === 0) return '';
   const rev = await deps.store.getRevision(unit.UnitID, num);
-  if (!rev) throw new NotFound(`unit '${unit.Slug}' has no revision ${num} (head is ${unit.HeadRevisionNum})`);
+  if (!rev) throw noRevision(unit, num);
   return decompress(rev.Data);
 }
 
@@ -301,7 +306,10 @@ export async function revisionNum(deps: UnitDeps, caller: Caller, space: Space, 
 export async function revisionNums(deps: UnitDeps, caller: Caller, space: Space, units: Unit[], ref: string | number): Promise<number[]> {
   if (typeof ref === 'number' || /^\d+$/.test(ref)) {
     const n = Number(ref);
-    return units.map((unit) => (n < 1 || n > unit.HeadRevisionNum ? missing(unit, `${n} (head is ${unit.HeadRevisionNum})`) : n));
+    return units.map((unit) => {
+      if (n < 1 || n > unit.HeadRevisionNum) throw noRevision(unit, n);
+      return n;
+    });
   }
   if (ref === 'HeadRevisionNum') return units.map((u) => u.HeadRevisionNum);
   if (ref === 'LastReleasedRevisionNum') {
