@@ -1,8 +1,7 @@
 import { createConversions } from 'electrodb';
 import type { ApiToken, Attestation, AttestationView, ChangeOrder, Release } from '../model/entities.ts';
 import { COMPLETED, type Progress } from '../model/change-orders.ts';
-import { Conflict } from '../model/errors.ts';
-import { Invalid } from '../model/errors.ts';
+import { Conflict, Invalid } from '../model/errors.ts';
 import type { AttestationPage, ChangeOrderPage, ReleasePage, TokenPage } from '../ports/store.ts';
 import { DynamoRecords, tryCursor, type AnyEntity } from './dynamo-records.ts';
 import * as E from './entities.ts';
@@ -124,7 +123,7 @@ export abstract class DynamoEntries extends DynamoRecords {
     const cos = await this.batchRead<ChangeOrder>(this.db.ChangeOrder, progress.map((p) => ({ SpaceID: p.BaseSpaceID, ChangeOrderID: p.ChangeOrderID })));
     const at = new Map(progress.map((p) => [p.ChangeOrderID, p]));
     return cos
-      .filter((co) => co.OrganizationID === orgId && (!o.inFlight || (co.Stage !== COMPLETED && !co.AbortedReason)))
+      .filter((co) => co.OrganizationID === orgId && (!o.inFlight || inFlight(co as unknown as Record<string, unknown>)))
       .sort((a, b) => (a.ChangeOrderID < b.ChangeOrderID ? -1 : 1))
       .map((co) => ({ co, progress: at.get(co.ChangeOrderID)! }));
   }
