@@ -64,11 +64,17 @@ export const inFlightOf = (c: Record<string, unknown>) => ({ OrganizationID: Str
 export const inFlightDone = (orgId: string) => `INFLIGHT#${orgId}`;
 /** The counter item that says the progress items in a Space all carry their ChangeOrder's Space (and so are read by Space). */
 export const progressBySpaceDone = (spaceId: string) => `PROGRESSBYSPACE#${spaceId}`;
-/** The counter item that says an organization's tokens all have their entries. */
-export const tokenEntriesDone = (orgId: string) => `TOKENENTRIES#${orgId}`;
-export const tokenEntryOf = (t: Record<string, unknown>) => ({ OrganizationID: String(t.OrganizationID), CreatedAt: String(t.CreatedAt), TokenID: String(t.TokenID), TokenHash: String(t.TokenHash), ...(t.UserID ? { UserID: String(t.UserID) } : {}) });
+/**
+ * The counter item that says an organization's tokens all have their entries, in the by-user index too (a new
+ * name: entries written before the index, without its keys, are written again once).
+ */
+export const tokenEntriesDone = (orgId: string) => `TOKENENTRIESBYUSER#${orgId}`;
+/** A token's entry; a service token's is kept under the user '' of its organization. */
+export const tokenEntryOf = (t: Record<string, unknown>) => ({ OrganizationID: String(t.OrganizationID), CreatedAt: String(t.CreatedAt), TokenID: String(t.TokenID), TokenHash: String(t.TokenHash), UserID: t.UserID ? String(t.UserID) : '' });
 /** Token entries' keys as DynamoDB cursors and back. */
-const tokenCursors = createConversions(E.TokenEntry);
+const tokenConversions = createConversions(E.TokenEntry);
+/** In the organization's order (the cursors a token list hands out) and in one user's part of the index. */
+const [tokenCursors, byUserCursors] = [tokenConversions.byAccessPattern.primary, tokenConversions.byAccessPattern.byUser];
 /**
  * How long after a marker is first written an earlier version may still write items without entries: a
  * deploy's rollover takes minutes. One backfill at least this long after the first catches them.
@@ -217,21 +223,41 @@ export abstract class DynamoEntries extends DynamoRecords {
    * their entries; with `userId`, the database keeps only that user's. One query, one batch read.
    */
   async tokenPage(orgId: string, limit: number, after?: string, o: { userId?: string } = {}): Promise<TokenPage> {
-    if (after !== undefined && tryCursor(() => tokenCursors.fromCursor.toComposite(after))?.OrganizationID !== orgId) throw new Invalid('continue token is not one this list issued');
+    const at = after === undefined ? undefined : tryCursor(() => tokenCursors.fromCursor.toComposite(after));
+    if (after !== undefined && at?.OrganizationID !== orgId) throw new Invalid('continue token is not one this list issued');
+    await this.backfillTokenEntries(orgId);
+    // One user's from their own part of the index (the database reads no other's); the cursor handed out is the
+    // organization's order's either way, the same place in both.
+    const page = o.userId
+      ? await this.db.TokenEntry.query.byUser({ OrganizationID: orgId, UserID: o.userId }).go({ limit, cursor: at ? byUserCursors.fromComposite.toCursor({ OrganizationID: orgId, UserID: o.userId, CreatedAt: String(at.CreatedAt), TokenID: String(at.TokenID) }) : null })
+      : await this.db.TokenEntry.query.primary({ OrganizationID: orgId }).go({ limit, cursor: after ?? null });
+    const last = page.cursor && o.userId ? byUserCursors.fromCursor.toComposite(page.cursor) : undefined;
+    const next = last ? tokenCursors.fromComposite.toCursor({ OrganizationID: orgId, CreatedAt: String(last.CreatedAt), TokenID: String(last.TokenID) }) : page.cursor;
+    const found = await this.tokensOfEntries(page.data);
+    return { items: found.map(({ token, entry }) => ({ token, cursor: tokenCursors.fromComposite.toCursor(tokenEntryOf(entry)) })), next: next ?? undefined };
+  }
+
+  async tokensOfUser(orgId: string, userId: string): Promise<ApiToken[]> {
+    await this.backfillTokenEntries(orgId);
+    return (await this.tokensOfEntries((await this.db.TokenEntry.query.byUser({ OrganizationID: orgId, UserID: userId }).go({ pages: 'all' })).data)).map((x) => x.token);
+  }
+
+  /** The tokens of entries, in their order: a token deleted with its user by its hash alone (past what one transaction holds) leaves its entry, passed over. */
+  private async tokensOfEntries<E extends { TokenHash: string }>(entries: E[]): Promise<{ token: ApiToken; entry: E }[]> {
+    const byHash = new Map((await this.batchRead<ApiToken>(this.db.ApiToken, entries.map((x) => ({ TokenHash: x.TokenHash })))).map((t) => [t.TokenHash, t]));
+    return entries.flatMap((entry) => {
+      const token = byHash.get(entry.TokenHash);
+      return token ? [{ token, entry }] : [];
+    });
+  }
+
+  /** Gives an organization's tokens made before their entries (or before the entries' by-user index) existed theirs (`backfillUntilSettled`). */
+  private async backfillTokenEntries(orgId: string): Promise<void> {
     await this.backfillUntilSettled(tokenEntriesDone(orgId), async () => {
       const all = (await this.db.ApiToken.query.byOrg({ OrganizationID: orgId }).go({ pages: 'all' })).data as ApiToken[];
       if (all.length) await this.db.TokenEntry.put(all.map((t) => tokenEntryOf(t as unknown as Record<string, unknown>))).go();
       return all.length;
     });
-    const q = this.db.TokenEntry.query.primary({ OrganizationID: orgId });
-    const page = await (o.userId ? q.where((a, op) => op.eq(a.UserID, o.userId!)) : q).go({ limit, cursor: after ?? null });
-    const byHash = new Map((await this.batchRead<ApiToken>(this.db.ApiToken, page.data.map((x: { TokenHash: string }) => ({ TokenHash: x.TokenHash })))).map((t) => [t.TokenHash, t]));
-    // A token deleted with its user by its hash alone (past what one transaction holds) leaves its entry: passed over.
-    const items = page.data.flatMap((x: { TokenHash: string }) => {
-      const token = byHash.get(x.TokenHash);
-      return token ? [{ token, cursor: tokenCursors.fromComposite.toCursor(tokenEntryOf(x)) }] : [];
-    });
-    return { items, next: page.cursor ?? undefined };
   }
 
   /** Gives the ChangeOrders an organization made before their entries existed theirs (`backfillUntilSettled`, per organization). */

@@ -154,10 +154,14 @@ export const ChangeOrderEntry = new Entity({
 /**
  * A token's place in its organization's order, oldest first (by CreatedAt, then ID): written by the store
  * in the transaction that creates the token, so the tokens page with DynamoDB's own cursor instead of
- * being read whole and sorted. `UserID` lets the database keep a member's own tokens only.
+ * being read whole and sorted. Its index keeps each user's in the same order (a service token's under
+ * the user '' of its organization), so a member's own, and a deleted user's, are read without the rest.
  */
 export const TokenEntry = new Entity({
   model: { entity: 'tokenentry', version: '1', service },
   attributes: { OrganizationID: reqStr, CreatedAt: reqStr, TokenID: reqStr, TokenHash: reqStr, UserID: str },
-  indexes: { primary: primary(['OrganizationID'], ['CreatedAt', 'TokenID']) },
+  indexes: {
+    primary: primary(['OrganizationID'], ['CreatedAt', 'TokenID']),
+    byUser: { index: 'gsi1', pk: key(['OrganizationID', 'UserID'], 'gsi1pk'), sk: key(['CreatedAt', 'TokenID'], 'gsi1sk') },
+  },
 });

@@ -685,6 +685,9 @@ describe('the organization’s tokens', () => {
     const entries = await client.send(new QueryCommand({ TableName: table, KeyConditionExpression: 'pk = :p AND begins_with(sk, :s)', ExpressionAttributeValues: { ':p': { S: `$baton#OrganizationID_${orgId}` }, ':s': { S: '$tokenentry_1#' } } }));
     const old = entries.Items!.find((e) => e.sk!.S!.endsWith(mine[1]!))!;
     await client.send(new DeleteItemCommand({ TableName: table, Key: { pk: old.pk!, sk: old.sk! } }));
+    // And the member's entry as the version before the by-user index wrote it: without the index's keys.
+    const laptop = entries.Items!.find((e) => e.UserID?.S === made.body.User.UserID)!;
+    await client.send(new UpdateItemCommand({ TableName: table, Key: { pk: laptop.pk!, sk: laptop.sk! }, UpdateExpression: 'REMOVE gsi1pk, gsi1sk' }));
     type Seen = { TokenID: string; UserID?: string; Service?: string; CreatedAt: string };
     const ids = (r: { body: Seen[] }) => r.body.map((t) => t.TokenID);
     const whole = (await api.get('/token')).body as Seen[];
@@ -701,18 +704,35 @@ describe('the organization’s tokens', () => {
     expect(requests.filter((q) => q.command === 'Query' && q.keys.some((k) => k.includes('$tokenentry_1'))).map((q) => q.limit)).toEqual([3]);
     expect(requests.filter((q) => q.command === 'BatchGetItem').map((q) => q.keys.length)).toEqual([3]);
     expect(requests.filter((q) => q.command === 'Query' && q.keys.some((k) => k.includes('$apitoken_1')))).toEqual([]);
-    // A member sees their own only, page by page too.
+    // A member sees their own only (the one written before the index included), page by page too, each page read from
+    // their own part of the entries' index: the organization's entries are not read through a filter.
     const own = ids(await member.get('/token'));
+    expect(own).toEqual(whole.filter((t) => t.UserID === made.body.User.UserID).map((t) => t.TokenID));
     expect(own).toHaveLength(2);
     const paged: string[] = [];
     let token: string | null = null;
+    requests.length = 0;
+    counting = true;
     do {
       const r = await member.get(`/token?limit=1${token ? `&continue=${token}` : ''}`);
       expect(r.status, r.text).toBe(200);
       paged.push(...ids(r));
       token = r.headers.get('x-continue');
     } while (token);
+    counting = false;
     expect(paged).toEqual(own);
+    const entryQueries = requests.filter((q) => q.command === 'Query' && q.keys.some((k) => k.includes('$tokenentry_1')));
+    expect(entryQueries.length).toBeGreaterThanOrEqual(2);
+    for (const q of entryQueries) expect(q.keys.join(' ')).toContain(`$baton#OrganizationID_${orgId}#UserID_${made.body.User.UserID}`);
+    // A member's token carries on in the Admin's list where it stopped, and the other way round: one order, one cursor.
+    const memberFirst = (await member.get('/token?limit=1')).headers.get('x-continue')!;
+    const adminAfter = await api.get(`/token?limit=50&continue=${memberFirst}`);
+    expect(ids(adminAfter)).toEqual(whole.slice(whole.findIndex((t) => t.TokenID === own[0]) + 1).map((t) => t.TokenID));
+    const adminFirst = (await api.get('/token?limit=1')).headers.get('x-continue')!;
+    expect(ids(await member.get(`/token?limit=50&continue=${adminFirst}`))).toEqual(own.filter((id) => whole.findIndex((t) => t.TokenID === id) > 0));
+    const memberCub = await cubAt(server.url, made.body.Token)(['token', 'list', '-o', 'json']);
+    expect(memberCub.code, memberCub.stderr).toBe(0);
+    expect((JSON.parse(memberCub.stdout) as Seen[]).map((t) => t.TokenID)).toEqual(own);
     // Another list's token, and a made-up one, are refused.
     const relToken = (await api.get('/change_order?limit=1')).headers.get('x-continue');
     for (const bad of [relToken, 'bm90LWEtY3Vyc29y']) {
@@ -776,8 +796,15 @@ describe('the organization’s tokens', () => {
     const userId = made.body.User.UserID as string;
     expect(await entriesOf(userId)).toHaveLength(3);
     const before = (await api.get('/token')).body.length as number;
+    requests.length = 0;
+    counting = true;
     const del = await api.del('/user/tok-leaver');
+    counting = false;
     expect(del.status, del.text).toBe(200);
+    // Their tokens are found from their own entries (one query of the by-user index), not among the organization's tokens.
+    expect(requests.filter((q) => q.command === 'Query' && q.keys.some((k) => k.includes('$token_1')))).toEqual([]);
+    const byUser = requests.filter((q) => q.command === 'Query' && q.keys.some((k) => k.includes('$tokenentry_1')));
+    expect(byUser.map((q) => q.keys.join(' ').includes(`#UserID_${userId}`))).toEqual([true]);
     expect(del.body).toMatchObject({ Deleted: 'tok-leaver', RevokedTokens: 3 });
     expect(await entriesOf(userId)).toEqual([]);
     expect((await leaver.get('/token')).status).toBe(401);

@@ -126,9 +126,10 @@ export class MemoryStore implements Store {
   getToken = async (hash: string) => this.one<ApiToken>('ApiToken', hash);
   tokensOf = async (orgId: string) => this.all<ApiToken>('ApiToken', (t) => t.OrganizationID === orgId);
   tokenById = async (orgId: string, tokenId: string) => (await this.tokensOf(orgId)).find((t) => t.TokenID === tokenId);
+  tokensOfUser = async (orgId: string, userId: string) => (await this.tokenPage(orgId, Number.MAX_SAFE_INTEGER, undefined, { userId })).items.map((x) => x.token);
   /** Oldest first (CreatedAt, then ID); a cursor is the offset after an item (this store's own cursor). */
   tokenPage = async (orgId: string, limit: number, after?: string, o: { userId?: string } = {}) => {
-    const all = (await this.tokensOf(orgId)).filter((t) => !o.userId || t.UserID === o.userId).sort((a, b) => (a.CreatedAt < b.CreatedAt ? -1 : a.CreatedAt > b.CreatedAt ? 1 : a.TokenID < b.TokenID ? -1 : 1));
+    const all = (await this.tokensOf(orgId)).filter((t) => o.userId === undefined || (t.UserID ?? '') === o.userId).sort((a, b) => (a.CreatedAt < b.CreatedAt ? -1 : a.CreatedAt > b.CreatedAt ? 1 : a.TokenID < b.TokenID ? -1 : 1));
     return offsetPage(all, limit, after, (token) => ({ token }));
   };
   getUser = async (orgId: string, id: string) => this.all<User>('User', (u) => u.OrganizationID === orgId && u.UserID === id)[0];
