@@ -6,7 +6,7 @@
  * or publish (lib/gates/attestations.ts); recording one also re-evaluates the ChangeOrders of its Space
  * on the bus.
  */
-import { DESCRIBING_TOOLCHAIN, newEntity, parseDuration, requireVerb, type Attestation, type AttestationView, type AttestedRevision, type Caller, type ChangeOrder, type Space, type Unit } from '../model/entities.ts';
+import { DESCRIBING_TOOLCHAIN, newEntity, parseDuration, requireVerb, type Attestation, type AttestationView, type AttestedRevision, type Caller, type ChangeOrder, type Space } from '../model/entities.ts';
 import { BatonError, Invalid, NotFound } from '../model/errors.ts';
 import { DetailType, SOURCE } from '../events/contracts.ts';
 import { eventOps } from '../events/outbox.ts';
@@ -14,7 +14,7 @@ import { bounded } from '../util/concurrency.ts';
 import { chunk, TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
 import { matches, parseWhere } from '../where/index.ts';
 import { bySlug, findInSpace, findSpace } from '../variants/lookup.ts';
-import { revisionNum } from '../variants/revisions.ts';
+import { revisionNumsEach } from '../variants/revisions.ts';
 import { marksOf } from './marks.ts';
 import type { ChangeDeps } from './ports.ts';
 import { attestationsOf, orgSpaces, stagesOver } from './stages.ts';
@@ -93,24 +93,29 @@ async function revisionsIn(deps: ChangeDeps, caller: Caller, space: Space, o: Ap
     const q = parseWhere(o.Where, 'Unit');
     units = units.filter((u) => matches(q, { ...u, SpaceSlug: space.Slug }));
   }
-  const pick = async (u: Unit): Promise<ApproveSpaceResult['Units'][number] | undefined> => {
-    if (co && marks) {
+  if (co && marks) {
+    return units.flatMap((u): ApproveSpaceResult['Units'] => {
       const end = marks.end.get(u.UnitID);
-      if (!end) return { UnitID: u.UnitID, UnitSlug: u.Slug, Skipped: `has not taken change order '${co.Slug}'` };
+      if (!end) return [{ UnitID: u.UnitID, UnitSlug: u.Slug, Skipped: `has not taken change order '${co.Slug}'` }];
       // Units the change left as they were carry nothing to approve.
-      if (marks.start.get(u.UnitID)?.RevisionNum === end.RevisionNum) return undefined;
-      return { UnitID: u.UnitID, UnitSlug: u.Slug, RevisionNum: marks.publish.get(u.UnitID)?.RevisionNum ?? end.RevisionNum };
-    }
-    // What a Release of the Space would publish, unless --all.
-    if (!o.All && (u.ToolchainType === DESCRIBING_TOOLCHAIN || !(u.TargetID || space.ReleaseTargetID))) return undefined;
-    try {
-      return { UnitID: u.UnitID, UnitSlug: u.Slug, RevisionNum: await revisionNum(deps, caller, space, u, o.Revision ?? 'HeadRevisionNum') };
-    } catch (e) {
-      if (!(e instanceof BatonError)) throw e;
-      return { UnitID: u.UnitID, UnitSlug: u.Slug, Skipped: e.message };
-    }
-  };
-  return (await bounded(units, CONCURRENCY, pick)).filter((x): x is ApproveSpaceResult['Units'][number] => !!x);
+      if (marks.start.get(u.UnitID)?.RevisionNum === end.RevisionNum) return [];
+      return [{ UnitID: u.UnitID, UnitSlug: u.Slug, RevisionNum: marks.publish.get(u.UnitID)?.RevisionNum ?? end.RevisionNum }];
+    });
+  }
+  // What a Release of the Space would publish, unless --all.
+  const released = o.All ? units : units.filter((u) => u.ToolchainType !== DESCRIBING_TOOLCHAIN && (u.TargetID || space.ReleaseTargetID));
+  // The revision named, for every Unit at once (a Tag or ChangeOrder found once, its marks read by key in one batch): a Unit it names none of is skipped, saying why.
+  let nums: (number | BatonError)[];
+  try {
+    nums = await revisionNumsEach(deps, caller, space, released, o.Revision ?? 'HeadRevisionNum');
+  } catch (e) {
+    if (!(e instanceof BatonError)) throw e;
+    nums = released.map(() => e);
+  }
+  return released.map((u, i) => {
+    const n = nums[i]!;
+    return n instanceof BatonError ? { UnitID: u.UnitID, UnitSlug: u.Slug, Skipped: n.message } : { UnitID: u.UnitID, UnitSlug: u.Slug, RevisionNum: n };
+  });
 }
 
 /** What an approval settles before it looks at any Space: the type, the verdict, its expiry, the ChangeOrder. */

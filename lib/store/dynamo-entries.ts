@@ -138,12 +138,30 @@ export abstract class DynamoEntries extends DynamoRecords {
     return ((await this.db.Progress.get({ ChangeOrderID: changeOrderId, SpaceID: spaceId }).go({ consistent: true })).data ?? undefined) as Progress | undefined;
   }
 
-  /** Gives an organization's ChangeOrders in flight made before their entries existed theirs (`backfillUntilSettled`, per organization). */
+  /**
+   * Gives an organization's ChangeOrders in flight made before their entries existed theirs, and forgets the
+   * entries of those an earlier version finished or deleted while a deploy rolled over (`backfillUntilSettled`,
+   * per organization: once, and once more when the marker settles). The entries are read before the
+   * ChangeOrders: an entry is written with its ChangeOrder, so each one read has a ChangeOrder unless it was
+   * deleted. An entry goes only on what is certain: its ChangeOrder read Completed or aborted (never undone), or
+   * not found by key (consistent), as the organization's index may not show one just made yet.
+   */
   private async backfillInFlight(orgId: string): Promise<void> {
     await this.backfillUntilSettled(inFlightDone(orgId), async () => {
+      const entries = (await this.db.InFlightChangeOrder.query.primary({ OrganizationID: orgId }).go({ pages: 'all' })).data;
       const cos = (await this.db.ChangeOrder.query.byOrg({ OrganizationID: orgId }).go({ pages: 'all', attributes: ['OrganizationID', 'SpaceID', 'ChangeOrderID', 'Stage', 'AbortedReason'] })).data as Record<string, unknown>[];
       const flying = cos.filter(inFlight).map(inFlightOf);
       if (flying.length) await this.db.InFlightChangeOrder.put(flying).go();
+      const byId = new Map(cos.map((c) => [String(c.ChangeOrderID), c]));
+      const unseen = entries.filter((e) => !byId.has(e.ChangeOrderID));
+      // Few (an earlier version's deletions, or ones just made): each read by key, consistently.
+      const read = await Promise.all(unseen.map(async (e) => (await this.db.ChangeOrder.get({ SpaceID: e.SpaceID, ChangeOrderID: e.ChangeOrderID }).go({ consistent: true })).data as Record<string, unknown> | null));
+      const byKey = new Map(read.flatMap((c) => (c ? [[String(c.ChangeOrderID), c] as const] : [])));
+      const done = entries.filter((e) => {
+        const co = byId.get(e.ChangeOrderID) ?? byKey.get(e.ChangeOrderID);
+        return !co || !inFlight(co);
+      });
+      if (done.length) await this.db.InFlightChangeOrder.delete(done.map((e) => ({ OrganizationID: orgId, ChangeOrderID: e.ChangeOrderID }))).go();
       return flying.length;
     });
   }

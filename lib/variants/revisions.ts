@@ -5,7 +5,7 @@ import { touchesProtected } from '../config/merge.ts';
 import { validationErrors } from '../config/validate.ts';
 import type { Caller, ChangeOrder, ChangeSet, Mark, Mutation, ProtectedPath, Space, StoredRevision, Tag, Target, ToolchainType, Unit } from '../model/entities.ts';
 import { ChangeSetState } from '../model/entities.ts';
-import { Conflict, Invalid, NotFound, TooLarge } from '../model/errors.ts';
+import { BatonError, Conflict, Invalid, NotFound, TooLarge } from '../model/errors.ts';
 import type { UnitDeps } from './ports.ts';
 import type { StoreOp } from '../ports/store.ts';
 import { findInSpace } from './lookup.ts';
@@ -304,16 +304,37 @@ export async function revisionNum(deps: UnitDeps, caller: Caller, space: Space, 
  * are read by key in one batch, not each Unit's marks whole.
  */
 export async function revisionNums(deps: UnitDeps, caller: Caller, space: Space, units: Unit[], ref: string | number): Promise<number[]> {
+  return (await revisionNumsEach(deps, caller, space, units, ref)).map((n) => {
+    if (n instanceof BatonError) throw n;
+    return n;
+  });
+}
+
+/**
+ * As `revisionNums`, each Unit's answer its own: the revision, or why that Unit has none (a Tag that marks
+ * no revision of it, say). What fails for every Unit alike (a Tag that does not exist, a reference that is
+ * not one) is thrown.
+ */
+export async function revisionNumsEach(deps: UnitDeps, caller: Caller, space: Space, units: Unit[], ref: string | number): Promise<(number | BatonError)[]> {
+  const each = (f: (unit: Unit) => number) =>
+    units.map((unit) => {
+      try {
+        return f(unit);
+      } catch (e) {
+        if (e instanceof BatonError) return e;
+        throw e;
+      }
+    });
   if (typeof ref === 'number' || /^\d+$/.test(ref)) {
     const n = Number(ref);
-    return units.map((unit) => {
+    return each((unit) => {
       if (n < 1 || n > unit.HeadRevisionNum) throw noRevision(unit, n);
       return n;
     });
   }
   if (ref === 'HeadRevisionNum') return units.map((u) => u.HeadRevisionNum);
   if (ref === 'LastReleasedRevisionNum') {
-    return units.map((unit) => {
+    return each((unit) => {
       if (!unit.LastReleasedRevisionNum) throw new NotFound(`unit '${unit.Slug}' has never been released`);
       return unit.LastReleasedRevisionNum;
     });
@@ -335,14 +356,14 @@ export async function revisionNums(deps: UnitDeps, caller: Caller, space: Space,
     // A ChangeOrder's start or release Tag: its end Tag's items may hold its marks, so they are read with it.
     const co = tag.ChangeOrderID ? await deps.store.getInSpace<ChangeOrder>('ChangeOrder', tag.SpaceID, tag.ChangeOrderID) : undefined;
     const at = await marksOf([tag.TagID, ...(co ? [co.EndTagID] : [])]);
-    return units.map((unit) => marked(unit, at(unit, tag.TagID), `tag '${tag.Slug}'`));
+    return each((unit) => marked(unit, at(unit, tag.TagID), `tag '${tag.Slug}'`));
   }
   if (rest.startsWith('ChangeSet:')) {
     const { item: cs } = await findInSpace<ChangeSet>(deps, caller, space, 'ChangeSet', rest.slice(10));
     const tagId = before ? cs.StartTagID : cs.EndTagID;
     if (!tagId) throw new Conflict(`changeset '${cs.Slug}' is still open; close it before naming its revisions`);
     const at = await marksOf([tagId]);
-    return units.map((unit) => {
+    return each((unit) => {
       const mark = at(unit, tagId);
       if (mark) return before && mark.RevisionNum === 0 ? missing(unit, `the start of changeset '${cs.Slug}'`) : mark.RevisionNum;
       // Before: a ChangeSet's start is its own mark; with none, the Unit was not in it.
@@ -357,7 +378,7 @@ export async function revisionNums(deps: UnitDeps, caller: Caller, space: Space,
     const tagId = before ? co.StartTagID : co.PublishTagID;
     const restoreTag = before ? co.RestoreTagID : undefined;
     const at = await marksOf([co.EndTagID, tagId, ...(restoreTag ? [restoreTag] : [])]);
-    return units.map((unit) => {
+    return each((unit) => {
       const restored = at(unit, restoreTag);
       if (restored) return restored.RevisionNum;
       const mark = at(unit, tagId);

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createOrganization } from '../../lib/local/bootstrap.ts';
 import { startServer, type LocalServer } from '../../lib/local/server.ts';
 import { localDeps } from '../../lib/local/wiring.ts';
-import { DeleteItemCommand, GetItemCommand, QueryCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { DeleteItemCommand, GetItemCommand, PutItemCommand, QueryCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoStore } from '../../lib/store/dynamo-store.ts';
 import { ENTRIES_SETTLE_MS } from '../../lib/store/dynamo-entries.ts';
 import { dynamoClient, ensureTable } from '../../lib/store/table.ts';
@@ -152,6 +152,22 @@ describe('the change orders a Space report re-evaluates', () => {
     store.forgetEntriesMarkers();
     expect(slugs(await store.changeOrdersReaching(orgId, base, { inFlight: true }))).toEqual(['next']);
     expect(slugs((await store.changeOrdersOf(orgId)).map((co) => ({ co })))).toEqual(['dropped', 'next', 'own', 'scale']);
+    // Entries an earlier version left while a deploy rolled over, finishing 'scale', aborting 'dropped' and deleting
+    // another, all without their entries: forgotten when the marker settles (the next report past that).
+    const entryOf = (id: string, space: string) => ({ ...flying.Items![0]!, sk: { S: flying.Items![0]!.sk!.S!.replace(flying.Items![0]!.ChangeOrderID!.S!, id) }, ChangeOrderID: { S: id }, SpaceID: { S: space } });
+    const gone = '00000000-0000-4000-8000-00000000dead';
+    for (const [id, slug] of ids) if (slug === 'scale' || slug === 'dropped') await client.send(new PutItemCommand({ TableName: table, Item: entryOf(id, base) }));
+    await client.send(new PutItemCommand({ TableName: table, Item: entryOf(gone, base) }));
+    const entryIds = async () => ((await client.send(new QueryCommand({ TableName: table, KeyConditionExpression: 'pk = :p AND begins_with(sk, :s)', ExpressionAttributeValues: { ':p': { S: `$baton#OrganizationID_${orgId}` }, ':s': { S: '$inflightco_1#' } } }))).Items ?? []).map((i) => ids.get(i.ChangeOrderID!.S!) ?? i.ChangeOrderID!.S!).sort();
+    expect(await entryIds()).toEqual([gone, 'dropped', 'next', 'own', 'scale']);
+    // Within the settling time they stay (each costs a read, and is passed over by its ChangeOrder's state).
+    expect(slugs(await store.changeOrdersReaching(orgId, base, { inFlight: true }))).toEqual(['next']);
+    expect(await entryIds()).toEqual([gone, 'dropped', 'next', 'own', 'scale']);
+    const past = new Date(Date.now() - ENTRIES_SETTLE_MS - 60_000).toISOString();
+    await client.send(new UpdateItemCommand({ TableName: table, Key: { pk: { S: `$baton#Name_INFLIGHT#${orgId}` }, sk: { S: '$counter_1' } }, UpdateExpression: 'SET CreatedAt = :p, CheckedAt = :p', ExpressionAttributeValues: { ':p': { S: past } } }));
+    store.forgetEntriesMarkers();
+    expect(slugs(await store.changeOrdersReaching(orgId, base, { inFlight: true }))).toEqual(['next']);
+    expect(await entryIds()).toEqual(['next', 'own']);
     // Progress written before it carried its ChangeOrder's Space (no key by Space): given it once, then found the same way.
     const written = await client.send(new QueryCommand({ TableName: table, KeyConditionExpression: 'pk = :p', ExpressionAttributeValues: { ':p': { S: `$baton#ChangeOrderID_${inFlight[0]!.co.ChangeOrderID}` } } }));
     expect(written.Items).toHaveLength(1);
@@ -822,6 +838,30 @@ describe('the organization’s tokens', () => {
     const left = (await api.get('/token')).body.map((t: { TokenID: string }) => t.TokenID);
     expect(left).toHaveLength(before - 3);
     expect(await allPages('/token', 7, (r: { body: { TokenID: string }[] }) => r.body.map((t) => t.TokenID))).toEqual(left);
+  });
+});
+
+describe('an approval at a named revision', () => {
+  it('finds what the revision names once for a Space’s Units and reads their marks of it by key in one batch; a Unit it does not mark is skipped, saying why', async () => {
+    for (const u of ['a', 'b']) expect((await api.post(`/space/shop-p4/unit/${u}/tag`, { Tag: 'approve-here', Revision: 'HeadRevisionNum' })).status).toBe(200);
+    requests.length = 0;
+    counting = true;
+    const r = await api.post('/attest', { Spaces: ['shop-p4'], All: true, Revision: 'Tag:approve-here', DryRun: true });
+    counting = false;
+    expect(r.status, r.text).toBe(200);
+    const heads = Object.fromEntries(((await api.get('/space/shop-p4/unit')).body as { Slug: string; HeadRevisionNum: number }[]).map((u) => [u.Slug, u.HeadRevisionNum]));
+    expect(r.body.Spaces[0].Units.map((u: { UnitSlug: string; RevisionNum?: number; Skipped?: string }) => [u.UnitSlug, u.RevisionNum ?? u.Skipped])).toEqual([
+      ['a', heads.a],
+      ['b', heads.b],
+      ['c', "tag 'approve-here' does not mark a revision of unit 'c'"],
+    ]);
+    // The Tag's slug read once (not once per Unit), and the 3 Units' marks of it in one batch of 3 keys.
+    expect(requests.filter((q) => q.keys.some((k) => k.includes('Slug_approve-here')))).toHaveLength(1);
+    expect(requests.filter((q) => q.command === 'BatchGetItem' && q.keys.some((k) => k.includes('$mark_1#'))).map((q) => q.keys.length)).toEqual([3]);
+    // cub: the same answer.
+    const cub = await cubAt(server.url, api.token!)(['variant', 'approve', 'shop-p4', '--all', '--revision', 'Tag:approve-here', '--dry-run']);
+    expect(cub.code, cub.stderr).toBe(0);
+    expect(cub.stdout).toMatch(new RegExp(`shop-p4\\s+a\\s+${heads.a}\\nshop-p4\\s+b\\s+${heads.b}\\nshop-p4\\s+c\\s+tag 'approve-here' does not mark a revision of unit 'c'\\n`));
   });
 });
 
