@@ -108,8 +108,7 @@ export async function recordTaken(deps: ChangeDeps, co: ChangeOrder, space: Spac
 export async function recordRelease(deps: ChangeDeps, caller: Caller, space: Space, release: Release): Promise<void> {
   // The ChangeOrders that reached the Space and have a Release (or a restore's) still to record there: read by the
   // Space's progress, not the organization's ChangeOrders; each progress read again by key before it is written.
-  const open = (p: Progress) => !p.ReleaseID || (!!p.RestoredAt && !p.RestoreReleaseID);
-  const reaching = await deps.store.changeOrdersReaching(caller.OrganizationID, space.SpaceID, { where: open });
+  const reaching = await deps.store.changeOrdersReaching(caller.OrganizationID, space.SpaceID, { toRelease: true });
   for (const { co } of reaching) {
     const progress = await deps.store.progressAt(co.ChangeOrderID, space.SpaceID);
     if (progress?.RestoredAt && !progress.RestoreReleaseID) {

@@ -196,6 +196,9 @@ export interface Progress {
   Version: number;
 }
 
+/** Whether a Space's progress has a Release still to record: the change's, or after a demote the restore's. */
+export const releaseToRecord = (p: Pick<Progress, 'ReleaseID' | 'RestoredAt' | 'RestoreReleaseID'>): boolean => !p.ReleaseID || (!!p.RestoredAt && !p.RestoreReleaseID);
+
 /** What `cub changeorder explain` answers (and `promote --dry-run --explain` prints). */
 export interface Explanation {
   ChangeOrderID: string;

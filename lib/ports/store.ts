@@ -232,10 +232,11 @@ export interface Store {
   /**
    * The ChangeOrders that reached a Space, each with its progress there (a ChangeOrder's own Space is
    * reached when it is made): read by the Space's progress, then those ChangeOrders by key, not the
-   * organization's ChangeOrders. With `inFlight`, only those neither Completed nor aborted; with `where`,
-   * only those whose progress there it keeps (the others' ChangeOrders are not read).
+   * organization's ChangeOrders nor the Space's whole history of them. With `inFlight`, only those neither
+   * Completed nor aborted (from the organization's in-flight entries); with `toRelease`, only those with a
+   * Release still to record there (`releaseToRecord`, from the Space's sparse index of such progress).
    */
-  changeOrdersReaching(orgId: string, spaceId: string, o?: { inFlight?: boolean; where?: (p: Progress) => boolean }): Promise<{ co: ChangeOrder; progress: Progress }[]>;
+  changeOrdersReaching(orgId: string, spaceId: string, o: { inFlight: true } | { toRelease: true }): Promise<{ co: ChangeOrder; progress: Progress }[]>;
   /** A ChangeOrder's progress in one Space, read by key (consistently: as just written). */
   progressAt(changeOrderId: string, spaceId: string): Promise<Progress | undefined>;
   progressOf(changeOrderId: string): Promise<Progress[]>;

@@ -1,6 +1,6 @@
 import { createConversions } from 'electrodb';
 import type { ApiToken, Attestation, AttestationView, ChangeOrder, Release } from '../model/entities.ts';
-import { COMPLETED, type Progress } from '../model/change-orders.ts';
+import { COMPLETED, releaseToRecord, type Progress } from '../model/change-orders.ts';
 import { Conflict, Invalid } from '../model/errors.ts';
 import type { AttestationPage, ChangeOrderPage, ReleasePage, TokenPage } from '../ports/store.ts';
 import { DynamoRecords, tryCursor, type AnyEntity } from './dynamo-records.ts';
@@ -64,6 +64,8 @@ export const inFlightOf = (c: Record<string, unknown>) => ({ OrganizationID: Str
 export const inFlightDone = (orgId: string) => `INFLIGHT#${orgId}`;
 /** The counter item that says the progress items in a Space all carry their ChangeOrder's Space (and so are read by Space). */
 export const progressBySpaceDone = (spaceId: string) => `PROGRESSBYSPACE#${spaceId}`;
+/** The counter item that says the progress in a Space with no Release left to record is out of the index a Release reads. */
+export const progressToReleaseDone = (spaceId: string) => `PROGRESSTORELEASE#${spaceId}`;
 /**
  * The counter item that says an organization's tokens all have their entries, in the by-user index too (a new
  * name: entries written before the index, without its keys, are written again once).
@@ -113,23 +115,25 @@ export abstract class DynamoEntries extends DynamoRecords {
     return { items, next: page.cursor ?? undefined };
   }
 
-  async changeOrdersReaching(orgId: string, spaceId: string, o: { inFlight?: boolean; where?: (p: Progress) => boolean } = {}): Promise<{ co: ChangeOrder; progress: Progress }[]> {
+  async changeOrdersReaching(orgId: string, spaceId: string, o: { inFlight: true } | { toRelease: true }): Promise<{ co: ChangeOrder; progress: Progress }[]> {
     let progress: Progress[];
-    if (o.inFlight) {
+    if ('inFlight' in o) {
       // The organization's ChangeOrders in flight (not its history), then their progress in this Space by key: those that reached it.
       await this.backfillInFlight(orgId);
       const flying = (await this.db.InFlightChangeOrder.query.primary({ OrganizationID: orgId }).go({ pages: 'all' })).data;
       const bases = new Map(flying.map((f) => [f.ChangeOrderID, f.SpaceID]));
       progress = (await this.batchRead<Progress>(this.db.Progress, flying.map((f) => ({ ChangeOrderID: f.ChangeOrderID, SpaceID: spaceId })))).map((p) => ({ ...p, BaseSpaceID: bases.get(p.ChangeOrderID)! }));
     } else {
+      // Those with a Release still to record here, from the sparse index (an earlier version's write that recorded one
+      // but left the keys is passed over here, and its keys go when the marker settles).
       await this.backfillProgressBySpace(orgId, spaceId);
-      progress = ((await this.db.Progress.query.bySpace({ SpaceID: spaceId }).go({ pages: 'all' })).data as Progress[]).filter((p) => p.BaseSpaceID);
+      await this.backfillProgressToRelease(spaceId);
+      progress = ((await this.db.Progress.query.toRelease({ SpaceID: spaceId }).go({ pages: 'all' })).data as Progress[]).filter((p) => p.BaseSpaceID && releaseToRecord(p));
     }
-    progress = progress.filter((p) => !o.where || o.where(p));
     const cos = await this.batchRead<ChangeOrder>(this.db.ChangeOrder, progress.map((p) => ({ SpaceID: p.BaseSpaceID, ChangeOrderID: p.ChangeOrderID })));
     const at = new Map(progress.map((p) => [p.ChangeOrderID, p]));
     return cos
-      .filter((co) => co.OrganizationID === orgId && (!o.inFlight || inFlight(co as unknown as Record<string, unknown>)))
+      .filter((co) => co.OrganizationID === orgId && (!('inFlight' in o) || inFlight(co as unknown as Record<string, unknown>)))
       .sort((a, b) => (a.ChangeOrderID < b.ChangeOrderID ? -1 : 1))
       .map((co) => ({ co, progress: at.get(co.ChangeOrderID)! }));
   }
@@ -192,6 +196,23 @@ export abstract class DynamoEntries extends DynamoRecords {
       }
       if (left.length) throw new Conflict('progress kept changing while it was given its Space; retry');
       return given;
+    });
+  }
+
+  /**
+   * Takes the progress in a Space that has no Release left to record out of the index a Release reads
+   * (`backfillUntilSettled`, per Space): written before the index was sparse, or by an earlier version while a
+   * deploy rolled over, it kept its keys. Each is written again whole, guarded by its Version (which stays), and
+   * the index condition leaves the keys off; one updated meanwhile was written whole by this version already.
+   */
+  private async backfillProgressToRelease(spaceId: string): Promise<void> {
+    await this.backfillUntilSettled(progressToReleaseDone(spaceId), async () => {
+      const keyed = (await this.db.Progress.query.toRelease({ SpaceID: spaceId }).go({ pages: 'all' })).data as Progress[];
+      const done = keyed.filter((p) => !releaseToRecord(p));
+      const settled = await Promise.allSettled(done.map((p) => this.db.Progress.put(p).where((a: AnyEntity, op: AnyEntity) => op.eq(a.Version, p.Version)).go()));
+      const other = settled.find((r) => r.status === 'rejected' && !/conditional/i.test(String((r.reason as Error)?.message)));
+      if (other) throw (other as PromiseRejectedResult).reason;
+      return done.length;
     });
   }
 

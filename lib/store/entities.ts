@@ -2,7 +2,7 @@
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { Entity, Service } from 'electrodb';
-import { ChangeOrderUpdateTypes, LinkUpdateTypes, PriorRevisionsModes, ROLES, TOOLCHAIN_TYPES } from '../model/entities.ts';
+import { ChangeOrderUpdateTypes, LinkUpdateTypes, PriorRevisionsModes, releaseToRecord, ROLES, TOOLCHAIN_TYPES } from '../model/entities.ts';
 import { any, common, key, num, primary, reqAny, reqNum, reqStr, service, str } from './entity-kit.ts';
 import { AttestationCover, AttestationEntry, AttestationRevoked, ChangeOrderEntry, ChangeOrderRelease, IdempotencyRecord, InFlightChangeOrder, Job, JobPart, Outbox, ProcessedEvent, ReleaseEntry, RunningJob, TokenEntry } from './record-entities.ts';
 
@@ -292,8 +292,11 @@ export const Progress = new Entity({
   attributes: { ChangeOrderID: reqStr, SpaceID: reqStr, BaseSpaceID: str, ResolvedAt: reqStr, ReleaseID: str, ReleaseNum: num, ReleasedAt: str, RestoredAt: str, RestoreReleaseID: str, RestoreReleaseNum: num, Version: { type: 'number', required: true } },
   indexes: {
     primary: primary(['ChangeOrderID'], ['SpaceID']),
-    // The ChangeOrders that reached a Space: what a Release there reads to record itself on them, not the organization's.
-    bySpace: { index: 'gsi1', pk: key(['SpaceID'], 'gsi1pk'), sk: key(['ChangeOrderID'], 'gsi1sk') },
+    // The ChangeOrders that reached a Space with a Release still to record there: what a Release there reads to record
+    // itself on them, not the organization's ChangeOrders nor the Space's whole history of them. Sparse: the keys are
+    // written while the progress has a Release to record (ElectroDB's index condition, judged on the whole item each
+    // write, as the store writes progress whole) and removed with the write that records it.
+    toRelease: { index: 'gsi1', condition: (p: Record<string, unknown>) => releaseToRecord(p), pk: key(['SpaceID'], 'gsi1pk'), sk: key(['ChangeOrderID'], 'gsi1sk') },
   },
 });
 

@@ -4,6 +4,7 @@ import { landGroups } from '../../lib/util/groups.ts';
 import type { GroupOutcome, IdempotencyRecord, JobPartRecord, JobRecord, SlugPage, MarkWrite, OrgKind, OutboxItem, ReleaseCounter, SluggedInSpace, SpaceKind, Store, StoreOp, WriteKind } from '../../lib/ports/store.ts';
 import { TRANSACTION_MAX_ITEMS } from '../../lib/util/chunk.ts';
 import { inForce } from '../../lib/model/holds.ts';
+import { releaseToRecord } from '../../lib/model/change-orders.ts';
 import { foldChangeOrderMarks, tagMarksAsRead, unitMarksAsRead, type StoredMark } from '../../lib/store/change-order-marks.ts';
 
 type Item = Record<string, any>;
@@ -231,10 +232,10 @@ export class MemoryStore implements Store {
     const all = (await this.changeOrdersOf(orgId, o)).sort((a, b) => (a.Slug < b.Slug ? -1 : a.Slug > b.Slug ? 1 : a.ChangeOrderID < b.ChangeOrderID ? -1 : 1));
     return offsetPage(all, limit, after, (changeOrder) => ({ changeOrder }));
   };
-  changeOrdersReaching = async (orgId: string, spaceId: string, o: { inFlight?: boolean; where?: (p: Progress) => boolean } = {}) =>
-    this.all<Progress>('Progress', (p) => p.SpaceID === spaceId && !!p.BaseSpaceID && (!o.where || o.where(p as unknown as Progress)))
+  changeOrdersReaching = async (orgId: string, spaceId: string, o: { inFlight: true } | { toRelease: true }) =>
+    this.all<Progress>('Progress', (p) => p.SpaceID === spaceId && !!p.BaseSpaceID && (!('toRelease' in o) || releaseToRecord(p)))
       .flatMap((progress) => this.all<ChangeOrder>('ChangeOrder', (c) => c.ChangeOrderID === progress.ChangeOrderID && c.SpaceID === progress.BaseSpaceID).map((co) => ({ co, progress })))
-      .filter(({ co }) => co.OrganizationID === orgId && (!o.inFlight || (co.Stage !== 'Completed' && !co.AbortedReason)))
+      .filter(({ co }) => co.OrganizationID === orgId && (!('inFlight' in o) || (co.Stage !== 'Completed' && !co.AbortedReason)))
       .sort((a, b) => (a.co.ChangeOrderID < b.co.ChangeOrderID ? -1 : 1));
   progressAt = async (coId: string, spaceId: string) => this.all<Progress>('Progress', (p) => p.ChangeOrderID === coId && p.SpaceID === spaceId)[0];
   progressOf = async (coId: string) => this.all<Progress>('Progress', (p) => p.ChangeOrderID === coId);
