@@ -105,9 +105,9 @@ async function revisionsIn(deps: ChangeDeps, caller: Caller, space: Space, o: Ap
   // What a Release of the Space would publish, unless --all.
   const released = o.All ? units : units.filter((u) => u.ToolchainType !== DESCRIBING_TOOLCHAIN && (u.TargetID || space.ReleaseTargetID));
   // The revision named, for every Unit at once (a Tag or ChangeOrder found once, its marks read by key in one batch): a Unit it names none of is skipped, saying why.
-  let nums: (number | BatonError)[];
+  let nums: (number | BatonError)[] = [];
   try {
-    nums = await revisionNumsEach(deps, caller, space, released, o.Revision ?? 'HeadRevisionNum');
+    if (released.length) nums = await revisionNumsEach(deps, caller, space, released, o.Revision ?? 'HeadRevisionNum');
   } catch (e) {
     if (!(e instanceof BatonError)) throw e;
     nums = released.map(() => e);

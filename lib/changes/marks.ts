@@ -66,8 +66,8 @@ export async function marksOf(deps: ChangeDeps, co: ChangeOrder, o: { publish?: 
  * them, in one batch): what a gate over that Space alone reads (a Release there), not its marks in every Space of its
  * scope. A Unit's marks go when it is deleted, so these are the marks `marksOf` holds for the Space.
  */
-export async function marksIn(deps: ChangeDeps, co: ChangeOrder, space: Space): Promise<CoMarks> {
-  const units = await deps.store.listUnits(space.SpaceID);
+export async function marksIn(deps: ChangeDeps, co: ChangeOrder, space: Space, listed?: Promise<Unit[]>): Promise<CoMarks> {
+  const units = await (listed ?? deps.store.listUnits(space.SpaceID));
   const tags = [co.StartTagID, co.EndTagID, co.PublishTagID, ...(co.RestoreTagID ? [co.RestoreTagID] : [])];
   const read = units.length ? await deps.store.marksAt(units.map((u) => u.UnitID), tags) : [];
   const of = (tagId: string | undefined) => byUnit(read.filter((m) => m.TagID === tagId));

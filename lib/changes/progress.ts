@@ -1,4 +1,4 @@
-import { COMPLETED, type Caller, type ChangeOrder, type ChangeOrderView, type Progress, type Release, type Space } from '../model/entities.ts';
+import { COMPLETED, type Caller, type ChangeOrder, type ChangeOrderView, type Progress, type Release, type Space, type Unit } from '../model/entities.ts';
 import { Conflict, Unprocessable } from '../model/errors.ts';
 import { evaluateGates, evaluatePrerequisite } from '../gates/prerequisites.ts';
 import { DetailType, SOURCE, type BatonEvent } from '../events/contracts.ts';
@@ -109,14 +109,17 @@ export async function recordRelease(deps: ChangeDeps, caller: Caller, space: Spa
   // The ChangeOrders that reached the Space and have a Release (or a restore's) still to record there: read by the
   // Space's progress, not the organization's ChangeOrders; each progress read again by key before it is written.
   const reaching = await deps.store.changeOrdersReaching(caller.OrganizationID, space.SpaceID, { toRelease: true });
+  // The Space's Units, listed once for every ChangeOrder whose marks on them are read.
+  let units: Promise<Unit[]> | undefined;
+  const listed = () => (units ??= deps.store.listUnits(space.SpaceID));
   for (const { co } of reaching) {
     const progress = await deps.store.progressAt(co.ChangeOrderID, space.SpaceID);
     if (progress?.RestoredAt && !progress.RestoreReleaseID) {
-      await recordRestoreRelease(deps, co, space, progress, release);
+      await recordRestoreRelease(deps, co, space, progress, release, listed());
       continue;
     }
     if (!progress || progress.ReleaseID) continue;
-    const marks = await marksIn(deps, co, space);
+    const marks = await marksIn(deps, co, space, listed());
     const state = await gateState(deps, co, marks, new Map([[space.SpaceID, progress]]), space, { changed: false });
     if (!state.carries(release)) continue;
     const next: Progress = { ...progress, ReleaseID: release.ReleaseID, ReleaseNum: release.ReleaseNum, ReleasedAt: release.PublishedAt, Version: progress.Version + 1 };
@@ -131,8 +134,8 @@ export async function recordRelease(deps: ChangeDeps, caller: Caller, space: Spa
 }
 
 /** A Release of a demoted Space publishes what the restore marks when it bundles each restored Unit at that revision or later. */
-async function recordRestoreRelease(deps: ChangeDeps, co: ChangeOrder, space: Space, progress: Progress, release: Release): Promise<void> {
-  const marks = await marksIn(deps, co, space);
+async function recordRestoreRelease(deps: ChangeDeps, co: ChangeOrder, space: Space, progress: Progress, release: Release, units: Promise<Unit[]>): Promise<void> {
+  const marks = await marksIn(deps, co, space, units);
   const restored = [...marks.restore.values()].filter((m) => m.SpaceID === space.SpaceID);
   if (!restored.length || !restored.every((m) => (release.Units.find((u) => u.UnitID === m.UnitID)?.RevisionNum ?? 0) >= m.RevisionNum)) return;
   try {
@@ -156,7 +159,9 @@ export async function checkReleaseGates(deps: ChangeDeps, caller: Caller, co: Ch
   const { stages, progress, view } = await gateContext(deps, caller, co);
   const stage = stages.find((s) => s.spaces.some((x) => x.SpaceID === space.SpaceID));
   if (!stage?.release.length) return;
-  const state = await gateState(deps, co, await marksIn(deps, co, space), progress, space, { attest: caller, changed: readsChanged(co, stage.release) });
+  // The Space's Units, listed once: for the change's marks on them, and the changed ones' slugs.
+  const units = deps.store.listUnits(space.SpaceID);
+  const state = await gateState(deps, co, await marksIn(deps, co, space, units), progress, space, { attest: caller, changed: readsChanged(co, stage.release), units });
   const gates = stage.release.map((p) => evaluatePrerequisite(p, view, state));
   const failed = gates.filter((g) => !g.Satisfied);
   // The spec answers a publish its release prerequisites refuse with 422.

@@ -1,4 +1,4 @@
-import type { Attestation, AttestationView, Caller, ChangeOrder, ChangeOrderView, Filter, Mark, Progress, Release, Space } from '../model/entities.ts';
+import type { Attestation, AttestationView, Caller, ChangeOrder, ChangeOrderView, Filter, Mark, Progress, Release, Space, Unit } from '../model/entities.ts';
 import { Invalid } from '../model/errors.ts';
 import type { AttestationFacts } from '../gates/attestations.ts';
 import { GATE_RELEASES_SHOWN, type GateChangeOrder, type SpaceGateState } from '../gates/prerequisites.ts';
@@ -127,7 +127,7 @@ export function readsChanged(co: ChangeOrder, names: string[]): boolean {
  * those naming them with any content too, so it can say which attest other content. A state read either
  * way serves `Known.states`: what it decides is the same.
  */
-export async function gateState(deps: ChangeDeps, co: ChangeOrder, marks: CoMarks, progress: Map<string, Progress>, space: Space, o: { attest?: Caller; changed?: boolean; people?: () => Promise<People>; otherContent?: boolean } = {}): Promise<SpaceGateState> {
+export async function gateState(deps: ChangeDeps, co: ChangeOrder, marks: CoMarks, progress: Map<string, Progress>, space: Space, o: { attest?: Caller; changed?: boolean; people?: () => Promise<People>; otherContent?: boolean; units?: Promise<Unit[]> } = {}): Promise<SpaceGateState> {
   // A Release carries the change when it was published for it, or bundles every Unit the change covers in the Space at (or past) the revision its release Tag marks there.
   const covered = [...marks.publish.values()].filter((m) => m.SpaceID === space.SpaceID);
   const carries = (r: Release) => r.ChangeOrderID === co.ChangeOrderID || (covered.length > 0 && covered.every((m) => (r.Units.find((u) => u.UnitID === m.UnitID)?.RevisionNum ?? 0) >= m.RevisionNum));
@@ -138,7 +138,7 @@ export async function gateState(deps: ChangeDeps, co: ChangeOrder, marks: CoMark
   const changedMarks = o.changed === false ? [] : [...marks.end.values()].filter((m) => m.SpaceID === space.SpaceID && marks.start.get(m.UnitID)?.RevisionNum !== m.RevisionNum);
   // What a Release of the change bundles of each changed Unit: its revisions (hash and validation errors, not data) in one batch.
   const revisionOf = (m: Mark) => marks.publish.get(m.UnitID)?.RevisionNum ?? m.RevisionNum;
-  const [listed, revisions] = changedMarks.length ? await Promise.all([deps.store.listUnits(space.SpaceID), deps.store.revisionsAt(changedMarks.map((m) => ({ UnitID: m.UnitID, RevisionNum: revisionOf(m) })))]) : [[], []];
+  const [listed, revisions] = changedMarks.length ? await Promise.all([o.units ?? deps.store.listUnits(space.SpaceID), deps.store.revisionsAt(changedMarks.map((m) => ({ UnitID: m.UnitID, RevisionNum: revisionOf(m) })))]) : [[], []];
   const units = new Map(listed.map((u) => [u.UnitID, u]));
   const byKey = new Map(revisions.map((r) => [`${r.UnitID}#${r.RevisionNum}`, r]));
   const changed = await Promise.all(

@@ -154,19 +154,22 @@ export abstract class DynamoEntries extends DynamoRecords {
     await this.backfillUntilSettled(inFlightDone(orgId), async () => {
       const entries = (await this.db.InFlightChangeOrder.query.primary({ OrganizationID: orgId }).go({ pages: 'all' })).data;
       const cos = (await this.db.ChangeOrder.query.byOrg({ OrganizationID: orgId }).go({ pages: 'all', attributes: ['OrganizationID', 'SpaceID', 'ChangeOrderID', 'Stage', 'AbortedReason'] })).data as Record<string, unknown>[];
-      const flying = cos.filter(inFlight).map(inFlightOf);
-      if (flying.length) await this.db.InFlightChangeOrder.put(flying).go();
+      const have = new Set(entries.map((e) => e.ChangeOrderID));
+      const missing = cos.filter((c) => inFlight(c) && !have.has(String(c.ChangeOrderID))).map(inFlightOf);
+      if (missing.length) await this.db.InFlightChangeOrder.put(missing).go();
+      // What each entry's ChangeOrder is: as the index shows it, or read by key (consistently) where the index did not
+      // show it (deleted, or just made) and for each entry just written (one that finished between the index's answer
+      // and that write had its entry deleted before it was written). Few are read: an earlier version's.
       const byId = new Map(cos.map((c) => [String(c.ChangeOrderID), c]));
-      const unseen = entries.filter((e) => !byId.has(e.ChangeOrderID));
-      // Few (an earlier version's deletions, or ones just made): each read by key, consistently.
-      const read = await Promise.all(unseen.map(async (e) => (await this.db.ChangeOrder.get({ SpaceID: e.SpaceID, ChangeOrderID: e.ChangeOrderID }).go({ consistent: true })).data as Record<string, unknown> | null));
-      const byKey = new Map(read.flatMap((c) => (c ? [[String(c.ChangeOrderID), c] as const] : [])));
-      const done = entries.filter((e) => {
-        const co = byId.get(e.ChangeOrderID) ?? byKey.get(e.ChangeOrderID);
+      const reread = [...entries.filter((e) => !byId.has(e.ChangeOrderID)), ...missing];
+      const read = await Promise.all(reread.map(async (k) => (await this.db.ChangeOrder.get({ SpaceID: k.SpaceID, ChangeOrderID: k.ChangeOrderID }).go({ consistent: true })).data as Record<string, unknown> | null));
+      const byKey = new Map(reread.map((k, i) => [k.ChangeOrderID, read[i] ?? undefined]));
+      const done = [...entries, ...missing].filter((e) => {
+        const co = byKey.has(e.ChangeOrderID) ? byKey.get(e.ChangeOrderID) : byId.get(e.ChangeOrderID);
         return !co || !inFlight(co);
       });
       if (done.length) await this.db.InFlightChangeOrder.delete(done.map((e) => ({ OrganizationID: orgId, ChangeOrderID: e.ChangeOrderID }))).go();
-      return flying.length;
+      return missing.length;
     });
   }
 

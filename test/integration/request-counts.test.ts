@@ -988,3 +988,29 @@ describe('a demote', () => {
     expect(ranges.map((q) => q.keys[0]!).find((k) => k.includes(b.UnitID))).toBe(`$baton#UnitID_${b.UnitID} $revision_1#RevisionNum_0000000003 $revision_1#RevisionNum_${String(b.HeadRevisionNum).padStart(10, '0')}`);
   });
 });
+
+describe('a Release recorded on the change orders it carries', () => {
+  it('lists its Space’s Units once for all of them, not once per change order', async () => {
+    // shop-base is where 'scale', 'next', 'dropped' and others were made: each has a Release still to record there.
+    const base = (await api.get('/space/shop-base')).body;
+    const open = (await store.changeOrdersReaching(orgId, base.SpaceID, { toRelease: true })).map((c) => c.co.Slug);
+    expect(open).toEqual(expect.arrayContaining(['dropped', 'next', 'scale']));
+    expect((await api.patch('/space/shop-base', { Version: base.Version, ReleaseTargetID: 'shop-base/adopt-cluster' })).status).toBe(200);
+    // A base keeps placeholders a Release refuses: given a namespace first.
+    expect((await api.post('/space/shop-base/function/invoke', { FunctionName: 'set-namespace', Arguments: ['shop'] })).status).toBe(200);
+    requests.length = 0;
+    counting = true;
+    const made = await api.post('/space/shop-base/release', {});
+    counting = false;
+    expect(made.status, made.text).toBe(201);
+    // Bundling them is one list; recording the Release on the change orders (their marks on those Units) is one more, however many.
+    const listed = requests.filter((q) => q.command === 'Query' && q.keys.some((k) => k.includes(`$baton#SpaceID_${base.SpaceID}`) && k.includes('$unit_1')));
+    expect(listed).toHaveLength(2);
+    // It carries 'scale' and 'next' (the base's heads are at or past their release marks): recorded on them, which leave the index.
+    for (const c of await store.changeOrdersOf(orgId)) if (c.Slug === 'scale' || c.Slug === 'next') expect(await store.progressAt(c.ChangeOrderID, base.SpaceID)).toMatchObject({ ReleaseID: made.body.Release.ReleaseID });
+    const left = (await store.changeOrdersReaching(orgId, base.SpaceID, { toRelease: true })).map((c) => c.co.Slug);
+    expect(left).not.toContain('scale');
+    expect(left).not.toContain('next');
+    expect(open.length).toBeGreaterThan(2);
+  });
+});
