@@ -74,10 +74,14 @@ export async function createLinkChangeOrder(deps: ChangeDeps, caller: Caller, ba
   // Each source: end where it is now (or where the end Tag marks it), start at the oldest revision a Link in scope has taken.
   const marks: StoreOp[] = [];
   const endOf = new Map<string, number>();
+  // The end Tag's marks on the sources, by key in one batch, not each source's marks whole (a ChangeOrder's Tag is read
+  // with that ChangeOrder's end Tag, whose mark items may hold its marks).
+  const tagCo = endTag?.ChangeOrderID ? await deps.store.getInSpace<ChangeOrder>('ChangeOrder', endTag.SpaceID, endTag.ChangeOrderID) : undefined;
+  const endMarks = endTag ? new Map((await deps.store.marksAt([...sources.keys()], [endTag.TagID, ...(tagCo ? [tagCo.EndTagID] : [])])).filter((m) => m.TagID === endTag.TagID).map((m) => [m.UnitID, m])) : undefined;
   for (const { unit, links: ls } of [...sources.values()].sort((a, b) => bySlug(a.unit, b.unit))) {
     let endRev = unit.HeadRevisionNum;
     if (endTag) {
-      const m = (await deps.store.marksOfUnit(unit.UnitID)).find((x) => x.TagID === endTag.TagID);
+      const m = endMarks!.get(unit.UnitID);
       if (!m) throw new NotFound(`tag '${endTag.Slug}' does not mark source unit '${unit.Slug}'`);
       endRev = m.RevisionNum;
     }

@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createOrganization } from '../../lib/local/bootstrap.ts';
 import { startServer, type LocalServer } from '../../lib/local/server.ts';
@@ -1012,5 +1014,45 @@ describe('a Release recorded on the change orders it carries', () => {
     expect(left).not.toContain('scale');
     expect(left).not.toContain('next');
     expect(open.length).toBeGreaterThan(2);
+  });
+});
+
+describe('a change order of the Links’ type ending at a Tag', () => {
+  it('reads the Tag’s marks on the sources by key in one batch, not each source’s marks whole', async () => {
+    const registry = (tag: string) => `configHub:\n  configSchema: registrybot.confighub.com/v1alpha4\n  configName: acme\nrepository: ghcr.io/acme/acme\nstreams:\n  stable:\n    tag: ${tag}\n`;
+    const link = readFileSync(fileURLToPath(new URL('../fixtures/registrybot/link.yaml', import.meta.url)), 'utf8');
+    const cub = cubAt(server.url, api.token!);
+    const ok = async (args: string[], input?: string) => {
+      const r = await cub(args, input);
+      expect(r.code, r.stderr).toBe(0);
+      return r.stdout;
+    };
+    await ok(['space', 'create', 'lc-facts']);
+    await ok(['unit', 'create', '--space', 'lc-facts', 'acme', '-', '--toolchain', 'ConfigHub/YAML'], registry('v1'));
+    await ok(['space', 'create', 'lc-app']);
+    await ok(['space', 'create', 'lc-base']);
+    await ok(['unit', 'create', '--space', 'lc-app', 'deployment', '-'], deploymentYaml('acme', { namespace: 'acme' }));
+    await ok(['link', 'create', '--space', 'lc-app', '-', 'deployment', 'acme', 'lc-facts', '--update-type', 'TransformPaths', '--from-stdin'], link);
+    await ok(['unit', 'update', '--patch', '--resolve', 'Link:*', '--space', 'lc-app', 'deployment']);
+    // The source moves on, is tagged there, and is marked by many Tags besides (as every Release marks its Units).
+    await ok(['unit', 'update', '--space', 'lc-facts', 'acme', '-'], registry('v2'));
+    await ok(['unit', 'tag', 'lc-v2', '--space', 'lc-facts', '--unit', 'acme', '--revision', '2']);
+    for (let i = 0; i < 4; i++) await ok(['unit', 'tag', `lc-other-${i}`, '--space', 'lc-facts', '--unit', 'acme', '--revision', '1']);
+    const acme = (await api.get('/space/lc-facts/unit/acme')).body.UnitID as string;
+    requests.length = 0;
+    counting = true;
+    const made = await api.post('/space/lc-base/change_order', { Slug: 'lc-to-v2', UpdateType: 'TransformPaths', InScopeSpaceIDs: ['lc-app'], EndTagID: 'lc-facts/lc-v2' });
+    counting = false;
+    expect(made.status, made.text).toBe(201);
+    expect(requests.filter((q) => q.command === 'Query' && q.keys.some((k) => k.includes(`UnitID_${acme}`) && k.includes('$mark_1')))).toEqual([]);
+    expect(requests.filter((q) => q.command === 'BatchGetItem' && q.keys.some((k) => k.includes('$mark_1#') && k.includes(acme))).map((q) => q.keys.length)).toEqual([1]);
+    // It ends where the Tag marks the source: promoted, the app resolves v2.
+    expect((await api.post('/promote', { ChangeOrderID: 'lc-base/lc-to-v2', Spaces: ['lc-app'] })).status).toBe(200);
+    expect((await api.get('/space/lc-app/unit/deployment/data')).text).toContain('image: ghcr.io/acme/acme:v2');
+    // A Tag that marks no revision of the source is refused, naming it.
+    await ok(['unit', 'tag', 'lc-elsewhere', '--space', 'lc-app', '--unit', 'deployment', '--revision', '1']);
+    const none = await api.post('/space/lc-base/change_order', { Slug: 'lc-none', UpdateType: 'TransformPaths', InScopeSpaceIDs: ['lc-app'], EndTagID: 'lc-app/lc-elsewhere' });
+    expect(none.status).toBe(404);
+    expect(none.body.Message).toBe("tag 'lc-elsewhere' does not mark source unit 'acme'");
   });
 });
