@@ -206,7 +206,8 @@ export abstract class DynamoEntries extends DynamoRecords {
    * Takes the progress in a Space that has no Release left to record out of the index a Release reads
    * (`backfillUntilSettled`, per Space): written before the index was sparse, or by an earlier version while a
    * deploy rolled over, it kept its keys. Each is written again whole, guarded by its Version (which stays), and
-   * the index condition leaves the keys off; one updated meanwhile was written whole by this version already.
+   * the index condition leaves the keys off; one updated meanwhile is left (read, it is passed over by its state)
+   * for the run when the marker settles.
    */
   private async backfillProgressToRelease(spaceId: string): Promise<void> {
     await this.backfillUntilSettled(progressToReleaseDone(spaceId), async () => {

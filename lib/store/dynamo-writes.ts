@@ -91,7 +91,9 @@ export abstract class DynamoWrites extends DynamoEntries {
    * read. Given the item as read (`before`), only what differs from it: at that Version the stored item
    * is the one read, so the write is the same, smaller (an index key's fields go together).
    */
-  private patch(entity: AnyEntity, keys: Record<string, unknown>, next: Record<string, unknown>, expectedVersion: number, before?: Record<string, unknown>): unknown {
+  private patch(entity: AnyEntity, keys: Record<string, unknown>, next: Record<string, unknown>, expectedVersion: number, given?: Record<string, unknown>): unknown {
+    // An index with a condition (a sparse one: Progress's) is judged on what the write sets: such an item is written whole.
+    const before = Object.values(entity.schema.indexes as Record<string, { condition?: unknown }>).some((i) => i.condition) ? undefined : given;
     const attrs = entity.schema.attributes as Record<string, { required?: boolean }>;
     const same = (name: string) => before !== undefined && (next[name] === before[name] || (typeof next[name] === 'object' && next[name] !== null && JSON.stringify(next[name]) === JSON.stringify(before[name])));
     const changed = new Set(Object.keys(attrs).filter((name) => !(name in keys) && !same(name)));

@@ -1056,3 +1056,23 @@ describe('a change order of the Links’ type ending at a Tag', () => {
     expect(none.body.Message).toBe("tag 'lc-elsewhere' does not mark source unit 'acme'");
   });
 });
+
+describe('progress in the index of those with a Release to record', () => {
+  it('leaves it with the write that records one, whatever the write is given as read: progress is written whole', async () => {
+    const space = (await api.get('/space/shop-p1')).body.SpaceID as string;
+    const p = { ChangeOrderID: randomUUID(), BaseSpaceID: space, SpaceID: space, ResolvedAt: '2026-12-04T00:00:00.000Z', Version: 1 };
+    const key = { pk: { S: `$baton#ChangeOrderID_${p.ChangeOrderID}` }, sk: { S: `$progress_1#SpaceID_${space}` } };
+    const item = async () => (await client.send(new GetItemCommand({ TableName: table, Key: key }))).Item!;
+    await store.transact([{ op: 'create', kind: 'Progress', item: p }]);
+    expect((await item()).gsi1pk).toEqual({ S: `$baton#SpaceID_${space}` });
+    // Demoted, then that released: each update handed the item as read, which would leave only what changed to set.
+    const restored = { ...p, ReleaseID: 'r1', ReleaseNum: 1, ReleasedAt: p.ResolvedAt, RestoredAt: p.ResolvedAt, Version: 2 };
+    await store.transact([{ op: 'update', kind: 'Progress', item: restored, expectedVersion: 1, before: p }]);
+    expect((await item()).gsi1pk).toEqual({ S: `$baton#SpaceID_${space}` });
+    const released = { ...restored, RestoreReleaseID: 'r2', RestoreReleaseNum: 2, Version: 3 };
+    await store.transact([{ op: 'update', kind: 'Progress', item: released, expectedVersion: 2, before: restored }]);
+    expect(await item()).not.toHaveProperty('gsi1pk');
+    expect(await store.progressAt(p.ChangeOrderID, space)).toMatchObject({ RestoreReleaseID: 'r2', Version: 3 });
+    await store.transact([{ op: 'delete', kind: 'Progress', item: released }]);
+  });
+});
