@@ -13,6 +13,7 @@ import { matches } from '../where/index.ts';
 import { bySlug, findInSpace } from '../variants/lookup.ts';
 import { UnitAction } from '../variants/merge.ts';
 import { planResolve, writeResolve } from '../variants/resolve.ts';
+import { tagMarksOn } from '../variants/revisions.ts';
 import { type InvokedUnit } from './invoke.ts';
 import { recordTaken } from './progress.ts';
 import { selectScope } from './scope.ts';
@@ -74,10 +75,8 @@ export async function createLinkChangeOrder(deps: ChangeDeps, caller: Caller, ba
   // Each source: end where it is now (or where the end Tag marks it), start at the oldest revision a Link in scope has taken.
   const marks: StoreOp[] = [];
   const endOf = new Map<string, number>();
-  // The end Tag's marks on the sources, by key in one batch, not each source's marks whole (a ChangeOrder's Tag is read
-  // with that ChangeOrder's end Tag, whose mark items may hold its marks).
-  const tagCo = endTag?.ChangeOrderID ? await deps.store.getInSpace<ChangeOrder>('ChangeOrder', endTag.SpaceID, endTag.ChangeOrderID) : undefined;
-  const endMarks = endTag ? new Map((await deps.store.marksAt([...sources.keys()], [endTag.TagID, ...(tagCo ? [tagCo.EndTagID] : [])])).filter((m) => m.TagID === endTag.TagID).map((m) => [m.UnitID, m])) : undefined;
+  // The end Tag's marks on the sources, by key in one batch, not each source's marks whole.
+  const endMarks = endTag ? await tagMarksOn(deps, endTag, [...sources.keys()]) : undefined;
   for (const { unit, links: ls } of [...sources.values()].sort((a, b) => bySlug(a.unit, b.unit))) {
     let endRev = unit.HeadRevisionNum;
     if (endTag) {

@@ -353,10 +353,8 @@ export async function revisionNumsEach(deps: UnitDeps, caller: Caller, space: Sp
   };
   if (rest.startsWith('Tag:')) {
     const { item: tag } = await findInSpace<Tag>(deps, caller, space, 'Tag', rest.slice(4));
-    // A ChangeOrder's start or release Tag: its end Tag's items may hold its marks, so they are read with it.
-    const co = tag.ChangeOrderID ? await deps.store.getInSpace<ChangeOrder>('ChangeOrder', tag.SpaceID, tag.ChangeOrderID) : undefined;
-    const at = await marksOf([tag.TagID, ...(co ? [co.EndTagID] : [])]);
-    return each((unit) => marked(unit, at(unit, tag.TagID), `tag '${tag.Slug}'`));
+    const at = await tagMarksOn(deps, tag, units.map((u) => u.UnitID));
+    return each((unit) => marked(unit, at.get(unit.UnitID), `tag '${tag.Slug}'`));
   }
   if (rest.startsWith('ChangeSet:')) {
     const { item: cs } = await findInSpace<ChangeSet>(deps, caller, space, 'ChangeSet', rest.slice(10));
@@ -387,6 +385,16 @@ export async function revisionNumsEach(deps: UnitDeps, caller: Caller, space: Sp
     });
   }
   throw new Invalid(`revision '${ref}' must be a number, HeadRevisionNum, LastReleasedRevisionNum, Tag:<tag>, ChangeSet:<changeset>, ChangeOrder:<space>/<change-order>, or Before: one of the last three`);
+}
+
+/**
+ * A Tag's marks on some Units, by key in one batch. A ChangeOrder's start or release Tag is read with that
+ * ChangeOrder's end Tag: the end mark's item may hold its marks.
+ */
+export async function tagMarksOn(deps: UnitDeps, tag: Tag, unitIds: string[]): Promise<Map<string, Mark>> {
+  const co = tag.ChangeOrderID ? await deps.store.getInSpace<ChangeOrder>('ChangeOrder', tag.SpaceID, tag.ChangeOrderID) : undefined;
+  const read = await deps.store.marksAt(unitIds, [tag.TagID, ...(co ? [co.EndTagID] : [])]);
+  return new Map(read.filter((m) => m.TagID === tag.TagID).map((m) => [m.UnitID, m]));
 }
 
 function missing(unit: Unit, what: string): never {
