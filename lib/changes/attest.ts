@@ -14,7 +14,7 @@ import { bounded } from '../util/concurrency.ts';
 import { chunk, TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
 import { matches, parseWhere } from '../where/index.ts';
 import { bySlug, findInSpace, findSpace } from '../variants/lookup.ts';
-import { revisionNumsEach } from '../variants/revisions.ts';
+import { revisionNumsEach } from '../variants/revision-refs.ts';
 import { marksOf } from './marks.ts';
 import type { ChangeDeps } from './ports.ts';
 import { attestationsOf, orgSpaces, stagesOver } from './stages.ts';

@@ -13,7 +13,7 @@ import { matches } from '../where/index.ts';
 import { bySlug, findInSpace } from '../variants/lookup.ts';
 import { UnitAction } from '../variants/merge.ts';
 import { planResolve, writeResolve } from '../variants/resolve.ts';
-import { tagMarksOn } from '../variants/revisions.ts';
+import { tagMarksOn } from '../variants/revision-refs.ts';
 import { type InvokedUnit } from './invoke.ts';
 import { recordTaken } from './progress.ts';
 import { selectScope } from './scope.ts';

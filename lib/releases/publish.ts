@@ -7,7 +7,8 @@ import type { Store } from '../ports/store.ts';
 import type { UnitStore } from '../variants/ports.ts';
 import type { StoreOp } from '../ports/store.ts';
 import { TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
-import { noRevision, revisionNums } from '../variants/revisions.ts';
+import { noRevision } from '../variants/revisions.ts';
+import { revisionNums } from '../variants/revision-refs.ts';
 import { decompress } from '../config/hash.ts';
 import { bundleOf, digest, newestRelease, releasable } from './bundle.ts';
 

@@ -2,7 +2,8 @@ import { mergeData } from '../config/merge.ts';
 import type { Caller, Space, Unit } from '../model/entities.ts';
 import { Invalid } from '../model/errors.ts';
 import type { UnitDeps } from './ports.ts';
-import { dataAt, revisionNum, writeData } from './revisions.ts';
+import { dataAt, writeData } from './revisions.ts';
+import { revisionNum } from './revision-refs.ts';
 
 /** Writes an earlier revision's data as the Unit's next revision (none when it equals the head). */
 export async function restoreUnit(deps: UnitDeps, caller: Caller, space: Space, unit: Unit, revision: string | number, description?: string): Promise<{ unit: Unit; RestoredRevisionNum: number; Changed: boolean }> {

@@ -6,7 +6,8 @@ import type { Deps } from '../ports/deps.ts';
 import { matches, parseWhere } from '../where/index.ts';
 import { deleteUnitCascade, gated, type DeleteReport } from './deletion.ts';
 import { bySlug, findInSpace, findUnit } from './lookup.ts';
-import { dataAt, revisionNum, targetId, writeData } from './revisions.ts';
+import { dataAt, targetId, writeData } from './revisions.ts';
+import { revisionNum } from './revision-refs.ts';
 
 /** What a person may change on a Unit: its common fields, its Target and, optionally, its data. */
 export interface UpdateUnitInput extends CommonPatch {
