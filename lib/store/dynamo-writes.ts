@@ -3,7 +3,8 @@ import type { GroupOutcome, MarkWrite, ReleaseCounter, SpaceKind, StoreOp, Write
 import { TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
 import { landGroups } from '../util/groups.ts';
 import { foldChangeOrderMarks } from './change-order-marks.ts';
-import { attestationCoversDone, attestationCoversOf, attestationEntriesDone, attestationEntryOps, changeOrderEntryOf, changeOrderReleaseOf, changeOrderReleasesDone, DynamoEntries, inFlight, inFlightOf, progressBySpaceDone, releaseEntriesDone, releaseEntryOf, tokenEntryOf } from './dynamo-entries.ts';
+import { attestationCoversDone, attestationCoversOf, attestationEntriesDone, attestationEntryOps, changeOrderEntryOf, changeOrderReleaseOf, changeOrderReleasesDone, releaseEntriesDone, releaseEntryOf, tokenEntryOf } from './dynamo-entries.ts';
+import { DynamoProgress, inFlight, inFlightOf, progressBySpaceDone, progressToReleaseDone } from './dynamo-progress.ts';
 import { ID_FIELD, orgScope, spaceScope, untilProcessed, type AnyEntity } from './dynamo-records.ts';
 
 /**
@@ -65,7 +66,7 @@ export function withoutSetting(u: UpdateParams, names: Set<string>): void {
 }
 
 /** The write half of the Store: `transact` and what it is made of. */
-export abstract class DynamoWrites extends DynamoEntries {
+export abstract class DynamoWrites extends DynamoProgress {
   /**
    * Runs a write transaction; a cancelled one becomes a Conflict (WriteRefused, with the item's place)
    * naming the first item whose condition failed.
@@ -290,6 +291,7 @@ export abstract class DynamoWrites extends DynamoEntries {
             add(e.Counter.delete({ Name: releaseEntriesDone(String(item.SpaceID)) }).commit(), 'release entries');
             add(e.Counter.delete({ Name: changeOrderReleasesDone(String(item.SpaceID)) }).commit(), 'change order release entries');
             add(e.Counter.delete({ Name: progressBySpaceDone(String(item.SpaceID)) }).commit(), 'progress by space');
+            add(e.Counter.delete({ Name: progressToReleaseDone(String(item.SpaceID)) }).commit(), 'progress to release');
             add(e.Counter.delete({ Name: attestationEntriesDone(String(item.SpaceID)) }).commit(), 'attestation entries');
             add(e.Counter.delete({ Name: attestationCoversDone(String(item.SpaceID)) }).commit(), 'attestation covers');
           }
