@@ -3,7 +3,7 @@
  * M Units and N variant Spaces across dev, staging and prod), promotes one ChangeOrder through the three
  * stages, and prints Units promoted per second, DynamoDB requests per Unit (and by command), the
  * ceiling of the same DynamoDB engine for the minimal write per Unit (one transaction: revision, head,
- * start and end marks; 16 in flight) measured in the same run just before and just after the promotions,
+ * start and end marks; 16 in flight; over at least 1,000 Units) measured in the same run just before and just after the promotions,
  * the ratio of the two (to the ceiling's mean); the same engine's
  * rate for the write a promotion does make (4 items per Unit, a Space's Units in one transaction, bare), for its reads alone
  * (each Space's Units and Links) and for the two back to back, and the promotion's ratio to each; this process's CPU over
@@ -13,10 +13,11 @@
  * the request up to BATON_JOB_THRESHOLD (100) Spaces, as a job past it (marked `j`; the bench waits on the
  * worker pool, not by polling); `--jobs` runs every stage as a job. With --json, one JSON object per size;
  * with --trace, each DynamoDB request of the promotions as it is sent; with --profile, a CPU profile of them. The engine and
- * this process are both warmed first (a 100-Space fleet promoted, its prod Stage as a job, not measured); `--cold` skips that.
+ * this process are both warmed first, unmeasured, until they settle (the ceiling again until two runs agree within 5%, then 100-Space
+ * fleets promoted, their prod Stage as a job, until two agree within 10%); `--cold` skips the fleets. Each table is dropped once measured.
  */
 import { randomUUID } from 'node:crypto';
-import { TransactWriteItemsCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
+import { DeleteTableCommand, TransactWriteItemsCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { performance } from 'node:perf_hooks';
 import { createOrganization } from '../lib/local/bootstrap.ts';
 import { startDynamoLocal } from '../lib/local/dynamo.ts';
@@ -35,6 +36,11 @@ const arg = (name: string) => {
 const SIZES = (arg('sizes') ?? process.env.BENCH_SIZES ?? '10,100,1000').split(',').map(Number);
 const M = Number(arg('units') ?? process.env.BENCH_UNITS ?? 5);
 const JSON_OUT = argv.includes('--json');
+/**
+ * The fewest Units a ceiling is measured over. Over a 10-Space fleet's 50 it was a tenth of a second, four rounds of 16
+ * transactions, the last with 2 in flight: a rate low by up to a fifth, and the noisiest number of the run.
+ */
+const CEILING_UNITS = 1000;
 /** Every stage as a job (`Async`), as a stage past the threshold runs; otherwise each as a user's promotion would run. */
 const ALL_JOBS = argv.includes('--jobs');
 /** Every DynamoDB request of the promotions, one line each (command, and the entity or key it touches), to see where requests go. */
@@ -65,6 +71,22 @@ function touched(input: any): string {
   if (input.Key) return keys(input.Key);
   if (input.ExpressionAttributeValues) return `${input.IndexName ?? 'table'}: ${keys(input.ExpressionAttributeValues)}`;
   return '';
+}
+
+/** Measures again until two measurements in a row agree within `within` (a fraction), at least `min` and at most `max` times: each rate measured. */
+async function settle(measure: () => Promise<number>, within: number, min: number, max: number): Promise<number[]> {
+  const rates: number[] = [];
+  while (rates.length < max) {
+    rates.push(await measure());
+    const [a, b] = rates.slice(-2);
+    if (rates.length >= min && a !== undefined && b !== undefined && Math.abs(b - a) <= within * Math.max(a, b)) break;
+  }
+  return rates;
+}
+
+/** Drops a table once measured: an in-memory engine otherwise holds every fleet and ceiling of the run, and its heap grows with them. */
+async function dropTable(client: DynamoDBClient, table: string): Promise<void> {
+  await client.send(new DeleteTableCommand({ TableName: table }));
 }
 
 interface Run {
@@ -233,6 +255,7 @@ async function fleet(endpoint: string, spaces: number, unitsPer: number, justBef
   }));
   const readsPerSecond = (variants.length * unitsPer) / ((performance.now() - q0) / 1000);
   await server.close();
+  await dropTable(client, table);
   client.destroy();
   if (promoted !== spaces * unitsPer) throw new Error(`expected ${spaces * unitsPer} units upgraded, got ${promoted}`);
   // This process's CPU (the API, the promotions, the SDK) over the promotions, in cores: at 1 it is the bottleneck.
@@ -242,7 +265,7 @@ async function fleet(endpoint: string, spaces: number, unitsPer: number, justBef
 
 /**
  * The engine's ceiling for the least a promotion can write per Unit: one transaction of four items
- * (the revision, the head, the start and end marks), 16 in flight, the same number of Units. With
+ * (the revision, the head, the start and end marks), 16 in flight, over the same number of Units (at least CEILING_UNITS). With
  * `perSpace`, the write a promotion does make, in bare form: four items per Unit (the Unit's head
  * updated if its Version matches, the revision with its data carrying its mutation record, the end mark
  * carrying the start Tag and revision and the release Tag, also in the by-Unit index, and the Link's
@@ -290,6 +313,7 @@ async function ceiling(endpoint: string, units: number, perSpace = 0): Promise<n
     }),
   );
   const seconds = (performance.now() - t0) / 1000;
+  await dropTable(client, table);
   client.destroy();
   return units / seconds;
 }
@@ -297,26 +321,33 @@ async function ceiling(endpoint: string, units: number, perSpace = 0): Promise<n
 const dynamo = process.env.AWS_ENDPOINT_URL ? undefined : await startDynamoLocal();
 try {
   const endpoint = process.env.AWS_ENDPOINT_URL ?? dynamo!.endpoint;
+  // Both sides warmed first, unmeasured, until they settle: a JIT compiles as it runs, the engine's (a cold DynamoDB Local writes at
+  // half its speed) and V8's, and the engine compiles the promotion's query, batch-read and conditional-write paths only as they run,
+  // which the ceiling's bare writes do not. One 100-Space warm-up was not enough: four 100-Space runs after it in one process measured
+  // 0.63, 0.77, 0.79 and 0.86 of a ceiling that held at 335 units/s (2026-12-04), so a run measured how warm it was as much as the code.
+  const warm = { ceiling: await settle(() => ceiling(endpoint, 3000), 0.05, 2, 6), promotion: [] as number[] };
+  if (!argv.includes('--cold')) {
+    warm.promotion = await settle(async () => {
+      const r = await fleet(endpoint, 100, M, undefined, true);
+      return r.units / r.seconds;
+    }, 0.1, 2, 5);
+  }
+  const rounded = (xs: number[]) => xs.map((x) => +x.toFixed(1));
+  const warmUp = { ceilingUnitsPerSecond: rounded(warm.ceiling), promote100UnitsPerSecond: rounded(warm.promotion) };
+  if (!JSON_OUT) console.log(`warm-up (not measured): ceiling ${rounded(warm.ceiling).join(', ')} units/s; a 100-Space fleet promoted at ${rounded(warm.promotion).join(', ') || '(--cold)'} units/s`);
   if (!JSON_OUT) {
     console.log(`Fleet: a base of ${M} units; spaces 10% dev, 30% staging, 60% prod; one change order promoted through all three stages.\n`);
     console.log(['spaces'.padStart(6), 'units'.padStart(6), 'promote s'.padStart(9), 'units/s'.padStart(8), 'req/unit'.padStart(8), 'ceiling/s'.padStart(9), 'ratio'.padStart(6), 'get req'.padStart(7), 'stage s (dev/staging/prod; j: a job)'].join('  '));
   }
-  // The engine warmed first (its JIT compiles as it runs: a cold DynamoDB Local writes at half its speed), so the first size is not measured cold.
-  await ceiling(endpoint, 3000);
-  // And the promotion's own paths, in both: V8 runs this process's code interpreted at first, and the engine compiles its query,
-  // batch-read and conditional-write paths as they run, which the ceiling's bare writes do not. One 100-Space fleet promoted, not
-  // measured (its prod Stage as a job), so each size measures the promotion, not the warm-up: after a 10-Space warm-up the first
-  // 100-Space run measured 0.47 of the ceiling and the next two 0.75 and 0.77; after this one, 0.72, 0.71 and 0.80.
-  if (!argv.includes('--cold')) await fleet(endpoint, 100, M, undefined, true);
   for (const size of SIZES) {
     // The ceiling measured just before the promotions and just after, against their mean: a machine whose speed drifts (other
     // work, a shared host's CPU taken) moves both sides of the ratio alike. Both are printed.
     let before = 0;
-    const r = await fleet(endpoint, size, M, async () => void (before = await ceiling(endpoint, size * M)));
-    const after = await ceiling(endpoint, r.units);
+    const r = await fleet(endpoint, size, M, async () => void (before = await ceiling(endpoint, Math.max(CEILING_UNITS, size * M))));
+    const after = await ceiling(endpoint, Math.max(CEILING_UNITS, r.units));
     const ceil = (before + after) / 2;
-    const write = await ceiling(endpoint, r.units, M);
-    const out = { spaces: r.spaces, units: r.units, unitsPerSecond: +(r.units / r.seconds).toFixed(1), requestsPerUnit: +(r.requests / r.units).toFixed(2), ceilingUnitsPerSecond: +ceil.toFixed(1), ceilingBeforeAfter: [+before.toFixed(1), +after.toFixed(1)], ratio: +(r.units / r.seconds / ceil).toFixed(2), fullWriteUnitsPerSecond: +write.toFixed(1), fullWriteRatio: +(r.units / r.seconds / write).toFixed(2), readsUnitsPerSecond: +r.readsPerSecond.toFixed(1), engineBoundUnitsPerSecond: +(1 / (1 / write + 1 / r.readsPerSecond)).toFixed(1), nodeCores: +r.nodeCores.toFixed(2), getRequests: r.getRequests, promoteSeconds: +r.seconds.toFixed(2), jobSeconds: r.jobSeconds.map((x) => +x.toFixed(2)), ranAs: r.ranAs, dryRunSeconds: +r.dryRun.seconds.toFixed(2), dryRunRequests: r.dryRun.requests, rolloutRequests: r.rollout[1]!.requests, rolloutSeconds: +r.rollout[1]!.seconds.toFixed(2), rolloutFirstRequests: r.rollout[0]!.requests, rolloutFirstSeconds: +r.rollout[0]!.seconds.toFixed(2), requestsByCommand: r.byCommand, latencyMs: r.latency };
+    const write = await ceiling(endpoint, Math.max(CEILING_UNITS, r.units), M);
+    const out = { spaces: r.spaces, units: r.units, unitsPerSecond: +(r.units / r.seconds).toFixed(1), requestsPerUnit: +(r.requests / r.units).toFixed(2), ceilingUnitsPerSecond: +ceil.toFixed(1), ceilingBeforeAfter: [+before.toFixed(1), +after.toFixed(1)], ratio: +(r.units / r.seconds / ceil).toFixed(2), fullWriteUnitsPerSecond: +write.toFixed(1), fullWriteRatio: +(r.units / r.seconds / write).toFixed(2), readsUnitsPerSecond: +r.readsPerSecond.toFixed(1), engineBoundUnitsPerSecond: +(1 / (1 / write + 1 / r.readsPerSecond)).toFixed(1), nodeCores: +r.nodeCores.toFixed(2), getRequests: r.getRequests, promoteSeconds: +r.seconds.toFixed(2), jobSeconds: r.jobSeconds.map((x) => +x.toFixed(2)), ranAs: r.ranAs, dryRunSeconds: +r.dryRun.seconds.toFixed(2), dryRunRequests: r.dryRun.requests, rolloutRequests: r.rollout[1]!.requests, rolloutSeconds: +r.rollout[1]!.seconds.toFixed(2), rolloutFirstRequests: r.rollout[0]!.requests, rolloutFirstSeconds: +r.rollout[0]!.seconds.toFixed(2), requestsByCommand: r.byCommand, latencyMs: r.latency, warmUp };
     if (JSON_OUT) console.log(JSON.stringify(out));
     else {
       console.log([String(out.spaces).padStart(6), String(out.units).padStart(6), out.promoteSeconds.toFixed(2).padStart(9), out.unitsPerSecond.toFixed(1).padStart(8), out.requestsPerUnit.toFixed(2).padStart(8), out.ceilingUnitsPerSecond.toFixed(1).padStart(9), out.ratio.toFixed(2).padStart(6), String(out.getRequests).padStart(7), out.jobSeconds.map((x, i) => `${x.toFixed(2)}${out.ranAs[i] === 'job' ? 'j' : ''}`).join(' / ')].join('  '));
