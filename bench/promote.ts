@@ -334,7 +334,7 @@ try {
   }
   const rounded = (xs: number[]) => xs.map((x) => +x.toFixed(1));
   const warmUp = { ceilingUnitsPerSecond: rounded(warm.ceiling), promote100UnitsPerSecond: rounded(warm.promotion) };
-  if (!JSON_OUT) console.log(`warm-up (not measured): ceiling ${rounded(warm.ceiling).join(', ')} units/s; a 100-Space fleet promoted at ${rounded(warm.promotion).join(', ') || '(--cold)'} units/s`);
+  if (!JSON_OUT) console.log(`warm-up (not measured): ceiling ${rounded(warm.ceiling).join(', ')} units/s; ${warm.promotion.length ? `a 100-Space fleet promoted at ${rounded(warm.promotion).join(', ')} units/s` : 'no fleet (--cold)'}`);
   if (!JSON_OUT) {
     console.log(`Fleet: a base of ${M} units; spaces 10% dev, 30% staging, 60% prod; one change order promoted through all three stages.\n`);
     console.log(['spaces'.padStart(6), 'units'.padStart(6), 'promote s'.padStart(9), 'units/s'.padStart(8), 'req/unit'.padStart(8), 'ceiling/s'.padStart(9), 'ratio'.padStart(6), 'get req'.padStart(7), 'stage s (dev/staging/prod; j: a job)'].join('  '));
