@@ -271,7 +271,8 @@ async function fleet(endpoint: string, spaces: number, unitsPer: number, justBef
  * carrying the start Tag and revision and the release Tag, also in the by-Unit index, and the Link's
  * cursor updated if its Version matches), a Space's `perSpace` Units in one transaction, as a promotion writes them.
  */
-async function ceiling(endpoint: string, units: number, perSpace = 0): Promise<number> {
+async function ceiling(endpoint: string, asked: number, perSpace = 0): Promise<number> {
+  const units = Math.max(CEILING_UNITS, asked);
   const client = dynamoClient(endpoint);
   const table = `ceiling-${randomUUID().slice(0, 8)}`;
   await ensureTable(client, table);
@@ -334,7 +335,7 @@ try {
   }
   const rounded = (xs: number[]) => xs.map((x) => +x.toFixed(1));
   const warmUp = { ceilingUnitsPerSecond: rounded(warm.ceiling), promote100UnitsPerSecond: rounded(warm.promotion) };
-  if (!JSON_OUT) console.log(`warm-up (not measured): ceiling ${rounded(warm.ceiling).join(', ')} units/s; ${warm.promotion.length ? `a 100-Space fleet promoted at ${rounded(warm.promotion).join(', ')} units/s` : 'no fleet (--cold)'}`);
+  if (!JSON_OUT) console.log(`warm-up (not measured): ceiling ${warmUp.ceilingUnitsPerSecond.join(', ')} units/s; ${warmUp.promote100UnitsPerSecond.length ? `a 100-Space fleet promoted at ${warmUp.promote100UnitsPerSecond.join(', ')} units/s` : 'no fleet (--cold)'}`);
   if (!JSON_OUT) {
     console.log(`Fleet: a base of ${M} units; spaces 10% dev, 30% staging, 60% prod; one change order promoted through all three stages.\n`);
     console.log(['spaces'.padStart(6), 'units'.padStart(6), 'promote s'.padStart(9), 'units/s'.padStart(8), 'req/unit'.padStart(8), 'ceiling/s'.padStart(9), 'ratio'.padStart(6), 'get req'.padStart(7), 'stage s (dev/staging/prod; j: a job)'].join('  '));
@@ -343,10 +344,10 @@ try {
     // The ceiling measured just before the promotions and just after, against their mean: a machine whose speed drifts (other
     // work, a shared host's CPU taken) moves both sides of the ratio alike. Both are printed.
     let before = 0;
-    const r = await fleet(endpoint, size, M, async () => void (before = await ceiling(endpoint, Math.max(CEILING_UNITS, size * M))));
-    const after = await ceiling(endpoint, Math.max(CEILING_UNITS, r.units));
+    const r = await fleet(endpoint, size, M, async () => void (before = await ceiling(endpoint, size * M)));
+    const after = await ceiling(endpoint, r.units);
     const ceil = (before + after) / 2;
-    const write = await ceiling(endpoint, Math.max(CEILING_UNITS, r.units), M);
+    const write = await ceiling(endpoint, r.units, M);
     const out = { spaces: r.spaces, units: r.units, unitsPerSecond: +(r.units / r.seconds).toFixed(1), requestsPerUnit: +(r.requests / r.units).toFixed(2), ceilingUnitsPerSecond: +ceil.toFixed(1), ceilingBeforeAfter: [+before.toFixed(1), +after.toFixed(1)], ratio: +(r.units / r.seconds / ceil).toFixed(2), fullWriteUnitsPerSecond: +write.toFixed(1), fullWriteRatio: +(r.units / r.seconds / write).toFixed(2), readsUnitsPerSecond: +r.readsPerSecond.toFixed(1), engineBoundUnitsPerSecond: +(1 / (1 / write + 1 / r.readsPerSecond)).toFixed(1), nodeCores: +r.nodeCores.toFixed(2), getRequests: r.getRequests, promoteSeconds: +r.seconds.toFixed(2), jobSeconds: r.jobSeconds.map((x) => +x.toFixed(2)), ranAs: r.ranAs, dryRunSeconds: +r.dryRun.seconds.toFixed(2), dryRunRequests: r.dryRun.requests, rolloutRequests: r.rollout[1]!.requests, rolloutSeconds: +r.rollout[1]!.seconds.toFixed(2), rolloutFirstRequests: r.rollout[0]!.requests, rolloutFirstSeconds: +r.rollout[0]!.seconds.toFixed(2), requestsByCommand: r.byCommand, latencyMs: r.latency, warmUp };
     if (JSON_OUT) console.log(JSON.stringify(out));
     else {
