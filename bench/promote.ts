@@ -17,7 +17,6 @@
  * fleets promoted, their prod Stage as a job, until two agree within 10%); `--cold` skips the fleets. Each table is dropped once measured.
  */
 import { randomUUID } from 'node:crypto';
-import { DeleteTableCommand, TransactWriteItemsCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { performance } from 'node:perf_hooks';
 import { createOrganization } from '../lib/local/bootstrap.ts';
 import { startDynamoLocal } from '../lib/local/dynamo.ts';
@@ -26,6 +25,7 @@ import { localDeps } from '../lib/local/wiring.ts';
 import { readSpace } from '../lib/changes/promote-context.ts';
 import { DynamoStore } from '../lib/store/dynamo-store.ts';
 import { dynamoClient, ensureTable } from '../lib/store/table.ts';
+import { apiCaller, buildFleet, ceiling, dropTable, settle, stageCounts } from './fleet.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 const argv = process.argv.slice(2);
@@ -36,11 +36,6 @@ const arg = (name: string) => {
 const SIZES = (arg('sizes') ?? process.env.BENCH_SIZES ?? '10,100,1000').split(',').map(Number);
 const M = Number(arg('units') ?? process.env.BENCH_UNITS ?? 5);
 const JSON_OUT = argv.includes('--json');
-/**
- * The fewest Units a ceiling is measured over. Over a 10-Space fleet's 50 it was a tenth of a second, four rounds of 16
- * transactions, the last with 2 in flight: a rate low by up to a fifth, and the noisiest number of the run.
- */
-const CEILING_UNITS = 1000;
 /** Every stage as a job (`Async`), as a stage past the threshold runs; otherwise each as a user's promotion would run. */
 const ALL_JOBS = argv.includes('--jobs');
 /** Every DynamoDB request of the promotions, one line each (command, and the entity or key it touches), to see where requests go. */
@@ -71,22 +66,6 @@ function touched(input: any): string {
   if (input.Key) return keys(input.Key);
   if (input.ExpressionAttributeValues) return `${input.IndexName ?? 'table'}: ${keys(input.ExpressionAttributeValues)}`;
   return '';
-}
-
-/** Measures again until two measurements in a row agree within `within` (a fraction), at least `min` and at most `max` times: each rate measured. */
-async function settle(measure: () => Promise<number>, within: number, min: number, max: number): Promise<number[]> {
-  const rates: number[] = [];
-  while (rates.length < max) {
-    rates.push(await measure());
-    const [a, b] = rates.slice(-2);
-    if (rates.length >= min && a !== undefined && b !== undefined && Math.abs(b - a) <= within * Math.max(a, b)) break;
-  }
-  return rates;
-}
-
-/** Drops a table once measured: an in-memory engine otherwise holds every fleet and ceiling of the run, and its heap grows with them. */
-async function dropTable(client: DynamoDBClient, table: string): Promise<void> {
-  await client.send(new DeleteTableCommand({ TableName: table }));
 }
 
 interface Run {
@@ -143,39 +122,8 @@ async function fleet(endpoint: string, spaces: number, unitsPer: number, justBef
   const { deps, pool } = localDeps(new DynamoStore(client, table));
   const server = await startServer(deps);
   const { token, caller } = await createOrganization(deps, `bench-${table}`);
-  const call = async (method: string, path: string, body?: unknown) => {
-    const r = await fetch(server.url + path, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-    const json = (await r.json()) as any;
-    if (r.status >= 300) throw new Error(`${method} ${path}: ${r.status} ${JSON.stringify(json).slice(0, 400)}`);
-    return json;
-  };
-  const units = Array.from({ length: unitsPer }, (_, i) => ({
-    Slug: `svc-${i}`,
-    Data: `apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: svc-${i}\n  namespace: confighubplaceholder\nspec:\n  replicas: 1\n  template:\n    spec:\n      containers:\n        - name: svc-${i}\n          image: ghcr.io/acme/svc-${i}:v1\n`,
-  }));
-  await call('POST', '/variant/upload', { Component: 'fleet', Variant: 'base', Units: units });
-  await call('POST', '/space', { Slug: 'workflows' });
-  await call('POST', '/space/workflows/change_workflow', {
-    Slug: 'three-stages',
-    Stages: [
-      { Name: 'dev', WhereSpace: "Labels.Stage = 'Development'" },
-      { Name: 'staging', WhereSpace: "Labels.Stage = 'Staging'" },
-      { Name: 'prod', WhereSpace: "Labels.Stage = 'Production'" },
-    ],
-  });
-  const stageOf = (i: number) => (i < Math.ceil(spaces / 10) ? 'Development' : i < Math.ceil((spaces * 4) / 10) ? 'Staging' : 'Production');
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: 4 }, async () => {
-      while (next < spaces) {
-        const i = next++;
-        await call('POST', '/variant', { Name: `v${i}`, UpstreamSpaceID: 'fleet-base', Stage: stageOf(i), Namespace: 'fleet' });
-      }
-    }),
-  );
-  await call('POST', '/space/fleet-base/function/invoke', { FunctionName: 'set-image-reference-by-uri', Arguments: ['ghcr.io/acme/svc-0', ':v2'] });
-  for (let i = 0; i < unitsPer; i++) await call('POST', '/space/fleet-base/function/invoke', { FunctionName: 'set-replicas', Arguments: ['2'], UnitIDs: [`svc-${i}`] });
-  await call('POST', '/space/fleet-base/change_order', { Slug: 'bench', ChangeWorkflowID: 'workflows/three-stages' });
+  const call = apiCaller(server.url, token);
+  await buildFleet(call, spaces, unitsPer);
   await justBefore?.();
   requests = 0;
   byCommand = {};
@@ -196,7 +144,7 @@ async function fleet(endpoint: string, spaces: number, unitsPer: number, justBef
       commandStart = performance.now();
       const [before, commandsBefore, waitedBefore, d0] = [requests, { ...byCommand }, { ...waited }, performance.now()];
       const preview = await call('POST', '/promote', { ChangeOrderID: 'fleet-base/bench', TargetStage: stage, DryRun: true });
-      if (preview.Spaces.length !== spaces - Math.ceil((spaces * 4) / 10)) throw new Error(`the dry run previewed ${preview.Spaces.length} spaces`);
+      if (preview.Spaces.length !== spaces - stageCounts(spaces).devAndStaging) throw new Error(`the dry run previewed ${preview.Spaces.length} spaces`);
       dryRun = { requests: requests - before, seconds: (performance.now() - d0) / 1000 };
       requests = before;
       byCommand = commandsBefore;
@@ -261,62 +209,6 @@ async function fleet(endpoint: string, spaces: number, unitsPer: number, justBef
   // This process's CPU (the API, the promotions, the SDK) over the promotions, in cores: at 1 it is the bottleneck.
   const nodeCores = (cpu.user + cpu.system) / 1e6 / seconds;
   return { spaces, units: promoted, seconds: seconds - dryRun.seconds, requests: counted, byCommand: commands, getRequests, jobSeconds, ranAs, rollout, dryRun, latency, readsPerSecond, nodeCores };
-}
-
-/**
- * The engine's ceiling for the least a promotion can write per Unit: one transaction of four items
- * (the revision, the head, the start and end marks), 16 in flight, over the same number of Units (at least CEILING_UNITS). With
- * `perSpace`, the write a promotion does make, in bare form: four items per Unit (the Unit's head
- * updated if its Version matches, the revision with its data carrying its mutation record, the end mark
- * carrying the start Tag and revision and the release Tag, also in the by-Unit index, and the Link's
- * cursor updated if its Version matches), a Space's `perSpace` Units in one transaction, as a promotion writes them.
- */
-async function ceiling(endpoint: string, asked: number, perSpace = 0): Promise<number> {
-  const units = Math.max(CEILING_UNITS, asked);
-  const client = dynamoClient(endpoint);
-  const table = `ceiling-${randomUUID().slice(0, 8)}`;
-  await ensureTable(client, table);
-  const item = (pk: string, sk: string, extra: Record<string, AttributeValue> = {}) => ({ Put: { TableName: table, Item: { pk: { S: pk }, sk: { S: sk }, ...extra } } });
-  const guarded = (pk: string, sk: string, extra: Record<string, AttributeValue>) => ({
-    Update: {
-      TableName: table,
-      Key: { pk: { S: pk }, sk: { S: sk } },
-      UpdateExpression: `SET ${Object.keys(extra).map((k, i) => `#a${i} = :v${i}`).join(', ')}`,
-      ConditionExpression: 'attribute_not_exists(Version) OR Version = :v0',
-      ExpressionAttributeNames: Object.fromEntries(Object.keys(extra).map((k, i) => [`#a${i}`, k])),
-      ExpressionAttributeValues: Object.fromEntries(Object.values(extra).map((v, i) => [`:v${i}`, v])),
-    },
-  });
-  const writeOf = (i: number) => {
-    const u = `unit-${i}`;
-    const mark = (role: string, rev: string, extra: Record<string, AttributeValue> = {}) => item(`${role}#${u}`, u, { RevisionNum: { N: rev }, gsi1pk: { S: u }, gsi1sk: { S: role }, SpaceID: { S: `space-${i % 100}` }, UpdatedAt: { S: '2026-12-03T00:00:00.000Z' }, ...extra });
-    return perSpace
-      ? [
-          guarded(`space-${i % 100}`, `unit#${u}`, { Version: { N: '1' }, HeadRevisionNum: { N: '2' }, DataHash: { S: 'h'.repeat(64) }, UpdatedAt: { S: '2026-12-03T00:00:00.000Z' } }),
-          item(u, 'rev#0000000002', { Data: { S: 'x'.repeat(600) }, DataHash: { S: 'h'.repeat(64) }, Description: { S: 'change order bench' }, MutationRecord: { M: { Source: { S: 'Merge' }, Changes: { S: 'x'.repeat(200) } } } }),
-          mark('end', '2', { StartTagID: { S: 'start' }, StartRevisionNum: { N: '1' }, PublishTagID: { S: 'publish' } }),
-          guarded(`space-${i % 100}`, `link#${u}`, { Version: { N: '1' }, UpstreamLastMergedRevisionNum: { N: '2' }, gsi1pk: { S: `up-${u}` }, gsi1sk: { S: u } }),
-        ]
-      : [item(u, 'rev#0000000002', { Data: { S: 'x'.repeat(600) } }), item(u, 'head', { HeadRevisionNum: { N: '2' }, Version: { N: '2' } }), item(`start#${u}`, u, { RevisionNum: { N: '1' } }), item(`end#${u}`, u, { RevisionNum: { N: '2' } })];
-  };
-  const step = Math.max(1, perSpace);
-  const t0 = performance.now();
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: 16 }, async () => {
-      while (next < units) {
-        const first = next;
-        next += step;
-        const TransactItems = [];
-        for (let i = first; i < Math.min(units, first + step); i++) TransactItems.push(...writeOf(i));
-        await client.send(new TransactWriteItemsCommand({ TransactItems }));
-      }
-    }),
-  );
-  const seconds = (performance.now() - t0) / 1000;
-  await dropTable(client, table);
-  client.destroy();
-  return units / seconds;
 }
 
 const dynamo = process.env.AWS_ENDPOINT_URL ? undefined : await startDynamoLocal();
