@@ -22,17 +22,13 @@ import { startServer } from '../lib/local/server.ts';
 import { localDeps } from '../lib/local/wiring.ts';
 import { DynamoStore } from '../lib/store/dynamo-store.ts';
 import { dynamoClient, ensureTable } from '../lib/store/table.ts';
-import { apiCaller, buildFleet, ceiling, dropTable, settle } from './fleet.ts';
+import { apiCaller, buildFleet, ceiling, dropTable, option, upgradedUnits, warmCeiling } from './fleet.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 const argv = process.argv.slice(2);
-const arg = (name: string) => {
-  const i = argv.indexOf(`--${name}`);
-  return i >= 0 ? argv[i + 1] : undefined;
-};
-const SPACES = Number(arg('spaces') ?? 10);
-const M = Number(arg('units') ?? 5);
-const RUNS = Number(arg('runs') ?? 8);
+const SPACES = Number(option('spaces') ?? 10);
+const M = Number(option('units') ?? 5);
+const RUNS = Number(option('runs') ?? 8);
 const JSON_OUT = argv.includes('--json');
 
 interface Sent {
@@ -107,7 +103,7 @@ async function run(endpoint: string) {
       answer = (await call('GET', `/job/${answer.JobID}`)).Result;
     }
     if (answer.Landed !== answer.Total) throw new Error(`${stage}: ${answer.Landed} of ${answer.Total} landed: ${answer.Message}`);
-    units += answer.Spaces.reduce((n: number, s: any) => n + s.Units.filter((u: any) => u.Action === 'Upgrade').length, 0);
+    units += upgradedUnits(answer);
   }
   const promoteSeconds = (performance.now() - t0) / 1000;
   recording = false;
@@ -161,7 +157,7 @@ async function run(endpoint: string) {
 const dynamo = process.env.AWS_ENDPOINT_URL ? undefined : await startDynamoLocal();
 try {
   const endpoint = process.env.AWS_ENDPOINT_URL ?? dynamo!.endpoint;
-  const warm = await settle(() => ceiling(endpoint, 3000), 0.05, 2, 6);
+  const warm = await warmCeiling(endpoint);
   if (!JSON_OUT) {
     console.log(`warm-up (not measured): ceiling ${warm.map((x) => x.toFixed(1)).join(', ')} units/s`);
     console.log(`${SPACES} Spaces x ${M} Units, one ChangeOrder through dev, staging and prod; its requests replayed round by round with nothing between them.\n`);

@@ -25,23 +25,19 @@ import { localDeps } from '../lib/local/wiring.ts';
 import { readSpace } from '../lib/changes/promote-context.ts';
 import { DynamoStore } from '../lib/store/dynamo-store.ts';
 import { dynamoClient, ensureTable } from '../lib/store/table.ts';
-import { apiCaller, buildFleet, ceiling, dropTable, settle, stageCounts } from './fleet.ts';
+import { apiCaller, buildFleet, ceiling, dropTable, option, settle, stageCounts, upgradedUnits, warmCeiling } from './fleet.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 const argv = process.argv.slice(2);
-const arg = (name: string) => {
-  const i = argv.indexOf(`--${name}`);
-  return i >= 0 ? argv[i + 1] : undefined;
-};
-const SIZES = (arg('sizes') ?? process.env.BENCH_SIZES ?? '10,100,1000').split(',').map(Number);
-const M = Number(arg('units') ?? process.env.BENCH_UNITS ?? 5);
+const SIZES = (option('sizes') ?? process.env.BENCH_SIZES ?? '10,100,1000').split(',').map(Number);
+const M = Number(option('units') ?? process.env.BENCH_UNITS ?? 5);
 const JSON_OUT = argv.includes('--json');
 /** Every stage as a job (`Async`), as a stage past the threshold runs; otherwise each as a user's promotion would run. */
 const ALL_JOBS = argv.includes('--jobs');
 /** Every DynamoDB request of the promotions, one line each (command, and the entity or key it touches), to see where requests go. */
 const TRACING = argv.includes('--trace');
 /** `--profile <file>`: a CPU profile (.cpuprofile, for Chrome DevTools) of this process over the promotions alone. */
-const PROFILING = arg('profile');
+const PROFILING = option('profile');
 
 /** Starts the V8 profiler in this process; the returned function stops it and writes the profile. */
 async function profile(file: string): Promise<() => Promise<void>> {
@@ -180,7 +176,7 @@ async function fleet(endpoint: string, spaces: number, unitsPer: number, justBef
   }
   for (const r of answers) {
     if (r.Landed !== r.Total) throw new Error(`${r?.Landed} of ${r?.Total} landed: ${r?.Message}`);
-    promoted += r.Spaces.reduce((n: number, s: any) => n + s.Units.filter((u: any) => u.Action === 'Upgrade').length, 0);
+    promoted += upgradedUnits(r);
   }
   requests = 0;
   await call('GET', '/space/fleet-base/change_order/bench');
@@ -218,7 +214,7 @@ try {
   // half its speed) and V8's, and the engine compiles the promotion's query, batch-read and conditional-write paths only as they run,
   // which the ceiling's bare writes do not. One 100-Space warm-up was not enough: four 100-Space runs after it in one process measured
   // 0.63, 0.77, 0.79 and 0.86 of a ceiling that held at 335 units/s (2026-12-04), so a run measured how warm it was as much as the code.
-  const warm = { ceiling: await settle(() => ceiling(endpoint, 3000), 0.05, 2, 6), promotion: [] as number[] };
+  const warm = { ceiling: await warmCeiling(endpoint), promotion: [] as number[] };
   if (!argv.includes('--cold')) {
     warm.promotion = await settle(async () => {
       const r = await fleet(endpoint, 100, M, undefined, true);
