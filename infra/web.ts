@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { Aws, CfnOutput, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { Aws, CfnOutput, DefaultStackSynthesizer, Duration, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
 import { Distribution, HeadersFrameOption, HeadersReferrerPolicy, ResponseHeadersPolicy, ViewerProtocolPolicy } from 'aws-cdk-lib/aws-cloudfront';
 import { S3BucketOrigin } from 'aws-cdk-lib/aws-cloudfront-origins';
 import { BlockPublicAccess, Bucket, BucketEncryption, type CfnBucket } from 'aws-cdk-lib/aws-s3';
@@ -68,11 +68,18 @@ export class RolloutPage extends Construct {
       memoryLimit: 256,
     });
     // The deployment's and the bucket-emptying helper functions are CDK's own singletons.
-    const helpers = Stack.of(this).node.children.filter((c) => /^Custom::(CDKBucketDeployment|S3AutoDeleteObjects)/.test(c.node.id));
-    const bucketArn = Stack.of(this).getLogicalId(this.bucket.node.defaultChild as CfnBucket);
+    const stack = Stack.of(this);
+    const bucketArn = stack.getLogicalId(this.bucket.node.defaultChild as CfnBucket);
+    // The helper reads from the CDK asset bucket of this account and Region, named as cdk-nag prints it:
+    // a pseudo parameter where the stack's environment leaves it open, the value where the CLI fixed it.
+    const qualifier = stack.synthesizer instanceof DefaultStackSynthesizer ? (stack.synthesizer.bootstrapQualifier ?? DefaultStackSynthesizer.DEFAULT_QUALIFIER) : DefaultStackSynthesizer.DEFAULT_QUALIFIER;
+    const account = Token.isUnresolved(stack.account) ? '<AWS::AccountId>' : stack.account;
+    const region = Token.isUnresolved(stack.region) ? '<AWS::Region>' : stack.region;
+    const helpers = stack.node.children.filter((c) => /^Custom::(CDKBucketDeployment|S3AutoDeleteObjects)/.test(c.node.id));
+    const assets = `Resource::arn:<AWS::Partition>:s3:::cdk-${qualifier}-assets-${account}-${region}/*`;
     for (const h of helpers) {
       accept(h, 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]', 'CDK’s own deployment helper: AWSLambdaBasicExecutionRole lets it write its logs only.');
-      for (const finding of ['Resource::*', 'Action::s3:GetObject*', 'Action::s3:GetBucket*', 'Action::s3:List*', 'Action::s3:DeleteObject*', 'Action::s3:Abort*', 'Resource::arn:<AWS::Partition>:s3:::cdk-hnb659fds-assets-<AWS::AccountId>-<AWS::Region>/*', `Resource::<${bucketArn}.Arn>/*`]) {
+      for (const finding of ['Resource::*', 'Action::s3:GetObject*', 'Action::s3:GetBucket*', 'Action::s3:List*', 'Action::s3:DeleteObject*', 'Action::s3:Abort*', assets, `Resource::<${bucketArn}.Arn>/*`]) {
         accept(h, `AwsSolutions-IAM5[${finding}]`, 'CDK’s own deployment helper: it copies the page’s objects from the CDK asset bucket into this one bucket (and empties it when the stack goes), object wildcards within those two; CloudFront invalidation takes no resource.');
       }
       accept(h, 'AwsSolutions-L1', 'CDK’s own deployment helper: its runtime is chosen by the CDK version.');

@@ -1,21 +1,21 @@
 import { JOB_ATTEMPTS } from '../../lib/changes/jobs.ts';
-import { App, Validations } from 'aws-cdk-lib';
+import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
-import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { PUBLIC_ROUTES, ROUTES } from '../../lib/api/routes/index.ts';
 import { LIVE_STATUS_RULE, STAGE_RULE } from '../../lib/events/contracts.ts';
 import { BatonStack } from '../../infra/stack.ts';
+import { batonApp } from '../../infra/app.ts';
 
 let template: Template;
 let app: App;
+/** The app as `npx cdk synth -c stage=…` builds it (infra/app.ts), with the environment the CLI hands it; no function is bundled (bundles.test.ts checks that). */
+const cliApp = (stage: string, env: NodeJS.ProcessEnv, outdir: string) => batonApp({ outdir, context: { stage, 'aws:cdk:bundling-stacks': [] } }, env);
 beforeAll(() => {
   process.env.CDK_DISABLE_CLI_TELEMETRY = 'true';
-  // Bundling is checked by bundles.test.ts; here the template is what matters, so no stack bundles its functions.
-  app = new App({ outdir: `/tmp/baton-cdk-test-${process.pid}`, context: { 'aws:cdk:bundling-stacks': [] } });
-  // cdk-nag's AwsSolutions checks, as `cdk synth` runs them: an unacknowledged finding fails the synth.
-  Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
-  template = Template.fromStack(new BatonStack(app, 'Baton-test', { stage: 'test' }));
+  // The CDK CLI with no Region configured hands the app us-east-1 and no account.
+  ({ app } = cliApp('test', { CDK_DEFAULT_REGION: 'us-east-1' }, `/tmp/baton-cdk-test-${process.pid}`));
+  template = Template.fromStack(app.node.findChild('Baton-test') as BatonStack);
 }, 180_000);
 
 const resources = (type: string) => Object.entries(template.findResources(type)) as [string, any][];
@@ -24,6 +24,21 @@ const apiFunction = () => resources('AWS::Lambda::Function').find(([id]) => id.s
 describe('the synthesized stack', () => {
   it('passes cdk-nag AwsSolutions: every finding is fixed or acknowledged with its reason in code', () => {
     expect(() => app.synth({ force: true })).not.toThrow();
+  });
+
+  it.each([
+    ['the CLI without a Region (us-east-1, no account)', 'dev', { CDK_DEFAULT_REGION: 'us-east-1' }],
+    ['a Region set (AWS_REGION=eu-central-1)', 'prod', { CDK_DEFAULT_REGION: 'eu-central-1' }],
+    ['an account and a Region from credentials', 'staging', { CDK_DEFAULT_ACCOUNT: '123456789012', CDK_DEFAULT_REGION: 'ap-southeast-2' }],
+    ['no environment at all (environment-agnostic)', 'dev', {}],
+  ] as [string, string, NodeJS.ProcessEnv][])('synthesizes through infra/app.ts with cdk-nag for %s', (_what, stage, env) => {
+    const { app: other } = cliApp(stage, env, `/tmp/baton-cdk-test-${stage}-${Object.keys(env).length}-${process.pid}`);
+    const assembly = other.synth({ force: true });
+    expect(assembly.getStackByName(`Baton-${stage}`).environment.region).toBe(env.CDK_DEFAULT_REGION ?? 'unknown-region');
+  });
+
+  it('refuses a stage that cannot name resources, naming the rule', () => {
+    expect(() => cliApp('Prod_1', {}, `/tmp/baton-cdk-test-bad-${process.pid}`)).toThrow('-c stage=Prod_1: a stage is a lowercase name of at most 20 letters, digits and dashes');
   });
 
   it('serves the rollout page from a private bucket through CloudFront, with the API it talks to, and lets only its origin call the API', () => {
