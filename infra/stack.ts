@@ -160,7 +160,7 @@ export class BatonStack extends Stack {
       jobQueue.grantSendMessages(f);
       f.addEnvironment('JOB_QUEUE_URL', jobQueue.queueUrl);
     }
-    // The API puts deploy-tool hooks on the bus itself (they change nothing to record with them); Baton's own events go through the outbox.
+    // The API may put events on the bus (the admin's outbox drain); its own go through the outbox and the stream.
     apiFn.addToRolePolicy(new PolicyStatement({ actions: ['events:PutEvents'], resources: [bus.eventBusArn] }));
 
     // The outbox: each event item the table's stream shows is published on the bus, then deleted.
@@ -183,15 +183,19 @@ export class BatonStack extends Stack {
     );
 
     // Each rule lib/events declares reaches its one consumer; a failing event is retried a bounded number of times, then kept in the rule's dead-letter queue.
-    const route = (r: EventRule, consumer: NodejsFunction, dlqId: string) =>
+    const route = (r: EventRule, consumer: NodejsFunction, dlq: Queue) =>
       new Rule(this, r.name, {
         ruleName: `${name}-${r.name}`,
         eventBus: bus,
         eventPattern: { source: r.source, detailType: r.detailType },
-        targets: [new LambdaFunction(consumer, { retryAttempts: 2, maxEventAge: Duration.hours(1), deadLetterQueue: queue(dlqId) })],
+        targets: [new LambdaFunction(consumer, { retryAttempts: 2, maxEventAge: Duration.hours(1), deadLetterQueue: dlq })],
       });
-    route(LIVE_STATUS_RULE, liveStatusFn, 'LiveStatusDlq');
-    route(STAGE_RULE, reevaluateFn, 'ReevaluateDlq');
+    const liveStatusDlq = queue('LiveStatusDlq');
+    route(LIVE_STATUS_RULE, liveStatusFn, liveStatusDlq);
+    // What the deploy-tool consumer cannot apply it records there itself, with why (the rule's target only dead-letters failed invocations).
+    liveStatusDlq.grantSendMessages(liveStatusFn);
+    liveStatusFn.addEnvironment('DROPPED_QUEUE_URL', liveStatusDlq.queueUrl);
+    route(STAGE_RULE, reevaluateFn, queue('ReevaluateDlq'));
     for (const [id, f] of [['LiveStatus', liveStatusFn], ['Reevaluate', reevaluateFn], ['OutboxPublisher', publisherFn], ['JobWorker', workerFn]] as const) {
       alarm(`${id}Errors`, f.metricErrors({ period: Duration.minutes(5) }), 1, `The ${id} function failed: its event is retried, then lands in a dead-letter queue.`);
     }

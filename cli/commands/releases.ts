@@ -39,13 +39,8 @@ export const releasesCommands: Record<string, Record<string, Command>> = {
     report: async (a, c) => {
       const usage = 'cub release report --space <space> [--release N] --sync Synced|OutOfSync|Unknown --health Healthy|Progressing|Degraded|Suspended|Missing|Unknown [--operation Running|Succeeded|Failed] [--message M]';
       const space = need(a, 'space', usage);
-      let release = flag(a, 'release');
-      if (!release) {
-        const all = (await c.get<Release[]>(`/space/${seg(space)}/release`, { where: 'Published = true' })).body;
-        const newest = all[0];
-        if (!newest) throw new UsageError(`space ${space} has no published release to report on`);
-        release = String(newest.ReleaseNum);
-      }
+      // Without --release, the server reports on the Space's newest published Release (a ReportStatus token may not list Releases).
+      const release = flag(a, 'release') ?? 'latest';
       const live: Record<string, string> = { Reporter: flag(a, 'reporter') ?? 'cub', DataSource: 'cub release report', ObservedAt: new Date().toISOString() };
       for (const [f, k] of [['sync', 'Sync'], ['health', 'Health'], ['operation', 'Operation'], ['message', 'Message']] as const) if (flag(a, f) !== undefined) live[k] = flag(a, f)!;
       if (!live.Sync && !live.Health && !live.Operation) throw new UsageError(usage);
@@ -66,7 +61,7 @@ export const releasesHelp: HelpTable = {
       example: 'cub release publish acme-prod --revision ChangeOrder:acme-base/bump-v452',
     },
     list: { summary: "List Releases, of a Space (newest first) or every Space's (Space by Space)", flags: ['space', 'where', 'filter', 'limit', 'continue'], example: 'cub release list --space acme-prod --limit 5' },
-    get: { summary: 'Show a Release', args: [releaseArg], flags: ['space', 'release'], example: 'cub release get --space acme-prod 3' },
+    get: { summary: 'Show a Release (latest: the newest published)', args: [releaseArg], flags: ['space', 'release'], example: 'cub release get --space acme-prod 3' },
     data: { summary: 'Print the bundle a Release deploys (its digest is over these bytes)', args: [releaseArg], flags: ['space', 'release'], example: 'cub release data --space acme-prod 3' },
     withdraw: { summary: 'Withdraw a Release', args: [releaseArg], flags: ['space', 'release'], example: 'cub release withdraw --space acme-prod 3' },
     report: {

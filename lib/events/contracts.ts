@@ -183,10 +183,11 @@ export const ArgoApplication = z.looseObject({
   }),
   status: z
     .looseObject({
-      sync: z.looseObject({ status: z.string().optional(), revision: z.string().optional() }).optional(),
-      health: z.looseObject({ status: z.string().optional(), message: z.string().optional() }).optional(),
+      sync: z.looseObject({ status: z.string().optional(), revision: z.string().optional(), revisions: z.array(z.string()).optional() }).optional(),
+      // Argo CD 3 adds lastTransitionTime (when the health last changed).
+      health: z.looseObject({ status: z.string().optional(), message: z.string().optional(), lastTransitionTime: z.string().optional() }).optional(),
       operationState: z
-        .looseObject({ phase: z.string().optional(), message: z.string().optional(), finishedAt: z.string().optional(), startedAt: z.string().optional(), syncResult: z.looseObject({ revision: z.string().optional() }).optional() })
+        .looseObject({ phase: z.string().optional(), message: z.string().optional(), finishedAt: z.string().optional(), startedAt: z.string().optional(), syncResult: z.looseObject({ revision: z.string().optional(), revisions: z.array(z.string()).optional() }).optional() })
         .optional(),
       reconciledAt: z.string().optional(),
     })

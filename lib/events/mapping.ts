@@ -6,6 +6,8 @@ export interface LiveStatusReport {
   spaceSlug: string;
   releaseNum?: number;
   digest?: string;
+  /** The revision the tool reports deployed, as it wrote it (a digest is read from it). */
+  revision?: string;
   status: ReleaseLiveStatus;
 }
 
@@ -43,6 +45,12 @@ export function mapArgoCd(payload: unknown, receivedAt: string): LiveStatusRepor
   const sync = app.status?.sync?.status;
   const health = app.status?.health?.status;
   const phase = app.status?.operationState?.phase;
+  // The revision synced (one source's, or the first of a multi-source app's that names a digest), else the last operation's.
+  const revisions = [app.status?.sync?.revision, ...(app.status?.sync?.revisions ?? []), app.status?.operationState?.syncResult?.revision, ...(app.status?.operationState?.syncResult?.revisions ?? [])].filter((r): r is string => !!r);
+  const revision = revisions.find((r) => digestOf(r)) ?? revisions[0];
+  // Observed when the newest of the times the application carries says; a body without one, when it arrived.
+  const times = [app.status?.reconciledAt, app.status?.operationState?.finishedAt, app.status?.health?.lastTransitionTime].filter((t): t is string => !!t && !Number.isNaN(Date.parse(t)));
+  const observedAt = times.length ? times.reduce((a, b) => (Date.parse(b) > Date.parse(a) ? b : a)) : receivedAt;
   const status: ReleaseLiveStatus = {
     Sync: sync === 'Synced' || sync === 'OutOfSync' ? sync : 'Unknown',
     Health: (['Healthy', 'Progressing', 'Degraded', 'Suspended', 'Missing'] as const).find((h) => h === health) ?? 'Unknown',
@@ -50,12 +58,13 @@ export function mapArgoCd(payload: unknown, receivedAt: string): LiveStatusRepor
     Reporter: 'argocd',
     DataSource: `argocd:${app.metadata.namespace ? `${app.metadata.namespace}/` : ''}${app.metadata.name}`,
     Message: app.status?.operationState?.message ?? app.status?.health?.message ?? '',
-    ObservedAt: app.status?.operationState?.finishedAt ?? app.status?.reconciledAt ?? receivedAt,
+    ObservedAt: observedAt,
   };
   return {
     spaceSlug: pick(notes, SPACE_KEYS) ?? app.metadata.name,
     releaseNum: num(pick(notes, RELEASE_KEYS)),
-    digest: pick(notes, DIGEST_KEYS) ?? digestOf(app.status?.sync?.revision ?? app.status?.operationState?.syncResult?.revision),
+    digest: digestOf(pick(notes, DIGEST_KEYS)) ?? digestOf(revision),
+    revision,
     status,
   };
 }
@@ -80,11 +89,13 @@ export function mapFlux(payload: unknown, receivedAt: string): LiveStatusReport 
   else if (FLUX_DRIFT.has(e.reason)) status = { Sync: 'OutOfSync', Health: 'Progressing', Operation: 'Running' };
   else if (FLUX_PROGRESSING.has(e.reason)) status = { Sync: 'Unknown', Health: 'Progressing', Operation: 'Running' };
   else status = { Sync: 'Synced', Health: 'Healthy', Operation: 'Succeeded' };
-  const revision = e.metadata?.revision ?? e.metadata?.['kustomize.toolkit.fluxcd.io/revision'] ?? e.metadata?.['helm.toolkit.fluxcd.io/revision'];
+  // The revision, under its key with or without the API group (revision, kustomize.toolkit.fluxcd.io/revision, helm.toolkit.fluxcd.io/revision…).
+  const revision = e.metadata?.revision ?? Object.entries(e.metadata ?? {}).find(([k]) => k.endsWith('/revision'))?.[1];
   return {
     spaceSlug: pick(e.metadata, SPACE_KEYS) ?? e.involvedObject.name,
     releaseNum: num(pick(e.metadata, RELEASE_KEYS)),
-    digest: pick(e.metadata, DIGEST_KEYS) ?? digestOf(revision),
+    digest: digestOf(pick(e.metadata, DIGEST_KEYS)) ?? digestOf(revision),
+    revision,
     status: { ...status, Reporter: e.reportingController ?? 'flux', DataSource: `flux:${e.involvedObject.kind}/${e.involvedObject.namespace ? `${e.involvedObject.namespace}/` : ''}${e.involvedObject.name}`, Message: `${e.reason}: ${e.message}`, ObservedAt: e.timestamp || receivedAt },
   };
 }

@@ -92,7 +92,13 @@ export async function releaseByNum(deps: UnitDeps, space: Space, num: number): P
 }
 
 /** A Release of a Space by ID or by ReleaseNum. */
-export async function findRelease(deps: UnitDeps, space: Space, ref: string): Promise<Release> {
+export async function findRelease(deps: Deps<UnitStore & Pick<Store, 'releasePage'>>, space: Space, ref: string): Promise<Release> {
+  // `latest`: the Space's newest published Release, what a deploy tool (or `cub release report`) reports on.
+  if (ref === 'latest') {
+    const r = await newestRelease(deps, space, (x) => x.Published);
+    if (!r) throw new NotFound(`space '${space.Slug}' has no published release to report on`);
+    return r;
+  }
   if (/^\d+$/.test(ref)) {
     const r = await releaseByNum(deps, space, Number(ref));
     if (!r) throw new NotFound(`space '${space.Slug}' has no release ${ref}`);

@@ -1,4 +1,6 @@
-import { allows, type Release, type Space } from '../model/entities.ts';
+import { allows, type Release, type ReleaseLiveStatus, type Space } from '../model/entities.ts';
+import type { Caller } from '../model/people.ts';
+import { BatonError, Conflict, Forbidden, Invalid, NotFound, Unprocessable } from '../model/errors.ts';
 import { DetailType, HookDetail, type BatonEvent } from '../events/contracts.ts';
 import { mapArgoCd, mapFlux, type LiveStatusReport } from '../events/mapping.ts';
 import type { Deps } from '../ports/deps.ts';
@@ -9,46 +11,89 @@ import { observedAtProblem, writeLiveStatus } from './live-status.ts';
 /** What a consumer did with one event. */
 export type Outcome = { applied: true; ReleaseID: string } | { applied: false; reason: string };
 
-/** Drops an event that retrying cannot help: malformed, or about nothing Baton knows. */
+/** Drops an event that retrying cannot help: malformed, or about nothing Baton knows. Whoever consumed it records the outcome. */
 export function drop(reason: string, _event: BatonEvent): Outcome {
-  // Malformed and unmatched events are dropped, not thrown: retrying them cannot help. Whoever consumed it logs the outcome.
   return { applied: false, reason };
 }
 
+/** The deploy tools Baton takes reports from, by the hook each posts to. */
+export type DeployTool = 'argocd' | 'flux';
+
+/** What a deploy tool's report did: the Release it applied to and its LiveStatus; Changed false when it said nothing new (a repeat, or older than what the Release has). */
+export interface ReportApplied {
+  Applied: true;
+  Changed: boolean;
+  SpaceID: string;
+  SpaceSlug: string;
+  ReleaseID: string;
+  ReleaseNum: number;
+  LiveStatus: ReleaseLiveStatus;
+  Reason?: string;
+}
+
+const same = (a: ReleaseLiveStatus | undefined, b: ReleaseLiveStatus) => (['Sync', 'Health', 'Operation', 'Message', 'DataSource', 'Reporter'] as const).every((k) => (a?.[k] ?? '') === (b[k] ?? ''));
+
 /**
- * The live-status consumer: maps an Argo CD or Flux event to the LiveStatus of the Release it is about
- * (by Space slug and Release number or digest). A report older than what the Release already has is
- * dropped, and a report only ever touches its own Release, so news of an older Release never
- * overwrites a newer one's status.
+ * Applies an Argo CD or Flux report, as the tool sent it, to the LiveStatus of the Release it is about
+ * (by Space, and Release number or the digest its revision names), or throws why it cannot: not the
+ * tool's body (400), the sender may not report there (403), no such Space or Release (404), a body
+ * naming no Release (422). Nothing is written then. A report older than the Release's, or one saying
+ * what it already says (the tool's retry of a send), changes nothing; a report only ever touches its
+ * own Release, so news of an older Release never overwrites a newer one's status.
  */
-export async function consumeDeployToolEvent(deps: Deps, event: BatonEvent): Promise<Outcome> {
-  const detail = HookDetail.safeParse(event.detail);
-  if (!detail.success) return drop('event detail is not a hook envelope', event);
-  const { OrganizationID, ReceivedAt, Payload } = detail.data;
-  const mapped = event.detailType === DetailType.ArgoCd ? mapArgoCd(Payload, ReceivedAt) : event.detailType === DetailType.Flux ? mapFlux(Payload, ReceivedAt) : { error: `no mapping for ${event.detailType}` };
-  if ('error' in mapped) return drop(mapped.error, event);
-  deps.telemetry?.count('LiveStatusEvents', 1, { Tool: event.detailType === DetailType.ArgoCd ? 'ArgoCD' : 'Flux' });
-  const spaceId = await deps.store.spaceIdBySlug(OrganizationID, mapped.spaceSlug);
-  const space = spaceId ? await deps.store.getSpace(OrganizationID, spaceId) : undefined;
-  if (!space) return drop(`no space '${mapped.spaceSlug}'`, event);
-  if (detail.data.Caller && !allows(detail.data.Caller, space, 'ReportStatus')) return drop(`the sender may not report status in space '${space.Slug}'`, event);
+export async function applyDeployToolReport(deps: Deps, tool: DeployTool, payload: unknown, receivedAt: string, organizationId: string, caller?: Caller): Promise<ReportApplied> {
+  const mapped = tool === 'argocd' ? mapArgoCd(payload, receivedAt) : mapFlux(payload, receivedAt);
+  if ('error' in mapped) throw new Invalid(mapped.error);
+  if (mapped.releaseNum === undefined && !mapped.digest) throw new Unprocessable(`the ${tool === 'argocd' ? 'Argo CD application' : 'Flux event'} names no Release of space '${mapped.spaceSlug}': its revision${mapped.revision ? ` '${mapped.revision}'` : ''} carries no sha256 digest of a Release's bundle; set the baton.io/release annotation (Argo CD) or metadata (Flux) to its number`);
+  const spaceId = await deps.store.spaceIdBySlug(organizationId, mapped.spaceSlug);
+  const space = spaceId ? await deps.store.getSpace(organizationId, spaceId) : undefined;
+  if (!space) throw new NotFound(`no space '${mapped.spaceSlug}' (named by ${mapped.status.DataSource}); name it with the baton.io/space annotation (Argo CD) or metadata (Flux)`);
+  if (caller && !allows(caller, space, 'ReportStatus')) throw new Forbidden(`the sender may not report status in space '${space.Slug}'`);
+  const problem = observedAtProblem(mapped.status.ObservedAt, deps.now());
+  if (problem) throw new Invalid(problem);
   return retryOnConflict(
-    async (): Promise<Outcome> => {
+    async (): Promise<ReportApplied> => {
       const release = await matchRelease(deps, space, mapped);
-      if (!release) return drop(`space '${space.Slug}' has no release ${mapped.releaseNum ?? mapped.digest ?? '(none named: set the baton.io/release annotation or metadata)'}`, event);
-      const problem = observedAtProblem(mapped.status.ObservedAt, deps.now());
-      if (problem) return drop(problem, event);
+      if (!release) throw new NotFound(mapped.releaseNum !== undefined ? `space '${space.Slug}' has no release ${mapped.releaseNum}` : `space '${space.Slug}' has no release with digest sha256:${mapped.digest} (revision '${mapped.revision}'): Baton never published that bundle there`);
+      const base = { Applied: true as const, SpaceID: space.SpaceID, SpaceSlug: space.Slug, ReleaseID: release.ReleaseID, ReleaseNum: release.ReleaseNum };
       const have = release.LiveStatus?.ObservedAt;
-      if (have && mapped.status.ObservedAt && Date.parse(mapped.status.ObservedAt) < Date.parse(have)) return drop(`report from ${mapped.status.ObservedAt} is older than release ${release.ReleaseNum}'s (${have})`, event);
-      await writeLiveStatus(deps, space, release, { LiveStatus: mapped.status });
-      return { applied: true, ReleaseID: release.ReleaseID };
+      if (have && mapped.status.ObservedAt && Date.parse(mapped.status.ObservedAt) < Date.parse(have)) return { ...base, Changed: false, LiveStatus: release.LiveStatus!, Reason: `the report (observed ${mapped.status.ObservedAt}) is older than release ${release.ReleaseNum}'s (${have})` };
+      if (same(release.LiveStatus, mapped.status)) return { ...base, Changed: false, LiveStatus: release.LiveStatus!, Reason: `release ${release.ReleaseNum} already has this status` };
+      deps.telemetry?.count('LiveStatusEvents', 1, { Tool: tool === 'argocd' ? 'ArgoCD' : 'Flux' });
+      const written = await writeLiveStatus(deps, space, release, { LiveStatus: mapped.status });
+      return { ...base, Changed: true, LiveStatus: written.LiveStatus! };
     },
-    () => drop('release kept changing under the write', event),
+    () => {
+      throw new Conflict(`the release of space '${space.Slug}' kept changing under the write; send the report again`);
+    },
   );
 }
 
+/**
+ * The live-status consumer, for Argo CD and Flux reports that arrive on the bus rather than through the
+ * hooks: the same rules as the hooks, as the sender recorded in the event. What cannot be applied is
+ * returned dropped, with why, and counted (DroppedEvents): the caller records it (on AWS, in the
+ * dead-letter queue), never only a log line.
+ */
+export async function consumeDeployToolEvent(deps: Deps, event: BatonEvent): Promise<Outcome> {
+  const detail = HookDetail.safeParse(event.detail);
+  const tool: DeployTool | undefined = event.detailType === DetailType.ArgoCd ? 'argocd' : event.detailType === DetailType.Flux ? 'flux' : undefined;
+  const dropped = (reason: string) => {
+    deps.telemetry?.count('DroppedEvents', 1, { DetailType: event.detailType });
+    return drop(reason, event);
+  };
+  if (!detail.success) return dropped('event detail is not a hook envelope');
+  if (!tool) return dropped(`no mapping for ${event.detailType}`);
+  try {
+    const r = await applyDeployToolReport(deps, tool, detail.data.Payload, detail.data.ReceivedAt, detail.data.OrganizationID, detail.data.Caller);
+    return { applied: true, ReleaseID: r.ReleaseID };
+  } catch (e) {
+    if (e instanceof BatonError) return dropped(e.message);
+    throw e;
+  }
+}
+
 async function matchRelease(deps: Deps, space: Space, r: LiveStatusReport): Promise<Release | undefined> {
-  if (r.releaseNum === undefined && !r.digest) return undefined;
   // By number: three reads, not the Space's history of Releases.
   if (r.releaseNum !== undefined) return releaseByNum(deps, space, r.releaseNum);
   // Several releases can share a digest (a re-release of the same content): the newest carries it now.

@@ -136,6 +136,13 @@ describe('the synthesized stack', () => {
       expect(JSON.stringify(r.Properties.Targets[0].Arn)).toContain(consumer);
     }
     template.hasResourceProperties('AWS::Events::Archive', { RetentionDays: 30, EventPattern: { source: ['baton', 'baton.hooks'] } });
+    // A deploy-tool event the consumer cannot apply is recorded in the live-status rule's dead-letter queue by the consumer itself (with why), which it may send to.
+    const [, live] = resources('AWS::Events::Rule').find(([, x]) => x.Properties.Name === `baton-test-${LIVE_STATUS_RULE.name}`)!;
+    const dlqId = live.Properties.Targets[0].DeadLetterConfig.Arn['Fn::GetAtt'][0];
+    const [, fn] = resources('AWS::Lambda::Function').find(([, f]) => f.Properties.FunctionName === 'baton-test-LiveStatus')!;
+    expect(fn.Properties.Environment.Variables.DROPPED_QUEUE_URL).toEqual({ Ref: dlqId });
+    const sends = resources('AWS::IAM::Policy').flatMap(([, p]) => p.Properties.PolicyDocument.Statement).filter((st: any) => JSON.stringify(st.Action).includes('sqs:SendMessage') && JSON.stringify(st.Resource).includes(dlqId));
+    expect(sends).toHaveLength(1);
   });
 
   it('alarms on the API 5xx rate, on each dead-letter queue and on each consumer’s errors', () => {

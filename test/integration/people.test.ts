@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Api, deploymentYaml, startEnv, type Env } from '../support/harness.ts';
+import { cubAt } from '../support/cli.ts';
 
 let env: Env;
 const deployment = (image: string) => deploymentYaml('acme', { image, namespace: 'acme' });
@@ -121,15 +122,30 @@ describe('service tokens for deploy tools', () => {
     expect((await argo.patch('/space/svc-a/release/1', { LiveStatus: { Sync: 'Synced', Health: 'Healthy' } })).status).toBe(200);
     expect((await argo.patch('/space/svc-b/release/1', { LiveStatus: { Sync: 'Synced', Health: 'Healthy' } })).status).toBe(404);
     expect((await argo.patch('/space/svc-a/release/1', { Labels: { x: 'y' } })).status).toBe(403);
-    // Hooks: about its own Space, applied; about another, dropped by the consumer.
-    expect((await argo.post('/hooks/argocd', argoApp('svc-a', 'Degraded'))).status).toBe(202);
+    // Hooks: about its own Space, applied; about another, refused with why, nothing written.
+    expect((await argo.post('/hooks/argocd', argoApp('svc-a', 'Degraded'))).status).toBe(200);
     expect((await env.api.get('/space/svc-a/release/1')).body.LiveStatus.Health).toBe('Degraded');
-    expect((await argo.post('/hooks/argocd', argoApp('svc-b', 'Degraded'))).status).toBe(202);
+    const other = await argo.post('/hooks/argocd', argoApp('svc-b', 'Degraded'));
+    expect([other.status, other.body.Message]).toEqual([403, "the sender may not report status in space 'svc-b'"]);
     expect((await env.api.get('/space/svc-b/release/1')).body.LiveStatus?.Health).toBeUndefined();
     // A Member cannot forge health either: ReportStatus is not among a Member's defaults.
     const mia = await user('mia');
     expect((await mia.api.patch('/space/svc-a/release/1', { LiveStatus: { Health: 'Healthy' } })).body.Message).toBe("ReportStatus permission in space 'svc-a' is needed to PATCH /space/{space_id}/release/{release_id}");
     expect((await mia.api.post('/token', { Service: 'x', Scope: 'ReportStatus' })).status).toBe(403);
+  });
+
+  it('cub release report with a ReportStatus token reports on the Space\'s newest published Release without --release, inside its scope', async () => {
+    await released('svc-c');
+    await env.api.post('/space/svc-c/unit', { Slug: 'worker', Data: deployment('ghcr.io/acme/worker:v1') });
+    expect((await env.api.post('/space/svc-c/release', {})).body.Release.ReleaseNum).toBe(2);
+    const made = await env.api.post('/token', { Service: 'pipeline', Scope: 'ReportStatus', Spaces: ['svc-c'] });
+    const cub = cubAt(env.url, made.body.Token);
+    const r = await cub(['release', 'report', '--space', 'svc-c', '--sync', 'Synced', '--health', 'Progressing', '-o', 'json']);
+    expect([r.code, r.stderr]).toEqual([0, '']);
+    expect(JSON.parse(r.stdout)).toMatchObject({ ReleaseNum: 2, LiveStatus: { Sync: 'Synced', Health: 'Progressing', Reporter: 'cub' } });
+    expect((await env.api.get('/space/svc-c/release/1')).body.LiveStatus?.Health).toBeUndefined();
+    const outside = await cub(['release', 'report', '--space', 'svc-a', '--sync', 'Synced', '--health', 'Healthy']);
+    expect([outside.code, outside.stderr]).toEqual([1, expect.stringMatching(/svc-a/)]);
   });
 
   it("verifies Flux's generic-hmac signature when the token requires it", async () => {
@@ -141,7 +157,7 @@ describe('service tokens for deploy tools', () => {
       fetch(`${env.url}/hooks/flux`, { method: 'POST', headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json', ...(signature ? { 'x-signature': signature } : {}) }, body: event });
     expect((await send()).status).toBe(401);
     expect((await send(`sha256=${createHmac('sha256', 'wrong').update(event).digest('hex')}`)).status).toBe(401);
-    expect((await send(`sha256=${createHmac('sha256', secret).update(event).digest('hex')}`)).status).toBe(202);
+    expect((await send(`sha256=${createHmac('sha256', secret).update(event).digest('hex')}`)).status).toBe(200);
     expect((await env.api.get('/space/flux-a/release/1')).body.LiveStatus).toMatchObject({ Health: 'Healthy' });
   });
 });

@@ -161,7 +161,8 @@ describe('deploy tools through the webhook routes and the bus', () => {
     ['out of sync', { sync: 'OutOfSync', health: 'Healthy', phase: 'Terminating', finishedAt: '2026-12-02T09:05:00Z' }, { Sync: 'OutOfSync', Health: 'Healthy', Operation: 'Running' }],
   ])('Argo CD %s', async (_name, status, want) => {
     const r = await env.api.post('/hooks/argocd', argoApp('rel', 2, status));
-    expect(r.status).toBe(202);
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ Applied: true, SpaceSlug: 'rel', ReleaseNum: 2, LiveStatus: want });
     expect(await live(2)).toMatchObject({ ...want, Reporter: 'argocd', DataSource: 'argocd:argocd/rel-app' });
   });
 
@@ -171,7 +172,7 @@ describe('deploy tools through the webhook routes and the bus', () => {
     ['HelmRelease progressing', fluxEvent('HelmRelease', 'info', 'Progressing', { space: 'rel-b', release: '3' }, '2026-12-02T10:02:00Z'), { Health: 'Progressing', Operation: 'Running' }],
     ['HelmRelease upgrade failed', fluxEvent('HelmRelease', 'error', 'UpgradeFailed', { space: 'rel-b', release: '3' }, '2026-12-02T10:03:00Z'), { Health: 'Degraded', Operation: 'Failed' }],
   ])('Flux %s', async (_name, event, want) => {
-    expect((await env.api.post('/hooks/flux', event)).status).toBe(202);
+    expect((await env.api.post('/hooks/flux', event)).status).toBe(200);
     // Release 3 is rel-b's: release numbers count per target, and rel-b shares rel's.
     expect((await env.api.get('/space/rel-b/release/3')).body.LiveStatus).toMatchObject(want);
   });
@@ -182,7 +183,7 @@ describe('deploy tools through the webhook routes and the bus', () => {
     expect(await live(1)).toMatchObject({ Health: 'Healthy', Sync: 'Synced' });
   });
 
-  it('a report about an older release leaves the newer one alone, and an older report is dropped', async () => {
+  it('a report about an older release leaves the newer one alone, and an older report changes nothing', async () => {
     const before4 = await live(4);
     await env.api.post('/hooks/argocd', argoApp('rel', 2, { health: 'Degraded', phase: 'Failed', finishedAt: '2026-12-02T11:00:00Z' }));
     expect(await live(2)).toMatchObject({ Health: 'Degraded', Operation: 'Failed' });
@@ -191,17 +192,39 @@ describe('deploy tools through the webhook routes and the bus', () => {
     expect(await live(2)).toMatchObject({ Health: 'Degraded' });
   });
 
-  it('drops malformed and unmatched events without failing the sender', async () => {
+  it("an Argo CD retry of the same body changes nothing the second time; health reported for an older bundle's digest stays with that Release", async () => {
+    const [r1, r4] = [(await env.api.get('/space/rel/release/1')).body, (await env.api.get('/space/rel/release/4')).body];
+    // The body Argo CD sends for a synced, healthy app whose revision is release 1's bundle (an OCI source: tag@sha256:digest).
+    const app = argoApp('rel', 0, { health: 'Healthy', phase: 'Succeeded', finishedAt: '2026-12-02T12:00:00Z' });
+    delete (app.app.metadata.annotations as Record<string, string>)['baton.io/release'];
+    app.app.status.sync.revision = `v1@sha256:${r1.Digest}`;
+    const events = () => env.bus.log.filter((e) => e.detailType === 'Release Live Status Changed').length;
+    const first = await env.api.post('/hooks/argocd', app);
+    expect(first.body).toMatchObject({ Applied: true, Changed: true, ReleaseNum: 1, LiveStatus: { Sync: 'Synced', Health: 'Healthy', Operation: 'Succeeded', ObservedAt: '2026-12-02T12:00:00Z' } });
+    const [n, version] = [events(), (await env.api.get('/space/rel/release/1')).body.Version];
+    const again = await env.api.post('/hooks/argocd', app);
+    expect([again.status, again.body.Changed, again.body.Reason]).toEqual([200, false, 'release 1 already has this status']);
+    expect([events(), (await env.api.get('/space/rel/release/1')).body.Version]).toEqual([n, version]);
+    // Release 4 (the newest) is untouched by a Healthy report about release 1's bundle.
+    expect((await env.api.get('/space/rel/release/4')).body.LiveStatus).toEqual(r4.LiveStatus);
+  });
+
+  it('refuses what it cannot apply with a 4xx naming why, writing nothing (never 202 and dropped)', async () => {
     const before = await live(2);
-    for (const [path, body] of [
-      ['/hooks/argocd', { hello: 'world' }],
-      ['/hooks/argocd', argoApp('nowhere', 2, {})],
-      ['/hooks/argocd', argoApp('rel', 99, {})],
-      ['/hooks/flux', { involvedObject: { kind: 'GitRepository', name: 'x' }, severity: 'info', timestamp: 'now', message: 'm', reason: 'r' }],
-      ['/hooks/flux', { severity: 'loud' }],
+    const rel1 = (await env.api.get('/space/rel/release/1')).body;
+    for (const [path, body, status, message] of [
+      ['/hooks/argocd', { hello: 'world' }, 400, /^not an Argo CD application: metadata/],
+      ['/hooks/argocd', argoApp('nowhere', 2, {}), 404, /^no space 'nowhere' \(named by argocd:argocd\/nowhere-app\)/],
+      ['/hooks/argocd', argoApp('rel', 99, {}), 404, /^space 'rel' has no release 99$/],
+      ['/hooks/flux', { involvedObject: { kind: 'GitRepository', name: 'x' }, severity: 'info', timestamp: 'now', message: 'm', reason: 'r' }, 400, /^Flux GitRepository events carry no release status/],
+      ['/hooks/flux', { severity: 'loud' }, 400, /^not a Flux event/],
+      ['/hooks/flux', fluxEvent('Kustomization', 'info', 'ReconciliationSucceeded', { space: 'rel', revision: 'main@sha1:731f7eaddfb6af01cb2173e18f0f75b0ba780ef1' }), 422, /names no Release of space 'rel': its revision 'main@sha1:731f7eaddfb6af01cb2173e18f0f75b0ba780ef1' carries no sha256 digest/],
+      ['/hooks/flux', fluxEvent('Kustomization', 'info', 'ReconciliationSucceeded', { space: 'rel', revision: `latest@sha256:${'0'.repeat(64)}` }), 404, /^space 'rel' has no release with digest sha256:0{64} .*Baton never published that bundle there/],
     ] as const) {
-      expect((await env.api.post(path, body)).status).toBe(202);
+      const r = await env.api.post(path, body);
+      expect([path, r.status, r.body.Message]).toEqual([path, status, expect.stringMatching(message)]);
     }
+    expect((await env.api.get('/space/rel/release/1')).body.LiveStatus).toEqual(rel1.LiveStatus);
     expect(await live(2)).toEqual(before);
     expect((await env.api.post('/hooks/flux', undefined)).status).toBe(400);
     expect((await env.anonymous.post('/hooks/argocd', argoApp('rel', 2, {}))).status).toBe(401);

@@ -38,9 +38,9 @@ export async function smoke(url: string, token: string, log: (line: string) => v
         status: { sync: { status: 'Synced', revision: 'smoke' }, health: { status: 'Healthy' }, operationState: { phase: 'Succeeded', finishedAt: new Date().toISOString() }, reconciledAt: new Date().toISOString() },
       },
     },
-    202,
+    200,
   );
-  // The report reaches the Release, then the Stage re-evaluation, through the bus: wait for it.
+  // The hook applied the report to the Release; the Stage re-evaluation follows it the Stage re-evaluation, through the bus: wait for it.
   const deadline = Date.now() + (o.waitMs ?? 90_000);
   for (;;) {
     const co = await call('GET', `/space/${base}/change_order/v2`);

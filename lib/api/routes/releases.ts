@@ -3,7 +3,7 @@ import { Unauthorized } from '../../model/errors.ts';
 import { requireVerb } from '../../model/entities.ts';
 import { visible } from '../access.ts';
 import { patchMap, type Release } from '../../model/entities.ts';
-import { DetailType, HOOK_SOURCE, HookDetail } from '../../events/contracts.ts';
+import { applyDeployToolReport, type DeployTool } from '../../releases/deploy-events.ts';
 import { publishRelease } from '../../changes/release.ts';
 import { findRelease, releaseData, releasesOf } from '../../releases/bundle.ts';
 import { withdraw, writeLiveStatus } from '../../releases/live-status.ts';
@@ -17,8 +17,12 @@ const one = '/space/{space_id}/release/{release_id}';
 /** A Space's Releases newest first, as a page has them: by number, then (two Targets' of one number) by ID. */
 const newestFirst = <R extends Release>(rs: R[]): R[] => [...rs].sort((a, b) => b.ReleaseNum - a.ReleaseNum || (a.ReleaseID < b.ReleaseID ? 1 : -1));
 
-/** An ingest route: the tool's body goes on the bus unchanged, with the caller's organization. */
-function hook(path: string, name: string, detailType: DetailType) {
+/**
+ * A deploy tool's hook: its body, as the tool sends it, applied to the Release it is about before the
+ * answer (200 with the Release and its LiveStatus, Changed false for a repeat), or refused naming why
+ * (4xx, nothing written): a sender always knows whether Baton took its report.
+ */
+function hook(path: string, name: string, tool: DeployTool) {
   return route({
     method: 'POST',
     path,
@@ -32,11 +36,7 @@ function hook(path: string, name: string, detailType: DetailType) {
       if (caller.Service?.RequireSignature && !signatureMatches(raw.body, bearerSecret(raw.headers.authorization ?? raw.headers.Authorization), raw.headers['x-signature'] ?? raw.headers['X-Signature'])) {
         throw new Unauthorized('the X-Signature header does not match the body: this token requires hooks signed with HMAC-SHA256 (sha256=<hex>) keyed by the token');
       }
-      // The consumer checks ReportStatus in the Space the event names, as the caller.
-      // Nothing is written with it, so it goes straight on the bus (no outbox), checked against its contract like every event.
-      const detail = HookDetail.parse({ EventID: deps.newId(), OrganizationID: caller.OrganizationID, ReceivedAt: deps.now().toISOString(), Payload: body, Caller: caller });
-      await deps.bus.put([{ source: HOOK_SOURCE, detailType, detail }]);
-      return { status: 202, body: { Accepted: true } };
+      return { body: await applyDeployToolReport(deps, tool, body, deps.now().toISOString(), caller.OrganizationID, caller) };
     },
   });
 }
@@ -152,6 +152,6 @@ export const releaseRoutes = [
       return { body: withSpace(await withdraw(deps, await findRelease(deps, space, params.release_id!)), space) };
     },
   }),
-  hook('/hooks/argocd', 'ArgoCdHook', DetailType.ArgoCd),
-  hook('/hooks/flux', 'FluxHook', DetailType.Flux),
+  hook('/hooks/argocd', 'ArgoCdHook', 'argocd'),
+  hook('/hooks/flux', 'FluxHook', 'flux'),
 ];
