@@ -63,7 +63,7 @@ export const COLUMNS = {
     ['Calls', (r) => r.FunctionInvocations.map((f) => `${f.FunctionName} ${f.Arguments.map((x) => `--${x.ParameterName}=${x.Evaluator === 'template' ? `template:${x.Value}` : x.Value}`).join(' ')}`).join('; ')],
     ['Parameters', (r) => r.Parameters.map((p) => `${p.ParameterName}:${p.DataType}${p.Required ? ':required' : ''}`).join(', ')],
   ),
-  target: cols<WithSpaceSlug<Target>>(['Name', (r) => r.Slug], ['Space', (r) => r.SpaceSlug], ['Facts', (r) => r.Facts], ['ID', (r) => r.TargetID]),
+  target: cols<WithSpaceSlug<Target>>(['Name', (r) => r.Slug], ['Space', (r) => r.SpaceSlug], ['Facts', (r) => r.Facts], ['Deployed By', (r) => r.DeployObject ?? '-'], ['ID', (r) => r.TargetID]),
   link: cols<LinkView>(['Name', (r) => r.Slug], ['Type', (r) => r.UpdateType], ['From', (r) => r.FromUnitID], ['To', (r) => r.ToUnitID], ['Merged', (r) => `${r.UpstreamLastMergedRevisionNum}→${r.DownstreamLastMergedRevisionNum}`], ['Stale', (r) => r.Stale]),
   release: cols<WithSpaceSlug<Release>>(
     ['Num', (r) => r.ReleaseNum],

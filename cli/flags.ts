@@ -39,6 +39,9 @@ export const FLAGS: Record<string, FlagSpec> = {
   'change-desc': { value: '<text>', help: 'the description of the revision this writes' },
   'new-slug': { value: '<slug>', help: 'rename to this slug' },
   fact: { value: '<k=v>', help: 'a fact about the Target, e.g. cluster=prod-euw1 (repeatable)' },
+  'argocd-application': { value: '<namespace/name>', help: 'the Argo CD Application that deploys the Target: its notifications apply to the Spaces releasing to it' },
+  'flux-object': { value: '<kind/namespace/name>', help: 'the Flux Kustomization or HelmRelease that deploys the Target: its events apply to the Spaces releasing to it' },
+  'remove-deploy-object': { help: 'take the Argo CD or Flux object off the Target' },
   // spaces and units
   'release-target': { value: '<space/target>', help: 'where Releases of this Space deploy ("" clears)' },
   target: { value: '<space/target>', help: 'the release Target ("" clears)' },

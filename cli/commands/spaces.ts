@@ -104,11 +104,27 @@ export const spacesCommands: Record<string, Record<string, Command>> = {
   target: {
     ...spaceKind('target', 'target'),
     create: async (a, c) => {
-      const { space, slug } = locate(a, a.positional[0], 'target', 'cub target create --space <space> <slug> [--fact k=v]');
-      print((await c.post<WithSpaceSlug<Target>>(`/space/${seg(space)}/target`, { Slug: slug, Facts: pairs(a, 'fact'), Labels: pairs(a, 'label') })).body, out(a), COLUMNS.target);
+      const { space, slug } = locate(a, a.positional[0], 'target', 'cub target create --space <space> <slug> [--fact k=v] [--argocd-application [NS/]NAME | --flux-object KIND/NS/NAME]');
+      print((await c.post<WithSpaceSlug<Target>>(`/space/${seg(space)}/target`, { Slug: slug, Facts: pairs(a, 'fact'), Labels: pairs(a, 'label'), DeployObject: deployObject(a) })).body, out(a), COLUMNS.target);
+    },
+    update: async (a, c) => {
+      const { space, slug } = locate(a, a.positional[0], 'target', 'cub target update --space <space> <slug> [--fact k=v] [--argocd-application [NS/]NAME | --flux-object KIND/NS/NAME | --remove-deploy-object]');
+      const object = deployObject(a);
+      if (object && bool(a, 'remove-deploy-object')) throw new UsageError('--remove-deploy-object takes the deploy object off: give it alone, without --argocd-application or --flux-object');
+      const facts = pairs(a, 'fact');
+      const current = (await c.get<Target>(`/space/${seg(space)}/target/${seg(slug)}`)).body;
+      const body = { Version: current.Version, ...(Object.keys(facts).length ? { Facts: facts } : {}), ...labelsPatch(a), ...(object ? { DeployObject: object } : bool(a, 'remove-deploy-object') ? { DeployObject: null } : {}) };
+      print((await c.patch<WithSpaceSlug<Target>>(`/space/${seg(space)}/target/${seg(slug)}`, body)).body, out(a), COLUMNS.target);
     },
   },
 };
+
+/** The deploy tool's object a Target names, from --argocd-application or --flux-object (one of the two). */
+function deployObject(a: Parameters<Command>[0]): string | undefined {
+  const [argo, flux] = [flag(a, 'argocd-application'), flag(a, 'flux-object')];
+  if (argo !== undefined && flux !== undefined) throw new UsageError('a Target is deployed by one object: give --argocd-application or --flux-object, not both');
+  return argo !== undefined ? `argocd:${argo}` : flux !== undefined ? `flux:${flux}` : undefined;
+}
 
 const LABELS = ['label', 'remove-label', 'annotation', 'remove-annotation'];
 const spaceArg = (what: string): [string, string] => ['[space]', `the Space ${what} (or --space)`];
@@ -160,6 +176,7 @@ export const spacesHelp: HelpTable = {
     list: listHelp('Targets', 'target'),
     get: refHelp('get', 'Target', 'target', 'prod-euw1'),
     delete: refHelp('delete', 'Target', 'target', 'prod-euw1'),
-    create: { summary: 'Create a release Target (where a Space’s Releases deploy)', args: [['<target>', '<slug> with --space, or <space>/<slug>']], flags: ['space', 'fact', 'label'], example: 'cub target create --space acme-prod prod-euw1 --fact cluster=prod-euw1' },
+    create: { summary: 'Create a release Target (where a Space’s Releases deploy), and the Argo CD or Flux object that deploys it', args: [['<target>', '<slug> with --space, or <space>/<slug>']], flags: ['space', 'fact', 'label', 'argocd-application', 'flux-object'], example: 'cub target create --space acme-prod prod-euw1 --fact cluster=prod-euw1 --argocd-application argocd/acme-prod' },
+    update: { summary: 'Change a Target: its facts, labels, and the Argo CD or Flux object that deploys it', args: [['<target>', '<slug> with --space, or <space>/<slug>']], flags: ['space', 'fact', ...LABELS, 'argocd-application', 'flux-object', 'remove-deploy-object'], example: 'cub target update --space acme-prod prod-euw1 --flux-object Kustomization/flux-system/acme-prod' },
   },
 };

@@ -122,8 +122,15 @@ export const CreateInvocation = z.strictObject({ ...commonCreate, ToolchainType:
 export const UpdateInvocation = z.strictObject({ ...commonUpdate, FunctionInvocations: InvocationCalls.optional(), Parameters: InvocationParameters.optional() });
 
 export const Facts = z.record(z.string().min(1).max(128), z.string().max(4096));
-export const CreateTarget = z.strictObject({ ...commonCreate, Facts: Facts.optional() });
-export const UpdateTarget = z.strictObject({ ...commonUpdate, Facts: z.record(z.string().min(1).max(128), z.string().max(4096).nullable()).optional() });
+/** A Kubernetes object name (DNS subdomain). */
+const k8sName = '[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?';
+/** The deploy tool's object that deploys a Target: an Argo CD Application (`argocd:[NAMESPACE/]NAME`) or a Flux Kustomization or HelmRelease (`flux:KIND/NAMESPACE/NAME`). */
+const DeployObject = z
+  .string()
+  .max(600)
+  .regex(new RegExp(`^(argocd:(${k8sName}/)?${k8sName}|flux:(Kustomization|HelmRelease)/${k8sName}/${k8sName})$`), 'a deploy object is argocd:[NAMESPACE/]NAME (an Argo CD Application) or flux:Kustomization|HelmRelease/NAMESPACE/NAME (a Flux object), lowercase Kubernetes names');
+export const CreateTarget = z.strictObject({ ...commonCreate, Facts: Facts.optional(), DeployObject: DeployObject.optional() });
+export const UpdateTarget = z.strictObject({ ...commonUpdate, Facts: z.record(z.string().min(1).max(128), z.string().max(4096).nullable()).optional(), DeployObject: DeployObject.nullable().optional() });
 
 export const ListQuery = z.strictObject({
   where: z.string().max(4096).optional(),

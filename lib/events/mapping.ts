@@ -3,6 +3,11 @@ import { ArgoApplication, FluxEvent } from './contracts.ts';
 
 /** What a deploy tool's event says: which Release (by Space slug, and number or digest) and its live status. */
 export interface LiveStatusReport {
+  /** The Space the report names itself (the baton.io/space annotation or metadata), if it does. */
+  namedSpace?: string;
+  /** The tool's object it is about, as a Target names it (`argocd:ns/name`, then `argocd:name`; `flux:Kind/ns/name`), most specific first. */
+  objects: string[];
+  /** Where no Target names the object: the Space of the object's name. */
   spaceSlug: string;
   releaseNum?: number;
   digest?: string;
@@ -60,8 +65,11 @@ export function mapArgoCd(payload: unknown, receivedAt: string): LiveStatusRepor
     Message: app.status?.operationState?.message ?? app.status?.health?.message ?? '',
     ObservedAt: observedAt,
   };
+  const { name, namespace } = app.metadata;
   return {
-    spaceSlug: pick(notes, SPACE_KEYS) ?? app.metadata.name,
+    namedSpace: pick(notes, SPACE_KEYS),
+    objects: [...(namespace ? [`argocd:${namespace}/${name}`] : []), `argocd:${name}`],
+    spaceSlug: pick(notes, SPACE_KEYS) ?? name,
     releaseNum: num(pick(notes, RELEASE_KEYS)),
     digest: digestOf(pick(notes, DIGEST_KEYS)) ?? digestOf(revision),
     revision,
@@ -91,8 +99,11 @@ export function mapFlux(payload: unknown, receivedAt: string): LiveStatusReport 
   else status = { Sync: 'Synced', Health: 'Healthy', Operation: 'Succeeded' };
   // The revision, under its key with or without the API group (revision, kustomize.toolkit.fluxcd.io/revision, helm.toolkit.fluxcd.io/revision…).
   const revision = e.metadata?.revision ?? Object.entries(e.metadata ?? {}).find(([k]) => k.endsWith('/revision'))?.[1];
+  const o = e.involvedObject;
   return {
-    spaceSlug: pick(e.metadata, SPACE_KEYS) ?? e.involvedObject.name,
+    namedSpace: pick(e.metadata, SPACE_KEYS),
+    objects: o.namespace ? [`flux:${o.kind}/${o.namespace}/${o.name}`] : [],
+    spaceSlug: pick(e.metadata, SPACE_KEYS) ?? o.name,
     releaseNum: num(pick(e.metadata, RELEASE_KEYS)),
     digest: digestOf(pick(e.metadata, DIGEST_KEYS)) ?? digestOf(revision),
     revision,

@@ -178,6 +178,8 @@ export interface Target extends InSpace {
   Facts: StringMap;
   /** The last ReleaseNum given out for this Target; Releases count up from it. */
   LastReleaseNum?: number;
+  /** The deploy tool's object that deploys it: `argocd:[NAMESPACE/]NAME` or `flux:KIND/NAMESPACE/NAME`; its reports apply to the Spaces releasing here. */
+  DeployObject?: string;
 }
 
 /** What a deploy tool last reported about one Release. */

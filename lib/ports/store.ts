@@ -1,4 +1,4 @@
-import type { ApiToken, AttestationView, ChangeOrder, Component, Group, Hold, Link, Mark, Progress, Mutation, Organization, Release, Revision, Space, StoredRevision, Tag, Unit, User } from '../model/entities.ts';
+import type { ApiToken, AttestationView, ChangeOrder, Component, Group, Hold, Link, Mark, Progress, Mutation, Organization, Release, Revision, Space, StoredRevision, Tag, Target, Unit, User } from '../model/entities.ts';
 import type { Conflict } from '../model/errors.ts';
 
 /** The kinds of Space-resident entity stored alike: an ID, a slug unique in the Space, a Version. */
@@ -227,6 +227,10 @@ export interface Store {
   transactGroups(groups: StoreOp[][], o?: { tail?: number }): Promise<GroupOutcome[]>;
   /** The Links whose upstream is this Unit, in any Space. */
   linksInto(unitId: string): Promise<Link[]>;
+  /** The organization's Targets that name a deploy tool's object (`argocd:[ns/]name`, `flux:Kind/ns/name`). */
+  targetsDeploying(orgId: string, deployObject: string): Promise<Target[]>;
+  /** The Spaces whose Releases go to a Target. */
+  spacesReleasingTo(targetId: string): Promise<Space[]>;
   /** The ChangeOrders of an organization; the database leaves out the Completed ones (`notCompleted`) and the aborted ones (`notAborted`) when asked. */
   changeOrdersOf(orgId: string, o?: { notCompleted?: boolean; notAborted?: boolean }): Promise<ChangeOrder[]>;
   /**

@@ -44,17 +44,26 @@ const same = (a: ReleaseLiveStatus | undefined, b: ReleaseLiveStatus) => (['Sync
 export async function applyDeployToolReport(deps: Deps, tool: DeployTool, payload: unknown, receivedAt: string, organizationId: string, caller?: Caller): Promise<ReportApplied> {
   const mapped = tool === 'argocd' ? mapArgoCd(payload, receivedAt) : mapFlux(payload, receivedAt);
   if ('error' in mapped) throw new Invalid(mapped.error);
-  if (mapped.releaseNum === undefined && !mapped.digest) throw new Unprocessable(`the ${tool === 'argocd' ? 'Argo CD application' : 'Flux event'} names no Release of space '${mapped.spaceSlug}': its revision${mapped.revision ? ` '${mapped.revision}'` : ''} carries no sha256 digest of a Release's bundle; set the baton.io/release annotation (Argo CD) or metadata (Flux) to its number`);
-  const spaceId = await deps.store.spaceIdBySlug(organizationId, mapped.spaceSlug);
-  const space = spaceId ? await deps.store.getSpace(organizationId, spaceId) : undefined;
-  if (!space) throw new NotFound(`no space '${mapped.spaceSlug}' (named by ${mapped.status.DataSource}); name it with the baton.io/space annotation (Argo CD) or metadata (Flux)`);
-  if (caller && !allows(caller, space, 'ReportStatus')) throw new Forbidden(`the sender may not report status in space '${space.Slug}'`);
+  if (mapped.releaseNum === undefined && !mapped.digest) throw new Unprocessable(`the ${tool === 'argocd' ? 'Argo CD application' : 'Flux event'} (${mapped.status.DataSource}) names no Release: its revision${mapped.revision ? ` '${mapped.revision}'` : ''} carries no sha256 digest of a Release's bundle; set the baton.io/release annotation (Argo CD) or metadata (Flux) to its number`);
   const problem = observedAtProblem(mapped.status.ObservedAt, deps.now());
   if (problem) throw new Invalid(problem);
+  const { spaces, object } = await spacesOf(deps, organizationId, mapped);
+  const mine = caller ? spaces.filter((s) => allows(caller, s, 'ReportStatus')) : spaces;
+  if (!mine.length) throw new Forbidden(`the sender may not report status in space '${spaces[0]!.Slug}'`);
   return retryOnConflict(
     async (): Promise<ReportApplied> => {
-      const release = await matchRelease(deps, space, mapped);
-      if (!release) throw new NotFound(mapped.releaseNum !== undefined ? `space '${space.Slug}' has no release ${mapped.releaseNum}` : `space '${space.Slug}' has no release with digest sha256:${mapped.digest} (revision '${mapped.revision}'): Baton never published that bundle there`);
+      // A Target several Spaces release to: the Release is the one among theirs the report names (numbers count per Target, so one has it).
+      let space = mine[0]!;
+      let release: Release | undefined;
+      for (const s of mine) {
+        release = await matchRelease(deps, s, mapped);
+        if (release) {
+          space = s;
+          break;
+        }
+      }
+      const where = spaces.length > 1 ? `the spaces ${object} deploys (${spaces.map((x) => `'${x.Slug}'`).join(', ')})` : `space '${space.Slug}'`;
+      if (!release) throw new NotFound(mapped.releaseNum !== undefined ? `${where} ${spaces.length > 1 ? 'have' : 'has'} no release ${mapped.releaseNum}` : `${where} ${spaces.length > 1 ? 'have' : 'has'} no release with digest sha256:${mapped.digest} (revision '${mapped.revision}'): Baton never published that bundle there`);
       const base = { Applied: true as const, SpaceID: space.SpaceID, SpaceSlug: space.Slug, ReleaseID: release.ReleaseID, ReleaseNum: release.ReleaseNum };
       const have = release.LiveStatus?.ObservedAt;
       if (have && mapped.status.ObservedAt && Date.parse(mapped.status.ObservedAt) < Date.parse(have)) return { ...base, Changed: false, LiveStatus: release.LiveStatus!, Reason: `the report (observed ${mapped.status.ObservedAt}) is older than release ${release.ReleaseNum}'s (${have})` };
@@ -64,7 +73,7 @@ export async function applyDeployToolReport(deps: Deps, tool: DeployTool, payloa
       return { ...base, Changed: true, LiveStatus: written.LiveStatus! };
     },
     () => {
-      throw new Conflict(`the release of space '${space.Slug}' kept changing under the write; send the report again`);
+      throw new Conflict(`the release ${object} reports on kept changing under the write; send the report again`);
     },
   );
 }
@@ -91,6 +100,35 @@ export async function consumeDeployToolEvent(deps: Deps, event: BatonEvent): Pro
     if (e instanceof BatonError) return dropped(e.message);
     throw e;
   }
+}
+
+/**
+ * The Spaces a report applies to: the one it names itself (baton.io/space), else those releasing to the
+ * Target that names its object (cub target update --argocd-application / --flux-object), else the Space
+ * of the object's name. None is a 404 saying how to map the object.
+ */
+async function spacesOf(deps: Deps, organizationId: string, r: LiveStatusReport): Promise<{ spaces: Space[]; object: string }> {
+  const object = r.objects[0] ?? r.status.DataSource ?? '';
+  const bySlug = async (slug: string) => {
+    const id = await deps.store.spaceIdBySlug(organizationId, slug);
+    return id ? deps.store.getSpace(organizationId, id) : undefined;
+  };
+  if (r.namedSpace) {
+    const space = await bySlug(r.namedSpace);
+    if (!space) throw new NotFound(`no space '${r.namedSpace}' (named by the baton.io/space of ${object})`);
+    return { spaces: [space], object };
+  }
+  for (const o of r.objects) {
+    const [target, ...more] = await deps.store.targetsDeploying(organizationId, o);
+    if (!target) continue;
+    if (more.length) throw new Conflict(`${o} is named by more than one target (${[target, ...more].map((t) => `'${t.Slug}'`).join(', ')}); keep it on one`);
+    const spaces = (await deps.store.spacesReleasingTo(target.TargetID)).filter((s) => s.OrganizationID === organizationId).sort((a, b) => (a.Slug < b.Slug ? -1 : 1));
+    if (!spaces.length) throw new NotFound(`${o} deploys target '${target.Slug}', but no space releases to it (cub space update <space> --release-target …/${target.Slug})`);
+    return { spaces, object: o };
+  }
+  const space = await bySlug(r.spaceSlug);
+  if (!space) throw new NotFound(`no target deploys ${object} and no space is named '${r.spaceSlug}': map it with cub target update <target> ${object.startsWith('flux:') ? `--flux-object ${object.slice(5)}` : `--argocd-application ${object.slice(7)}`} (or the baton.io/space annotation)`);
+  return { spaces: [space], object };
 }
 
 async function matchRelease(deps: Deps, space: Space, r: LiveStatusReport): Promise<Release | undefined> {

@@ -1,5 +1,5 @@
 import { createConversions, type EntityItem } from 'electrodb';
-import type { ApiToken, ChangeOrder, Component, Group, Link, Mark, Progress, Mutation, Organization, Revision, Space, StoredRevision, Tag, Unit, User } from '../model/entities.ts';
+import type { ApiToken, ChangeOrder, Component, Group, Link, Mark, Progress, Mutation, Organization, Revision, Space, StoredRevision, Tag, Target, Unit, User } from '../model/entities.ts';
 import { Invalid } from '../model/errors.ts';
 import type { MarkWrite, MutationPage, OrgKind, ReleaseCounter, RevisionPage, SluggedInSpace, SpaceKind, Store, StoreOp } from '../ports/store.ts';
 import * as E from './entities.ts';
@@ -295,6 +295,15 @@ export class DynamoStore extends DynamoWrites implements Store {
 
   async progressOf(changeOrderId: string): Promise<Progress[]> {
     return (await this.db.Progress.query.primary({ ChangeOrderID: changeOrderId }).go({ pages: 'all' })).data;
+  }
+
+  async targetsDeploying(orgId: string, deployObject: string): Promise<Target[]> {
+    const found = (await this.db.Target.query.byDeployObject({ DeployKey: `${orgId}#${deployObject}` }).go({ pages: 'all' })).data as (Target & { DeployKey?: string })[];
+    return found.map(({ DeployKey: _, ...t }) => t);
+  }
+
+  async spacesReleasingTo(targetId: string): Promise<Space[]> {
+    return (await this.db.Space.query.byTarget({ ReleaseTargetID: targetId }).go({ pages: 'all' })).data as Space[];
   }
 
   async linksInto(unitId: string): Promise<Link[]> {

@@ -71,7 +71,11 @@ export const SlugClaim = new Entity({
 export const Space = new Entity({
   model: { entity: 'space', version: '1', service },
   attributes: { ...common, SpaceID: reqStr, ComponentID: str, ReleaseTargetID: str, UpstreamSpaceID: str, Permissions: any },
-  indexes: { primary: primary(['OrganizationID'], ['SpaceID']) },
+  indexes: {
+    primary: primary(['OrganizationID'], ['SpaceID']),
+    // The Spaces a Target is attached to (where a deploy tool's report about it applies).
+    byTarget: { index: 'gsi1', condition: (s: Record<string, unknown>) => !!s.ReleaseTargetID, pk: key(['ReleaseTargetID'], 'gsi1pk'), sk: key([], 'gsi1sk') },
+  },
 });
 
 export const Component = new Entity({
@@ -172,7 +176,23 @@ export const Tag = spaceEntity('tag', 'TagID', { ChangeOrderID: str, ChangeSetID
 export const ChangeSet = spaceEntity('changeset', 'ChangeSetID', { Description: str, StartTagID: str, EndTagID: str, State: str });
 export const Filter = spaceEntity('filter', 'FilterID', { From: str, Where: str });
 export const Invocation = spaceEntity('invocation', 'InvocationID', { ToolchainType: reqStr, FunctionInvocations: reqAny, Parameters: reqAny } as never);
-export const Target = spaceEntity('target', 'TargetID', { Facts: any, LastReleaseNum: num as never });
+/** A release Target; DeployObject (the Argo CD Application or Flux object that deploys it) is found by the organization's index of them. */
+export const Target = new Entity({
+  model: { entity: 'target', version: '1', service },
+  attributes: {
+    ...inSpace,
+    TargetID: reqStr,
+    Facts: any,
+    LastReleaseNum: num,
+    DeployObject: str,
+    // The index's key: the object within its organization (`<org>#<object>`), written with DeployObject by the store; a Target without one is not in the index.
+    DeployKey: str,
+  },
+  indexes: {
+    primary: primary(['SpaceID'], ['TargetID']),
+    byDeployObject: { index: 'gsi1', condition: (t: Record<string, unknown>) => !!t.DeployObject, pk: key(['DeployKey'], 'gsi1pk'), sk: key([], 'gsi1sk') },
+  },
+});
 
 /** A published bundle of a Space's Units; content fields never change, LiveStatus and labels do. */
 export const Release = new Entity({

@@ -14,7 +14,7 @@ export type EntityInput = { Slug?: string; DisplayName?: string; Labels?: Record
 type Item = InSpace & Record<string, unknown>;
 
 /** Each kind's own rules: the fields a new one gets (checked), and how an update applies (or is refused). */
-const RULES: Record<SimpleKind, { idField: string; fields(body: EntityInput): Record<string, unknown>; apply?(item: Item, body: EntityInput): Record<string, unknown> }> = {
+const RULES: Record<SimpleKind, { idField: string; fields(body: EntityInput): Record<string, unknown>; apply?(item: Item, body: EntityInput): Record<string, unknown>; keyed?(item: Item): Item }> = {
   Tag: { idField: 'TagID', fields: () => ({}) },
   ChangeSet: {
     idField: 'ChangeSetID',
@@ -54,16 +54,34 @@ const RULES: Record<SimpleKind, { idField: string; fields(body: EntityInput): Re
   },
   Target: {
     idField: 'TargetID',
-    fields: (body) => ({ Facts: body.Facts ?? {} }),
-    apply: (item, body) => ({ Facts: patchMap((item.Facts ?? {}) as Record<string, string>, body.Facts as Record<string, string | null> | undefined) }),
+    fields: (body) => ({ Facts: body.Facts ?? {}, ...(body.DeployObject ? { DeployObject: body.DeployObject } : {}) }),
+    apply: (item, body) => ({
+      Facts: patchMap((item.Facts ?? {}) as Record<string, string>, body.Facts as Record<string, string | null> | undefined),
+      // null takes the deploy tool's object off; absent leaves it.
+      DeployObject: body.DeployObject === null ? undefined : (body.DeployObject ?? item.DeployObject),
+    }),
+    // The key of the organization's index of deploy objects, written with the object (and gone with it).
+    keyed: (item) => ({ ...item, DeployKey: item.DeployObject ? `${item.OrganizationID}#${item.DeployObject}` : undefined }),
   },
 };
+
+/** A deploy tool's object deploys one Target: a report about it must name one place. Refuses one another Target of the organization names. */
+async function deployObjectFree(deps: Deps, target: Item): Promise<void> {
+  const object = target.DeployObject as string | undefined;
+  if (!object) return;
+  const other = (await deps.store.targetsDeploying(target.OrganizationID, object)).find((t) => t.TargetID !== target.TargetID);
+  if (other) {
+    const home = await deps.store.getSpace(target.OrganizationID, other.SpaceID);
+    throw new Conflict(`${object} already deploys target '${home?.Slug ?? other.SpaceID}/${other.Slug}': a deploy tool's object names one Target; take it off that one first (cub target update --space ${home?.Slug ?? other.SpaceID} ${other.Slug} --remove-deploy-object)`);
+  }
+}
 
 /** Creates a Tag, ChangeSet, Filter or Target in a Space. */
 export async function createSpaceEntity(deps: Deps, caller: Caller, space: Space, kind: SimpleKind, body: EntityInput & { Slug: string }): Promise<Item> {
   const rules = RULES[kind];
   const item = { ...newEntity(deps, caller.OrganizationID, { ...body, Labels: body.Labels as Record<string, string> | undefined, Annotations: body.Annotations as Record<string, string> | undefined }), SpaceID: space.SpaceID, [rules.idField]: deps.newId(), ...rules.fields(body) } as Item;
-  await deps.store.createInSpace(kind, item);
+  if (kind === 'Target') await deployObjectFree(deps, item);
+  await deps.store.createInSpace(kind, rules.keyed?.(item) ?? item);
   return item;
 }
 
@@ -71,8 +89,9 @@ export async function createSpaceEntity(deps: Deps, caller: Caller, space: Space
 export async function updateSpaceEntity(deps: Deps, space: Space, kind: SimpleKind, item: Item, body: EntityInput): Promise<Item> {
   expectVersion(`${kind} '${item.Slug}'`, item.Version, body.Version);
   const next = { ...patched(item, body, deps), ...(RULES[kind].apply?.(item, body) ?? {}) } as Item;
+  if (kind === 'Target') await deployObjectFree(deps, next);
   if (kind === 'ChangeSet' && item.State === ChangeSetState.Open && next.State === ChangeSetState.Closed) await closeChangeSet(deps, space, item as unknown as ChangeSet, next);
-  else await deps.store.updateInSpace(kind, next, item.Version, item.Slug);
+  else await deps.store.updateInSpace(kind, RULES[kind].keyed?.(next) ?? next, item.Version, item.Slug);
   return next;
 }
 

@@ -1,4 +1,4 @@
-import type { ApiToken, Attestation, AttestationView, ChangeOrder, Component, Group, Hold, Link, Mutation, Organization, Progress, Release, Revision, Space, StoredRevision, Tag, Unit, User } from '../../lib/model/entities.ts';
+import type { ApiToken, Attestation, AttestationView, ChangeOrder, Component, Group, Hold, Link, Mutation, Organization, Progress, Release, Revision, Space, StoredRevision, Tag, Target, Unit, User } from '../../lib/model/entities.ts';
 import { Conflict, Invalid, WriteRefused } from '../../lib/model/errors.ts';
 import { landGroups } from '../../lib/util/groups.ts';
 import type { GroupOutcome, IdempotencyRecord, JobPartRecord, JobRecord, SlugPage, MarkWrite, OrgKind, OutboxItem, ReleaseCounter, SluggedInSpace, SpaceKind, Store, StoreOp, WriteKind } from '../../lib/ports/store.ts';
@@ -203,6 +203,8 @@ export class MemoryStore implements Store {
     ]);
 
   linksInto = async (unitId: string) => this.all<Link>('Link', (l) => l.ToUnitID === unitId);
+  targetsDeploying = async (orgId: string, deployObject: string) => this.all<Target>('Target', (t) => t.OrganizationID === orgId && t.DeployObject === deployObject);
+  spacesReleasingTo = async (targetId: string) => this.all<Space>('Space', (x) => x.ReleaseTargetID === targetId);
   /** Newest first by number; a cursor is the offset after an item (this store's own cursor). */
   releasePage = async (spaceId: string, limit: number, after?: string) => {
     const all = this.all<Release>('Release', (r) => r.SpaceID === spaceId).sort((a, b) => b.ReleaseNum - a.ReleaseNum || (a.ReleaseID < b.ReleaseID ? 1 : -1));
