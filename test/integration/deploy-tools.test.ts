@@ -3,6 +3,8 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deploymentYaml, startEnv, type Env } from '../support/harness.ts';
 import { cubAt } from '../support/cli.ts';
+import { consumeDeployToolEvent } from '../../lib/releases/deploy-events.ts';
+import { DetailType, HOOK_SOURCE } from '../../lib/events/contracts.ts';
 
 // The bodies as Argo CD ({{toJson .app}}) and Flux's generic(-hmac) provider send them; only the revision (what the tool deployed) is filled in.
 const fixture = (name: string, revision: string) => readFileSync(new URL(`../fixtures/deploy-tools/${name}`, import.meta.url), 'utf8').replaceAll('REVISION', revision);
@@ -81,5 +83,21 @@ describe('Flux, as it really sends', () => {
     const r = await post('/hooks/flux', token, body, sign(token));
     expect(r).toEqual({ status: 200, body: expect.objectContaining({ Applied: true, Changed: true, SpaceSlug: 'acme-flux', ReleaseNum: 1 }) });
     expect(r.body.LiveStatus).toMatchObject({ Sync: 'Synced', Health: 'Healthy', Operation: 'Succeeded', Reporter: 'kustomize-controller', DataSource: 'flux:Kustomization/flux-system/acme-prod', ObservedAt: '2026-12-02T12:00:40Z' });
+  });
+});
+
+describe('a deploy-tool event that arrives on the bus', () => {
+  it('is applied by the same rules as the hook, and one that cannot be is returned dropped with why and counted, never only logged', async () => {
+    const counted: [string, number, Record<string, string> | undefined][] = [];
+    const deps = { ...env.deps, telemetry: { count: (name: string, value = 1, dims?: Record<string, string>) => void counted.push([name, value, dims]), error: () => {} } } as typeof env.deps;
+    const org = env.api.caller!.OrganizationID;
+    const event = (payload: unknown) => ({ source: HOOK_SOURCE, detailType: DetailType.ArgoCd, detail: { OrganizationID: org, ReceivedAt: '2026-12-02T12:01:00Z', Payload: JSON.parse(JSON.stringify(payload)) } });
+    const app = JSON.parse(fixture('argocd-application.json', `v1@sha256:${digests['acme-argo']}`).replace('"Healthy"', '"Degraded"'));
+    app.status.reconciledAt = '2026-12-02T12:05:00Z';
+    expect(await consumeDeployToolEvent(deps, event({ app }))).toEqual({ applied: true, ReleaseID: expect.any(String) });
+    expect((await env.api.get('/space/acme-argo/release/1')).body.LiveStatus.Health).toBe('Degraded');
+    const lost = await consumeDeployToolEvent(deps, event({ app: { ...app, metadata: { ...app.metadata, name: 'nobody' } } }));
+    expect(lost).toEqual({ applied: false, reason: expect.stringContaining('no target deploys argocd:argocd/nobody') });
+    expect(counted.filter(([n]) => n === 'DroppedEvents')).toEqual([['DroppedEvents', 1, { DetailType: 'Argo CD Notification' }]]);
   });
 });
