@@ -298,8 +298,7 @@ export class DynamoStore extends DynamoWrites implements Store {
   }
 
   async targetsDeploying(orgId: string, deployObject: string): Promise<Target[]> {
-    const found = (await this.db.Target.query.byDeployObject({ DeployKey: `${orgId}#${deployObject}` }).go({ pages: 'all' })).data as (Target & { DeployKey?: string })[];
-    return found.map(({ DeployKey: _, ...t }) => t);
+    return (await this.db.Target.query.byDeployObject({ DeployKey: `${orgId}#${deployObject}` }).go({ pages: 'all' })).data as Target[];
   }
 
   async spacesReleasingTo(targetId: string): Promise<Space[]> {

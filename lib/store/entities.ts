@@ -186,7 +186,7 @@ export const Target = new Entity({
     LastReleaseNum: num,
     DeployObject: str,
     // The index's key: the object within its organization (`<org>#<object>`), written with DeployObject by the store; a Target without one is not in the index.
-    DeployKey: str,
+    DeployKey: { type: 'string', hidden: true },
   },
   indexes: {
     primary: primary(['SpaceID'], ['TargetID']),

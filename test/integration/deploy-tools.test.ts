@@ -35,6 +35,7 @@ describe('a Target names the deploy tool object that deploys it', () => {
   it('is set and shown with cub target create|get|update, one Target per object, a bad name refused', async () => {
     const got = await cub(['target', 'get', '--space', 'clusters', 'argo-prod', '-o', 'json']);
     expect(JSON.parse(got.stdout)).toMatchObject({ Slug: 'argo-prod', DeployObject: 'argocd:argocd/acme-prod' });
+    expect(JSON.parse(got.stdout)).not.toHaveProperty('DeployKey');
     const twice = await cub(['target', 'create', '--space', 'clusters', 'again', '--argocd-application', 'argocd/acme-prod']);
     expect([twice.code, twice.stderr]).toEqual([1, expect.stringContaining("argocd:argocd/acme-prod already deploys target 'clusters/argo-prod'")]);
     const bad = await cub(['target', 'create', '--space', 'clusters', 'bad', '--flux-object', 'GitRepository/flux-system/x']);
