@@ -214,11 +214,11 @@ describe('deploy tools through the webhook routes and the bus', () => {
     const rel1 = (await env.api.get('/space/rel/release/1')).body;
     for (const [path, body, status, message] of [
       ['/hooks/argocd', { hello: 'world' }, 400, /^not an Argo CD application: metadata/],
-      ['/hooks/argocd', argoApp('nowhere', 2, {}), 404, /^no space 'nowhere' \(named by argocd:argocd\/nowhere-app\)/],
+      ['/hooks/argocd', argoApp('nowhere', 2, {}), 404, /^no space 'nowhere' \(named by the baton.io\/space of argocd:argocd\/nowhere-app\)$/],
       ['/hooks/argocd', argoApp('rel', 99, {}), 404, /^space 'rel' has no release 99$/],
       ['/hooks/flux', { involvedObject: { kind: 'GitRepository', name: 'x' }, severity: 'info', timestamp: 'now', message: 'm', reason: 'r' }, 400, /^Flux GitRepository events carry no release status/],
       ['/hooks/flux', { severity: 'loud' }, 400, /^not a Flux event/],
-      ['/hooks/flux', fluxEvent('Kustomization', 'info', 'ReconciliationSucceeded', { space: 'rel', revision: 'main@sha1:731f7eaddfb6af01cb2173e18f0f75b0ba780ef1' }), 422, /names no Release of space 'rel': its revision 'main@sha1:731f7eaddfb6af01cb2173e18f0f75b0ba780ef1' carries no sha256 digest/],
+      ['/hooks/flux', fluxEvent('Kustomization', 'info', 'ReconciliationSucceeded', { space: 'rel', revision: 'main@sha1:731f7eaddfb6af01cb2173e18f0f75b0ba780ef1' }), 422, /^the Flux event \(flux:Kustomization\/flux-system\/acme\) names no Release: its revision 'main@sha1:731f7eaddfb6af01cb2173e18f0f75b0ba780ef1' carries no sha256 digest/],
       ['/hooks/flux', fluxEvent('Kustomization', 'info', 'ReconciliationSucceeded', { space: 'rel', revision: `latest@sha256:${'0'.repeat(64)}` }), 404, /^space 'rel' has no release with digest sha256:0{64} .*Baton never published that bundle there/],
     ] as const) {
       const r = await env.api.post(path, body);
