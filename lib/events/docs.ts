@@ -1,6 +1,6 @@
 /** docs/events.md, generated from the contracts and their examples (`npm run docs`). */
 import { DetailType, HOOK_SOURCE, LIVE_STATUS_RULE, RULES, SOURCE, STAGE_RULE } from './contracts.ts';
-import { EVENT_EXAMPLES } from './examples.ts';
+import { DEPLOY_TOOL_SETUP, EVENT_EXAMPLES, EXAMPLE_DIGEST, EXAMPLE_UNIT } from './examples.ts';
 
 export function eventsMarkdown(): string {
   const lines = [
@@ -28,8 +28,39 @@ export function eventsMarkdown(): string {
     'Subscribe to any event with a rule of your own on the bus, matching `source` and `detail-type`.',
     '',
   ];
-  for (const { meaning, event } of EVENT_EXAMPLES) {
+  let setUp = false;
+  for (const { meaning, event, produces } of EVENT_EXAMPLES) {
+    if (produces && !setUp) {
+      setUp = true;
+      lines.push(
+        '## Deploy-tool reports',
+        '',
+        'The Argo CD and Flux examples below are posted, as written, by a test (test/integration/deploy-tools.test.ts),',
+        'into an organization these commands make, with `api.yaml` holding the Unit below; each Space\'s release 1',
+        `bundles it, digest \`sha256:${EXAMPLE_DIGEST}\` (\`cub release get --space acme-prod-use1 latest\`).`,
+        'The last command makes the `ReportStatus` service token the tools send as `Authorization: Bearer …`.',
+        '',
+        '```sh',
+        ...DEPLOY_TOOL_SETUP,
+        '```',
+        '',
+        '```yaml',
+        EXAMPLE_UNIT.trimEnd(),
+        '```',
+        '',
+      );
+    }
     lines.push(`## ${event.detailType}`, '', meaning, '', '```json', JSON.stringify({ source: event.source, 'detail-type': event.detailType, detail: event.detail }, null, 2), '```', '');
+    if (produces) {
+      lines.push(
+        `Its \`Payload\`, posted to \`POST ${produces.Hook}\` with that token (or this event put on the bus), answers 200 and leaves release ${produces.ReleaseNum} of \`${produces.SpaceSlug}\` with this LiveStatus; the same body again changes nothing:`,
+        '',
+        '```json',
+        JSON.stringify(produces.LiveStatus, null, 2),
+        '```',
+        '',
+      );
+    }
   }
   const missing = Object.values(DetailType).filter((d) => !EVENT_EXAMPLES.some((e) => e.event.detailType === d));
   if (missing.length) throw new Error(`no example of ${missing.join(', ')}`);

@@ -2,6 +2,7 @@
  * One example of each event, as a consumer receives it (detail-type, source, detail): checked against
  * its contract by the tests and printed in docs/events.md by `npm run docs`, so the two cannot drift.
  */
+import type { ReleaseLiveStatus } from '../model/entities.ts';
 import { DetailType, HOOK_SOURCE, SOURCE, type BatonEvent } from './contracts.ts';
 
 const ORG = '6f1c2b7e-3a4d-4e5f-8a9b-0c1d2e3f4a5b';
@@ -15,8 +16,90 @@ const USER = 'e5f6a7b8-c9d0-4e1f-9a2b-3c4d5e6f7a8b';
 const id = (n: number) => `0e0e0e0e-0000-4000-8000-00000000000${n}`;
 const gate = { Prerequisite: 'Healthy', Satisfied: false, SpaceID: PROD, SpaceSlug: 'acme-staging', Message: 'release 7 of acme-staging is Degraded' };
 
-/** What each event means and an example of it. */
-export const EVENT_EXAMPLES: { meaning: string; event: BatonEvent }[] = [
+/** The Unit the deploy-tool examples' Spaces release (`api.yaml`); release 1 of each bundles it alone. */
+export const EXAMPLE_UNIT = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: api
+  namespace: acme
+spec:
+  replicas: 2
+  selector:
+    matchLabels:
+      app: api
+  template:
+    metadata:
+      labels:
+        app: api
+    spec:
+      containers:
+        - name: api
+          image: ghcr.io/acme/api:1.4.2
+`;
+
+/** The digest of that bundle: what Baton answers `cub release get` with, and what the deploy tool reports deploying. */
+export const EXAMPLE_DIGEST = 'f1322ab42d2638d20f21129334027a66264adb6c74fd91d9cca0510cdf72a352';
+
+/** The organization the Argo CD and Flux examples are posted into, as `cub` makes it (run, as written, by the test that posts them). */
+export const DEPLOY_TOOL_SETUP = [
+  'cub space create clusters',
+  'cub target create --space clusters prod-use1 --argocd-application argocd/acme-prod-use1',
+  'cub target create --space clusters prod-euw1 --flux-object Kustomization/flux-system/acme-prod-euw1',
+  'cub space create acme-prod-use1 --release-target clusters/prod-use1',
+  'cub space create acme-prod-euw1 --release-target clusters/prod-euw1',
+  'cub unit create --space acme-prod-use1 api api.yaml',
+  'cub unit create --space acme-prod-euw1 api api.yaml',
+  'cub release publish acme-prod-use1',
+  'cub release publish acme-prod-euw1',
+  'cub token create --service deploy-tools --scope ReportStatus',
+];
+
+const ARGO_APP = {
+  apiVersion: 'argoproj.io/v1alpha1',
+  kind: 'Application',
+  metadata: { name: 'acme-prod-use1', namespace: 'argocd', uid: '3f0c9a52-8d1e-4b7a-9c6d-2e5f1a0b7c84', resourceVersion: '918273' },
+  spec: {
+    project: 'default',
+    source: { repoURL: 'oci://registry.example.com/acme/api', targetRevision: 'sha256:' + EXAMPLE_DIGEST, path: '.' },
+    destination: { server: 'https://kubernetes.default.svc', namespace: 'acme' },
+    syncPolicy: { automated: { prune: true, selfHeal: true } },
+  },
+  status: {
+    sync: { status: 'Synced', revision: 'sha256:' + EXAMPLE_DIGEST, comparedTo: { source: { repoURL: 'oci://registry.example.com/acme/api', targetRevision: 'sha256:' + EXAMPLE_DIGEST, path: '.' }, destination: { server: 'https://kubernetes.default.svc', namespace: 'acme' } } },
+    health: { status: 'Healthy', lastTransitionTime: '2026-12-03T10:09:45Z' },
+    operationState: {
+      phase: 'Succeeded',
+      message: 'successfully synced (all tasks run)',
+      startedAt: '2026-12-03T10:09:28Z',
+      finishedAt: '2026-12-03T10:09:31Z',
+      syncResult: { revision: 'sha256:' + EXAMPLE_DIGEST, source: { repoURL: 'oci://registry.example.com/acme/api', targetRevision: 'sha256:' + EXAMPLE_DIGEST, path: '.' } },
+    },
+    reconciledAt: '2026-12-03T10:09:50Z',
+    sourceType: 'Directory',
+  },
+};
+
+const FLUX_EVENT = {
+  involvedObject: { kind: 'Kustomization', namespace: 'flux-system', name: 'acme-prod-euw1', uid: '7d2e4f6a-1b3c-4d5e-8f9a-0b1c2d3e4f5a', apiVersion: 'kustomize.toolkit.fluxcd.io/v1', resourceVersion: '56412' },
+  severity: 'info',
+  timestamp: '2026-12-03T10:09:59Z',
+  message: 'Reconciliation finished in 1.204s, next run in 10m0s',
+  reason: 'ReconciliationSucceeded',
+  metadata: { 'kustomize.toolkit.fluxcd.io/revision': 'latest@sha256:' + EXAMPLE_DIGEST },
+  reportingController: 'kustomize-controller',
+  reportingInstance: 'kustomize-controller-5f8d7c9b6d-q7xlm',
+};
+
+/** What posting a deploy tool's example does: the hook it goes to, and the Release's LiveStatus afterwards. */
+export interface HookOutcome {
+  Hook: '/hooks/argocd' | '/hooks/flux';
+  SpaceSlug: string;
+  ReleaseNum: number;
+  LiveStatus: ReleaseLiveStatus;
+}
+
+/** What each event means and an example of it (a deploy tool's, with what posting it produces). */
+export const EVENT_EXAMPLES: { meaning: string; event: BatonEvent; produces?: HookOutcome }[] = [
   { meaning: 'A ChangeOrder was created in its base: the change has a name, a kind and a scope.', event: { source: SOURCE, detailType: DetailType.ChangeOrderCreated, detail: { EventID: id(1), OrganizationID: ORG, SpaceID: BASE, ChangeOrderID: CO, Slug: 'release-v452', UpdateType: 'UpgradeUnit', ChangeWorkflowID: id(9), InScopeSpaceIDs: [PROD], UserID: USER } } },
   { meaning: 'The Stage a ChangeOrder has reached moved forward (it never moves back).', event: { source: SOURCE, detailType: DetailType.ChangeOrderStageAdvanced, detail: { EventID: id(2), OrganizationID: ORG, SpaceID: BASE, ChangeOrderID: CO, Slug: 'release-v452', Stage: 'Staging', PreviousStage: 'Development' } } },
   { meaning: 'The last Stage satisfied the Final prerequisites: the rollout is done (sent with the Stage Advanced event to Completed).', event: { source: SOURCE, detailType: DetailType.ChangeOrderCompleted, detail: { EventID: id(3), OrganizationID: ORG, SpaceID: BASE, ChangeOrderID: CO, Slug: 'release-v452', Stage: 'Completed', PreviousStage: 'Production' } } },
@@ -30,6 +113,14 @@ export const EVENT_EXAMPLES: { meaning: string; event: BatonEvent }[] = [
   { meaning: 'A hold was placed: while it is in force, promotions into what it covers (here: the ChangeOrders of one workflow) wait, unless forced with a reason.', event: { source: SOURCE, detailType: DetailType.HoldPlaced, detail: { EventID: id(4), OrganizationID: ORG, HoldID: id(5), Slug: 'year-end-freeze', Scope: 'Workflow', SpaceID: BASE, ChangeWorkflowID: id(9), Blocks: ['promote'], Reason: 'year-end change freeze', OwnerID: USER, ExpiresAt: '2027-01-04T00:00:00.000Z' } } },
   { meaning: 'A hold was lifted by its owner or an Admin, with a note.', event: { source: SOURCE, detailType: DetailType.HoldLifted, detail: { EventID: id(6), OrganizationID: ORG, HoldID: id(5), Slug: 'year-end-freeze', Scope: 'Workflow', SpaceID: BASE, ChangeWorkflowID: id(9), Blocks: ['promote'], Reason: 'year-end change freeze', OwnerID: USER, LiftedBy: USER, LiftNote: 'freeze over early' } } },
   { meaning: 'An attestation was revoked (a revocation recorded beside it, naming it): Stages are re-evaluated.', event: { source: SOURCE, detailType: DetailType.AttestationRevoked, detail: { EventID: id(2), OrganizationID: ORG, SpaceID: PROD, SpaceSlug: 'acme-prod-use1', AttestationID: id(3), Type: 'Approval', Result: 'Pass', UserID: USER, ChangeOrderID: CO, RevokedAttestationID: ATTESTATION } } },
-  { meaning: "An Argo CD application, as Argo CD Notifications sends it, put on the bus by a sender of your own (`POST /hooks/argocd` applies its body at once and answers whether it took it); the live-status consumer applies it to a Release's LiveStatus by the same rules, and records what it cannot apply in its dead-letter queue.", event: { source: HOOK_SOURCE, detailType: DetailType.ArgoCd, detail: { OrganizationID: ORG, ReceivedAt: '2026-12-03T10:09:58.000Z', Payload: { app: { metadata: { name: 'acme-prod-use1' }, status: { sync: { status: 'Synced', revision: 'baton-release-7' }, health: { status: 'Healthy' } } } } } } },
-  { meaning: "A Flux notification-controller event, as its generic webhook sends it, put on the bus by a sender of your own (`POST /hooks/flux` applies its body at once); applied to a Release's LiveStatus by the same rules as the hook.", event: { source: HOOK_SOURCE, detailType: DetailType.Flux, detail: { OrganizationID: ORG, ReceivedAt: '2026-12-03T10:09:59.000Z', Payload: { involvedObject: { kind: 'Kustomization', name: 'acme-prod-use1', namespace: 'flux-system' }, severity: 'info', timestamp: '2026-12-03T10:09:59Z', message: 'Reconciliation finished', reason: 'ReconciliationSucceeded', metadata: { revision: 'baton-release-7' } } } } },
+  {
+    meaning: "An Argo CD application, as Argo CD Notifications sends it (`{\"app\": {{toJson .app}}}`), put on the bus by a sender of your own (`POST /hooks/argocd` applies the same body at once and answers whether it took it); the live-status consumer applies it to a Release's LiveStatus by the same rules, and records what it cannot apply in its dead-letter queue. The Target `clusters/prod-use1` names the application, so it applies to the Space releasing to that Target; its revision is the digest of that Space's release 1.",
+    event: { source: HOOK_SOURCE, detailType: DetailType.ArgoCd, detail: { OrganizationID: ORG, ReceivedAt: '2026-12-03T10:09:58.000Z', Payload: { app: ARGO_APP } } },
+    produces: { Hook: '/hooks/argocd', SpaceSlug: 'acme-prod-use1', ReleaseNum: 1, LiveStatus: { Sync: 'Synced', Health: 'Healthy', Operation: 'Succeeded', Reporter: 'argocd', DataSource: 'argocd:argocd/acme-prod-use1', Message: 'successfully synced (all tasks run)', ObservedAt: '2026-12-03T10:09:50Z' } },
+  },
+  {
+    meaning: "A Flux notification-controller event, as its generic(-hmac) provider sends it, put on the bus by a sender of your own (`POST /hooks/flux` applies the same body at once); applied to a Release's LiveStatus by the same rules as the hook. The Target `clusters/prod-euw1` names the Kustomization; its OCI revision carries the digest of release 1 of the Space releasing there.",
+    event: { source: HOOK_SOURCE, detailType: DetailType.Flux, detail: { OrganizationID: ORG, ReceivedAt: '2026-12-03T10:09:59.000Z', Payload: FLUX_EVENT } },
+    produces: { Hook: '/hooks/flux', SpaceSlug: 'acme-prod-euw1', ReleaseNum: 1, LiveStatus: { Sync: 'Synced', Health: 'Healthy', Operation: 'Succeeded', Reporter: 'kustomize-controller', DataSource: 'flux:Kustomization/flux-system/acme-prod-euw1', Message: 'ReconciliationSucceeded: Reconciliation finished in 1.204s, next run in 10m0s', ObservedAt: '2026-12-03T10:09:59Z' } },
+  },
 ];

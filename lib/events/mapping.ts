@@ -7,8 +7,8 @@ export interface LiveStatusReport {
   namedSpace?: string;
   /** The tool's object it is about, as a Target names it (`argocd:ns/name`, then `argocd:name`; `flux:Kind/ns/name`), most specific first. */
   objects: string[];
-  /** Where no Target names the object: the Space of the object's name. */
-  spaceSlug: string;
+  /** The object's name: where neither the report nor a Target names a Space, the Space of that name. */
+  objectName: string;
   releaseNum?: number;
   digest?: string;
   /** The revision the tool reports deployed, as it wrote it (a digest is read from it). */
@@ -69,7 +69,7 @@ export function mapArgoCd(payload: unknown, receivedAt: string): LiveStatusRepor
   return {
     namedSpace: pick(notes, SPACE_KEYS),
     objects: [...(namespace ? [`argocd:${namespace}/${name}`] : []), `argocd:${name}`],
-    spaceSlug: pick(notes, SPACE_KEYS) ?? name,
+    objectName: name,
     releaseNum: num(pick(notes, RELEASE_KEYS)),
     digest: digestOf(pick(notes, DIGEST_KEYS)) ?? digestOf(revision),
     revision,
@@ -103,7 +103,7 @@ export function mapFlux(payload: unknown, receivedAt: string): LiveStatusReport 
   return {
     namedSpace: pick(e.metadata, SPACE_KEYS),
     objects: o.namespace ? [`flux:${o.kind}/${o.namespace}/${o.name}`] : [],
-    spaceSlug: pick(e.metadata, SPACE_KEYS) ?? o.name,
+    objectName: o.name,
     releaseNum: num(pick(e.metadata, RELEASE_KEYS)),
     digest: digestOf(pick(e.metadata, DIGEST_KEYS)) ?? digestOf(revision),
     revision,

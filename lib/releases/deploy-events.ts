@@ -126,8 +126,8 @@ async function spacesOf(deps: Deps, organizationId: string, r: LiveStatusReport)
     if (!spaces.length) throw new NotFound(`${o} deploys target '${target.Slug}', but no space releases to it (cub space update <space> --release-target …/${target.Slug})`);
     return { spaces, object: o };
   }
-  const space = await bySlug(r.spaceSlug);
-  if (!space) throw new NotFound(`no target deploys ${object} and no space is named '${r.spaceSlug}': map it with cub target update <target> ${object.startsWith('flux:') ? `--flux-object ${object.slice(5)}` : `--argocd-application ${object.slice(7)}`} (or the baton.io/space annotation)`);
+  const space = await bySlug(r.objectName);
+  if (!space) throw new NotFound(`no target deploys ${object} and no space is named '${r.objectName}': map it with cub target update <target> ${object.startsWith('flux:') ? `--flux-object ${object.slice(5)}` : `--argocd-application ${object.slice(7)}`} (or the baton.io/space annotation)`);
   return { spaces: [space], object };
 }
 

@@ -1,10 +1,13 @@
 import { createHmac } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deploymentYaml, startEnv, type Env } from '../support/harness.ts';
 import { cubAt } from '../support/cli.ts';
 import { consumeDeployToolEvent } from '../../lib/releases/deploy-events.ts';
 import { DetailType, HOOK_SOURCE } from '../../lib/events/contracts.ts';
+import { DEPLOY_TOOL_SETUP, EVENT_EXAMPLES, EXAMPLE_DIGEST, EXAMPLE_UNIT } from '../../lib/events/examples.ts';
 
 // The bodies as Argo CD ({{toJson .app}}) and Flux's generic(-hmac) provider send them; only the revision (what the tool deployed) is filled in.
 const fixture = (name: string, revision: string) => readFileSync(new URL(`../fixtures/deploy-tools/${name}`, import.meta.url), 'utf8').replaceAll('REVISION', revision);
@@ -100,5 +103,37 @@ describe('a deploy-tool event that arrives on the bus', () => {
     const lost = await consumeDeployToolEvent(deps, event({ app: { ...app, metadata: { ...app.metadata, name: 'nobody' } } }));
     expect(lost).toEqual({ applied: false, reason: expect.stringContaining('no target deploys argocd:argocd/nobody') });
     expect(counted.filter(([n]) => n === 'DroppedEvents')).toEqual([['DroppedEvents', 1, { DetailType: 'Argo CD Notification' }]]);
+  });
+});
+
+describe("docs/events.md's Argo CD and Flux examples", () => {
+  it('are posted as written, into the organization its cub commands make, and leave the LiveStatus it says; a repeat changes nothing', async () => {
+    // The other organization of the env: nothing of the tests above is in it.
+    const dir = mkdtempSync(join(tmpdir(), 'baton-events-'));
+    writeFileSync(join(dir, 'api.yaml'), EXAMPLE_UNIT);
+    const run = cubAt(env.url, env.other.token!, dir);
+    let printed = '';
+    for (const line of DEPLOY_TOOL_SETUP) {
+      const r = await run(line.split(' ').slice(1));
+      expect([r.code, r.stderr], line).toEqual([0, '']);
+      printed = r.stdout;
+    }
+    const token = /\n {2}(\S+)\n/.exec(printed)?.[1];
+    expect(token, printed).toBeDefined();
+    const got = await run(['release', 'get', '--space', 'acme-prod-use1', 'latest', '-o', 'json']);
+    expect(JSON.parse(got.stdout)).toMatchObject({ ReleaseNum: 1, Digest: EXAMPLE_DIGEST });
+    const examples = EVENT_EXAMPLES.filter((e) => e.produces);
+    expect(examples.map((e) => e.event.detailType)).toEqual([DetailType.ArgoCd, DetailType.Flux]);
+    for (const { event, produces } of examples) {
+      const body = JSON.stringify((event.detail as { Payload: unknown }).Payload);
+      const r = await post(produces!.Hook, token!, body);
+      expect(r, produces!.Hook).toEqual({ status: 200, body: { Applied: true, Changed: true, SpaceID: expect.any(String), SpaceSlug: produces!.SpaceSlug, ReleaseID: expect.any(String), ReleaseNum: produces!.ReleaseNum, LiveStatus: produces!.LiveStatus } });
+      expect((await env.other.get(`/space/${produces!.SpaceSlug}/release/${produces!.ReleaseNum}`)).body.LiveStatus).toEqual(produces!.LiveStatus);
+      const again = await post(produces!.Hook, token!, body);
+      expect([again.status, again.body.Changed, again.body.LiveStatus]).toEqual([200, false, produces!.LiveStatus]);
+      // The same event on the bus (in this organization, as the sender's token): applied to the same Release.
+      const onBus = { ...event, detail: { ...event.detail, OrganizationID: env.other.caller!.OrganizationID } };
+      expect(await consumeDeployToolEvent(env.deps, onBus)).toEqual({ applied: true, ReleaseID: r.body.ReleaseID });
+    }
   });
 });

@@ -11,14 +11,14 @@ export interface CubResult {
   stderr: string;
 }
 
-/** Runs `cub` as a user would, against a server, with the token in the environment. */
-export function cubAt(server: string, token: string) {
+/** Runs `cub` as a user would, against a server, with the token in the environment (in `cwd`, where files it names are). */
+export function cubAt(server: string, token: string, cwd?: string) {
   return (args: string[], input?: string): Promise<CubResult> =>
     new Promise((resolve) => {
       const child = execFile(
         process.execPath,
         [BIN, ...args],
-        { env: { ...process.env, CUB_SERVER: server, CUB_TOKEN: token, CUB_CONTEXT: '/nonexistent', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' } },
+        { cwd, env: { ...process.env, CUB_SERVER: server, CUB_TOKEN: token, CUB_CONTEXT: '/nonexistent', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' } },
         (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
       );
       if (input !== undefined) child.stdin?.end(input);
