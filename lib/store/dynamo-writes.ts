@@ -82,6 +82,11 @@ export abstract class DynamoWrites extends DynamoProgress {
   }
 
   /** The attributes the entity declares, defined ones only: what is added for reading (a Space's slug, a Link's staleness) is never written. */
+  /** A Target with the key of its organization's index of deploy objects (byDeployObject), written with the object and gone with it. */
+  private static deployKeyed(item: Record<string, unknown>): Record<string, unknown> {
+    return { ...item, DeployKey: item.DeployObject ? `${item.OrganizationID}#${item.DeployObject}` : undefined };
+  }
+
   private static clean(entity: AnyEntity, item: object): Record<string, unknown> {
     const attrs = entity.schema.attributes as Record<string, unknown>;
     return Object.fromEntries(Object.entries(item).filter(([k, v]) => v !== undefined && k in attrs));
@@ -240,7 +245,7 @@ export abstract class DynamoWrites extends DynamoProgress {
     const e = this.e;
     const items = ops.flatMap((o) => {
       // A release counter is stored under the name of its Target's counter.
-      const item = o.kind === 'ReleaseCounter' ? { ...(o.item as ReleaseCounter), Name: releaseCounterName((o.item as ReleaseCounter).TargetID) } : (o.item as Record<string, unknown>);
+      const item = o.kind === 'ReleaseCounter' ? { ...(o.item as ReleaseCounter), Name: releaseCounterName((o.item as ReleaseCounter).TargetID) } : o.kind === 'Target' ? DynamoWrites.deployKeyed(o.item as Record<string, unknown>) : (o.item as Record<string, unknown>);
       const entity = e[o.kind === 'ReleaseCounter' ? 'Counter' : o.kind];
       const scope = DynamoWrites.slugScope(o.kind, item);
       const slugKind = o.kind.toLowerCase();

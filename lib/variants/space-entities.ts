@@ -14,7 +14,7 @@ export type EntityInput = { Slug?: string; DisplayName?: string; Labels?: Record
 type Item = InSpace & Record<string, unknown>;
 
 /** Each kind's own rules: the fields a new one gets (checked), and how an update applies (or is refused). */
-const RULES: Record<SimpleKind, { idField: string; fields(body: EntityInput): Record<string, unknown>; apply?(item: Item, body: EntityInput): Record<string, unknown>; keyed?(item: Item): Item }> = {
+const RULES: Record<SimpleKind, { idField: string; fields(body: EntityInput): Record<string, unknown>; apply?(item: Item, body: EntityInput): Record<string, unknown>}> = {
   Tag: { idField: 'TagID', fields: () => ({}) },
   ChangeSet: {
     idField: 'ChangeSetID',
@@ -60,8 +60,6 @@ const RULES: Record<SimpleKind, { idField: string; fields(body: EntityInput): Re
       // null takes the deploy tool's object off; absent leaves it.
       DeployObject: body.DeployObject === null ? undefined : (body.DeployObject ?? item.DeployObject),
     }),
-    // The key of the organization's index of deploy objects, written with the object (and gone with it).
-    keyed: (item) => ({ ...item, DeployKey: item.DeployObject ? `${item.OrganizationID}#${item.DeployObject}` : undefined }),
   },
 };
 
@@ -81,7 +79,7 @@ export async function createSpaceEntity(deps: Deps, caller: Caller, space: Space
   const rules = RULES[kind];
   const item = { ...newEntity(deps, caller.OrganizationID, { ...body, Labels: body.Labels as Record<string, string> | undefined, Annotations: body.Annotations as Record<string, string> | undefined }), SpaceID: space.SpaceID, [rules.idField]: deps.newId(), ...rules.fields(body) } as Item;
   if (kind === 'Target') await deployObjectFree(deps, item);
-  await deps.store.createInSpace(kind, rules.keyed?.(item) ?? item);
+  await deps.store.createInSpace(kind, item);
   return item;
 }
 
@@ -91,7 +89,7 @@ export async function updateSpaceEntity(deps: Deps, space: Space, kind: SimpleKi
   const next = { ...patched(item, body, deps), ...(RULES[kind].apply?.(item, body) ?? {}) } as Item;
   if (kind === 'Target') await deployObjectFree(deps, next);
   if (kind === 'ChangeSet' && item.State === ChangeSetState.Open && next.State === ChangeSetState.Closed) await closeChangeSet(deps, space, item as unknown as ChangeSet, next);
-  else await deps.store.updateInSpace(kind, RULES[kind].keyed?.(next) ?? next, item.Version, item.Slug);
+  else await deps.store.updateInSpace(kind, next, item.Version, item.Slug);
   return next;
 }
 
