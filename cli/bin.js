@@ -7,5 +7,12 @@ if (!existsSync(bundle)) {
   process.stderr.write('cub is not built: run `npm install` (or `npm run build:cli`) in the Baton checkout\n');
   process.exit(1);
 }
+// A reader that stops early (cub … | head -1) closes the pipe: end quietly, as a Unix command does.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (e) => {
+    if (e.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    throw e;
+  });
+}
 const { main } = await import(bundle.href);
 process.exitCode = await main(process.argv.slice(2));

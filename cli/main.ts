@@ -8,7 +8,33 @@ import { program } from './program.ts';
 /** The version of the package the bundle was built from (esbuild defines it). */
 declare const CUB_VERSION: string;
 
+/** The flags every verb takes that carry a value (`--server URL`, `-o json`). */
+const GLOBAL_WITH_VALUE = new Set(['--server', '--token', '--context', '--output', '-o']);
+
+/**
+ * `cub --token T -o json space list` as well as `cub space list --token T -o json`: the flags every
+ * verb takes, given before the entity, are moved after the verb, where the verb reads them.
+ */
+export function hoistGlobalFlags(argv: string[]): string[] {
+  const before: string[] = [];
+  let i = 0;
+  for (; i < argv.length; i++) {
+    const a = argv[i]!;
+    const name = a.startsWith('--') ? a.split('=')[0]! : a;
+    if (GLOBAL_WITH_VALUE.has(name) && !a.includes('=')) {
+      if (i + 1 >= argv.length) break;
+      before.push(a, argv[++i]!);
+    } else if (GLOBAL_WITH_VALUE.has(name) || /^-o\S+$/.test(a) || a === '-q' || a === '--quiet') before.push(a);
+    else break;
+  }
+  const rest = argv.slice(i);
+  // Nothing after them (`cub -o json`), or help asked for: leave the line as it was given.
+  if (!before.length || !rest.length || rest[0]!.startsWith('-')) return argv;
+  return [...rest, ...before];
+}
+
 export async function main(argv: string[]): Promise<number> {
+  argv = hoistGlobalFlags(argv);
   const write = { out: (s: string) => void process.stdout.write(s), err: (s: string) => void process.stderr.write(s) };
   try {
     const [first, second, ...rest] = argv;

@@ -42,6 +42,11 @@ export function setQuiet(on: boolean): void {
   quiet = on;
 }
 
+/** Whether `-q` is in force: a verb that writes its own sentence prints only its name or id then. */
+export function isQuiet(): boolean {
+  return quiet;
+}
+
 /** Prints a value per `-o`: table (default), json or yaml. */
 export function print<R>(value: R | readonly R[], format: string | undefined, columns?: Column<R>[]): void {
   if (quiet && (format ?? 'table') === 'table') {

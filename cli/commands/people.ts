@@ -1,6 +1,6 @@
 import { bool, flag, flags, need, pairs, UsageError, type Args } from '../args.ts';
 import { seg, type Client } from '../client.ts';
-import { print, say, type Column } from '../output.ts';
+import { isQuiet, print, say, type Column } from '../output.ts';
 import { type Command, type HelpTable, out, list, listHelp } from '../common.ts';
 import type { Attestation, AttestationView, Group, TokenView, User } from '../../lib/model/entities.ts';
 import type { ApproveAnswer } from '../api.ts';
@@ -98,6 +98,8 @@ export const peopleCommands: Record<string, Record<string, Command>> = {
       const slug = ref(a, 'user', 'cub user create <slug> [--role Admin|Member|Viewer]');
       const r = await c.post<{ User: User; Token: string }>('/user', { Slug: slug, Role: flag(a, 'role'), DisplayName: flag(a, 'display-name') });
       if ((out(a) ?? 'table') !== 'table') return print(r.body, out(a));
+      // -q: the token alone, for a pipeline to keep (USER_TOKEN=$(cub user create bob -q)).
+      if (isQuiet()) return void process.stdout.write(`${r.body.Token}\n`);
       // The secret is shown this once: only its hash is kept.
       process.stdout.write(`Created user ${r.body.User.Slug} (${r.body.User.Role}). Their token (shown once):\n\n  ${r.body.Token}\n\ncub context set ${r.body.User.Slug} --server <url> --token ${r.body.Token}\n`);
     },
@@ -152,6 +154,8 @@ export const peopleCommands: Record<string, Record<string, Command>> = {
       };
       const r = await c.post<{ Token: string; TokenInfo: TokenView }>('/token', body);
       if ((out(a) ?? 'table') !== 'table') return print(r.body, out(a));
+      // -q: the secret alone (TOKEN=$(cub token create --service argocd --scope ReportStatus -q)).
+      if (isQuiet()) return void process.stdout.write(`${r.body.Token}\n`);
       process.stdout.write(`Token ${r.body.TokenInfo.TokenID}${r.body.TokenInfo.ExpiresAt ? `, expires ${r.body.TokenInfo.ExpiresAt}` : ''} (the secret is shown once):\n\n  ${r.body.Token}\n`);
     },
     list: async (a, c) => {

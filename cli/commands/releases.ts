@@ -1,6 +1,6 @@
 import { bool, flag, need, UsageError } from '../args.ts';
 import { seg } from '../client.ts';
-import { print, say } from '../output.ts';
+import { isQuiet, print, say } from '../output.ts';
 import type { WithSpaceSlug } from '../../lib/model/common.ts';
 import type { Release } from '../../lib/model/entities.ts';
 import type { PublishAnswer } from '../api.ts';
@@ -16,6 +16,8 @@ export const releasesCommands: Record<string, Record<string, Command>> = {
       const rev = flag(a, 'revision');
       const r = await withProgress(`publishing ${space}`, c.post<PublishAnswer>(`/space/${seg(space)}/release`, { Revision: rev === undefined ? undefined : /^\d+$/.test(rev) ? Number(rev) : rev, DryRun: bool(a, 'dry-run') || undefined, Description: flag(a, 'description') }));
       if ((out(a) ?? 'table') !== 'table') return print(r.body, out(a));
+      // -q: the number of the Release made (nothing when nothing changed).
+      if (isQuiet()) return void process.stdout.write(r.body.Release && !r.body.DryRun ? `${r.body.Release.ReleaseNum}\n` : '');
       if (r.body.Message) process.stdout.write(`${r.body.Message}\n`);
       else if (r.body.DryRun) process.stdout.write(`Would publish ${r.body.UnitCount} unit(s) of ${space}, digest ${r.body.Digest}:\n`);
       else process.stdout.write(`Published release ${r.body.Release.ReleaseNum} of ${space}: ${r.body.UnitCount} unit(s), digest ${r.body.Digest}\n`);

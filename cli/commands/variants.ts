@@ -1,6 +1,6 @@
 import { bool, flag, flags, need, pairs, UsageError } from '../args.ts';
 import { seg } from '../client.ts';
-import { print, say } from '../output.ts';
+import { isQuiet, print, say } from '../output.ts';
 import type { LinkView } from '../../lib/model/entities.ts';
 import type { ApproveAnswer, DemoteAnswer, UploadAnswer, VariantAnswer } from '../api.ts';
 import { printApproval } from './people.ts';
@@ -60,6 +60,7 @@ export const variantsCommands: Record<string, Record<string, Command>> = {
       const body = { Component: need(a, 'component', usage), Variant: need(a, 'variant', usage), Units: units, Stage: flag(a, 'stage'), Environment: flag(a, 'environment'), Region: flag(a, 'region'), SpaceLabels: pairs(a, 'space-label') };
       const r = await withProgress(`uploading ${units.length} unit(s)`, c.post<UploadAnswer>('/variant/upload', body));
       if ((out(a) ?? 'table') !== 'table') return print(r.body, out(a));
+      if (isQuiet()) return void process.stdout.write(`${r.body.Space.Slug}\n`);
       process.stdout.write(`Created space ${r.body.Space.Slug} with ${r.body.Units.length} unit(s): ${r.body.Units.map((u) => u.Slug).join(', ')}\n`);
     },
     create: async (a, c) => {
@@ -80,6 +81,7 @@ export const variantsCommands: Record<string, Record<string, Command>> = {
       };
       const r = await withProgress(`creating variant ${name} of ${upstream}`, c.post<VariantAnswer>('/variant', body));
       if ((out(a) ?? 'table') !== 'table') return print(r.body, out(a));
+      if (isQuiet()) return void process.stdout.write(`${r.body.Space.Slug}\n`);
       process.stdout.write(`Created space ${r.body.Space.Slug} from ${upstream}\n`);
       printUnitResults(r.body.Units, 'table');
     },

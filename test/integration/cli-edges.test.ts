@@ -1,0 +1,70 @@
+// cub as a command line people trust: global flags anywhere, quiet pipes, -q everywhere (issue 38).
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deploymentYaml, startEnv, type Env } from '../support/harness.ts';
+import { cubAt, cubOk } from '../support/cli.ts';
+
+const BIN = fileURLToPath(new URL('../../cli/bin.js', import.meta.url));
+
+let env: Env;
+let cub: ReturnType<typeof cubAt>;
+let ok: ReturnType<typeof cubOk>;
+beforeAll(async () => {
+  env = await startEnv();
+  cub = cubAt(env.url, env.api.token!);
+  ok = cubOk(cub);
+  await env.api.post('/space', { Slug: 'clusters' });
+  await env.api.post('/space/clusters/target', { Slug: 'prod' });
+});
+afterAll(async () => env.close());
+
+/** A shell line, with cub as `$CUB` and the server but no token in the environment. */
+const sh = (line: string) =>
+  new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
+    execFile('bash', ['-o', 'pipefail', '-c', line], { env: { ...process.env, CUB: `${process.execPath} ${BIN}`, CUB_SERVER: env.url, CUB_CONTEXT: '/nonexistent', CUB_TOKEN: '' } }, (err, stdout, stderr) =>
+      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    ),
+  );
+
+describe('global flags', () => {
+  it('are taken before the entity as well as after the verb', async () => {
+    const token = env.api.token!;
+    const before = await sh(`$CUB --token ${token} -o json space list`);
+    expect([before.code, before.stderr]).toEqual([0, '']);
+    expect(JSON.parse(before.stdout).map((s: { Slug: string }) => s.Slug)).toContain('clusters');
+    const after = await sh(`$CUB space list --token ${token} -o json`);
+    expect(JSON.parse(after.stdout)).toEqual(JSON.parse(before.stdout));
+    expect((await sh(`$CUB --token=${token} -q --server ${env.url} space list`)).stdout.split('\n')).toContain('clusters');
+    // Without the token, wherever it goes, the server refuses.
+    expect((await sh('$CUB -o json space list')).code).toBe(1);
+  });
+});
+
+describe('a pipe closed early', () => {
+  it('ends cub quietly: no EPIPE trace, exit 0', async () => {
+    // `true` reads nothing and exits at once: every write cub makes meets a closed pipe.
+    const r = await sh(`$CUB --token ${env.api.token!} space list | true`);
+    expect([r.code, r.stderr]).toEqual([0, '']);
+    const help = await sh('$CUB unit create --help | head -1');
+    expect([help.code, help.stdout, help.stderr]).toEqual([0, 'Usage: cub unit create [options] <unit> <file>\n', '']);
+  });
+});
+
+describe('-q', () => {
+  it('prints only the names or ids, one a line, on the verbs that create and list', async () => {
+    expect(await ok(['space', 'create', 'qa', '--release-target', 'clusters/prod', '-q'])).toBe('qa\n');
+    expect(await ok(['unit', 'create', '--space', 'qa', 'api', '-', '-q'], deploymentYaml('api', { namespace: 'qa' }))).toBe('api\n');
+    expect(await ok(['unit', 'list', '--space', 'qa', '-q'])).toBe('api\n');
+    expect(await ok(['release', 'publish', 'qa', '-q'])).toBe('1\n');
+    expect(await ok(['release', 'list', '--space', 'qa', '-q'])).toBe('1\n');
+    expect(await ok(['variant', 'create', 'qa-eu', 'qa', '-q'])).toMatch(/^qa-eu\n$/);
+    const secret = (await ok(['token', 'create', '--service', 'argocd', '--scope', 'ReportStatus', '-q'])).trim();
+    expect(secret).toMatch(/^\S+$/);
+    expect((await sh(`$CUB --token ${secret} -q release report --space qa --sync Synced --health Healthy`)).code).toBe(0);
+    expect((await ok(['token', 'list', '-q'])).trim().split('\n').length).toBeGreaterThanOrEqual(2);
+    const user = (await ok(['user', 'create', 'bob', '-q'])).trim();
+    expect(user).toMatch(/^\S+$/);
+    expect(await ok(['user', 'list', '-q'])).toContain('bob\n');
+  });
+});
