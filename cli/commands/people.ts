@@ -31,9 +31,10 @@ export const attestationCols: Column<AttestationView>[] = [
 export function printApproval(a: Args, r: ApproveAnswer): void {
   const format = out(a);
   if (format === 'json' || format === 'yaml') return print(r, format);
-  const verb = r.Result === 'Fail' ? 'reject' : r.Type === 'Approval' ? 'approve' : `attest ${r.Type} for`;
+  // The sentence's verb, as it would be and as it was: "Would approve" / "Approved", "Recorded ChangeRecord for".
+  const [would, did] = r.Result === 'Fail' ? ['reject', 'Rejected'] : r.Type === 'Approval' ? ['approve', 'Approved'] : [`record ${r.Type} for`, `Recorded ${r.Type} for`];
   const recorded = r.Spaces.filter((s) => s.Action === 'Attest').length;
-  process.stdout.write(`${r.DryRun ? `Would ${verb}` : `${verb[0]!.toUpperCase()}${verb.slice(1).replace(/e$/, '')}ed`} revisions in ${recorded} space(s)\n`);
+  process.stdout.write(`${r.DryRun ? `Would ${would}` : did} revisions in ${recorded} space(s)\n`);
   print(
     r.Spaces.flatMap((s): { s: ApproveAnswer['Spaces'][number]; u?: ApproveAnswer['Spaces'][number]['Units'][number] }[] => (s.Units.length ? s.Units.map((u) => ({ s, u })) : [{ s }])),
     'table',

@@ -1,5 +1,8 @@
 // cub as a command line people trust: global flags anywhere, quiet pipes, -q everywhere (issue 38).
 import { execFile } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deploymentYaml, startEnv, type Env } from '../support/harness.ts';
@@ -66,5 +69,28 @@ describe('-q', () => {
     const user = (await ok(['user', 'create', 'bob', '-q'])).trim();
     expect(user).toMatch(/^\S+$/);
     expect(await ok(['user', 'list', '-q'])).toContain('bob\n');
+  });
+});
+
+describe("the README's way to put cub on PATH", () => {
+  it('npm install -g . gives a cub that runs from anywhere', async () => {
+    const prefix = mkdtempSync(join(tmpdir(), 'cub-prefix-'));
+    const root = fileURLToPath(new URL('../..', import.meta.url));
+    const install = await sh(`cd ${root} && npm install -g . --prefix ${prefix} --offline --no-audit --no-fund --loglevel=error`);
+    expect(install.code, install.stderr).toBe(0);
+    const r = await sh(`cd / && ${prefix}/bin/cub --token ${env.api.token!} space list -q`);
+    expect([r.code, r.stderr]).toEqual([0, '']);
+    expect(r.stdout.split('\n')).toContain('clusters');
+  });
+});
+
+describe('wording', () => {
+  it('an attestation of a type says what it recorded, in English', async () => {
+    const dry = await ok(['attestation', 'create', '--space', 'qa', '--type', 'ChangeRecord', '--claim', 'ticket=CHG-1', '--dry-run']);
+    expect(dry.split('\n')[0]).toBe('Would record ChangeRecord for revisions in 1 space(s)');
+    const did = await ok(['attestation', 'create', '--space', 'qa', '--type', 'ChangeRecord', '--claim', 'ticket=CHG-1']);
+    expect(did.split('\n')[0]).toBe('Recorded ChangeRecord for revisions in 1 space(s)');
+    const no = await ok(['attestation', 'create', '--space', 'qa', '--type', 'ChangeRecord', '--reject', '--note', 'not yet']);
+    expect(no.split('\n')[0]).toBe('Rejected revisions in 1 space(s)');
   });
 });
