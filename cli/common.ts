@@ -64,7 +64,14 @@ export const COLUMNS = {
     ['Parameters', (r) => r.Parameters.map((p) => `${p.ParameterName}:${p.DataType}${p.Required ? ':required' : ''}`).join(', ')],
   ),
   target: cols<WithSpaceSlug<Target>>(['Name', (r) => r.Slug], ['Space', (r) => r.SpaceSlug], ['Facts', (r) => r.Facts], ['Deployed By', (r) => r.DeployObject ?? '-'], ['ID', (r) => r.TargetID]),
-  link: cols<LinkView>(['Name', (r) => r.Slug], ['Type', (r) => r.UpdateType], ['From', (r) => r.FromUnitID], ['To', (r) => r.ToUnitID], ['Merged', (r) => `${r.UpstreamLastMergedRevisionNum}→${r.DownstreamLastMergedRevisionNum}`], ['Stale', (r) => r.Stale]),
+  link: cols<LinkView & { FromUnitSlug?: string; ToUnitRef?: string }>(
+    ['Name', (r) => r.Slug],
+    ['Type', (r) => r.UpdateType],
+    ['From', (r) => r.FromUnitSlug ?? r.FromUnitID],
+    ['To', (r) => r.ToUnitRef ?? r.ToUnitID],
+    ['Merged', (r) => `${r.UpstreamLastMergedRevisionNum}→${r.DownstreamLastMergedRevisionNum}`],
+    ['Stale', (r) => r.Stale],
+  ),
   release: cols<WithSpaceSlug<Release>>(
     ['Num', (r) => r.ReleaseNum],
     ['Space', (r) => r.SpaceSlug],
@@ -111,6 +118,26 @@ export async function list<R>(c: Client, a: Args, path: string, columns: Column<
   print(r.body, out(a), columns);
   const next = r.headers.get('x-continue');
   if (next && (out(a) ?? 'table') === 'table') process.stderr.write(`more: --continue ${next}\n`);
+}
+
+/** Links for a table: each end by name (`unit`, `space/unit`), the Units of each Space read once. */
+export async function namedLinks(c: Client, links: LinkView[]): Promise<(LinkView & { FromUnitSlug?: string; ToUnitRef?: string })[]> {
+  const spaces = new Map((await c.get<Space[]>('/space')).body.map((s) => [s.SpaceID, s.Slug]));
+  const units = new Map<string, string>();
+  for (const id of new Set(links.flatMap((l) => [l.SpaceID, l.ToSpaceID]))) {
+    if (!spaces.has(id)) continue;
+    for (const u of (await c.get<Unit[]>(`/space/${seg(id)}/unit`)).body) units.set(u.UnitID, u.Slug);
+  }
+  return links.map((l) => ({ ...l, FromUnitSlug: units.get(l.FromUnitID), ToUnitRef: units.has(l.ToUnitID) ? `${spaces.get(l.ToSpaceID)}/${units.get(l.ToUnitID)}` : undefined }));
+}
+
+/** Users by ID → their names, read once for a table (empty when the caller may not list users). */
+export async function userNames(c: Client): Promise<Map<string, string>> {
+  try {
+    return new Map((await c.get<{ UserID: string; Slug: string }[]>('/user')).body.map((u) => [u.UserID, u.Slug]));
+  } catch {
+    return new Map();
+  }
 }
 
 /** The simple Space-resident kinds: create/get/list/delete alike. */

@@ -1,7 +1,7 @@
 import { bool, flag, flags, need, pairs, UsageError, type Args } from '../args.ts';
 import { ApiError, Client, seg, type Answer } from '../client.ts';
 import type { WithSpaceSlug } from '../../lib/model/common.ts';
-import type { Space, Unit } from '../../lib/model/entities.ts';
+import type { Component, Space, Unit } from '../../lib/model/entities.ts';
 import type { AttestationPrerequisite, ChangeOrderView, ChangeWorkflow, WorkflowStage } from '../../lib/model/change-orders.ts';
 import type { Explanation, GateResult } from '../../lib/model/change-orders.ts';
 import type { ChangeOrderPromotion, UnitResult } from '../api.ts';
@@ -9,7 +9,7 @@ import { failed, print, say } from '../output.ts';
 import { withProgress } from '../progress.ts';
 import { parse } from 'yaml';
 import { workflowFromFile, workflowFromFlags } from '../workflow.ts';
-import { type Command, type HelpTable, COLUMNS, out, locate, readInput, list, printUnitResults, listHelp, refHelp } from '../common.ts';
+import { type Command, type HelpTable, COLUMNS, out, locate, readInput, list, printUnitResults, listHelp, refHelp, userNames } from '../common.ts';
 
 /** ChangeWorkflows and ChangeOrders. */
 export const changesCommands: Record<string, Record<string, Command>> = {
@@ -147,7 +147,13 @@ async function spaceSlugs(c: Client): Promise<Map<string, string>> {
 async function printChangeOrder(c: Client, co: ChangeOrderView & Partial<WithSpaceSlug<object>>, format: string | undefined): Promise<void> {
   if (format === 'json' || format === 'yaml') return print(co, format);
   const slugs = await spaceSlugs(c);
-  const names = (ids: string[] = []) => ids.map((id) => slugs.get(id) ?? id).sort().join(', ') || '-';
+  // A Space deleted since it was taken into scope has no name any more: say so, with the start of its ID.
+  const names = (ids: string[] = []) => ids.map((id) => slugs.get(id) ?? `(deleted space ${id.slice(0, 8)})`).sort().join(', ') || '-';
+  const users = co.AbortedBy || co.PromotionFailures?.length ? await userNames(c) : new Map<string, string>();
+  const user = (id: string) => users.get(id) ?? id;
+  const component = co.ComponentID ? ((await c.get<Component[]>('/component')).body.find((x) => x.ComponentID === co.ComponentID)?.Slug ?? co.ComponentID) : undefined;
+  // The selection as it was asked: the Component by name, the rest of the where as written.
+  const where = co.WhereSpace?.split(' AND ').filter((part) => !/^ComponentID = '[^']*'$/.test(part)).join(' AND ');
   const units = new Map<string, string>();
   if (Object.keys(co.SkippedUnits ?? {}).length) for (const u of (await c.get<Unit[]>(`/space/${seg(co.SpaceID)}/unit`)).body) units.set(u.UnitID, u.Slug);
   const failure = co.PromotionFailures?.[co.PromotionFailures.length - 1];
@@ -158,13 +164,14 @@ async function printChangeOrder(c: Client, co: ChangeOrderView & Partial<WithSpa
     ['State', co.State],
     ['Stage', co.Stage ?? '-'],
     ['Completed', String(!!co.Completed)],
-    ['Where Space', co.WhereSpace ?? '-'],
+    ...(component ? [['Component', component] as [string, string]] : []),
+    ['Where Space', where || '-'],
     ['In-Scope Spaces', names(co.InScopeSpaceIDs)],
     ['Resolved Spaces', names(co.ResolvedSpaceIDs)],
     ['Released Spaces', names(co.ReleasedSpaceIDs)],
     ['Skipped Units', Object.entries(co.SkippedUnits ?? {}).map(([id, why]) => `${units.get(id) ?? id} (${why})`).join('; ') || '-'],
   ];
-  if (co.AbortedReason) rows.push(['Aborted Reason', `${co.AbortedReason}${co.AbortedAt ? ` (${co.AbortedAt}${co.AbortedBy ? ` by ${co.AbortedBy}` : ''})` : ''}`]);
+  if (co.AbortedReason) rows.push(['Aborted Reason', `${co.AbortedReason}${co.AbortedAt ? ` (${co.AbortedAt}${co.AbortedBy ? ` by ${user(co.AbortedBy)}` : ''})` : ''}`]);
   if (co.AbortedReason || co.RestoredSpaceIDs?.length) {
     rows.push(['Restored Spaces', names(co.RestoredSpaceIDs)]);
     rows.push(['Restore-released Spaces', names(co.ReleasedRestoredSpaceIDs)]);
@@ -172,7 +179,7 @@ async function printChangeOrder(c: Client, co: ChangeOrderView & Partial<WithSpa
   if (failure) {
     rows.push([
       'Promotion Failure',
-      `${failure.FailedAt} by ${failure.UserID}${failure.Stage ? ` into ${failure.Stage}` : ''}: ${failure.Spaces.map((s) => `${s.SpaceSlug} ${s.Action}${s.Error ? ` (${s.Error})` : ''}`).join('; ')}`,
+      `${failure.FailedAt} by ${user(failure.UserID)}${failure.Stage ? ` into ${failure.Stage}` : ''}: ${failure.Spaces.map((s) => `${s.SpaceSlug} ${s.Action}${s.Error ? ` (${s.Error})` : ''}`).join('; ')}`,
     ]);
   }
   const width = Math.max(...rows.map(([k]) => k.length));

@@ -1,7 +1,7 @@
 import { bool, flag, flags, need, pairs, UsageError, type Args } from '../args.ts';
 import { seg, type Client } from '../client.ts';
 import { isQuiet, print, say, type Column } from '../output.ts';
-import { type Command, type HelpTable, out, list, listHelp } from '../common.ts';
+import { type Command, type HelpTable, out, list, listHelp, userNames } from '../common.ts';
 import type { Attestation, AttestationView, Group, TokenView, User } from '../../lib/model/entities.ts';
 import type { ApproveAnswer } from '../api.ts';
 
@@ -16,11 +16,11 @@ const tokenCols = (names: Map<string, string> = new Map()): Column<TokenView>[] 
   ['Revoked', (t) => t.RevokedAt ?? ''],
   ['Description', (t) => t.Description ?? ''],
 ];
-export const attestationCols: Column<AttestationView>[] = [
+export const attestationCols = (names: Map<string, string> = new Map()): Column<AttestationView>[] => [
   ['ID', (a) => a.AttestationID],
   ['Type', (a) => a.Type],
   ['Result', (a) => (a.RevokedAttestationID ? `revokes ${a.RevokedAttestationID.slice(0, 8)}` : a.Result)],
-  ['By', (a) => a.UserID],
+  ['By', (a) => names.get(a.UserID) ?? a.UserID],
   ['Revisions', (a) => a.Revisions.map((r) => r.RevisionNum).join(',')],
   ['Revoked', (a) => (a.RevokedBy ? 'yes' : '')],
   ['Created', (a) => a.CreatedAt],
@@ -192,7 +192,7 @@ export const peopleCommands: Record<string, Record<string, Command>> = {
     },
     list: async (a, c) => {
       const space = need(a, 'space', 'cub attestation list --space <space>');
-      await list(c, a, `/space/${seg(space)}/attestation`, attestationCols);
+      await list(c, a, `/space/${seg(space)}/attestation`, attestationCols((out(a) ?? 'table') === 'table' ? await userNames(c) : undefined));
     },
     get: async (a, c) => {
       const space = need(a, 'space', 'cub attestation get --space <space> <attestation-id>');

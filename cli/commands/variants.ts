@@ -8,13 +8,19 @@ import { withProgress } from '../progress.ts';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { type Command, type HelpTable, COLUMNS, out, locate, readInput, list, printUnitResults, listHelp, refHelp } from '../common.ts';
+import { type Command, type HelpTable, COLUMNS, out, locate, readInput, namedLinks, printUnitResults, listHelp, refHelp } from '../common.ts';
 import { promoteChangeOrder } from './changes.ts';
 
 /** Links and variants (upload, create, promote). */
 export const variantsCommands: Record<string, Record<string, Command>> = {
   link: {
-    list: (a, c) => list(c, a, `/space/${seg(need(a, 'space', 'cub link list --space <space>'))}/link`, COLUMNS.link),
+    list: async (a, c) => {
+      const r = await c.get<LinkView[]>(`/space/${seg(need(a, 'space', 'cub link list --space <space>'))}/link`, { where: flag(a, 'where'), filter: flag(a, 'filter'), limit: flag(a, 'limit'), continue: flag(a, 'continue') });
+      const table = (out(a) ?? 'table') === 'table';
+      print(table ? await namedLinks(c, r.body) : r.body, out(a), COLUMNS.link);
+      const next = r.headers.get('x-continue');
+      if (next && table) process.stderr.write(`more: --continue ${next}\n`);
+    },
     get: async (a, c) => {
       const { space, slug } = locate(a, a.positional[0], 'link', 'cub link get --space <space> <link>');
       print((await c.get<LinkView>(`/space/${seg(space)}/link/${seg(slug)}`)).body, out(a) ?? 'yaml');
@@ -39,7 +45,8 @@ export const variantsCommands: Record<string, Record<string, Command>> = {
         UpdateType: flag(a, 'update-type') ?? extra.UpdateType ?? 'MergeUnits',
         ...(flag(a, 'auto-update') ? { AutoUpdate: flag(a, 'auto-update') === 'true' } : {}),
       };
-      print((await c.post<LinkView>(`/space/${seg(space)}/link`, body)).body, out(a), COLUMNS.link);
+      const made = (await c.post<LinkView>(`/space/${seg(space)}/link`, body)).body;
+      print((out(a) ?? 'table') === 'table' ? (await namedLinks(c, [made]))[0]! : made, out(a), COLUMNS.link);
     },
   },
   variant: {

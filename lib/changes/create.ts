@@ -54,7 +54,7 @@ export async function createChangeOrder(deps: ChangeDeps, caller: Caller, base: 
   const linksByUnit = new Map(await Promise.all(units.map(async (u) => [u.UnitID, (await deps.store.linksInto(u.UnitID)).filter((l) => l.UpdateType === updateType)] as const)));
 
   // Scope: listed and/or selected (ANDed), or wherever the Links reach.
-  const { where, filter, queries, listed, spaces } = await askedScope(deps, caller, base, body);
+  const { where, componentId, filter, queries, listed, spaces } = await askedScope(deps, caller, base, body);
   const byId = new Map(spaces.map((s) => [s.SpaceID, s]));
   const linkSpaces = new Set([...linksByUnit.values()].flat().map((l) => l.SpaceID));
   const scope = selectScope({ base, spaces, updateType, linkSpaces, listed, queries });
@@ -91,6 +91,7 @@ export async function createChangeOrder(deps: ChangeDeps, caller: Caller, base: 
     UpdateType: updateType,
     workflow,
     InScopeSpaceIDs: scope,
+    ComponentID: componentId,
     WhereSpace: [where, filter?.Where].filter(Boolean).join(' AND ') || undefined,
     SpaceFilterID: filter?.FilterID,
     SkippedUnits: skipped,

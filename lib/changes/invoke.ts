@@ -52,7 +52,7 @@ export async function createInvokeChangeOrder(deps: ChangeDeps, caller: Caller, 
   const whereUnit = [body.WhereUnit, filter?.Where].filter((x): x is string => !!x).join(' AND ') || undefined;
   if (whereUnit) parseWhere(whereUnit, 'Unit');
   const workflow = body.ChangeWorkflowID ? (await findInSpace<ChangeWorkflow>(deps, caller, base, 'ChangeWorkflow', body.ChangeWorkflowID)).item : undefined;
-  const scope = await invokeScope(deps, caller, base, body);
+  const { scope, componentId } = await invokeScope(deps, caller, base, body);
   const {
     co,
     tags: [start, end, publish],
@@ -63,6 +63,7 @@ export async function createInvokeChangeOrder(deps: ChangeDeps, caller: Caller, 
     UpdateType: 'Invoke',
     workflow,
     InScopeSpaceIDs: scope,
+    ComponentID: componentId,
     WhereSpace: body.WhereSpace,
     SpaceFilterID: body.SpaceFilterID,
     InvocationID: inv.InvocationID,
@@ -79,11 +80,11 @@ export async function createInvokeChangeOrder(deps: ChangeDeps, caller: Caller, 
 }
 
 /** The Spaces in scope: named and/or selected (ANDed), or, with neither, every other Space of the base's Component. */
-export async function invokeScope(deps: ChangeDeps, caller: Caller, base: Space, body: Pick<InvokeInput, 'WhereSpace' | 'ComponentID' | 'SpaceFilterID' | 'InScopeSpaceIDs'>): Promise<string[]> {
-  const { queries, listed, spaces } = await askedScope(deps, caller, base, body);
-  if (listed || queries.length) return selectScope({ base, spaces, updateType: 'Invoke', linkSpaces: new Set(), listed, queries });
+export async function invokeScope(deps: ChangeDeps, caller: Caller, base: Space, body: Pick<InvokeInput, 'WhereSpace' | 'ComponentID' | 'SpaceFilterID' | 'InScopeSpaceIDs'>): Promise<{ scope: string[]; componentId?: string }> {
+  const { queries, listed, spaces, componentId } = await askedScope(deps, caller, base, body);
+  if (listed || queries.length) return { scope: selectScope({ base, spaces, updateType: 'Invoke', linkSpaces: new Set(), listed, queries }), componentId };
   if (!base.ComponentID) throw new Invalid(`space '${base.Slug}' belongs to no Component: name the Spaces an Invoke change order runs in (--in-scope-space, --component, --where-space-field or --space-filter)`);
-  return spaces.filter((s) => s.ComponentID === base.ComponentID && s.SpaceID !== base.SpaceID).sort(bySlug).map((s) => s.SpaceID);
+  return { scope: spaces.filter((s) => s.ComponentID === base.ComponentID && s.SpaceID !== base.SpaceID).sort(bySlug).map((s) => s.SpaceID), componentId: base.ComponentID };
 }
 
 /** One Unit's part of an Invoke promotion. */

@@ -71,7 +71,7 @@ export async function createLinkChangeOrder(deps: ChangeDeps, caller: Caller, ba
   const {
     co,
     tags: [start, end, publish],
-  } = newChangeOrder(deps, caller, base, { Slug: body.Slug, Labels: body.Labels, Description: body.Description, UpdateType: type, workflow, InScopeSpaceIDs: scope, WhereSpace: body.WhereSpace, SpaceFilterID: body.SpaceFilterID });
+  } = newChangeOrder(deps, caller, base, { Slug: body.Slug, Labels: body.Labels, Description: body.Description, UpdateType: type, workflow, InScopeSpaceIDs: scope, ComponentID: asked.componentId, WhereSpace: body.WhereSpace, SpaceFilterID: body.SpaceFilterID });
   // Each source: end where it is now (or where the end Tag marks it), start at the oldest revision a Link in scope has taken.
   const marks: StoreOp[] = [];
   const endOf = new Map<string, number>();

@@ -38,6 +38,8 @@ export function stagesOver(co: ChangeOrder, spaces: Space[]): StageSpaces[] {
 export interface ScopeAsked {
   /** WhereSpace and the Component, as one where. */
   where: string;
+  /** The Component asked for, resolved. */
+  componentId?: string;
   filter?: Filter;
   queries: Query[];
   listed?: string[];
@@ -46,7 +48,8 @@ export interface ScopeAsked {
 
 /** Reads a scope selection (--where-space-field, --component, --space-filter, --in-scope-space): checked, resolved to IDs, with the Spaces it chooses among. */
 export async function askedScope(deps: ChangeDeps, caller: Caller, base: Space, body: { WhereSpace?: string; ComponentID?: string; SpaceFilterID?: string; InScopeSpaceIDs?: string[] }): Promise<ScopeAsked> {
-  const where = [body.WhereSpace, body.ComponentID ? `ComponentID = '${(await findComponent(deps, caller, body.ComponentID)).ComponentID}'` : undefined].filter((x): x is string => !!x).join(' AND ');
+  const componentId = body.ComponentID ? (await findComponent(deps, caller, body.ComponentID)).ComponentID : undefined;
+  const where = [body.WhereSpace, componentId ? `ComponentID = '${componentId}'` : undefined].filter((x): x is string => !!x).join(' AND ');
   const queries: Query[] = where ? [parseWhere(where, 'Space')] : [];
   let filter: Filter | undefined;
   if (body.SpaceFilterID) {
@@ -56,7 +59,7 @@ export async function askedScope(deps: ChangeDeps, caller: Caller, base: Space, 
   }
   const spaces = await orgSpaces(deps, caller, queries);
   const listed = body.InScopeSpaceIDs?.length ? await Promise.all(body.InScopeSpaceIDs.map(async (ref) => (await findSpace(deps, caller, ref)).SpaceID)) : undefined;
-  return { where, filter, queries, listed, spaces };
+  return { where, componentId, filter, queries, listed, spaces };
 }
 
 /** The organization's Spaces as the ChangeOrder's Stages select among them (with `Component` when a Stage reads it). */

@@ -133,6 +133,8 @@ export interface ChangeOrder extends InSpace {
   ChangeWorkflowID?: string;
   ChangeWorkflow?: WorkflowDefinition;
   InScopeSpaceIDs: string[];
+  /** The Component its Spaces were chosen from (--component; an Invoke order without a scope, the base's). */
+  ComponentID?: string;
   WhereSpace?: string;
   SpaceFilterID?: string;
   StartTagID: string;

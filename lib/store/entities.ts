@@ -277,6 +277,7 @@ export const ChangeOrder = new Entity({
     ChangeWorkflowID: str,
     ChangeWorkflow: any,
     InScopeSpaceIDs: reqAny,
+    ComponentID: str,
     WhereSpace: str,
     SpaceFilterID: str,
     StartTagID: reqStr,

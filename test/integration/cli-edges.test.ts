@@ -94,3 +94,28 @@ describe('wording', () => {
     expect(no.split('\n')[0]).toBe('Rejected revisions in 1 space(s)');
   });
 });
+
+describe('tables show names, not IDs', () => {
+  it('a Link by its Units, an attestation by who made it, a ChangeOrder by its Component and a deleted Space as deleted', async () => {
+    await ok(['component', 'create', 'shop']);
+    await ok(['space', 'create', 'shop-base', '--component', 'shop']);
+    await ok(['unit', 'create', '--space', 'shop-base', 'api', '-'], deploymentYaml('api', { namespace: 'shop' }));
+    for (const s of ['shop-dev', 'shop-tmp']) expect(await ok(['variant', 'create', 'x', 'shop-base', '--space-slug', s, '-q'])).toBe(`${s}\n`);
+    expect(await ok(['link', 'list', '--space', 'shop-dev'])).toMatch(/\s+UpgradeUnit\s+api\s+shop-base\/api\s/);
+    await ok(['attestation', 'create', '--space', 'shop-dev', '--type', 'ChangeRecord', '--claim', 'ticket=CHG-2']);
+    const who = env.api.caller!.UserID;
+    const atts = await ok(['attestation', 'list', '--space', 'shop-dev']);
+    expect(atts).not.toContain(who);
+    expect(atts).toMatch(/ChangeRecord\s+Pass\s+admin\s/);
+    await ok(['changeorder', 'create', '--space', 'shop-base', 'bump', '--component', 'shop']);
+    // A Link made by hand, shown the same way.
+    await ok(['unit', 'create', '--space', 'shop-dev', 'worker', '-'], deploymentYaml('worker', { namespace: 'shop' }));
+    expect(await ok(['link', 'create', '--space', 'shop-dev', 'worker-base', 'worker', 'api', 'shop-base', '--update-type', 'MergeUnits'])).toMatch(/worker-base\s+MergeUnits\s+worker\s+shop-base\/api\s/);
+    await ok(['space', 'delete', 'shop-tmp', '--recursive']);
+    const got = await ok(['changeorder', 'get', '--space', 'shop-base', 'bump']);
+    expect(got).toMatch(/^Component\s+shop$/m);
+    expect(got).toMatch(/^Where Space\s+-$/m);
+    expect(got).toMatch(/^In-Scope Spaces\s+\(deleted space [0-9a-f]{8}\), shop-dev$/m);
+    expect(got).not.toMatch(/[0-9a-f]{8}-[0-9a-f]{4}-/);
+  });
+});
