@@ -141,7 +141,7 @@ export const FLAGS: Record<string, FlagSpec> = {
   note: { value: '<text>', help: 'the reason, in words' },
   reject: { help: 'record a rejection, which blocks a requirement until it is revoked' },
   all: { help: 'every Unit, not only those a Release would publish (a base has no Target)' },
-  'aborted-reason': { value: '<text>', help: 'abort the change order, saying why' },
+  'aborted-reason': { value: '<text>', help: 'abort the change order, saying why ("" undoes the abort while nothing has been restored)' },
 };
 
 /** The flags every command takes. */

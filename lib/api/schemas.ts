@@ -290,7 +290,8 @@ export const UpdateChangeOrder = z.strictObject({
   Description: z.string().max(4096).optional(),
   Labels: LabelPatch.optional(),
   RefreshSpaces: z.boolean().optional(),
-  AbortedReason: z.string().min(1).max(1024).optional(),
+  // "" clears it (un-aborts) while nothing has been restored.
+  AbortedReason: z.string().max(1024).optional(),
 });
 /** `POST /promote`: a variant from its upstream (Space), or a ChangeOrder into a Stage or Spaces (ChangeOrderID). */
 export const Promote = z.strictObject({

@@ -79,18 +79,21 @@ export interface UpdateChangeOrderInput {
 /** Updates a ChangeOrder, guarded by its Version; its Stage may then advance. Returns it as read. */
 export async function updateChangeOrder(deps: Deps, caller: Caller, base: Space, co: ChangeOrder, body: UpdateChangeOrderInput): Promise<ChangeOrderView> {
   expectVersion(`change order '${co.Slug}'`, co.Version, body.Version);
-  const aborting = body.AbortedReason !== undefined && body.AbortedReason !== co.AbortedReason;
-  if (aborting && co.AbortedReason && (await deps.store.progressOf(co.ChangeOrderID)).some((p) => p.RestoredAt)) {
-    throw new Conflict(`change order '${co.Slug}' has been restored in some spaces, so its abort reason ('${co.AbortedReason}') can no longer change`);
+  // "" clears the reason: the abort is undone, as long as nothing has been restored (the spec's way back).
+  const clearing = body.AbortedReason === '' && !!co.AbortedReason;
+  const aborting = !!body.AbortedReason && body.AbortedReason !== co.AbortedReason;
+  if ((aborting || clearing) && co.AbortedReason && (await deps.store.progressOf(co.ChangeOrderID)).some((p) => p.RestoredAt)) {
+    throw new Conflict(`change order '${co.Slug}' has been restored in some spaces, so its abort reason ('${co.AbortedReason}') can no longer ${clearing ? 'be cleared' : 'change'}`);
   }
   const now = deps.now().toISOString();
   const next: ChangeOrder = {
     ...patched(co, { Labels: body.Labels }, deps),
     Description: body.Description ?? co.Description,
     InScopeSpaceIDs: body.RefreshSpaces ? await refreshScope(deps, caller, base, co) : co.InScopeSpaceIDs,
-    AbortedReason: body.AbortedReason ?? co.AbortedReason,
+    AbortedReason: body.AbortedReason || co.AbortedReason,
     // Who aborted it and when: the first abort, or whoever last changed the reason.
     ...(aborting ? { AbortedAt: now, AbortedBy: caller.UserID } : {}),
+    ...(clearing ? { AbortedReason: undefined, AbortedAt: undefined, AbortedBy: undefined } : {}),
   };
   const aborted = aborting ? eventOps(deps, [{ source: SOURCE, detailType: DetailType.ChangeOrderAborted, detail: { OrganizationID: co.OrganizationID, SpaceID: co.SpaceID, ChangeOrderID: co.ChangeOrderID, Slug: co.Slug, AbortedReason: next.AbortedReason!, AbortedAt: now, AbortedBy: caller.UserID } }]) : [];
   await deps.store.transact([{ op: 'update', kind: 'ChangeOrder', item: next, expectedVersion: co.Version }, ...aborted]);

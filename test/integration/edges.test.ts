@@ -1,0 +1,57 @@
+// The edges a user hits in the first day (issue 38): each replayed through the API and cub.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cubAt, cubOk, type CubResult } from '../support/cli.ts';
+import { deploymentYaml, startEnv, type Env } from '../support/harness.ts';
+
+let env: Env;
+let cub: (args: string[], input?: string) => Promise<CubResult>;
+let ok: (args: string[], input?: string) => Promise<string>;
+
+beforeAll(async () => {
+  env = await startEnv();
+  cub = cubAt(env.url, env.api.token!);
+  ok = cubOk(cub);
+  await env.api.post('/space', { Slug: 'ed-infra' });
+  await env.api.post('/space/ed-infra/target', { Slug: 'stg' });
+  expect((await env.api.post('/variant/upload', { Component: 'ed', Variant: 'base', Units: [{ Slug: 'app', Data: deploymentYaml('app') }] })).status).toBe(201);
+  await env.api.post('/variant', { Name: 'stg', UpstreamSpaceID: 'ed-base', Stage: 'Staging', Namespace: 'stg', ReleaseTargetID: 'ed-infra/stg' });
+  await env.api.post('/variant', { Name: 'prd', UpstreamSpaceID: 'ed-base', Stage: 'Production', Namespace: 'prd' });
+  const wf = await env.api.post('/space/ed-base/change_workflow', {
+    Slug: 'w',
+    Stages: [
+      { Name: 'staging', WhereSpace: "Labels.Stage = 'Staging'" },
+      { Name: 'prod', WhereSpace: "Labels.Stage = 'Production'", Prerequisites: ['Released'] },
+    ],
+  });
+  expect(wf.status, wf.text).toBe(201);
+});
+afterAll(async () => env.close());
+
+/** A change in the base and a ChangeOrder carrying it, on workflow w. */
+async function changeOrder(slug: string, replicas: number): Promise<void> {
+  expect((await env.api.post('/space/ed-base/function/invoke', { FunctionName: 'set-replicas', Arguments: [String(replicas)], UnitIDs: ['app'] })).status).toBeLessThan(300);
+  const r = await env.api.post('/space/ed-base/change_order', { Slug: slug, ChangeWorkflowID: 'ed-base/w' });
+  expect(r.status, r.text).toBe(201);
+}
+
+describe('an abort', () => {
+  it('is undone by clearing its reason while nothing has been restored, and not after', async () => {
+    await changeOrder('undo', 3);
+    await ok(['changeorder', 'update', '--space', 'ed-base', 'undo', '--aborted-reason', 'wrong replicas']);
+    expect((await env.api.get('/space/ed-base/change_order/undo')).body).toMatchObject({ State: 'Aborted', AbortedReason: 'wrong replicas' });
+    const cleared = await ok(['changeorder', 'update', '--space', 'ed-base', 'undo', '--aborted-reason', '']);
+    expect(cleared).not.toMatch(/Aborted Reason/);
+    const co = (await env.api.get('/space/ed-base/change_order/undo')).body;
+    expect(co.State).not.toBe('Aborted');
+    expect(co).not.toHaveProperty('AbortedReason');
+    expect(co).not.toHaveProperty('AbortedBy');
+    // Promotable again.
+    expect(await ok(['variant', 'promote', '--change-order', 'ed-base/undo', '--target-stage', 'staging'])).toMatch(/Promoted change order into stage 'staging': 1 of 1/);
+    // Aborted again and taken back out of staging: the abort stands for good.
+    await ok(['changeorder', 'update', '--space', 'ed-base', 'undo', '--aborted-reason', 'wrong replicas']);
+    await ok(['variant', 'demote', 'ed-stg', '--change-order', 'ed-base/undo']);
+    const late = await cub(['changeorder', 'update', '--space', 'ed-base', 'undo', '--aborted-reason', '']);
+    expect([late.code, late.stderr]).toEqual([1, expect.stringContaining("has been restored in some spaces, so its abort reason ('wrong replicas') can no longer be cleared")]);
+    expect((await env.api.get('/space/ed-base/change_order/undo')).body.AbortedReason).toBe('wrong replicas');
+  });
+});
