@@ -4,6 +4,8 @@ import { eventOps } from '../events/outbox.ts';
 import type { Deps } from '../ports/deps.ts';
 import type { StoreOp } from '../ports/store.ts';
 import { TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
+import { Invalid } from '../model/errors.ts';
+import { firstStageGatesProblem } from './workflow.ts';
 import type { ChangeDeps } from './ports.ts';
 
 /** A ChangeOrder's marks: where each Unit's interval starts and ends, and what a Release of it bundles. */
@@ -124,6 +126,8 @@ export type NewChangeOrder = Pick<ChangeOrder, 'Slug' | 'UpdateType' | 'InScopeS
 /** A new ChangeOrder in its base with its three Tags, nothing promoted, failed or overridden yet; the caller writes them. */
 export function newChangeOrder(deps: Pick<Deps, 'now' | 'newId'>, caller: Caller, base: Space, f: NewChangeOrder): { co: ChangeOrder; tags: [Tag, Tag, Tag] } {
   const { workflow, Labels, Slug, ...fields } = f;
+  const problem = workflow && firstStageGatesProblem(f.UpdateType, workflow);
+  if (problem) throw new Invalid(problem);
   const coId = deps.newId();
   const tags = changeOrderTags(deps, caller, base, Slug, coId);
   const co: ChangeOrder = {

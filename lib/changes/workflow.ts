@@ -15,6 +15,18 @@ const BUILTINS = new Set<string>(Object.values(BUILTIN_PREREQUISITES));
  * custom, attestation), each WhereSpace parses over Spaces, each `cel:` compiles, and
  * ReleasePrerequisites name only attestation prerequisites.
  */
+/**
+ * Invoke and the Link types (TransformPaths, Insert, Upsert) carry a change that is in no Space before
+ * its first promotion, so a first Stage with prerequisites (evaluated over the base) fits them not:
+ * why, naming the Stage, or undefined.
+ */
+export function firstStageGatesProblem(updateType: string, w: Pick<WorkflowDefinition, 'Stages'> & { Slug?: string }): string | undefined {
+  if (updateType !== 'Invoke' && !['TransformPaths', 'Insert', 'Upsert'].includes(updateType)) return undefined;
+  const first = w.Stages[0];
+  if (!first?.Prerequisites?.length) return undefined;
+  return `${updateType === 'Invoke' ? 'an' : 'a'} ${updateType} change order cannot follow workflow${w.Slug ? ` '${w.Slug}'` : ''}: its first Stage '${first.Name}' has prerequisites (${first.Prerequisites.join(', ')}), evaluated over the base, where ${updateType === 'Invoke' ? 'an' : 'a'} ${updateType} change never is; move them to the next Stage`;
+}
+
 export function validateWorkflow(w: WorkflowDefinition): void {
   if (!w.Stages.length) throw new Invalid('a workflow needs at least one Stage');
   const names = new Set<string>();

@@ -7,7 +7,7 @@ import type { Deps } from '../ports/deps.ts';
 import { findInSpace } from '../variants/lookup.ts';
 import { refreshScope } from './create.ts';
 import { advanceStage, derive } from './progress.ts';
-import { validateWorkflow } from './workflow.ts';
+import { firstStageGatesProblem, validateWorkflow } from './workflow.ts';
 
 /** The definition alone, as a ChangeOrder copies it. */
 function definition(w: WorkflowDefinition): WorkflowDefinition {
@@ -63,6 +63,11 @@ export async function updateWorkflow(deps: Deps, caller: Caller, item: ChangeWor
     AttestationPrerequisites: body.AttestationPrerequisites ? await resolvePeople(deps, caller, body.AttestationPrerequisites) : item.AttestationPrerequisites,
   };
   validateWorkflow(next);
+  // A ChangeOrder in flight that could not follow it (an Invoke or Link type one) keeps the workflow from that change.
+  if (next.Stages[0]?.Prerequisites?.length) {
+    const using = (await deps.store.changeOrdersOf(item.OrganizationID, { notCompleted: true, notAborted: true })).find((co) => co.ChangeWorkflowID === item.ChangeWorkflowID && firstStageGatesProblem(co.UpdateType, next));
+    if (using) throw new Invalid(`change order '${using.Slug}' follows this workflow: ${firstStageGatesProblem(using.UpdateType, next)}`);
+  }
   await deps.store.updateInSpace('ChangeWorkflow', next, item.Version, item.Slug);
   return next;
 }

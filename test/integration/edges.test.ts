@@ -55,3 +55,22 @@ describe('an abort', () => {
     expect((await env.api.get('/space/ed-base/change_order/undo')).body.AbortedReason).toBe('wrong replicas');
   });
 });
+
+describe('an Invoke or Link-type ChangeOrder', () => {
+  it('refuses a workflow whose first Stage has prerequisites, at create and at a workflow change, naming the Stage', async () => {
+    await ok(['invocation', 'create', '--space', 'ed-base', 'scale', 'Kubernetes/YAML', '--', 'set-replicas', '4']);
+    await ok(['changeworkflow', 'create', '--space', 'ed-base', 'gated', '--stage', 'Staging', '--stage', 'Production']);
+    await ok(['changeworkflow', 'update', '--space', 'ed-base', 'gated', '--stage-prerequisites', 'Staging=Validated']);
+    const refused = await cub(['changeorder', 'create', '--space', 'ed-base', 'inv', '--update-type', 'Invoke', '--invocation', 'ed-base/scale', '--change-workflow', 'ed-base/gated', '--component', 'ed']);
+    expect([refused.code, refused.stderr]).toEqual([1, expect.stringContaining("an Invoke change order cannot follow workflow 'gated': its first Stage 'Staging' has prerequisites (Validated), evaluated over the base")]);
+    expect((await env.api.get('/space/ed-base/change_order/inv')).status).toBe(404);
+    // Without them it is taken; then the workflow may not gain them while the order follows it.
+    await ok(['changeworkflow', 'update', '--space', 'ed-base', 'gated', '--stage-prerequisites', 'Staging=']);
+    expect((await env.api.get('/space/ed-base/change_workflow/gated')).body.Stages[0].Prerequisites ?? []).toEqual([]);
+    await ok(['changeorder', 'create', '--space', 'ed-base', 'inv', '--update-type', 'Invoke', '--invocation', 'ed-base/scale', '--change-workflow', 'ed-base/gated', '--component', 'ed']);
+    const change = await cub(['changeworkflow', 'update', '--space', 'ed-base', 'gated', '--stage-prerequisites', 'Staging=Validated']);
+    expect([change.code, change.stderr]).toEqual([1, expect.stringContaining("change order 'inv' follows this workflow: an Invoke change order cannot follow workflow 'gated'")]);
+    // A later Stage's prerequisites are fine.
+    await ok(['changeworkflow', 'update', '--space', 'ed-base', 'gated', '--stage-prerequisites', 'Production=Validated']);
+  });
+});
