@@ -230,13 +230,19 @@ function evidenceLine(g: GateResult): string {
 }
 
 /** `cub changeorder explain` and `cub variant promote --dry-run --explain`: each gate, what it read, what opens it. */
-async function explainChangeOrder(a: Args, c: Client, co: string): Promise<void> {
+async function explainChangeOrder(a: Args, c: Client, co: string): Promise<Explanation> {
   const [space, slug] = co.includes('/') ? [co.slice(0, co.indexOf('/')), co.slice(co.indexOf('/') + 1)] : [flag(a, 'space') ?? '', co];
   const query = { target_stage: flag(a, 'target-stage'), space: a.positional.length > 1 ? a.positional.slice(1).join(',') : undefined, where_space: flag(a, 'where-space') };
   const r = (await c.get<Explanation>(`/space/${seg(space)}/change_order/${seg(slug)}/explain`, query)).body;
   const format = out(a);
-  if (format === 'json' || format === 'yaml') return print(r, format);
-  if (!r.Gates.length && r.Message) return void process.stdout.write(`${r.Message}\n`);
+  if (format === 'json' || format === 'yaml') {
+    print(r, format);
+    return r;
+  }
+  if (!r.Gates.length && r.Message) {
+    process.stdout.write(`${r.Message}\n`);
+    return r;
+  }
   const failing = r.Gates.filter((g) => !g.Satisfied).length;
   process.stdout.write(`${r.Stage ? `Stage '${r.Stage}'` : 'The named spaces'} (${r.Targets.map((t) => t.SpaceSlug).join(', ')}): ${r.Open ? 'open' : `blocked, ${failing} of ${r.Gates.length} gate(s) fail`}; gates over ${r.Over.map((s) => s.SpaceSlug).join(', ')}\n`);
   for (const g of r.Gates) {
@@ -245,12 +251,16 @@ async function explainChangeOrder(a: Args, c: Client, co: string): Promise<void>
     if (line) process.stdout.write(`         read: ${line}\n`);
     if (!g.Satisfied && g.Opens) process.stdout.write(`         opens: ${g.Opens}\n`);
   }
+  return r;
 }
 
 export async function promoteChangeOrder(a: Args, c: Client, co: string, space: string | undefined): Promise<void> {
   if (bool(a, 'explain')) {
     if (!bool(a, 'dry-run')) throw new UsageError('--explain goes with --dry-run: it explains, and promotes nothing');
-    return explainChangeOrder(a, c, co);
+    // The same state, the same exit status as --dry-run alone: a blocked promotion is 1.
+    const r = await explainChangeOrder(a, c, co);
+    if (r.Gates.length && !r.Open) process.exitCode = 1;
+    return;
   }
   const body = {
     ChangeOrderID: co,

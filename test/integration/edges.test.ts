@@ -74,3 +74,21 @@ describe('an Invoke or Link-type ChangeOrder', () => {
     await ok(['changeworkflow', 'update', '--space', 'ed-base', 'gated', '--stage-prerequisites', 'Production=Validated']);
   });
 });
+
+describe('a blocked promotion', () => {
+  it('exits 1 with --dry-run, with --dry-run --explain and for real, and 0 once open', async () => {
+    await changeOrder('blocked', 5);
+    await ok(['variant', 'promote', '--change-order', 'ed-base/blocked', '--target-stage', 'staging']);
+    const words = ['variant', 'promote', '--change-order', 'ed-base/blocked', '--target-stage', 'prod'];
+    const dry = await cub([...words, '--dry-run']);
+    const explained = await cub([...words, '--dry-run', '--explain']);
+    expect([dry.code, explained.code]).toEqual([1, 1]);
+    expect(explained.stdout).toMatch(/^Stage 'prod' \(ed-prd\): blocked, 1 of 2 gate\(s\) fail/);
+    expect((await cub([...words, '--dry-run', '--explain', '-o', 'json'])).code).toBe(1);
+    // Released in staging: open, and both say so with 0.
+    expect((await env.api.post('/space/ed-stg/release', { Revision: 'ChangeOrder:ed-base/blocked' })).status).toBe(201);
+    expect((await cub([...words, '--dry-run'])).code).toBe(0);
+    const open = await cub([...words, '--dry-run', '--explain']);
+    expect([open.code, open.stdout]).toEqual([0, expect.stringMatching(/^Stage 'prod' \(ed-prd\): open/)]);
+  });
+});
