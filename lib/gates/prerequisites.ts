@@ -94,8 +94,16 @@ export function explainGate(r: GateResult, co: GateChangeOrder, s: SpaceGateStat
     } catch {
       /* an expression that no longer parses reads nothing */
     }
-    // An object read whole (`Release != null`) is shown by what names it, not in full.
-    const compact = (v: unknown): unknown => (v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(['Slug', 'ReleaseNum', 'Digest', 'State', 'Stage'].filter((k) => k in (v as object)).map((k) => [k, (v as Record<string, unknown>)[k]])) : v);
+    // An entity read whole (`Release != null`) is shown by what names it, not in full; a map read whole
+    // (`'code-freeze' in Space.Annotations`) as it is, so the value shown is the value CEL read.
+    const NAMING = ['Slug', 'ReleaseNum', 'Digest', 'State', 'Stage'];
+    const compact = (v: unknown): unknown => {
+      if (!v || typeof v !== 'object' || Array.isArray(v)) return v;
+      const o = v as Record<string, unknown>;
+      if (NAMING.some((k) => k in o)) return Object.fromEntries(NAMING.filter((k) => k in o).map((k) => [k, o[k]]));
+      const entries = Object.entries(o);
+      return Object.fromEntries(entries.length > 20 ? [...entries.slice(0, 20), ['…', `${entries.length - 20} more`]] : entries);
+    };
     evidence = { Expression: custom.Expression, Values: Object.fromEntries(reads.map((p) => [p.map((k, i) => (i === 0 || /^[A-Za-z_]\w*$/.test(k) ? k : `['${k}']`)).join('.').replace(/\.\[/g, '['), compact(read(p)) ?? null])) };
     opens = `make ${custom.Expression.slice(4).trim()} true for space '${s.space.Slug}'${custom.Description ? ` (${custom.Description})` : ''}`;
   } else if (co.workflow.AttestationPrerequisites?.some((a) => a.Name === name)) {

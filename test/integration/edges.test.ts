@@ -92,3 +92,28 @@ describe('a blocked promotion', () => {
     expect([open.code, open.stdout]).toEqual([0, expect.stringMatching(/^Stage 'prod' \(ed-prd\): open/)]);
   });
 });
+
+describe("a CEL gate's evidence", () => {
+  it('shows the values CEL read: a map read whole as it is, beside the entry read from it', async () => {
+    const wf = await env.api.post('/space/ed-base/change_workflow', {
+      Slug: 'freeze',
+      Stages: [
+        { Name: 'staging', WhereSpace: "Labels.Stage = 'Staging'" },
+        { Name: 'prod', WhereSpace: "Labels.Stage = 'Production'", Prerequisites: ['not-frozen'] },
+      ],
+      CustomPrerequisites: [{ Name: 'not-frozen', Expression: "cel:!('code-freeze' in Space.Annotations) || Space.Annotations['code-freeze'] != 'true'", Description: 'the space is not under a code freeze' }],
+    });
+    expect(wf.status, wf.text).toBe(201);
+    await ok(['space', 'update', 'ed-stg', '--annotation', 'code-freeze=true']);
+    expect((await env.api.post('/space/ed-base/function/invoke', { FunctionName: 'set-replicas', Arguments: ['6'], UnitIDs: ['app'] })).status).toBeLessThan(300);
+    await ok(['changeorder', 'create', '--space', 'ed-base', 'frz', '--change-workflow', 'ed-base/freeze']);
+    await ok(['variant', 'promote', '--change-order', 'ed-base/frz', '--target-stage', 'staging']);
+    const text = (await cub(['changeorder', 'explain', '--space', 'ed-base', 'frz', '--target-stage', 'prod'])).stdout;
+    expect(text).toContain(`FAILS  ed-stg  not-frozen`);
+    expect(text).toContain(`read: cel:!('code-freeze' in Space.Annotations) || Space.Annotations['code-freeze'] != 'true' with Space.Annotations = {"code-freeze":"true"}, Space.Annotations['code-freeze'] = "true"`);
+    const json = JSON.parse((await ok(['changeorder', 'explain', '--space', 'ed-base', 'frz', '--target-stage', 'prod', '-o', 'json'])));
+    expect(json.Gates.find((g: { Prerequisite: string }) => g.Prerequisite === 'not-frozen').Evidence.Values).toEqual({ 'Space.Annotations': { 'code-freeze': 'true' }, "Space.Annotations['code-freeze']": 'true' });
+    await ok(['space', 'update', 'ed-stg', '--annotation', 'code-freeze=false']);
+    expect((await ok(['changeorder', 'explain', '--space', 'ed-base', 'frz', '--target-stage', 'prod']))).toMatch(/: open/);
+  });
+});
