@@ -6,8 +6,8 @@ import { bar, type JobAnswer } from '../progress.ts';
 import { type Command, type HelpTable, out } from '../common.ts';
 
 /** Holds, and the jobs long promotions run as. */
-/** A hold as a table row set, or JSON/YAML. */
-function printHolds(a: Args, holds: HoldView[]): void {
+/** Holds as table rows, or JSON/YAML: one hold (get, create, lift) as itself, a list as a list. */
+function printHolds(a: Args, holds: HoldView | HoldView[]): void {
   const format = out(a);
   if (format === 'json' || format === 'yaml') return print(holds, format);
   print(holds, 'table', [
@@ -37,7 +37,7 @@ export const holdsCommands: Record<string, Record<string, Command>> = {
         ExpiresIn: flag(a, 'expires-in'),
         Blocks: flags(a, 'blocks').length ? flags(a, 'blocks').flatMap((x) => x.split(',')) : undefined,
       };
-      printHolds(a, [(await c.post<HoldView>('/hold', body)).body]);
+      printHolds(a, (await c.post<HoldView>('/hold', body)).body);
     },
     list: async (a, c) => {
       const r = await c.get<HoldView[]>('/hold', { limit: flag(a, 'limit'), continue: flag(a, 'continue') });
@@ -48,12 +48,12 @@ export const holdsCommands: Record<string, Record<string, Command>> = {
     get: async (a, c) => {
       const ref = a.positional[0];
       if (!ref) throw new UsageError('name the hold: cub hold get <slug>');
-      printHolds(a, [(await c.get<HoldView>(`/hold/${seg(ref)}`)).body]);
+      printHolds(a, (await c.get<HoldView>(`/hold/${seg(ref)}`)).body);
     },
     lift: async (a, c) => {
       const ref = a.positional[0];
       if (!ref) throw new UsageError('name the hold: cub hold lift <slug> --note N');
-      printHolds(a, [(await c.post<HoldView>(`/hold/${seg(ref)}/lift`, { Note: flag(a, 'note') })).body]);
+      printHolds(a, (await c.post<HoldView>(`/hold/${seg(ref)}/lift`, { Note: flag(a, 'note') })).body);
     },
   },
   job: {

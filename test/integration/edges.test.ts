@@ -12,90 +12,101 @@ beforeAll(async () => {
   cub = cubAt(env.url, env.api.token!);
   ok = cubOk(cub);
   await env.api.post('/space', { Slug: 'ed-infra' });
-  await env.api.post('/space/ed-infra/target', { Slug: 'stg' });
-  expect((await env.api.post('/variant/upload', { Component: 'ed', Variant: 'base', Units: [{ Slug: 'app', Data: deploymentYaml('app') }] })).status).toBe(201);
-  await env.api.post('/variant', { Name: 'stg', UpstreamSpaceID: 'ed-base', Stage: 'Staging', Namespace: 'stg', ReleaseTargetID: 'ed-infra/stg' });
-  await env.api.post('/variant', { Name: 'prd', UpstreamSpaceID: 'ed-base', Stage: 'Production', Namespace: 'prd' });
-  const wf = await env.api.post('/space/ed-base/change_workflow', {
-    Slug: 'w',
-    Stages: [
-      { Name: 'staging', WhereSpace: "Labels.Stage = 'Staging'" },
-      { Name: 'prod', WhereSpace: "Labels.Stage = 'Production'", Prerequisites: ['Released'] },
-    ],
-  });
-  expect(wf.status, wf.text).toBe(201);
 });
 afterAll(async () => env.close());
 
+/**
+ * A fleet of its own for each test: `<p>-base` with Unit app, `<p>-stg` (released to a Target) and
+ * `<p>-prd` downstream, and workflow `w` (staging, then prod gated on Released).
+ */
+async function fleet(p: string): Promise<void> {
+  await env.api.post('/space/ed-infra/target', { Slug: `${p}-stg` });
+  expect((await env.api.post('/variant/upload', { Component: p, Variant: 'base', Units: [{ Slug: 'app', Data: deploymentYaml('app') }] })).status).toBe(201);
+  await env.api.post('/variant', { Name: 'stg', UpstreamSpaceID: `${p}-base`, Stage: 'Staging', Namespace: 'stg', ReleaseTargetID: `ed-infra/${p}-stg` });
+  await env.api.post('/variant', { Name: 'prd', UpstreamSpaceID: `${p}-base`, Stage: 'Production', Namespace: 'prd' });
+  const wf = await env.api.post(`/space/${p}-base/change_workflow`, {
+    Slug: 'w',
+    Stages: [
+      { Name: 'staging', WhereSpace: `Labels.Stage = 'Staging' AND Slug LIKE '${p}-%'` },
+      { Name: 'prod', WhereSpace: `Labels.Stage = 'Production' AND Slug LIKE '${p}-%'`, Prerequisites: ['Released'] },
+    ],
+  });
+  expect(wf.status, wf.text).toBe(201);
+}
+
 /** A change in the base and a ChangeOrder carrying it, on workflow w. */
-async function changeOrder(slug: string, replicas: number): Promise<void> {
-  expect((await env.api.post('/space/ed-base/function/invoke', { FunctionName: 'set-replicas', Arguments: [String(replicas)], UnitIDs: ['app'] })).status).toBeLessThan(300);
-  const r = await env.api.post('/space/ed-base/change_order', { Slug: slug, ChangeWorkflowID: 'ed-base/w' });
+async function changeOrder(p: string, slug: string, replicas: number): Promise<void> {
+  expect((await env.api.post(`/space/${p}-base/function/invoke`, { FunctionName: 'set-replicas', Arguments: [String(replicas)], UnitIDs: ['app'] })).status).toBeLessThan(300);
+  const r = await env.api.post(`/space/${p}-base/change_order`, { Slug: slug, ChangeWorkflowID: `${p}-base/w` });
   expect(r.status, r.text).toBe(201);
 }
 
 describe('an abort', () => {
   it('is undone by clearing its reason while nothing has been restored, and not after', async () => {
-    await changeOrder('undo', 3);
-    await ok(['changeorder', 'update', '--space', 'ed-base', 'undo', '--aborted-reason', 'wrong replicas']);
-    expect((await env.api.get('/space/ed-base/change_order/undo')).body).toMatchObject({ State: 'Aborted', AbortedReason: 'wrong replicas' });
-    const cleared = await ok(['changeorder', 'update', '--space', 'ed-base', 'undo', '--aborted-reason', '']);
+    await fleet('ab');
+    await changeOrder('ab', 'undo', 3);
+    await ok(['changeorder', 'update', '--space', 'ab-base', 'undo', '--aborted-reason', 'wrong replicas']);
+    expect((await env.api.get('/space/ab-base/change_order/undo')).body).toMatchObject({ State: 'Aborted', AbortedReason: 'wrong replicas' });
+    const cleared = await ok(['changeorder', 'update', '--space', 'ab-base', 'undo', '--aborted-reason', '']);
     expect(cleared).not.toMatch(/Aborted Reason/);
-    const co = (await env.api.get('/space/ed-base/change_order/undo')).body;
+    const co = (await env.api.get('/space/ab-base/change_order/undo')).body;
     expect(co.State).not.toBe('Aborted');
     expect(co).not.toHaveProperty('AbortedReason');
     expect(co).not.toHaveProperty('AbortedBy');
     // Promotable again.
-    expect(await ok(['variant', 'promote', '--change-order', 'ed-base/undo', '--target-stage', 'staging'])).toMatch(/Promoted change order into stage 'staging': 1 of 1/);
+    expect(await ok(['variant', 'promote', '--change-order', 'ab-base/undo', '--target-stage', 'staging'])).toMatch(/Promoted change order into stage 'staging': 1 of 1/);
     // Aborted again and taken back out of staging: the abort stands for good.
-    await ok(['changeorder', 'update', '--space', 'ed-base', 'undo', '--aborted-reason', 'wrong replicas']);
-    await ok(['variant', 'demote', 'ed-stg', '--change-order', 'ed-base/undo']);
-    const late = await cub(['changeorder', 'update', '--space', 'ed-base', 'undo', '--aborted-reason', '']);
+    await ok(['changeorder', 'update', '--space', 'ab-base', 'undo', '--aborted-reason', 'wrong replicas']);
+    await ok(['variant', 'demote', 'ab-stg', '--change-order', 'ab-base/undo']);
+    const late = await cub(['changeorder', 'update', '--space', 'ab-base', 'undo', '--aborted-reason', '']);
     expect([late.code, late.stderr]).toEqual([1, expect.stringContaining("has been restored in some spaces, so its abort reason ('wrong replicas') can no longer be cleared")]);
-    expect((await env.api.get('/space/ed-base/change_order/undo')).body.AbortedReason).toBe('wrong replicas');
+    expect((await env.api.get('/space/ab-base/change_order/undo')).body.AbortedReason).toBe('wrong replicas');
   });
 });
 
 describe('an Invoke or Link-type ChangeOrder', () => {
   it('refuses a workflow whose first Stage has prerequisites, at create and at a workflow change, naming the Stage', async () => {
-    await ok(['invocation', 'create', '--space', 'ed-base', 'scale', 'Kubernetes/YAML', '--', 'set-replicas', '4']);
-    await ok(['changeworkflow', 'create', '--space', 'ed-base', 'gated', '--stage', 'Staging', '--stage', 'Production']);
-    await ok(['changeworkflow', 'update', '--space', 'ed-base', 'gated', '--stage-prerequisites', 'Staging=Validated']);
-    const refused = await cub(['changeorder', 'create', '--space', 'ed-base', 'inv', '--update-type', 'Invoke', '--invocation', 'ed-base/scale', '--change-workflow', 'ed-base/gated', '--component', 'ed']);
+    await fleet('iv');
+    await ok(['invocation', 'create', '--space', 'iv-base', 'scale', 'Kubernetes/YAML', '--', 'set-replicas', '4']);
+    await ok(['changeworkflow', 'create', '--space', 'iv-base', 'gated', '--stage', 'Staging', '--stage', 'Production']);
+    await ok(['changeworkflow', 'update', '--space', 'iv-base', 'gated', '--stage-prerequisites', 'Staging=Validated']);
+    const refused = await cub(['changeorder', 'create', '--space', 'iv-base', 'inv', '--update-type', 'Invoke', '--invocation', 'iv-base/scale', '--change-workflow', 'iv-base/gated', '--component', 'iv']);
     expect([refused.code, refused.stderr]).toEqual([1, expect.stringContaining("an Invoke change order cannot follow workflow 'gated': its first Stage 'Staging' has prerequisites (Validated), evaluated over the base")]);
-    expect((await env.api.get('/space/ed-base/change_order/inv')).status).toBe(404);
+    expect((await env.api.get('/space/iv-base/change_order/inv')).status).toBe(404);
     // Without them it is taken; then the workflow may not gain them while the order follows it.
-    await ok(['changeworkflow', 'update', '--space', 'ed-base', 'gated', '--stage-prerequisites', 'Staging=']);
-    expect((await env.api.get('/space/ed-base/change_workflow/gated')).body.Stages[0].Prerequisites ?? []).toEqual([]);
-    await ok(['changeorder', 'create', '--space', 'ed-base', 'inv', '--update-type', 'Invoke', '--invocation', 'ed-base/scale', '--change-workflow', 'ed-base/gated', '--component', 'ed']);
-    const change = await cub(['changeworkflow', 'update', '--space', 'ed-base', 'gated', '--stage-prerequisites', 'Staging=Validated']);
+    await ok(['changeworkflow', 'update', '--space', 'iv-base', 'gated', '--stage-prerequisites', 'Staging=']);
+    expect((await env.api.get('/space/iv-base/change_workflow/gated')).body.Stages[0].Prerequisites ?? []).toEqual([]);
+    await ok(['changeorder', 'create', '--space', 'iv-base', 'inv', '--update-type', 'Invoke', '--invocation', 'iv-base/scale', '--change-workflow', 'iv-base/gated', '--component', 'iv']);
+    const change = await cub(['changeworkflow', 'update', '--space', 'iv-base', 'gated', '--stage-prerequisites', 'Staging=Validated']);
     expect([change.code, change.stderr]).toEqual([1, expect.stringContaining("change order 'inv' follows this workflow: an Invoke change order cannot follow workflow 'gated'")]);
     // A later Stage's prerequisites are fine.
-    await ok(['changeworkflow', 'update', '--space', 'ed-base', 'gated', '--stage-prerequisites', 'Production=Validated']);
+    await ok(['changeworkflow', 'update', '--space', 'iv-base', 'gated', '--stage-prerequisites', 'Production=Validated']);
   });
 });
 
 describe('a blocked promotion', () => {
   it('exits 1 with --dry-run, with --dry-run --explain and for real, and 0 once open', async () => {
-    await changeOrder('blocked', 5);
-    await ok(['variant', 'promote', '--change-order', 'ed-base/blocked', '--target-stage', 'staging']);
-    const words = ['variant', 'promote', '--change-order', 'ed-base/blocked', '--target-stage', 'prod'];
+    await fleet('bl');
+    await changeOrder('bl', 'blocked', 5);
+    await ok(['variant', 'promote', '--change-order', 'bl-base/blocked', '--target-stage', 'staging']);
+    const words = ['variant', 'promote', '--change-order', 'bl-base/blocked', '--target-stage', 'prod'];
     const dry = await cub([...words, '--dry-run']);
     const explained = await cub([...words, '--dry-run', '--explain']);
     expect([dry.code, explained.code]).toEqual([1, 1]);
-    expect(explained.stdout).toMatch(/^Stage 'prod' \(ed-prd\): blocked, 1 of 2 gate\(s\) fail/);
+    expect(explained.stdout).toMatch(/^Stage 'prod' \(bl-prd\): blocked, 1 of 2 gate\(s\) fail/);
     expect((await cub([...words, '--dry-run', '--explain', '-o', 'json'])).code).toBe(1);
     // Released in staging: open, and both say so with 0.
-    expect((await env.api.post('/space/ed-stg/release', { Revision: 'ChangeOrder:ed-base/blocked' })).status).toBe(201);
+    expect((await env.api.post('/space/bl-stg/release', { Revision: 'ChangeOrder:bl-base/blocked' })).status).toBe(201);
     expect((await cub([...words, '--dry-run'])).code).toBe(0);
     const open = await cub([...words, '--dry-run', '--explain']);
-    expect([open.code, open.stdout]).toEqual([0, expect.stringMatching(/^Stage 'prod' \(ed-prd\): open/)]);
+    expect([open.code, open.stdout]).toEqual([0, expect.stringMatching(/^Stage 'prod' \(bl-prd\): open/)]);
   });
 });
 
 describe("a CEL gate's evidence", () => {
   it('shows the values CEL read: a map read whole as it is, beside the entry read from it', async () => {
-    const wf = await env.api.post('/space/ed-base/change_workflow', {
+    await fleet('cl');
+    const wf = await env.api.post('/space/cl-base/change_workflow', {
       Slug: 'freeze',
       Stages: [
         { Name: 'staging', WhereSpace: "Labels.Stage = 'Staging'" },
@@ -104,16 +115,39 @@ describe("a CEL gate's evidence", () => {
       CustomPrerequisites: [{ Name: 'not-frozen', Expression: "cel:!('code-freeze' in Space.Annotations) || Space.Annotations['code-freeze'] != 'true'", Description: 'the space is not under a code freeze' }],
     });
     expect(wf.status, wf.text).toBe(201);
-    await ok(['space', 'update', 'ed-stg', '--annotation', 'code-freeze=true']);
-    expect((await env.api.post('/space/ed-base/function/invoke', { FunctionName: 'set-replicas', Arguments: ['6'], UnitIDs: ['app'] })).status).toBeLessThan(300);
-    await ok(['changeorder', 'create', '--space', 'ed-base', 'frz', '--change-workflow', 'ed-base/freeze']);
-    await ok(['variant', 'promote', '--change-order', 'ed-base/frz', '--target-stage', 'staging']);
-    const text = (await cub(['changeorder', 'explain', '--space', 'ed-base', 'frz', '--target-stage', 'prod'])).stdout;
-    expect(text).toContain(`FAILS  ed-stg  not-frozen`);
+    await ok(['space', 'update', 'cl-stg', '--annotation', 'code-freeze=true']);
+    expect((await env.api.post('/space/cl-base/function/invoke', { FunctionName: 'set-replicas', Arguments: ['6'], UnitIDs: ['app'] })).status).toBeLessThan(300);
+    await ok(['changeorder', 'create', '--space', 'cl-base', 'frz', '--change-workflow', 'cl-base/freeze']);
+    await ok(['variant', 'promote', '--change-order', 'cl-base/frz', '--target-stage', 'staging']);
+    const text = (await cub(['changeorder', 'explain', '--space', 'cl-base', 'frz', '--target-stage', 'prod'])).stdout;
+    expect(text).toContain(`FAILS  cl-stg  not-frozen`);
     expect(text).toContain(`read: cel:!('code-freeze' in Space.Annotations) || Space.Annotations['code-freeze'] != 'true' with Space.Annotations = {"code-freeze":"true"}, Space.Annotations['code-freeze'] = "true"`);
-    const json = JSON.parse((await ok(['changeorder', 'explain', '--space', 'ed-base', 'frz', '--target-stage', 'prod', '-o', 'json'])));
+    const json = JSON.parse((await ok(['changeorder', 'explain', '--space', 'cl-base', 'frz', '--target-stage', 'prod', '-o', 'json'])));
     expect(json.Gates.find((g: { Prerequisite: string }) => g.Prerequisite === 'not-frozen').Evidence.Values).toEqual({ 'Space.Annotations': { 'code-freeze': 'true' }, "Space.Annotations['code-freeze']": 'true' });
-    await ok(['space', 'update', 'ed-stg', '--annotation', 'code-freeze=false']);
-    expect((await ok(['changeorder', 'explain', '--space', 'ed-base', 'frz', '--target-stage', 'prod']))).toMatch(/: open/);
+    await ok(['space', 'update', 'cl-stg', '--annotation', 'code-freeze=false']);
+    expect((await ok(['changeorder', 'explain', '--space', 'cl-base', 'frz', '--target-stage', 'prod']))).toMatch(/: open/);
+  });
+});
+
+describe('a hold past its expiry', () => {
+  it('reads as not in force in hold get and list, and no gate counts it', async () => {
+    await fleet('hd');
+    await changeOrder('hd', 'blocked', 7);
+    await ok(['variant', 'promote', '--change-order', 'hd-base/blocked', '--target-stage', 'staging']);
+    await ok(['hold', 'create', 'lapse', '--space', 'hd-prd', '--reason', 'quiet hour', '--expires-in', '1h']);
+    const words = ['changeorder', 'explain', '--space', 'hd-base', 'blocked', '--target-stage', 'prod', '-o', 'json'];
+    expect(JSON.parse(await ok(words)).Gates.map((g: { Prerequisite: string; Satisfied: boolean }) => [g.Prerequisite, g.Satisfied])).toContainEqual(['Hold', false]);
+    const real = env.deps.now;
+    // Two hours on, by the server's clock (time is passed in).
+    env.deps.now = () => new Date(real().getTime() + 2 * 3600_000);
+    try {
+      expect(JSON.parse(await ok(['hold', 'get', 'lapse', '-o', 'json']))).toMatchObject({ Slug: 'lapse', InForce: false });
+      expect(await ok(['hold', 'get', 'lapse'])).toMatch(/lapse\s+false\s+space hd-prd/);
+      expect(JSON.parse(await ok(['hold', 'list', '-o', 'json'])).find((h: { Slug: string }) => h.Slug === 'lapse')).toMatchObject({ InForce: false });
+      const gates = JSON.parse(await ok(words)).Gates.map((g: { Prerequisite: string }) => g.Prerequisite);
+      expect(gates).not.toContain('Hold');
+    } finally {
+      env.deps.now = real;
+    }
   });
 });

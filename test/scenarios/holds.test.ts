@@ -33,7 +33,7 @@ describe('cub hold', () => {
     expect(co.PromotionOverrides[0]).toMatchObject({ Reason: 'security fix, approved by the CAB', FailedGates: [{ Prerequisite: 'Hold' }] });
     expect(await ok(['hold', 'list', '-q'])).toBe('freeze\n');
     const lifted = JSON.parse(await ok(['hold', 'lift', 'freeze', '--note', 'freeze over', '-o', 'json']));
-    expect(lifted).toEqual([expect.objectContaining({ Slug: 'freeze', InForce: false, LiftNote: 'freeze over' })]);
+    expect(lifted).toEqual(expect.objectContaining({ Slug: 'freeze', InForce: false, LiftNote: 'freeze over' }));
     expect(await ok(['hold', 'get', 'freeze'])).toMatch(/freeze\s+false\s+workflow/);
     const again = await cub(['hold', 'lift', 'freeze']);
     expect(again.code).toBe(1);
