@@ -82,8 +82,16 @@ async function targetSpaces(deps: ChangeDeps, caller: Caller, o: ApproveInput, c
     const took = new Set((await deps.store.progressOf(co.ChangeOrderID)).map((p) => p.SpaceID));
     for (const s of await orgSpaces(deps, caller, [])) if (took.has(s.SpaceID)) out.set(s.SpaceID, s);
   }
+  if (!out.size && o.WhereSpace !== undefined && !o.Spaces?.length) throw new NotFound(`--where-space "${o.WhereSpace}" matches no Space you can see: nothing to approve`);
   if (!out.size && !co) throw new Invalid('name the Spaces to approve: <space>…, --where-space, or --change-order (with --stage)');
   return [...out.values()].sort(bySlug);
+}
+
+/** A `--revision` ref that names nothing in a Space: no Unit there can be attested by it. */
+class RefNamesNothing extends Error {
+  constructor(override readonly cause: BatonError) {
+    super(cause.message);
+  }
 }
 
 /** The revision of each Unit an attestation speaks for in a Space, or why a Unit is skipped. */
@@ -110,7 +118,8 @@ async function revisionsIn(deps: ChangeDeps, caller: Caller, space: Space, o: Ap
     if (released.length) nums = await revisionNumsEach(deps, caller, space, released, o.Revision ?? 'HeadRevisionNum');
   } catch (e) {
     if (!(e instanceof BatonError)) throw e;
-    nums = released.map(() => e);
+    // The ref names nothing here (no such Tag, ChangeSet, ChangeOrder or Space): every Unit is skipped for it.
+    throw new RefNamesNothing(e);
   }
   return released.map((u, i) => {
     const n = nums[i]!;
@@ -128,9 +137,15 @@ interface ApprovePlan {
 }
 
 /** The attestation (or, on a dry run, what it would be) of one Space, or why it is skipped. */
-async function approveSpace(deps: ChangeDeps, caller: Caller, plan: ApprovePlan, space: Space, co: ChangeOrder | undefined, marks: Awaited<ReturnType<typeof marksOf>> | undefined): Promise<{ entry: ApproveSpaceResult; revisions?: AttestedRevision[] }> {
+async function approveSpace(deps: ChangeDeps, caller: Caller, plan: ApprovePlan, space: Space, co: ChangeOrder | undefined, marks: Awaited<ReturnType<typeof marksOf>> | undefined): Promise<{ entry: ApproveSpaceResult; revisions?: AttestedRevision[]; refError?: BatonError }> {
   const o = plan.Input;
-  const units = await revisionsIn(deps, caller, space, o, co, marks);
+  let units: ApproveSpaceResult['Units'];
+  try {
+    units = await revisionsIn(deps, caller, space, o, co, marks);
+  } catch (e) {
+    if (!(e instanceof RefNamesNothing)) throw e;
+    return { entry: { SpaceID: space.SpaceID, SpaceSlug: space.Slug, Action: 'Skipped', Reason: e.cause.message, Units: [] }, refError: e.cause };
+  }
   const picked = units.filter((u) => u.RevisionNum !== undefined);
   if (!picked.length) {
     return { entry: { SpaceID: space.SpaceID, SpaceSlug: space.Slug, Action: 'Skipped', Reason: co ? `no Unit there carries change order '${co.Slug}'` : o.All ? 'no Unit matches' : 'no Unit a Release would publish (a Space without a release Target needs --all)', Units: units } };
@@ -175,7 +190,11 @@ export async function approve(deps: ChangeDeps, caller: Caller, o: ApproveInput 
   }
   const marks = co ? await marksOf(deps, co) : undefined;
   const out: ApproveResult = { DryRun: !!input.DryRun, Type: type, Result: result, Spaces: [], Attestations: [] };
-  const done = attest(deps, caller, plan, co, spaces, await bounded(spaces, CONCURRENCY, (space) => approveSpace(deps, caller, plan, space, co, marks)));
+  const looked = await bounded(spaces, CONCURRENCY, (space) => approveSpace(deps, caller, plan, space, co, marks));
+  // A ref that names nothing where it was looked for, and so attests nothing anywhere, is the caller's mistake, not a skip in each.
+  const refError = looked.find((l) => l.refError)?.refError;
+  if (refError && !looked.some((l) => l.revisions)) throw refError;
+  const done = attest(deps, caller, plan, co, spaces, looked);
   out.Spaces = done.map((d) => d.entry);
   const writes = done.flatMap((d) => (d.attestation ? [d.attestation] : []));
   if (!input.DryRun) {

@@ -151,3 +151,30 @@ describe('a hold past its expiry', () => {
     }
   });
 });
+
+describe('a revision ref that names nothing', () => {
+  it('is a 4xx naming it, with nothing written; a --where-space matching nothing says so', async () => {
+    await fleet('rf');
+    await ok(['tag', 'create', '--space', 'rf-stg', 'v1']);
+    await ok(['unit', 'tag', 'v1', '--space', 'rf-stg', '--unit', 'app', '--revision', '1']);
+    for (const [ref, said] of [
+      ['ChangeSet:no-such-space/cs1', "space 'no-such-space'"],
+      ['ChangeSet:cs1', "changeset 'cs1'"],
+      ['Tag:nope', "tag 'nope'"],
+      ['Before:Tag:nope', "tag 'nope'"],
+      ['ChangeOrder:rf-base/nope', "changeorder 'rf-base/nope'"],
+    ]) {
+      const r = await cub(['variant', 'approve', 'rf-stg', 'rf-prd', '--revision', ref!]);
+      expect([r.code, r.stdout], ref).toEqual([1, '']);
+      expect(r.stderr, ref).toMatch(new RegExp(`^Failed: HTTP 404: .*${said!.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
+    }
+    expect((await env.api.post('/attest', { Spaces: ['rf-stg'], Revision: 'Tag:nope' })).status).toBe(404);
+    const none = await cub(['variant', 'approve', '--where-space', "Slug = 'nothing-here'"]);
+    expect([none.code, none.stderr]).toEqual([1, `Failed: HTTP 404: --where-space "Slug = 'nothing-here'" matches no Space you can see: nothing to approve\n`]);
+    for (const s of ['rf-stg', 'rf-prd']) expect((await env.api.get(`/space/${s}/attestation`)).body).toEqual([]);
+    // A Tag one Space has: approved there, the other skipped saying why.
+    const some = await ok(['variant', 'approve', 'rf-stg', 'rf-prd', '--revision', 'Tag:v1']);
+    expect(some).toMatch(/^Approved revisions in 1 space\(s\)/);
+    expect(some, some).toMatch(/rf-prd\s+skipped\s/);
+  });
+});
