@@ -72,7 +72,7 @@ export interface ApproveAnswer {
   DryRun: boolean;
   Type: string;
   Result: 'Pass' | 'Fail';
-  Spaces: { SpaceSlug: string; Action: 'Attest' | 'Skipped'; Reason?: string; AttestationID?: string; Units: { UnitSlug: string; RevisionNum?: number; Skipped?: string }[] }[];
+  Spaces: { SpaceSlug: string; Action: 'Attest' | 'Skipped'; Reason?: string; AttestationID?: string; Warning?: string; Units: { UnitSlug: string; RevisionNum?: number; Skipped?: string }[] }[];
 }
 
 /** `POST /demote`. */

@@ -34,6 +34,7 @@ export function printApproval(a: Args, r: ApproveAnswer): void {
   // The sentence's verb, as it would be and as it was: "Would approve" / "Approved", "Recorded ChangeRecord for".
   const [would, did] = r.Result === 'Fail' ? ['reject', 'Rejected'] : r.Type === 'Approval' ? ['approve', 'Approved'] : [`record ${r.Type} for`, `Recorded ${r.Type} for`];
   const recorded = r.Spaces.filter((s) => s.Action === 'Attest').length;
+  for (const s of r.Spaces) if (s.Warning) process.stderr.write(`Warning: ${s.SpaceSlug}: ${s.Warning}\n`);
   process.stdout.write(`${r.DryRun ? `Would ${would}` : did} revisions in ${recorded} space(s)\n`);
   print(
     r.Spaces.flatMap((s): { s: ApproveAnswer['Spaces'][number]; u?: ApproveAnswer['Spaces'][number]['Units'][number] }[] => (s.Units.length ? s.Units.map((u) => ({ s, u })) : [{ s }])),

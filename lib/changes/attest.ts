@@ -17,7 +17,7 @@ import { bySlug, findInSpace, findSpace } from '../variants/lookup.ts';
 import { revisionNumsEach } from '../variants/revision-refs.ts';
 import { marksOf } from './marks.ts';
 import type { ChangeDeps } from './ports.ts';
-import { attestationsOf, orgSpaces, stagesOver } from './stages.ts';
+import { attestationsOf, authorsOf, orgSpaces, stagesOver } from './stages.ts';
 import { runsAsJob, startJob, type JobHandler } from './jobs.ts';
 import type { Deps } from '../ports/deps.ts';
 import type { JobRecord } from '../ports/store.ts';
@@ -47,6 +47,8 @@ export interface ApproveSpaceResult {
   Action: 'Attest' | 'Skipped';
   Reason?: string;
   AttestationID?: string;
+  /** Recorded, but it will not count toward the gates named, and why (the caller wrote the change here). */
+  Warning?: string;
   Units: { UnitID: string; UnitSlug: string; RevisionNum?: number; Skipped?: string }[];
 }
 
@@ -157,7 +159,25 @@ async function approveSpace(deps: ChangeDeps, caller: Caller, plan: ApprovePlan,
     if (!h) throw new NotFound(`unit '${u.UnitSlug}' has no revision ${u.RevisionNum}`);
     return { UnitID: u.UnitID, RevisionNum: u.RevisionNum!, DataHash: h };
   });
-  return { entry: { SpaceID: space.SpaceID, SpaceSlug: space.Slug, Action: 'Attest', Units: units }, revisions };
+  const warning = co && marks ? await ownChangeWarning(deps, caller, plan, co, marks, picked) : undefined;
+  return { entry: { SpaceID: space.SpaceID, SpaceSlug: space.Slug, Action: 'Attest', ...(warning ? { Warning: warning } : {}), Units: units }, revisions };
+}
+
+/**
+ * Whether the caller's attestation of a ChangeOrder's revisions will not count toward its workflow's
+ * requirements of that type, because the caller wrote (or promoted) a revision of the change there: said
+ * at once, naming the requirements, rather than found out from `explain` later.
+ */
+async function ownChangeWarning(deps: ChangeDeps, caller: Caller, plan: ApprovePlan, co: ChangeOrder, marks: Awaited<ReturnType<typeof marksOf>>, picked: ApproveSpaceResult['Units']): Promise<string | undefined> {
+  const reqs = (co.ChangeWorkflow?.AttestationPrerequisites ?? []).filter((r) => (r.Type ?? 'Approval') === plan.Type && !r.AllowAuthors);
+  if (!reqs.length || !caller.UserID) return undefined;
+  const mine: string[] = [];
+  for (const u of picked) {
+    const authors = await authorsOf(deps, u.UnitID, marks.start.get(u.UnitID)?.RevisionNum ?? 0, u.RevisionNum!);
+    if (authors.includes(caller.UserID)) mine.push(`${u.UnitSlug} r${u.RevisionNum}`);
+  }
+  if (!mine.length) return undefined;
+  return `recorded, but it does not count toward ${reqs.map((r) => r.Name).join(', ')}: you wrote (or promoted) the change here (${mine.join(', ')}), and the authors of a change do not count (AllowAuthors is off)`;
 }
 
 /** The attestations of Spaces looked at (made in their order, so ids are given out in it). */

@@ -91,7 +91,12 @@ export function explainAttestationRequirement(req: AttestationPrerequisite, unit
           else if (age !== undefined && Date.parse(a.CreatedAt) + age <= f.now.getTime()) row.Excluded.push({ User: who, Why: `older than MaxAge ${req.MaxAge}` });
           else if (!req.AllowAuthors && u.authors.includes(a.UserID)) row.Excluded.push({ User: who, Why: 'wrote the change' });
           else if (!eligible(req, a.UserID, u, f)) row.Excluded.push({ User: who, Why: 'not eligible (not among FromUserIDs/FromGroupIDs, or no Approve permission in the Space)' });
-          else (a.Result === 'Pass' ? row.Counted : row.Rejected).push(who);
+          else {
+            // A person counts once, however many times they attested (as the gate counts them).
+            const into = a.Result === 'Pass' ? row.Counted : row.Rejected;
+            if (into.includes(who)) row.Excluded.push({ User: who, Why: `${a.Result === 'Pass' ? 'approved' : 'rejected'} already: a person counts once` });
+            else into.push(who);
+          }
         }
         return row;
       }),

@@ -178,3 +178,38 @@ describe('a revision ref that names nothing', () => {
     expect(some, some).toMatch(/rf-prd\s+skipped\s/);
   });
 });
+
+describe('approvals', () => {
+  it("count people, not attestations, and an author's own approval says at once that it does not count", async () => {
+    await fleet('ap');
+    const wf = await env.api.post('/space/ap-base/change_workflow', {
+      Slug: 'two',
+      Stages: [
+        { Name: 'staging', WhereSpace: "Labels.Stage = 'Staging' AND Slug LIKE 'ap-%'" },
+        { Name: 'prod', WhereSpace: "Labels.Stage = 'Production' AND Slug LIKE 'ap-%'", Prerequisites: ['two-approvers'] },
+      ],
+      AttestationPrerequisites: [{ Name: 'two-approvers', Count: 2 }],
+    });
+    expect(wf.status, wf.text).toBe(201);
+    expect((await env.api.post('/space/ap-base/function/invoke', { FunctionName: 'set-replicas', Arguments: ['8'], UnitIDs: ['app'] })).status).toBeLessThan(300);
+    await ok(['changeorder', 'create', '--space', 'ap-base', 'rel', '--change-workflow', 'ap-base/two']);
+    await ok(['variant', 'promote', '--change-order', 'ap-base/rel', '--target-stage', 'staging']);
+    // The admin promoted it into ap-stg: their approval is recorded, and they are told it does not count.
+    const own = await cub(['variant', 'approve', '--change-order', 'ap-base/rel', '--stage', 'staging']);
+    expect(own.code).toBe(0);
+    expect(own.stdout).toMatch(/^Approved revisions in 1 space\(s\)/);
+    expect(own.stderr).toMatch(/^Warning: ap-stg: recorded, but it does not count toward two-approvers: you wrote \(or promoted\) the change here \(app r\d+\), and the authors of a change do not count/);
+    const json = JSON.parse((await cub(['variant', 'approve', '--change-order', 'ap-base/rel', '--stage', 'staging', '--dry-run', '-o', 'json'])).stdout);
+    expect(json.Spaces[0].Warning).toContain('does not count toward two-approvers');
+    // alice approves twice: one person.
+    const alice = cubAt(env.url, (await ok(['user', 'create', 'alice', '--role', 'Member', '-q'])).trim());
+    for (let i = 0; i < 2; i++) {
+      const r = await alice(['variant', 'approve', '--change-order', 'ap-base/rel', '--stage', 'staging']);
+      expect([r.code, r.stderr]).toEqual([0, '']);
+    }
+    const text = await ok(['changeorder', 'explain', '--space', 'ap-base', 'rel', '--target-stage', 'prod']);
+    expect(text).toMatch(/FAILS {2}ap-stg {2}two-approvers: .*has 1 of 2/);
+    expect(text).toMatch(/read: app r\d+: 1\/2 Approval \(alice\); not counted: .*alice \(approved already: a person counts once\)/);
+    expect(text).toContain('admin (wrote the change)');
+  });
+});
