@@ -63,7 +63,7 @@ export async function advanceStage(deps: ChangeDeps, caller: Caller, coRef: { Sp
 export function contextAfter(co: ChangeOrder, ctx: GateContext, taken: string[], now: string): GateContext {
   const progress = new Map(ctx.progress);
   for (const id of taken) if (!progress.has(id)) progress.set(id, { ChangeOrderID: co.ChangeOrderID, BaseSpaceID: co.SpaceID, SpaceID: id, ResolvedAt: now, Version: 1 });
-  return { ...ctx, progress, view: gateView({ ...co, ...deriveProgress(co, [...progress.values()], new Map(ctx.spaces.map((s) => [s.SpaceID, s]))) }) };
+  return { ...ctx, progress, view: gateView({ ...co, ...deriveProgress(co, [...progress.values()], new Map(ctx.spaces.map((s) => [s.SpaceID, s]))) }, ctx.spaces) };
 }
 
 /** The Stage field and the events of a ChangeOrder moving from its recorded Stage to `stage`, if that is later. */

@@ -172,7 +172,7 @@ export async function gateContext(deps: ChangeDeps, caller: Caller, co: ChangeOr
     spaces,
     stages: stagesOver(co, spaces),
     progress: new Map(progressList.map((p) => [p.SpaceID, p])),
-    view: gateView({ ...co, ...deriveProgress(co, progressList, new Map(spaces.map((s) => [s.SpaceID, s]))) }),
+    view: gateView({ ...co, ...deriveProgress(co, progressList, new Map(spaces.map((s) => [s.SpaceID, s]))) }, spaces),
   };
 }
 
@@ -182,6 +182,7 @@ export function takenOnly(space: Space, progress: Map<string, Progress>): SpaceG
 }
 
 /** The ChangeOrder as the gates see it: CEL reads it as the API returns it, derived fields included. */
-export function gateView(co: ChangeOrderView): GateChangeOrder {
-  return { json: co as unknown as Record<string, unknown>, slug: co.Slug, workflow: co.ChangeWorkflow ?? { Stages: [] } };
+export function gateView(co: ChangeOrderView, spaces: Space[]): GateChangeOrder {
+  const base = spaces.find((s) => s.SpaceID === co.SpaceID)?.Slug ?? co.SpaceID;
+  return { json: co as unknown as Record<string, unknown>, slug: co.Slug, ref: `${base}/${co.Slug}`, workflow: co.ChangeWorkflow ?? { Stages: [] } };
 }

@@ -26,6 +26,6 @@ export function holdGate(h: Hold, names: { owner: string; space?: string }): Gat
     SpaceSlug: names.space ?? '',
     Message: `hold '${h.Slug}' on ${covers} is in force (placed by ${names.owner}${h.ExpiresAt ? `, until ${h.ExpiresAt}` : ''}): ${h.Reason}; lift it (cub hold lift ${h.Slug}) or pass it with --force --force-reason`,
     Evidence: { Hold: h.Slug, Scope: h.Scope, Covers: covers, Owner: names.owner, Reason: h.Reason, Blocks: h.Blocks, ExpiresAt: h.ExpiresAt ?? null, PlacedAt: h.CreatedAt },
-    Opens: `${h.ExpiresAt ? `its expiry at ${h.ExpiresAt}, or ` : ''}its owner (${names.owner}) or an Admin lifting it: cub hold lift ${h.Slug}; or --force --force-reason`,
+    Opens: `${h.ExpiresAt ? `its expiry at ${h.ExpiresAt}, or ` : ''}its owner (${names.owner}) or an Admin lifting it (or a promotion with --force --force-reason): cub hold lift ${h.Slug} --note "lifted to promote"`,
   };
 }

@@ -25,6 +25,8 @@ export interface SpaceGateState {
 export interface GateChangeOrder {
   json: Record<string, unknown>;
   slug: string;
+  /** `<base>/<slug>`: how a command names it. */
+  ref: string;
   workflow: WorkflowDefinition;
 }
 
@@ -67,23 +69,23 @@ export function explainGate(r: GateResult, co: GateChangeOrder, s: SpaceGateStat
   let opens: string | undefined;
   if (name === 'Taken') {
     evidence = { Taken: s.taken };
-    opens = `promote change order '${co.slug}' into space '${s.space.Slug}'`;
+    opens = `promote change order '${co.slug}' into space '${s.space.Slug}': cub variant promote ${s.space.Slug} --change-order ${co.ref}`;
   } else if (name === BUILTIN_PREREQUISITES.Validated) {
     evidence = { Units: s.changed.map((u) => ({ Unit: u.slug, RevisionNum: u.revision, ValidationErrors: u.validationErrors })) };
-    opens = `fix the validation errors in ${s.space.Slug} (a new revision the change carries)`;
+    opens = `fix the validation errors in ${s.space.Slug} (a new revision the change carries); its Units: cub unit list --space ${s.space.Slug}`;
   } else if (name === BUILTIN_PREREQUISITES.Released) {
     evidence = { ReleaseTarget: s.space.ReleaseTargetID ?? null, Releases: s.published.slice(0, GATE_RELEASES_SHOWN).map((x) => ({ ReleaseNum: x.ReleaseNum, Digest: x.Digest, CarriesChange: s.carries(x) })) };
-    opens = `publish a release of the change there: cub release publish ${s.space.Slug} --revision ChangeOrder:${co.slug}`;
+    opens = `publish a release of the change there: cub release publish ${s.space.Slug} --revision ChangeOrder:${co.ref}`;
   } else if (name === BUILTIN_PREREQUISITES.Healthy || soakDuration(name) !== undefined) {
     const latest = s.published[0];
     evidence = { ReleaseTarget: s.space.ReleaseTargetID ?? null, Latest: latest ? { ...liveOf(latest), CarriesChange: s.carries(latest) } : null, ...(soakDuration(name) !== undefined && latest ? { History: (latest.LiveStatusHistory ?? []).slice(-10) } : {}) };
     const soak = soakDuration(name);
     opens =
       !latest || !s.carries(latest)
-        ? `publish a release of the change there (cub release publish ${s.space.Slug} --revision ChangeOrder:${co.slug}), then a Synced and Healthy report of it`
+        ? `a release of the change there, then a Synced and Healthy report of it: cub release publish ${s.space.Slug} --revision ChangeOrder:${co.ref}`
         : soak !== undefined && isHealthy(latest.LiveStatus ?? {})
           ? `release ${latest.ReleaseNum} staying Synced and Healthy until ${new Date(Date.parse(healthySince(latest)) + soak).toISOString()}`
-          : `a report of release ${latest.ReleaseNum} as Synced and Healthy (Argo CD, Flux, or cub release report)`;
+          : `a report of release ${latest.ReleaseNum} as Synced and Healthy (by Argo CD or Flux, or by hand): cub release report --space ${s.space.Slug} --release ${latest.ReleaseNum} --sync Synced --health Healthy`;
   } else if (co.workflow.CustomPrerequisites?.some((c) => c.Name === name)) {
     const custom = co.workflow.CustomPrerequisites.find((c) => c.Name === name)!;
     const vars: Record<string, unknown> = { Space: s.space, ChangeOrder: co.json, Release: release ?? null };
@@ -105,12 +107,12 @@ export function explainGate(r: GateResult, co: GateChangeOrder, s: SpaceGateStat
       return Object.fromEntries(entries.length > 20 ? [...entries.slice(0, 20), ['…', `${entries.length - 20} more`]] : entries);
     };
     evidence = { Expression: custom.Expression, Values: Object.fromEntries(reads.map((p) => [p.map((k, i) => (i === 0 || /^[A-Za-z_]\w*$/.test(k) ? k : `['${k}']`)).join('.').replace(/\.\[/g, '['), compact(read(p)) ?? null])) };
-    opens = `make ${custom.Expression.slice(4).trim()} true for space '${s.space.Slug}'${custom.Description ? ` (${custom.Description})` : ''}`;
+    opens = `make ${custom.Expression.slice(4).trim()} true for space '${s.space.Slug}'${custom.Description ? ` (${custom.Description})` : ''}; what it reads of the Space: cub space get ${s.space.Slug} -o yaml`;
   } else if (co.workflow.AttestationPrerequisites?.some((a) => a.Name === name)) {
     const req = co.workflow.AttestationPrerequisites.find((a) => a.Name === name)!;
     const facts = s.attest ?? { now: new Date(0), space: s.space, attestations: [], users: [], groups: [] };
     evidence = explainAttestationRequirement(req, s.changed, facts);
-    opens = `${req.Count ?? 1} ${req.Type ?? 'Approval'} attestation(s) per revision from eligible attesters who did not write the change: cub variant approve --change-order … ${s.space.Slug}`;
+    opens = `${req.Count ?? 1} ${req.Type ?? 'Approval'} attestation(s) per revision from eligible attesters who did not write the change: ${(req.Type ?? 'Approval') === 'Approval' ? `cub variant approve ${s.space.Slug} --change-order ${co.ref}` : `cub attestation create --space ${s.space.Slug} --type ${req.Type} --change-order ${co.ref}`}`;
   }
   return { ...r, Evidence: evidence, ...(r.Satisfied || !opens ? {} : { Opens: opens }) };
 }

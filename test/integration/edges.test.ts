@@ -213,3 +213,78 @@ describe('approvals', () => {
     expect(text).toContain('admin (wrote the change)');
   });
 });
+
+/** The command at the end of an `opens:` text (after its last ": "), split as a shell would split it. */
+const commandOf = (opens: string): string[] | undefined => {
+  const at = opens.lastIndexOf(': cub ');
+  if (at < 0) return undefined;
+  return [...opens.slice(at + 2).matchAll(/"([^"]*)"|'([^']*)'|(\S+)/g)].map((m) => m[1] ?? m[2] ?? m[3]!).slice(1);
+};
+
+describe("explain's opens: commands", () => {
+  it('each runs as printed, for a blocked order of every gate kind, and together they open the gates they can', async () => {
+    await fleet('op');
+    await env.api.post('/space/op-base/change_workflow', {
+      Slug: 'all',
+      Stages: [
+        { Name: 'staging', WhereSpace: "Labels.Stage = 'Staging' AND Slug LIKE 'op-%'" },
+        { Name: 'prod', WhereSpace: "Labels.Stage = 'Production' AND Slug LIKE 'op-%'", Prerequisites: ['Validated', 'Released', 'Healthy', 'not-frozen', 'approved'] },
+      ],
+      CustomPrerequisites: [{ Name: 'not-frozen', Expression: "cel:!('code-freeze' in Space.Annotations) || Space.Annotations['code-freeze'] != 'true'" }],
+      AttestationPrerequisites: [{ Name: 'approved', Count: 1 }],
+    });
+    expect((await env.api.post('/space/op-base/function/invoke', { FunctionName: 'set-replicas', Arguments: ['9'], UnitIDs: ['app'] })).status).toBeLessThan(300);
+    await ok(['changeorder', 'create', '--space', 'op-base', 'x', '--change-workflow', 'op-base/all']);
+    const bob = cubAt(env.url, (await ok(['user', 'create', 'bob-op', '--role', 'Member', '-q'])).trim());
+    const explain = async () => {
+      const json = JSON.parse(await ok(['changeorder', 'explain', '--space', 'op-base', 'x', '--target-stage', 'prod', '-o', 'json']));
+      const text = await ok(['changeorder', 'explain', '--space', 'op-base', 'x', '--target-stage', 'prod']);
+      const failing = (json.Gates as { Prerequisite: string; Satisfied: boolean; Opens?: string }[]).filter((g) => !g.Satisfied);
+      for (const g of failing) if (g.Opens) expect(text).toContain(`opens: ${g.Opens}`);
+      return { open: json.Open as boolean, failing };
+    };
+    const run = async (gates: { Prerequisite: string; Opens?: string }[], as: typeof cub = cub) => {
+      for (const g of gates) {
+        const words = commandOf(g.Opens ?? '');
+        if (!words) continue;
+        const r = await as(words);
+        expect([r.code, r.stderr.replace(/^Warning: .*\n/m, '')], `${g.Prerequisite}: cub ${words.join(' ')}`).toEqual([0, '']);
+      }
+    };
+    // Staging has not taken it: the Taken gate's command promotes it there.
+    const first = await explain();
+    expect(first.failing.map((g) => g.Prerequisite)).toEqual(['Taken']);
+    await run(first.failing);
+    // Now every other kind fails: Released, Healthy, a CEL gate, an approval, a hold.
+    await ok(['space', 'update', 'op-stg', '--annotation', 'code-freeze=true']);
+    await ok(['hold', 'create', 'op-quiet', '--space', 'op-prd', '--reason', 'quiet']);
+    const second = await explain();
+    expect(second.failing.map((g) => g.Prerequisite).sort()).toEqual(['Healthy', 'Hold', 'Released', 'approved', 'not-frozen']);
+    for (const g of second.failing) expect(commandOf(g.Opens ?? ''), g.Prerequisite).toBeDefined();
+    // The approval's command, run by someone who did not write the change; the rest as printed.
+    await run(second.failing.filter((g) => g.Prerequisite === 'approved'), bob);
+    await run(second.failing.filter((g) => g.Prerequisite !== 'approved' && g.Prerequisite !== 'Healthy'));
+    const third = await explain();
+    expect(third.failing.map((g) => g.Prerequisite).sort()).toEqual(['Healthy', 'not-frozen']);
+    await run(third.failing);
+    expect((await explain()).failing.map((g) => g.Prerequisite)).toEqual(['not-frozen']);
+    await ok(['space', 'update', 'op-stg', '--annotation', 'code-freeze=false']);
+    expect((await explain()).open).toBe(true);
+  });
+
+  it("a Validated gate's command lists the Units to fix", async () => {
+    await fleet('ov');
+    // A variant whose namespace placeholder is left: its revisions have validation errors.
+    await env.api.post('/variant', { Name: 'raw', UpstreamSpaceID: 'ov-base', Stage: 'Staging' });
+    await env.api.post('/space/ov-base/change_workflow', { Slug: 'v', Stages: [{ Name: 'staging', WhereSpace: "Slug = 'ov-raw'" }, { Name: 'prod', WhereSpace: "Slug = 'ov-prd'", Prerequisites: ['Validated'] }] });
+    expect((await env.api.post('/space/ov-base/function/invoke', { FunctionName: 'set-replicas', Arguments: ['2'], UnitIDs: ['app'] })).status).toBeLessThan(300);
+    await ok(['changeorder', 'create', '--space', 'ov-base', 'y', '--change-workflow', 'ov-base/v']);
+    await ok(['variant', 'promote', '--change-order', 'ov-base/y', '--target-stage', 'staging']);
+    const json = JSON.parse(await ok(['changeorder', 'explain', '--space', 'ov-base', 'y', '--target-stage', 'prod', '-o', 'json']));
+    const gate = json.Gates.find((g: { Prerequisite: string }) => g.Prerequisite === 'Validated');
+    expect(gate).toMatchObject({ Satisfied: false, SpaceSlug: 'ov-raw' });
+    const words = commandOf(gate.Opens)!;
+    expect(words).toEqual(['unit', 'list', '--space', 'ov-raw']);
+    expect(await ok(words)).toMatch(/^app\s/m);
+  });
+});

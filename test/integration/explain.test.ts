@@ -60,11 +60,11 @@ describe('explain', () => {
     expect(gate('Healthy')).toMatchObject({
       Satisfied: false,
       Evidence: { Latest: { ReleaseNum: 1, CarriesChange: true, LiveStatus: { Sync: 'Synced', Health: 'Degraded', ObservedAt: observed, Reporter: 'argocd' } } },
-      Opens: 'a report of release 1 as Synced and Healthy (Argo CD, Flux, or cub release report)',
+      Opens: 'a report of release 1 as Synced and Healthy (by Argo CD or Flux, or by hand): cub release report --space ex-stg --release 1 --sync Synced --health Healthy',
     });
     expect(gate('web-tier')).toMatchObject({ Satisfied: false, Evidence: { Expression: "cel:Space.Labels.Stage == 'Staging' && Release != null && Release.ReleaseNum > 1", Values: { 'Space.Labels.Stage': 'Staging', Release: { Slug: 'release-1', ReleaseNum: 1, Digest: expect.any(String) }, 'Release.ReleaseNum': 1 } } });
     expect(gate('reviewed')).toMatchObject({ Satisfied: false, Evidence: { Type: 'Approval', Count: 1, Units: [{ Unit: 'app', Counted: [], Excluded: [{ User: 'admin', Why: 'wrote the change' }] }] }, Opens: expect.stringContaining('cub variant approve') });
-    expect(gate('Hold')).toMatchObject({ Satisfied: false, Evidence: { Hold: 'quiet', Owner: 'admin', Reason: 'quiet period' }, Opens: 'its owner (admin) or an Admin lifting it: cub hold lift quiet; or --force --force-reason' });
+    expect(gate('Hold')).toMatchObject({ Satisfied: false, Evidence: { Hold: 'quiet', Owner: 'admin', Reason: 'quiet period' }, Opens: 'its owner (admin) or an Admin lifting it (or a promotion with --force --force-reason): cub hold lift quiet --note "lifted to promote"' });
     expect(r.body.Message).toContain("unable to promote to stage 'prod', Variant 'stg'");
     const after = (await env.api.get('/space/ex-base/change_order/scale')).body;
     expect(after.Version).toBe(before.Version);

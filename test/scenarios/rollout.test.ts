@@ -51,7 +51,7 @@ describe('a rollout, Stage by Stage and Space by Space (GET …/rollout, cub cha
     expect(dev).toMatchObject({ Taken: true, TakenAt: expect.any(String) });
     expect(dev.Release).toBeUndefined();
     expect(dev.Gates.map((g) => [g.Prerequisite, g.Satisfied])).toEqual([['Validated', true], ['Released', false]]);
-    expect(dev.Gates[1]!.Opens).toMatch(/cub release publish acme-dev --revision ChangeOrder:release-v452/);
+    expect(dev.Gates[1]!.Opens).toMatch(/cub release publish acme-dev --revision ChangeOrder:acme-base\/release-v452$/);
     expect(r.Next).toMatchObject({ Stage: 'staging', Open: false });
     expect(r.Stages[1]!.Status).toBe('Next');
     await run(ACME_DEV_DONE.slice(1));

@@ -39,6 +39,7 @@ const release = (num: number, co: string | undefined, live: Release['LiveStatus'
 const co: GateChangeOrder = {
   json: { Slug: 'release-v452', Labels: { risk: 'low' } },
   slug: 'release-v452',
+  ref: 'acme-base/release-v452',
   workflow: {
     Stages: [],
     CustomPrerequisites: [

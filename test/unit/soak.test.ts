@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { evaluatePrerequisite, soakDuration, type GateChangeOrder, type SpaceGateState } from '../../lib/gates/prerequisites.ts';
 import type { LiveStatusTransition, Release, Space } from '../../lib/model/entities.ts';
 
-const co: GateChangeOrder = { json: {}, slug: 'v2', workflow: { Stages: [] } };
+const co: GateChangeOrder = { json: {}, slug: 'v2', ref: 'base/v2', workflow: { Stages: [] } };
 const space = { SpaceID: 's', Slug: 'acme-staging', ReleaseTargetID: 't', Labels: {} } as unknown as Space;
 const t = (min: number) => new Date(Date.parse('2026-12-03T10:00:00Z') + min * 60_000).toISOString();
 const healthy = (min: number): LiveStatusTransition => ({ Sync: 'Synced', Health: 'Healthy', ObservedAt: t(min) });
@@ -37,7 +37,7 @@ describe('Soak', () => {
 
   it('explains what opens it: staying Healthy until the clock runs out, or a Healthy report first', () => {
     expect(evaluatePrerequisite('Soak=30m', co, { ...state([degraded(0), healthy(25)], 40), explain: true }).Opens).toBe(`release 7 staying Synced and Healthy until ${t(55)}`);
-    expect(evaluatePrerequisite('Soak=30m', co, { ...state([healthy(0), degraded(50)], 60), explain: true }).Opens).toBe('a report of release 7 as Synced and Healthy (Argo CD, Flux, or cub release report)');
+    expect(evaluatePrerequisite('Soak=30m', co, { ...state([healthy(0), degraded(50)], 60), explain: true }).Opens).toBe('a report of release 7 as Synced and Healthy (by Argo CD or Flux, or by hand): cub release report --space acme-staging --release 7 --sync Synced --health Healthy');
   });
 
   it('does not hold while the release is not Healthy now', () => {
