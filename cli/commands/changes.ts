@@ -29,7 +29,9 @@ export const changesCommands: Record<string, Record<string, Command>> = {
       const source = flag(a, 'changeworkflow');
       if (source) {
         const dest = need(a, 'dest-space', usage);
-        const ref = source.includes('/') ? source : `${need(a, 'space', usage)}/${source}`;
+        // A bare slug: in --space when given, else found by the server (in the destination, or the one of that name).
+        const space = flag(a, 'space');
+        const ref = source.includes('/') || !space ? source : `${space}/${source}`;
         return print((await c.post<ChangeWorkflow>(`/space/${seg(dest)}/change_workflow/clone`, { Source: ref, Slug: a.positional[0] })).body, out(a), COLUMNS.changeworkflow);
       }
       const file = flag(a, 'filename');

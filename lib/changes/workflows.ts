@@ -1,10 +1,12 @@
-import { newEntity, patched, type AttestationPrerequisite, type Caller, type ChangeOrder, type ChangeOrderView, type ChangeWorkflow, type CommonPatch, type Space, type WorkflowDefinition } from '../model/entities.ts';
+import { allows, newEntity, patched, type AttestationPrerequisite, type Caller, type ChangeOrder, type ChangeOrderView, type ChangeWorkflow, type CommonPatch, type Space, type WorkflowDefinition } from '../model/entities.ts';
 import { Conflict, expectVersion, Invalid, NotFound } from '../model/errors.ts';
 import { DetailType, SOURCE } from '../events/contracts.ts';
 import { eventOps } from '../events/outbox.ts';
 import { findGroup, findUser } from '../people/people.ts';
 import type { Deps } from '../ports/deps.ts';
 import { findInSpace } from '../variants/lookup.ts';
+import { bounded } from '../util/concurrency.ts';
+import { orgSpaces } from './stages.ts';
 import { refreshScope } from './create.ts';
 import { advanceStage, derive } from './progress.ts';
 import { firstStageGatesProblem, validateWorkflow } from './workflow.ts';
@@ -44,8 +46,21 @@ export async function createWorkflow(deps: Deps, caller: Caller, space: Space, i
 }
 
 /** Copies a ChangeWorkflow (`space/slug` or a slug in `dest`) into `dest`, under its slug or a new one. */
+/**
+ * The workflow a clone copies: `space/slug`, or a bare slug — in the destination if it is there, else the
+ * one workflow of that name the caller can see in the organization (several is a 409 naming them).
+ */
+async function cloneSource(deps: Deps, caller: Caller, dest: Space, source: string): Promise<ChangeWorkflow> {
+  if (source.includes('/') || (await deps.store.idInSpace(dest.SpaceID, 'ChangeWorkflow', source))) return (await findInSpace<ChangeWorkflow>(deps, caller, dest, 'ChangeWorkflow', source)).item;
+  const spaces = (await orgSpaces(deps, caller, [])).filter((s) => allows(caller, s, 'View'));
+  const found = (await bounded(spaces, 8, async (s) => ({ s, id: await deps.store.idInSpace(s.SpaceID, 'ChangeWorkflow', source) }))).filter((x) => x.id);
+  if (!found.length) throw new NotFound(`no change workflow '${source}' in any space you can see: name it as <space>/${source}`);
+  if (found.length > 1) throw new Conflict(`change workflow '${source}' is in ${found.length} spaces (${found.map((x) => x.s.Slug).sort().join(', ')}): name one as <space>/${source}`);
+  return (await deps.store.getInSpace<ChangeWorkflow>('ChangeWorkflow', found[0]!.s.SpaceID, found[0]!.id!))!;
+}
+
 export async function cloneWorkflow(deps: Deps, caller: Caller, dest: Space, source: string, slug?: string): Promise<ChangeWorkflow> {
-  const { item: src } = await findInSpace<ChangeWorkflow>(deps, caller, dest, 'ChangeWorkflow', source);
+  const src = await cloneSource(deps, caller, dest, source);
   const now = deps.now().toISOString();
   const wf: ChangeWorkflow = { ...src, ...definition(src), SpaceID: dest.SpaceID, ChangeWorkflowID: deps.newId(), Slug: slug ?? src.Slug, DisplayName: slug ?? src.DisplayName, CreatedAt: now, UpdatedAt: now, Version: 1 };
   await deps.store.createInSpace('ChangeWorkflow', wf);

@@ -288,3 +288,19 @@ describe("explain's opens: commands", () => {
     expect(await ok(words)).toMatch(/^app\s/m);
   });
 });
+
+describe('changeworkflow create --changeworkflow (clone)', () => {
+  it("takes a bare slug as the spec's example does, and says which Spaces hold it when several do", async () => {
+    for (const s of ['wf-shared', 'wf-team', 'wf-other']) await ok(['space', 'create', s]);
+    await ok(['changeworkflow', 'create', '--space', 'wf-shared', 'std-rollout', '--stage', 'dev', '--stage', 'prod', '--prerequisites', 'Released']);
+    const made = JSON.parse(await ok(['changeworkflow', 'create', '--changeworkflow', 'std-rollout', '--dest-space', 'wf-team', '-o', 'json']));
+    expect(made).toMatchObject({ Slug: 'std-rollout', Stages: [{ Name: 'dev' }, { Name: 'prod', Prerequisites: ['Released'] }] });
+    expect((await env.api.get('/space/wf-team/change_workflow/std-rollout')).status).toBe(200);
+    // Now two Spaces have it: a bare slug is ambiguous, a qualified one is not.
+    const two = await cub(['changeworkflow', 'create', '--changeworkflow', 'std-rollout', '--dest-space', 'wf-other']);
+    expect([two.code, two.stderr]).toEqual([1, expect.stringContaining("change workflow 'std-rollout' is in 2 spaces (wf-shared, wf-team): name one as <space>/std-rollout")]);
+    await ok(['changeworkflow', 'create', '--changeworkflow', 'wf-shared/std-rollout', '--dest-space', 'wf-other', 'copied']);
+    const none = await cub(['changeworkflow', 'create', '--changeworkflow', 'no-such-wf', '--dest-space', 'wf-other']);
+    expect([none.code, none.stderr]).toEqual([1, expect.stringContaining("no change workflow 'no-such-wf' in any space you can see")]);
+  });
+});
