@@ -141,6 +141,7 @@ export const FLAGS: Record<string, FlagSpec> = {
   note: { value: '<text>', help: 'the reason, in words' },
   reject: { help: 'record a rejection, which blocks a requirement until it is revoked' },
   all: { help: 'every Unit, not only those a Release would publish (a base has no Target)' },
+  'remove-space': { value: '<space>', help: 'take a Space that holds none of the change out of its scope (repeatable; recorded, and a refresh leaves it out)' },
   'aborted-reason': { value: '<text>', help: 'abort the change order, saying why ("" undoes the abort while nothing has been restored)' },
 };
 

@@ -134,7 +134,8 @@ export const changesCommands: Record<string, Record<string, Command>> = {
     },
     update: async (a, c) => {
       const { space, slug } = locate(a, a.positional[0], 'changeorder', 'cub changeorder update --space <space> <change-order> [--refresh-spaces] [--description D] [--aborted-reason R]');
-      const body = { RefreshSpaces: bool(a, 'refresh-spaces') || undefined, Description: flag(a, 'description'), AbortedReason: flag(a, 'aborted-reason') };
+      const removing = flags(a, 'remove-space').flatMap((x) => x.split(','));
+      const body = { RefreshSpaces: bool(a, 'refresh-spaces') || undefined, RemoveSpaces: removing.length ? removing : undefined, Description: flag(a, 'description'), AbortedReason: flag(a, 'aborted-reason') };
       await printChangeOrder(c, (await c.patch<ChangeOrderView>(`/space/${seg(space)}/change_order/${seg(slug)}`, body)).body, out(a));
     },
   },
@@ -151,7 +152,7 @@ async function printChangeOrder(c: Client, co: ChangeOrderView & Partial<WithSpa
   const slugs = await spaceSlugs(c);
   // A Space deleted since it was taken into scope has no name any more: say so, with the start of its ID.
   const names = (ids: string[] = []) => ids.map((id) => slugs.get(id) ?? `(deleted space ${id.slice(0, 8)})`).sort().join(', ') || '-';
-  const users = co.AbortedBy || co.PromotionFailures?.length ? await userNames(c) : new Map<string, string>();
+  const users = co.AbortedBy || co.PromotionFailures?.length || co.RemovedSpaces?.length ? await userNames(c) : new Map<string, string>();
   const user = (id: string) => users.get(id) ?? id;
   const component = co.ComponentID ? ((await c.get<Component[]>('/component')).body.find((x) => x.ComponentID === co.ComponentID)?.Slug ?? co.ComponentID) : undefined;
   // The selection as it was asked: the Component by name, the rest of the where as written.
@@ -171,6 +172,7 @@ async function printChangeOrder(c: Client, co: ChangeOrderView & Partial<WithSpa
     ['In-Scope Spaces', names(co.InScopeSpaceIDs)],
     ['Resolved Spaces', names(co.ResolvedSpaceIDs)],
     ['Released Spaces', names(co.ReleasedSpaceIDs)],
+    ...((co.RemovedSpaces ?? []).length ? [['Removed Spaces', co.RemovedSpaces!.map((r) => `${r.SpaceSlug} (${r.RemovedAt} by ${user(r.UserID)})`).join(', ')] as [string, string]] : []),
     ['Skipped Units', Object.entries(co.SkippedUnits ?? {}).map(([id, why]) => `${units.get(id) ?? id} (${why})`).join('; ') || '-'],
   ];
   if (co.AbortedReason) rows.push(['Aborted Reason', `${co.AbortedReason}${co.AbortedAt ? ` (${co.AbortedAt}${co.AbortedBy ? ` by ${user(co.AbortedBy)}` : ''})` : ''}`]);
@@ -253,6 +255,7 @@ async function explainChangeOrder(a: Args, c: Client, co: string): Promise<Expla
     if (line) process.stdout.write(`         read: ${line}\n`);
     if (!g.Satisfied && g.Opens) process.stdout.write(`         opens: ${g.Opens}\n`);
   }
+  for (const f of r.Failed ?? []) process.stdout.write(`  last promotion into ${f.SpaceSlug} failed (${f.FailedAt}): ${f.Error}\n`);
   return r;
 }
 
@@ -355,6 +358,6 @@ export const changesHelp: HelpTable = {
     },
     get: { summary: 'Where a change has got to: State, Stage, Spaces resolved and released', args: [coArg], flags: ['space'], example: 'cub changeorder get --space acme-base bump-v452' },
     list: { summary: 'List ChangeOrders, of a Space or everywhere', flags: ['space', 'where', 'filter', 'limit', 'continue'], example: "cub changeorder list --where \"State = 'InProgress'\"" },
-    update: { summary: 'Refresh a ChangeOrder’s scope, change its description, or abort it', args: [coArg], flags: ['space', 'refresh-spaces', 'description', 'aborted-reason'], example: 'cub changeorder update --space acme-base bump-v452 --refresh-spaces' },
+    update: { summary: 'Refresh a ChangeOrder’s scope, change its description, or abort it', args: [coArg], flags: ['space', 'refresh-spaces', 'remove-space', 'description', 'aborted-reason'], example: 'cub changeorder update --space acme-base bump-v452 --refresh-spaces' },
   },
 };

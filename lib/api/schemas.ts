@@ -290,6 +290,7 @@ export const UpdateChangeOrder = z.strictObject({
   Description: z.string().max(4096).optional(),
   Labels: LabelPatch.optional(),
   RefreshSpaces: z.boolean().optional(),
+  RemoveSpaces: z.array(Ref).min(1).max(100).optional(),
   // "" clears it (un-aborts) while nothing has been restored.
   AbortedReason: z.string().max(1024).optional(),
 });

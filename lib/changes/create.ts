@@ -132,5 +132,6 @@ export async function refreshScope(deps: ChangeDeps, caller: Caller, base: Space
   if (co.AbortedReason) throw new Conflict(`change order '${co.Slug}' was aborted`);
   const q = parseWhere(co.WhereSpace, 'Space');
   const spaces = await orgSpaces(deps, caller, [q]);
-  return selectScope({ base, spaces, updateType: co.UpdateType, linkSpaces: new Set(), queries: [q] });
+  const removed = new Set((co.RemovedSpaces ?? []).map((r) => r.SpaceID));
+  return selectScope({ base, spaces, updateType: co.UpdateType, linkSpaces: new Set(), queries: [q] }).filter((id) => !removed.has(id));
 }

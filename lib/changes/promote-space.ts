@@ -40,6 +40,8 @@ export const UnitReason = {
   CreatedInSpace: 'CreatedInSpace',
   /** Its upstream was made after the ChangeOrder. */
   CreatedAfterChangeOrder: 'CreatedAfterChangeOrder',
+  /** It merged its upstream to exactly the change's end before the ChangeOrder reached it (a variant made after the change): both Tags on its head. */
+  AlreadyHasChange: 'AlreadyHasChange',
 } as const;
 export type UnitReason = (typeof UnitReason)[keyof typeof UnitReason];
 
@@ -232,7 +234,14 @@ export async function promoteUnit(
     const start = s.RevisionNum;
     const end = e.RevisionNum;
     const cursor = fresh ? start : link.UpstreamLastMergedRevisionNum;
+    if (cursor > start && cursor === end) {
+      // It already has the change, and nothing after it (made from its upstream once the change was there):
+      // the change's start and end both mark its head, and it is reported as having it.
+      return { result: { ...r, Action: UnitAction.Mark, Reason: UnitReason.AlreadyHasChange }, marks: intervalMarks(co, unit, unit.HeadRevisionNum, unit.HeadRevisionNum, now) };
+    }
     if (cursor > start) {
+      const baseSlug = ctx.spaceSlugs.get(co.SpaceID) ?? (cursor > end ? (await deps.store.getSpace(co.OrganizationID, co.SpaceID))?.Slug : undefined) ?? co.SpaceID;
+      if (cursor > end) throw new Conflict(`unit '${unit.Slug}' has already merged past the change order's start (revision ${start} of '${from.Slug}'): it took revisions ${start + 1}..${cursor}, past the change's end (revision ${end}), so it has the change and more; take it out of the change order's scope (cub changeorder update --space ${baseSlug} ${co.Slug} --remove-space ${space.Slug})`);
       throw new Conflict(`unit '${unit.Slug}' has already merged past the change order's start (revision ${start} of '${from.Slug}'): it took revisions ${start + 1}..${cursor}`);
     }
     if (cursor < start) {

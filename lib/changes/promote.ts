@@ -119,7 +119,24 @@ export async function explainPromotion(deps: ChangeDeps, caller: Caller, co: Cha
   if ('early' in g) return { ChangeOrderID: co.ChangeOrderID, Slug: co.Slug, Targets: [], Over: [], Open: false, Gates: [], Message: 'result' in g.early ? g.early.result.Message : undefined };
   if (!('explained' in g)) throw new Error('unreachable: an explanation stops at the gates');
   const e = g.explained;
-  return { ChangeOrderID: co.ChangeOrderID, Slug: co.Slug, ...(e.stageName ? { Stage: e.stageName } : {}), Targets: e.targets.map(pick), Over: e.before.map(pick), Open: e.failedGates.length === 0, Gates: e.gates, ...(e.message ? { Message: e.message } : {}) };
+  const failed = await failedTargets(deps, co, e.targets);
+  return { ChangeOrderID: co.ChangeOrderID, Slug: co.Slug, ...(e.stageName ? { Stage: e.stageName } : {}), Targets: e.targets.map(pick), Over: e.before.map(pick), Open: e.failedGates.length === 0, Gates: e.gates, ...(e.message ? { Message: e.message } : {}), ...(failed.length ? { Failed: failed } : {}) };
+}
+
+/** The Spaces a promotion would go to whose last promotion failed or was blocked there, and have not taken the change since: why, as recorded. */
+async function failedTargets(deps: ChangeDeps, co: ChangeOrder, targets: Space[]): Promise<NonNullable<Explanation['Failed']>> {
+  if (!co.PromotionFailures?.length || !targets.length) return [];
+  const taken = new Set((await deps.store.progressOf(co.ChangeOrderID)).filter((p) => !p.RestoredAt).map((p) => p.SpaceID));
+  const out: NonNullable<Explanation['Failed']> = [];
+  for (const t of targets) {
+    if (taken.has(t.SpaceID)) continue;
+    const last = [...co.PromotionFailures].reverse().find((f) => f.Spaces.some((x) => x.SpaceID === t.SpaceID));
+    const entry = last?.Spaces.find((x) => x.SpaceID === t.SpaceID);
+    if (!last || !entry) continue;
+    const error = entry.Error ?? entry.Units.map((u) => `${u.UnitSlug}: ${u.Error}`).join('; ');
+    out.push({ SpaceID: t.SpaceID, SpaceSlug: t.Slug, FailedAt: last.FailedAt, Error: error || entry.Action });
+  }
+  return out;
 }
 
 /** What the gates of a promotion read first, together: the ChangeOrder's marks, its Spaces and progress, and the holds in force. */

@@ -4,7 +4,7 @@ import { DetailType, SOURCE } from '../events/contracts.ts';
 import { eventOps } from '../events/outbox.ts';
 import { findGroup, findUser } from '../people/people.ts';
 import type { Deps } from '../ports/deps.ts';
-import { findInSpace } from '../variants/lookup.ts';
+import { findInSpace, findSpace } from '../variants/lookup.ts';
 import { bounded } from '../util/concurrency.ts';
 import { orgSpaces } from './stages.ts';
 import { refreshScope } from './create.ts';
@@ -93,7 +93,23 @@ export interface UpdateChangeOrderInput {
   Description?: string;
   Labels?: Record<string, string | null>;
   RefreshSpaces?: boolean;
+  /** Spaces to take out of its scope: ones that have not taken it (or were restored). */
+  RemoveSpaces?: string[];
   AbortedReason?: string;
+}
+
+/** The Spaces named to leave a ChangeOrder's scope: each in it, and holding none of the change (never taken, or restored). */
+async function spacesToRemove(deps: Deps, caller: Caller, base: Space, co: ChangeOrder, refs: string[]): Promise<Space[]> {
+  const progress = new Map((await deps.store.progressOf(co.ChangeOrderID)).map((p) => [p.SpaceID, p]));
+  const out: Space[] = [];
+  for (const ref of refs) {
+    const s = await findSpace(deps, caller, ref);
+    if (!co.InScopeSpaceIDs.includes(s.SpaceID)) throw new Invalid(`space '${s.Slug}' is not in the scope of change order '${co.Slug}'`);
+    const p = progress.get(s.SpaceID);
+    if (p && !p.RestoredAt) throw new Conflict(`space '${s.Slug}' has taken change order '${co.Slug}': take it back out first (cub variant demote ${s.Slug} --change-order ${base.Slug}/${co.Slug}), then remove it from the scope`);
+    out.push(s);
+  }
+  return out;
 }
 
 /** Updates a ChangeOrder, guarded by its Version; its Stage may then advance. Returns it as read. */
@@ -106,10 +122,15 @@ export async function updateChangeOrder(deps: Deps, caller: Caller, base: Space,
     throw new Conflict(`change order '${co.Slug}' has been restored in some spaces, so its abort reason ('${co.AbortedReason}') can no longer ${clearing ? 'be cleared' : 'change'}`);
   }
   const now = deps.now().toISOString();
+  const removing = body.RemoveSpaces?.length ? await spacesToRemove(deps, caller, base, co, body.RemoveSpaces) : [];
+  const removed = [...(co.RemovedSpaces ?? []), ...removing.map((s) => ({ SpaceID: s.SpaceID, SpaceSlug: s.Slug, RemovedAt: now, UserID: caller.UserID }))];
+  const withRemoved = { ...co, RemovedSpaces: removed };
+  const scope = body.RefreshSpaces ? await refreshScope(deps, caller, base, withRemoved) : co.InScopeSpaceIDs.filter((id) => !removing.some((s) => s.SpaceID === id));
   const next: ChangeOrder = {
     ...patched(co, { Labels: body.Labels }, deps),
     Description: body.Description ?? co.Description,
-    InScopeSpaceIDs: body.RefreshSpaces ? await refreshScope(deps, caller, base, co) : co.InScopeSpaceIDs,
+    InScopeSpaceIDs: scope,
+    ...(removing.length ? { RemovedSpaces: removed } : {}),
     AbortedReason: body.AbortedReason || co.AbortedReason,
     // Who aborted it and when: the first abort, or whoever last changed the reason.
     ...(aborting ? { AbortedAt: now, AbortedBy: caller.UserID } : {}),

@@ -133,6 +133,8 @@ export interface ChangeOrder extends InSpace {
   ChangeWorkflowID?: string;
   ChangeWorkflow?: WorkflowDefinition;
   InScopeSpaceIDs: string[];
+  /** Spaces taken out of its scope (cub changeorder update --remove-space), by whom and when; a refresh leaves them out. */
+  RemovedSpaces?: { SpaceID: string; SpaceSlug: string; RemovedAt: string; UserID: string }[];
   /** The Component its Spaces were chosen from (--component; an Invoke order without a scope, the base's). */
   ComponentID?: string;
   WhereSpace?: string;
@@ -214,4 +216,6 @@ export interface Explanation {
   Open: boolean;
   Gates: GateResult[];
   Message?: string;
+  /** Spaces of the Stage whose last promotion failed (or was blocked) and have not taken the change since: why. */
+  Failed?: { SpaceID: string; SpaceSlug: string; FailedAt: string; Error: string }[];
 }

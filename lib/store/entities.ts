@@ -277,6 +277,7 @@ export const ChangeOrder = new Entity({
     ChangeWorkflowID: str,
     ChangeWorkflow: any,
     InScopeSpaceIDs: reqAny,
+    RemovedSpaces: any,
     ComponentID: str,
     WhereSpace: str,
     SpaceFilterID: str,

@@ -304,3 +304,42 @@ describe('changeworkflow create --changeworkflow (clone)', () => {
     expect([none.code, none.stderr]).toEqual([1, expect.stringContaining("no change workflow 'no-such-wf' in any space you can see")]);
   });
 });
+
+describe('a Space added by --refresh-spaces after the change started', () => {
+  it('already holding the change, takes both Tags on its head; one past it is refused with a way out, --remove-space', async () => {
+    await fleet('rs');
+    expect((await env.api.post('/space/rs-base/function/invoke', { FunctionName: 'set-replicas', Arguments: ['4'], UnitIDs: ['app'] })).status).toBeLessThan(300);
+    await ok(['changeorder', 'create', '--space', 'rs-base', 'chg', '--change-workflow', 'rs-base/w', '--where-space-field', "Slug LIKE 'rs-%'"]);
+    await ok(['variant', 'promote', '--change-order', 'rs-base/chg', '--target-stage', 'staging']);
+    // A second staging variant made from the base now: it holds exactly the change's end.
+    await env.api.post('/variant', { Name: 'stg2', UpstreamSpaceID: 'rs-base', Stage: 'Staging', Namespace: 'stg2' });
+    expect(await ok(['changeorder', 'update', '--space', 'rs-base', 'chg', '--refresh-spaces'])).toMatch(/^In-Scope Spaces\s+rs-prd, rs-stg, rs-stg2$/m);
+    const r = await ok(['variant', 'promote', '--change-order', 'rs-base/chg', '--target-stage', 'staging']);
+    expect(r, r).toMatch(/^Promoted change order into stage 'staging': \d of \d space\(s\)/);
+    expect(r).toMatch(/rs-stg2\s+\S+\s+app\s+Mark\s+AlreadyHasChange/);
+    const app = (await env.api.get('/space/rs-stg2/unit/app')).body;
+    const co = (await env.api.get('/space/rs-base/change_order/chg')).body;
+    const marks = await env.deps.store.marksAt([app.UnitID], [co.StartTagID, co.EndTagID]);
+    expect(marks.map((m) => [m.TagID === co.StartTagID ? 'start' : 'end', m.RevisionNum]).sort()).toEqual([['end', app.HeadRevisionNum], ['start', app.HeadRevisionNum]]);
+    expect((await env.api.get('/space/rs-base/change_order/chg')).body.ResolvedSpaceIDs).toContain((await env.api.get('/space/rs-stg2')).body.SpaceID);
+    // The base moves on; a variant made now holds the change and more: refused, with how to take it out.
+    expect((await env.api.post('/space/rs-base/function/invoke', { FunctionName: 'set-replicas', Arguments: ['5'], UnitIDs: ['app'] })).status).toBeLessThan(300);
+    await env.api.post('/variant', { Name: 'stg3', UpstreamSpaceID: 'rs-base', Stage: 'Staging', Namespace: 'stg3' });
+    await ok(['changeorder', 'update', '--space', 'rs-base', 'chg', '--refresh-spaces']);
+    const past = await cub(['variant', 'promote', '--change-order', 'rs-base/chg', '--target-stage', 'staging']);
+    expect(past.code).toBe(1);
+    expect(past.stdout + past.stderr).toContain("past the change's end");
+    const explained = await ok(['changeorder', 'explain', '--space', 'rs-base', 'chg', '--target-stage', 'staging']);
+    expect(explained).toMatch(/last promotion into rs-stg3 failed \(.*\): .*past the change's end.*--remove-space rs-stg3/);
+    // The way out it prints, run as printed.
+    const fix = /\(cub (changeorder update [^)]+)\)/.exec(explained)![1]!;
+    expect(fix).toBe('changeorder update --space rs-base chg --remove-space rs-stg3');
+    await ok(fix.split(' '));
+    const got = await ok(['changeorder', 'update', '--space', 'rs-base', 'chg', '--refresh-spaces']);
+    expect(got).toMatch(/^In-Scope Spaces\s+rs-prd, rs-stg, rs-stg2$/m);
+    expect(got).toMatch(/^Removed Spaces\s+rs-stg3 \(.* by admin\)$/m);
+    // A Space that took the change is not removed: it must be demoted first.
+    const held = await cub(['changeorder', 'update', '--space', 'rs-base', 'chg', '--remove-space', 'rs-stg']);
+    expect([held.code, held.stderr]).toEqual([1, expect.stringContaining("space 'rs-stg' has taken change order 'chg': take it back out first (cub variant demote rs-stg --change-order rs-base/chg)")]);
+  });
+});

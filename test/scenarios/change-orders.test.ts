@@ -127,10 +127,10 @@ describe('the change-orders spec through cub, verbatim where it can be', () => {
     });
     expect(await cub(['tag', 'delete', '--space', 'acme-base', 'release-v452-co-end'])).toMatchObject({ code: 1, stderr: "Failed: HTTP 409: tag 'release-v452-co-end' belongs to a change order; where the change has got to is read from its marks\n" });
     expect(JSON.parse(await ok(['tag', 'get', '--space', 'acme-base', 'release-v452-co-publish', '-o', 'json'])).Marks).toContainEqual(expect.objectContaining({ RevisionNum: 4 }));
-    // A variant cloned after the change already has it past the start: a repair refuses, listing what it took.
+    // A variant cloned after the change holds exactly its end: a repair marks its head with both Tags, as already having it.
     await ok(['variant', 'create', 'qa', 'acme-base', '--stage', 'QA', '--namespace', 'acme']);
-    const repair = await cub(['unit', 'update', '--upgrade', '--change-order', 'acme-base/release-v452', '--space', 'acme-qa', '--unit', 'deployment']);
-    expect(repair).toMatchObject({ code: 1, stderr: "Failed: HTTP 409: unit 'deployment' has already merged past the change order's start (revision 1 of 'deployment'): it took revisions 2..2\n" });
+    const repair = parse(await ok(['unit', 'update', '--upgrade', '--change-order', 'acme-base/release-v452', '--space', 'acme-qa', '--unit', 'deployment', '-o', 'yaml']));
+    expect(repair[0]).toMatchObject({ Action: 'Mark', Reason: 'AlreadyHasChange' });
     const taken = parse(await ok(['unit', 'update', '--upgrade', '--change-order', 'acme-base/release-v452', '--space', 'acme-dev', '--unit', 'deployment', '-o', 'yaml']));
     expect(taken[0]).toMatchObject({ Action: 'Unchanged', Reason: 'AlreadyTaken' });
   });

@@ -143,7 +143,7 @@ describe('promoting one Space over an in-memory store', () => {
     await f.store.transact([{ op: 'update', kind: 'Link', item: { ...devLink, UpstreamLastMergedRevisionNum: 3, Version: devLink.Version + 1 }, expectedVersion: devLink.Version }]);
     const r = await promoteSpace(f.deps, caller, await promoteContext(f.deps, f.co, {}), f.dev);
     expect(r.Action).toBe('Failed');
-    expect(r.Error).toBe("deployment: unit 'deployment' has already merged past the change order's start (revision 1 of 'deployment'): it took revisions 2..3");
+    expect(r.Error).toMatch(/^deployment: unit 'deployment' has already merged past the change order's start \(revision 1 of 'deployment'\): it took revisions 2\.\.3, past the change's end \(revision 2\), so it has the change and more; take it out of the change order's scope \(cub changeorder update --space \S+ \S+ --remove-space \S+\)$/);
     expect(await progressOf(f.co)).toEqual([f.base.SpaceID]);
   });
 
