@@ -6,6 +6,7 @@
  * the selection picks there carries its end mark, asked again on every read.
  */
 import { render, checkParameterValues } from '../config/invocations.ts';
+import { diffData, type PathChange } from '../config/diff.ts';
 import { runFunction } from '../config/functions.ts';
 import { chunk } from '../util/chunk.ts';
 import { DESCRIBING_TOOLCHAIN, type Caller, type ChangeOrder, type ChangeWorkflow, type Filter, type Invocation, type Space } from '../model/entities.ts';
@@ -95,6 +96,8 @@ export interface InvokedUnit {
   Action: string;
   Reason?: string;
   RevisionNums?: number[];
+  /** The values it changes (or would, on a dry run): what `-o mutations` prints. */
+  Changes?: PathChange[];
   Error?: { Code: string; Message: string };
 }
 
@@ -133,6 +136,7 @@ export async function promoteInvokeSpace(deps: ChangeDeps, caller: Caller, co: C
       }
       r.Action = 'Invoke';
       r.RevisionNums = [unit.HeadRevisionNum + 1];
+      r.Changes = diffData(unit.ToolchainType, head, data);
       if (o.dryRun) continue;
       const step = advance(deps, caller, { ...unit, ProtectedPaths: o.protect ? mergePaths(unit.ProtectedPaths, written) : unit.ProtectedPaths }, head, data, {
         source: 'FunctionInvocation',

@@ -126,7 +126,10 @@ export async function promoteLinkSpace(deps: ChangeDeps, caller: Caller, co: Cha
       }
       const plan = await planResolve(deps, caller, unit, mine, (l) => marks.end.get(l.ToUnitID)?.RevisionNum, co.Description ?? `change order ${co.Slug}`);
       r.Action = plan.result.Changed ? 'Resolve' : 'Mark';
-      if (plan.result.Changed) r.RevisionNums = [plan.unit.HeadRevisionNum];
+      if (plan.result.Changed) {
+        r.RevisionNums = [plan.unit.HeadRevisionNum];
+        r.Changes = plan.changes;
+      }
       else r.Reason = 'NoChange';
       if (o.dryRun) continue;
       await writeResolve(deps, unit, [

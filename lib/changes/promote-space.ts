@@ -342,8 +342,9 @@ async function restMarks(deps: ChangeDeps, ctx: PromoteContext, space: Space, un
 /** Upgrades one Unit with a ChangeOrder's range: a repair, not a promotion, so it is not gated and clones nothing. */
 export async function upgradeUnitWithChangeOrder(deps: ChangeDeps, caller: Caller, co: ChangeOrder, space: Space, unit: Unit, o: { dryRun?: boolean; priorRevisions?: PriorRevisions }): Promise<PromotedUnit> {
   if (co.AbortedReason) throw new Conflict(`change order '${co.Slug}' was aborted (${co.AbortedReason})`);
-  if (co.UpdateType === 'Invoke') throw new Invalid(`change order '${co.Slug}' is an Invoke change order: there is no upstream revision to merge; promote it into the Space (cub variant promote --change-order … ${space.Slug})`);
-  if (isLinkChange(co)) throw new Invalid(`change order '${co.Slug}' is ${/^[AEIOU]/.test(co.UpdateType) ? 'an' : 'a'} ${co.UpdateType} change order: its Units take it by resolving their Links at the sources' end, not by a merge; promote it into the Space (cub variant promote --change-order … ${space.Slug})`);
+  const promoteHere = async () => `cub variant promote ${space.Slug} --change-order ${(await deps.store.getSpace(co.OrganizationID, co.SpaceID))?.Slug ?? co.SpaceID}/${co.Slug}`;
+  if (co.UpdateType === 'Invoke') throw new Invalid(`change order '${co.Slug}' is an Invoke change order: there is no upstream revision to merge; promote it into the Space (${await promoteHere()})`);
+  if (isLinkChange(co)) throw new Invalid(`change order '${co.Slug}' is ${/^[AEIOU]/.test(co.UpdateType) ? 'an' : 'a'} ${co.UpdateType} change order: its Units take it by resolving their Links at the sources' end, not by a merge; promote it into the Space (${await promoteHere()})`);
   const link = (await deps.store.listInSpace<Link>('Link', space.SpaceID)).find((l) => l.FromUnitID === unit.UnitID && l.UpdateType === co.UpdateType);
   if (!link) throw new Invalid(`unit '${unit.Slug}' has no ${co.UpdateType} link for change order '${co.Slug}' to follow`);
   const ctx = await promoteContext(deps, co, { prior: o.priorRevisions, dryRun: o.dryRun });

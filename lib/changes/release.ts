@@ -19,7 +19,7 @@ async function refusePartial(deps: Deps, co: ChangeOrder, space: Space): Promise
   if ((await deps.store.progressAt(co.ChangeOrderID, space.SpaceID))?.ResolvedAt) return;
   const marked = (await deps.store.marksOfTag(co.EndTagID)).filter((m) => m.SpaceID === space.SpaceID);
   if (marked.length) {
-    throw new Conflict(`change order '${co.Slug}' has only partly landed in space '${space.Slug}' (${marked.length} of its Units carry it, the space has not taken it): promote it again to finish before releasing it (cub variant promote --change-order … ${space.Slug})`);
+    throw new Conflict(`change order '${co.Slug}' has only partly landed in space '${space.Slug}' (${marked.length} of its Units carry it, the space has not taken it): promote it again to finish before releasing it (cub variant promote ${space.Slug} --change-order ${(await deps.store.getSpace(co.OrganizationID, co.SpaceID))?.Slug ?? co.SpaceID}/${co.Slug})`);
   }
 }
 

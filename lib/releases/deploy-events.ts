@@ -123,7 +123,7 @@ async function spacesOf(deps: Deps, organizationId: string, r: LiveStatusReport)
     if (!target) continue;
     if (more.length) throw new Conflict(`${o} is named by more than one target (${[target, ...more].map((t) => `'${t.Slug}'`).join(', ')}); keep it on one`);
     const spaces = (await deps.store.spacesReleasingTo(target.TargetID)).filter((s) => s.OrganizationID === organizationId).sort((a, b) => (a.Slug < b.Slug ? -1 : 1));
-    if (!spaces.length) throw new NotFound(`${o} deploys target '${target.Slug}', but no space releases to it (cub space update <space> --release-target …/${target.Slug})`);
+    if (!spaces.length) throw new NotFound(`${o} deploys target '${target.Slug}', but no space releases to it (cub space update <space> --release-target ${(await deps.store.getSpace(organizationId, target.SpaceID))?.Slug ?? target.SpaceID}/${target.Slug})`);
     return { spaces, object: o };
   }
   const space = await bySlug(r.objectName);

@@ -3,6 +3,7 @@
  * against their upstream Unit at its head (or revision N), as one revision with every Link's cursor
  * moved in the same transaction. A Link that Protects protects the paths it writes.
  */
+import { diffData, type PathChange } from '../config/diff.ts';
 import { applyTransform } from '../config/transform.ts';
 import type { Caller, Link, Space, Unit } from '../model/entities.ts';
 import { Conflict, Invalid, NotFound } from '../model/errors.ts';
@@ -40,6 +41,8 @@ export interface ResolvePlan {
   /** The Unit as it would be written (its head unchanged when nothing changes). */
   unit: Unit;
   ops: StoreOp[];
+  /** The values it changes. */
+  changes: PathChange[];
 }
 
 /**
@@ -78,7 +81,7 @@ export async function planResolve(deps: UnitDeps, caller: Caller, unit: Unit, li
   }
   // Each Link's cursor says which upstream revision the Unit now reflects.
   for (const m of moved) ops.push({ op: 'update', kind: 'Link', item: { ...m.link, UpstreamLastMergedRevisionNum: m.upstreamRev, DownstreamLastMergedRevisionNum: next.HeadRevisionNum, UpdatedAt: now, Version: m.link.Version + 1 }, expectedVersion: m.link.Version });
-  return { result, unit: next, ops };
+  return { result, unit: next, ops, changes: changed ? diffData(unit.ToolchainType, head, data) : [] };
 }
 
 /** Writes a resolve's ops as one transaction; a race is a 409 saying to run it again. */

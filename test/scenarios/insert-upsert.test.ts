@@ -56,8 +56,12 @@ describe('Insert and Upsert Links, and change orders of their type, through cub'
     expect(made).toMatch(/State\s+InProgress\n/);
     const co = 'acme-base/debug-logs';
     expect((await cub(['unit', 'update', '--upgrade', '--change-order', co, '--space', 'acme-dev', 'config'])).stderr).toBe(
-      "Failed: HTTP 400: change order 'debug-logs' is an Insert change order: its Units take it by resolving their Links at the sources' end, not by a merge; promote it into the Space (cub variant promote --change-order … acme-dev)\n",
+      "Failed: HTTP 400: change order 'debug-logs' is an Insert change order: its Units take it by resolving their Links at the sources' end, not by a merge; promote it into the Space (cub variant promote acme-dev --change-order acme-base/debug-logs)\n",
     );
+    // The printed command runs; its dry run shows the values the resolve would change, per Unit.
+    const printed = ['variant', 'promote', 'acme-dev', '--change-order', 'acme-base/debug-logs'];
+    const dry = await ok([...printed, '--dry-run', '-o', 'mutations']);
+    expect(dry).toMatch(/^acme-dev\/config:\n {2}\S/m);
     expect(await ok(['variant', 'promote', '--change-order', co])).toMatch(/acme-dev\s+Promote\s+config\s+Resolve\s+\d+/);
     // Only the Insert Link resolved: the Upsert Link's source is not this change order's.
     expect(await levels()).toEqual({ 'acme-dev': 'debug', 'acme-staging': 'info', 'acme-prod': 'info' });

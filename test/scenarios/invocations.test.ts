@@ -72,6 +72,11 @@ describe('Invocations through cub, as the spec writes them', () => {
     const image = async (space: string, unit: string) => (await env.api.get(`/space/${space}/unit/${unit}/data`)).text.match(/image: (\S+)/)![1];
     const images = async () => Object.fromEntries(await Promise.all(['web-dev', 'web-staging', 'web-prod'].flatMap((s) => ['deployment', 'worker'].map(async (u) => [`${s}/${u}`, await image(s, u)] as const))));
     const co = 'acme-base/acme-v453';
+    // A dry run shows the values the Invocation would change, per Unit, and writes nothing.
+    const dry = await ok(['variant', 'promote', '--change-order', co, '--dry-run', '-o', 'mutations']);
+    expect(dry, dry).toContain('web-dev/deployment:\n');
+    expect(dry).toMatch(/Deployment\/acme\s+spec\.template\.spec\.containers\.\?name=acme\.image\s+Update\s+"ghcr\.io\/acme\/acme:v453"/);
+    expect(dry).not.toContain('web-dev/worker');
     expect(await ok(['variant', 'promote', '--change-order', co])).toMatch(/Promoted change order into stage 'dev': 1 of 1 space\(s\)\n[^]*web-dev\s+Promote\s+deployment\s+Invoke\s+2/);
     expect(await images()).toEqual({ 'web-dev/deployment': 'ghcr.io/acme/acme:v453', 'web-dev/worker': 'ghcr.io/acme/acme:v451', 'web-staging/deployment': 'ghcr.io/acme/acme:v451', 'web-staging/worker': 'ghcr.io/acme/acme:v451', 'web-prod/deployment': 'ghcr.io/acme/acme:v451', 'web-prod/worker': 'ghcr.io/acme/acme:v451' });
     expect((await cub(['variant', 'promote', '--change-order', co, '--target-stage', 'staging'])).stderr).toBe("Failed: unable to promote to stage 'staging', Variant 'web-dev' has taken change order 'acme-v453' but has not released it\n");
