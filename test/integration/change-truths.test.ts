@@ -39,6 +39,8 @@ describe('the change-order core through the API', () => {
     await workflow('w', ['Production']);
     await bump('acme-base', ':v452');
     const c = await changeOrder('l-1', 'w');
+    // Past the change's end, not at it (a Unit at exactly its end already has it).
+    await bump('acme-base', ':v453');
     await post('/space/acme-p/unit/deployment/upgrade', {});
     const failed = await promote('l-1');
     expect(failed.status).toBe(207);

@@ -110,7 +110,10 @@ describe('review and approval, as the spec walks it, with people switching conte
     // Preview, then approve: dana promoted into staging, so she wrote its revisions there and her approval does not count.
     expect(await alice(['variant', 'approve', '--change-order', 'acme-base/release-v452', '--stage', 'staging', '--dry-run'])).toMatch(/^Would approve revisions in 2 space\(s\)\n[^]*acme-staging-euw1\s+deployment\s+3/);
     expect(await alice(['attestation', 'list', '--space', 'acme-staging-euw1'])).toBe('ID  TYPE  RESULT  BY  REVISIONS  REVOKED  CREATED  NOTE\n');
-    await dana(['variant', 'approve', '--change-order', 'acme-base/release-v452', '--stage', 'staging']);
+    // She is told so at once: recorded, not counted toward two-approvers.
+    const own = await tryAs('dana')(['variant', 'approve', '--change-order', 'acme-base/release-v452', '--stage', 'staging']);
+    expect(own.code).toBe(0);
+    expect(own.stderr).toMatch(/^Warning: acme-staging-euw1: recorded, but it does not count toward two-approvers, release-manager: you wrote \(or promoted\) the change here \(deployment r3\)/);
     expect((await tryAs('dana')(promote)).stderr).toBe(refusal(0));
     expect(await alice(['variant', 'approve', '--change-order', 'acme-base/release-v452', '--stage', 'staging', '--note', 'looks right'])).toMatch(/^Approved revisions in 2 space\(s\)/);
     expect((await tryAs('dana')(promote)).stderr).toBe(refusal(1));

@@ -41,6 +41,8 @@ describe('the change-order core never says a change arrived where it did not', (
     await ok(['changeworkflow', 'create', '--space', 'wf', 'lima-wf', '--stage', 'Production']);
     await bump('lima-base', ':v452');
     await ok(['changeorder', 'create', '--space', 'lima-base', 'l-1', '--change-workflow', 'wf/lima-wf']);
+    // The base moves on and the variant takes that by hand: it has the change and more, past its end.
+    await bump('lima-base', ':v453');
     await ok(['unit', 'update', '--space', 'lima-p', 'deployment', '--upgrade']);
     const failed = await cub(['variant', 'promote', '--change-order', 'lima-base/l-1']);
     expect(failed.code).toBe(1);
