@@ -120,7 +120,7 @@ async function revisionsIn(deps: ChangeDeps, caller: Caller, space: Space, o: Ap
     if (released.length) nums = await revisionNumsEach(deps, caller, space, released, o.Revision ?? 'HeadRevisionNum');
   } catch (e) {
     if (!(e instanceof BatonError)) throw e;
-    // The ref names nothing here (no such Tag, ChangeSet, ChangeOrder or Space): every Unit is skipped for it.
+    // The ref names nothing here (no such Tag, ChangeSet, ChangeOrder or Space): the Space is skipped for it, and the whole approval refused when it attests nowhere.
     throw new RefNamesNothing(e);
   }
   return released.map((u, i) => {

@@ -45,7 +45,6 @@ export async function createWorkflow(deps: Deps, caller: Caller, space: Space, i
   return wf;
 }
 
-/** Copies a ChangeWorkflow (`space/slug` or a slug in `dest`) into `dest`, under its slug or a new one. */
 /**
  * The workflow a clone copies: `space/slug`, or a bare slug — in the destination if it is there, else the
  * one workflow of that name the caller can see in the organization (several is a 409 naming them).
@@ -59,6 +58,7 @@ async function cloneSource(deps: Deps, caller: Caller, dest: Space, source: stri
   return (await deps.store.getInSpace<ChangeWorkflow>('ChangeWorkflow', found[0]!.s.SpaceID, found[0]!.id!))!;
 }
 
+/** Copies a ChangeWorkflow (`space/slug` or a slug in `dest`) into `dest`, under its slug or a new one. */
 export async function cloneWorkflow(deps: Deps, caller: Caller, dest: Space, source: string, slug?: string): Promise<ChangeWorkflow> {
   const src = await cloneSource(deps, caller, dest, source);
   const now = deps.now().toISOString();
