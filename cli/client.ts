@@ -3,6 +3,9 @@ import { contextNamed } from './contexts.ts';
 import { followJob, type JobAnswer } from './progress.ts';
 
 /** An error answer from the API. */
+/** Thrown once a detached job (`--detach`) is named: the command has answered, and exits 0. */
+export class Detached extends Error {}
+
 export class ApiError extends Error {
   constructor(
     readonly status: number,
@@ -90,9 +93,14 @@ export class Client {
    * The answer a request would have given: a 202 naming a job is followed (a progress bar on a terminal,
    * labelled `label`) until the job ends, and its `Status` and `Result` returned as the answer.
    */
-  async settle<T>(answer: Answer<unknown>, label: string): Promise<Answer<T>> {
+  async settle<T>(answer: Answer<unknown>, label: string, opts: { detach?: boolean; quiet?: boolean } = {}): Promise<Answer<T>> {
     const id = (answer.body as { JobID?: string } | undefined)?.JobID;
     if (answer.status !== 202 || !id) return answer as Answer<T>;
+    if (opts.detach) {
+      const job = answer.body as { Kind?: string; Total?: number };
+      process.stdout.write(opts.quiet ? `${id}\n` : `Job ${id} (${job.Kind}) runs on over ${job.Total} space(s): cub job get ${id}\n`);
+      throw new Detached();
+    }
     const every = Number(process.env.CUB_POLL_MS ?? 500);
     const job = await followJob(async (j) => (await this.get<JobAnswer>(`/job/${encodeURIComponent(j)}`)).body, id, label, { every });
     return { status: job.Status ?? 200, body: job.Result as T, text: JSON.stringify(job.Result), headers: { get: () => null } };

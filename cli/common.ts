@@ -23,18 +23,18 @@ export interface Help {
 export type HelpTable = Record<string, Record<string, Help>>;
 
 const LISTING = ['where', 'filter', 'limit', 'continue'];
-/** Help for a list in a Space (or everywhere). */
-export const listHelp = (what: string, entity: string, inSpace = true): Help => ({
+/** Help for a list in a Space (or everywhere); `example` is what follows `cub <entity> list`. */
+export const listHelp = (what: string, entity: string, example: string, inSpace = true): Help => ({
   summary: `List ${what}`,
   flags: inSpace ? ['space', ...LISTING] : LISTING,
-  example: `cub ${entity} list${inSpace ? ' --space acme-base' : ''} --where "Slug LIKE 'acme%'"`,
+  example: `cub ${entity} list ${example}`,
 });
-/** Help for get/delete of a Space-resident kind named `space/slug` or `--space` + slug. */
+/** Help for get/delete of a Space-resident kind named `space/slug` or `--space` + slug; `example` is what follows the verb. */
 export const refHelp = (verb: string, what: string, entity: string, example: string, more: string[] = []): Help => ({
   summary: `${verb[0]!.toUpperCase()}${verb.slice(1)} a ${what}`,
   args: [[`[${entity}]`, `the ${what}: <slug> with --space, or <space>/<slug>`]],
   flags: ['space', ...more],
-  example: `cub ${entity} ${verb} --space acme-base ${example}`,
+  example: `cub ${entity} ${verb} ${example}`,
 });
 
 /** Columns of a table of `R`s. */

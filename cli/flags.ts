@@ -58,6 +58,7 @@ export const FLAGS: Record<string, FlagSpec> = {
   'dry-run': { help: 'show what would happen; write nothing' },
   explain: { help: 'with --dry-run: every gate over each Space, what it read and what would open it (cub changeorder explain)' },
   async: { help: 'run as a job on the server (it does so anyway above its size threshold) and follow it to the end with a progress bar' },
+  detach: { help: 'run as a job and leave it running: print its ID (-q: the ID alone) and return; cub job get <id> follows it' },
   // upgrade and merge
   upgrade: { help: 'merge what the upstream Unit gained since the last merge' },
   'change-order': { value: '<space/change-order>', help: 'the ChangeOrder this carries' },

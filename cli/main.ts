@@ -1,6 +1,6 @@
 import { CommanderError } from 'commander';
 import { UsageError } from './args.ts';
-import { ApiError } from './client.ts';
+import { ApiError, Detached } from './client.ts';
 import { failed } from './output.ts';
 import { complete, COMPLETION_SCRIPTS } from './completion.ts';
 import { program } from './program.ts';
@@ -61,6 +61,7 @@ export async function main(argv: string[]): Promise<number> {
       // Help and --version are answers (0); anything else commander refused is a usage mistake (2), already printed.
       return e.exitCode === 0 ? 0 : 2;
     }
+    if (e instanceof Detached) return 0;
     if (e instanceof ApiError) {
       failed(`${e.status ? `HTTP ${e.status}: ` : ''}${e.message}`);
       return 1;

@@ -5,7 +5,7 @@ import type { Component, Space, Unit } from '../../lib/model/entities.ts';
 import type { AttestationPrerequisite, ChangeOrderView, ChangeWorkflow, WorkflowStage } from '../../lib/model/change-orders.ts';
 import type { Explanation, GateResult } from '../../lib/model/change-orders.ts';
 import type { ChangeOrderPromotion, UnitResult } from '../api.ts';
-import { failed, print, say } from '../output.ts';
+import { failed, isQuiet, print, say } from '../output.ts';
 import { withProgress } from '../progress.ts';
 import { parse } from 'yaml';
 import { workflowFromFile, workflowFromFlags } from '../workflow.ts';
@@ -278,14 +278,14 @@ export async function promoteChangeOrder(a: Args, c: Client, co: string, space: 
     ForceReason: flag(a, 'force-reason'),
     // Accepted for an Invoke change order (its Invocation's writes are protected); the server refuses it for a merge.
     Protect: bool(a, 'protect') || undefined,
-    Async: bool(a, 'async') || undefined,
+    Async: bool(a, 'async') || bool(a, 'detach') || undefined,
   };
   if (flag(a, 'tag') !== undefined) throw new UsageError("--tag is refused with --change-order: the change order's own tags mark what it promotes");
   let r;
   try {
     const label = `${body.DryRun ? 'planning' : 'promoting'} ${co}${body.TargetStage ? ` into ${body.TargetStage}` : ''}`;
     // A large stage (or --async) runs as a job: followed to its end, then shown as the request's own answer.
-    r = await c.settle<ChangeOrderPromotion>(await withProgress<Answer<unknown>>(label, c.post<unknown>('/promote', body)), label);
+    r = await c.settle<ChangeOrderPromotion>(await withProgress<Answer<unknown>>(label, c.post<unknown>('/promote', body)), label, { detach: bool(a, 'detach'), quiet: isQuiet() });
   } catch (e) {
     if (e instanceof ApiError && e.status === 409 && e.message.startsWith('unable to promote')) {
       failed(e.message);
@@ -327,20 +327,20 @@ const coArg: [string, string] = ['[change-order]', 'the ChangeOrder: <slug> with
 
 export const changesHelp: HelpTable = {
   changeworkflow: {
-    list: listHelp('ChangeWorkflows', 'changeworkflow'),
-    get: refHelp('get', 'ChangeWorkflow', 'changeworkflow', 'standard'),
-    delete: refHelp('delete', 'ChangeWorkflow', 'changeworkflow', 'standard'),
+    list: listHelp('ChangeWorkflows', 'changeworkflow', `--space acme-workflows --where "Slug LIKE 'acme-%'"`),
+    get: refHelp('get', 'ChangeWorkflow', 'changeworkflow', '--space acme-workflows acme-main-line'),
+    delete: refHelp('delete', 'ChangeWorkflow', 'changeworkflow', '--space acme-workflows acme-simple'),
     create: {
       summary: 'Create a ChangeWorkflow: the Stages a change goes through and what must hold before each',
       args: [['[workflow]', 'the new workflow (default the name in the file)']],
       flags: ['space', 'filename', ['stage', 'a Stage, in order (repeatable); it selects Spaces labelled Stage=<stage>'], 'prerequisites', 'changeworkflow', 'dest-space'],
-      example: 'cub changeworkflow create --space acme-base standard --stage dev --stage staging --stage prod --prerequisites Validated,Released',
+      example: 'cub changeworkflow create --space acme-workflows acme-simple --stage Development --stage Staging --stage Production --prerequisites Released,Healthy',
     },
     update: {
       summary: 'Change a ChangeWorkflow’s Stages, their selection and prerequisites',
       args: [['[workflow]', '<slug> with --space, or <space>/<slug>']],
       flags: ['space', ['stage', 'the Stages it has, in order (repeatable)'], 'stage-where-space', 'stage-prerequisites', 'stage-release-prerequisites', 'attestation-prerequisite', 'attestation-prerequisite-count', 'prerequisites'],
-      example: "cub changeworkflow update --space acme-base standard --stage-prerequisites 'prod=Released;Healthy'",
+      example: "cub changeworkflow update --space acme-workflows acme-simple --stage-prerequisites 'Production=Released;Healthy;Validated'",
     },
   },
   changeorder: {
@@ -354,10 +354,10 @@ export const changesHelp: HelpTable = {
       summary: 'Start a ChangeOrder: name a change made in a Space, to carry it through the workflow’s Stages',
       args: [coArg],
       flags: ['space', 'description', 'change-workflow', 'in-scope-space', 'component', 'where-space-field', 'space-filter', 'end-tag', 'prior-revisions', ['update-type', 'UpgradeUnit (default), MergeUnits, or Invoke (run an Invocation in each Space)'], 'invocation', 'param', 'where-unit', 'unit-filter', 'allow-exists'],
-      example: "cub changeorder create --space acme-base bump-v452 --description 'Release v452' --change-workflow acme-base/standard",
+      example: "cub changeorder create --space acme-base release-v453 --description 'Release v453: bump the image tag' --change-workflow acme-workflows/acme-main-line",
     },
-    get: { summary: 'Where a change has got to: State, Stage, Spaces resolved and released', args: [coArg], flags: ['space'], example: 'cub changeorder get --space acme-base bump-v452' },
+    get: { summary: 'Where a change has got to: State, Stage, Spaces resolved and released', args: [coArg], flags: ['space'], example: 'cub changeorder get --space acme-base release-v452' },
     list: { summary: 'List ChangeOrders, of a Space or everywhere', flags: ['space', 'where', 'filter', 'limit', 'continue'], example: "cub changeorder list --where \"State = 'InProgress'\"" },
-    update: { summary: 'Refresh a ChangeOrder’s scope, change its description, or abort it', args: [coArg], flags: ['space', 'refresh-spaces', 'remove-space', 'description', 'aborted-reason'], example: 'cub changeorder update --space acme-base bump-v452 --refresh-spaces' },
+    update: { summary: 'Refresh a ChangeOrder’s scope, change its description, or abort it', args: [coArg], flags: ['space', 'refresh-spaces', 'remove-space', 'description', 'aborted-reason'], example: 'cub changeorder update --space acme-base release-v452 --aborted-reason "superseded by v453"' },
   },
 };

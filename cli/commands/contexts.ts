@@ -47,7 +47,7 @@ export const contextCommands: Record<string, Record<string, Command>> = {
 
 export const contextHelp: HelpTable = {
   context: {
-    set: { summary: 'Save a named context: a server and a token (the first one saved is put in use)', args: [['<name>', 'the context']], example: 'cub context set reviewer --server http://127.0.0.1:4000 --token bt_…' },
+    set: { summary: 'Save a named context: a server and a token (the first one saved is put in use)', args: [['<name>', 'the context']], example: 'cub context set reviewer --server http://127.0.0.1:4000 --token "$(cub user create reviewer --role Viewer -q)"' },
     use: { summary: 'Use a saved context from now on', args: [['<name>', 'the context']], example: 'cub context use reviewer' },
     list: { summary: 'The saved contexts (tokens are not shown)', example: 'cub context list' },
     current: { summary: 'The name of the context in use', example: 'cub context current' },

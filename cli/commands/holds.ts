@@ -80,13 +80,13 @@ export const holdsHelp: HelpTable = {
       summary: 'Hold promotions (or publishes) into a Space, a workflow’s ChangeOrders or the whole organization until lifted or expired',
       args: [['<slug>', 'the name of the hold, unique in the organization']],
       flags: [['space', 'hold this Space'], 'workflow', 'organization', 'reason', 'expires-in', 'blocks'],
-      example: "cub hold create year-end-freeze --workflow acme-base/standard --reason 'year-end change freeze' --expires-in 336h",
+      example: "cub hold create year-end-freeze --workflow acme-workflows/acme-main-line --reason 'year-end change freeze' --expires-in 336h",
     },
     list: { summary: 'The organization’s holds by name, in force or not', flags: ['limit', 'continue'], example: 'cub hold list --limit 20' },
     get: { summary: 'One hold: what it covers, whose it is, why, until when', args: [['<hold>', 'the hold']], flags: [], example: 'cub hold get year-end-freeze' },
     lift: { summary: 'Lift a hold (its owner or an Admin), with a note', args: [['<hold>', 'the hold']], flags: ['note'], example: "cub hold lift year-end-freeze --note 'freeze over'" },
   },
   job: {
-    get: { summary: 'Where a job stands: each Space done or pending, and once done the answer its request would have given (-o json)', args: [['<job>', 'the job ID a 202 answer named']], flags: [], example: 'cub job get 6f1c2a9e-…' },
+    get: { summary: 'Where a job stands: each Space done or pending, and once done the answer its request would have given (-o json)', args: [['<job>', 'the job ID a 202 answer named']], flags: [], example: 'cub job get "$(cub variant approve --change-order acme-base/release-v452 --stage dev --detach -q)"' },
   },
 };

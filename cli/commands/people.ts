@@ -223,14 +223,14 @@ async function spaceOfAttestation(c: Client, id: string): Promise<string> {
 export const peopleHelp: HelpTable = {
   user: {
     create: { summary: 'Add a user to the organization (Admin only); prints their first token once', args: [['<user>', 'the new user’s slug']], flags: ['role', 'display-name'], example: 'cub user create alice --role Member' },
-    list: listHelp('users', 'user', false),
+    list: listHelp('users', 'user', `--where "Role = 'Member'"`, false),
     get: { summary: 'Show a user', args: [['<user>', 'slug or ID']], example: 'cub user get alice' },
     update: { summary: 'Change a user’s role or name (Admin only)', args: [['<user>', 'slug or ID']], flags: ['role', 'display-name'], example: 'cub user update alice --role Viewer' },
     delete: { summary: 'Remove a user; their tokens stop working at once (Admin only)', args: [['<user>', 'slug or ID']], example: 'cub user delete alice' },
   },
   group: {
     create: { summary: 'Create a group of users (Admin only)', args: [['<group>', 'the new group’s slug']], flags: ['member', 'display-name'], example: 'cub group create release-managers --member alice --member bob' },
-    list: listHelp('groups', 'group', false),
+    list: listHelp('groups', 'group', `--where "Slug LIKE 'release-%'"`, false),
     get: { summary: 'Show a group', args: [['<group>', 'slug or ID']], example: 'cub group get release-managers' },
     delete: { summary: 'Delete a group (Admin only)', args: [['<group>', 'slug or ID']], example: 'cub group delete release-managers' },
     'add-member': { summary: 'Add users to a group (Admin only)', args: [['<group>', 'slug or ID'], ['<users...>', 'users by slug or ID']], example: 'cub group add-member release-managers carol' },
@@ -240,10 +240,10 @@ export const peopleHelp: HelpTable = {
     create: {
       summary: 'Make a bearer token (yours, a user’s as Admin, or a service token for a deploy tool); the secret is shown once',
       flags: [['user', 'make it for this user (Admin only; default you)'], 'service', 'scope', ['space', 'a service token reports only on these Spaces (repeatable; default all)'], 'require-signature', 'expires-in', 'description'],
-      example: 'cub token create --service argocd --scope ReportStatus --space acme-prod --expires-in 720h',
+      example: 'cub token create --service argocd --scope ReportStatus --space acme-prod-euw1 --expires-in 720h',
     },
     list: { summary: 'The tokens you may see (yours; an Admin’s: all), oldest first, never their secrets', flags: ['limit', 'continue'], example: 'cub token list --limit 20' },
-    revoke: { summary: 'Revoke a token: it stops working at once', args: [['<token-id>', 'its ID (cub token list)']], example: 'cub token revoke 6f1c…' },
+    revoke: { summary: 'Revoke a token: it stops working at once', args: [['<token-id>', 'its ID (cub token list)']], example: 'cub token revoke "$(cub token list -q | tail -1)"' },
   },
   attestation: {
     create: {
@@ -252,7 +252,7 @@ export const peopleHelp: HelpTable = {
       example: 'cub attestation create --space acme-prod-use1 --type ChangeRecord --change-order acme-base/release-v452 --claim servicenow.com/change=CHG0012345',
     },
     list: { summary: 'The attestations of a Space, newest first (revocations included)', flags: ['space', 'where', 'filter', 'limit', 'continue'], example: 'cub attestation list --space acme-staging-euw1' },
-    get: { summary: 'Show one attestation', args: [['<attestation-id>', 'its ID']], flags: ['space'], example: 'cub attestation get --space acme-staging-euw1 3f2a…' },
-    revoke: { summary: 'Revoke an attestation: records a revocation beside it (it is never edited or deleted)', args: [['<attestation-id>', 'its ID (cub attestation list)']], flags: [['space', 'the Space it lives in (found when omitted)'], 'note'], example: 'cub attestation revoke 3f2a… --note "looked again"' },
+    get: { summary: 'Show one attestation', args: [['<attestation-id>', 'its ID']], flags: ['space'], example: 'cub attestation get --space acme-staging-euw1 "$(cub attestation list --space acme-staging-euw1 -q | head -1)"' },
+    revoke: { summary: 'Revoke an attestation: records a revocation beside it (it is never edited or deleted)', args: [['<attestation-id>', 'its ID (cub attestation list)']], flags: [['space', 'the Space it lives in (found when omitted)'], 'note'], example: 'cub attestation revoke "$(cub attestation list --space acme-staging-euw1 -q | head -1)" --note "looked again"' },
   },
 };

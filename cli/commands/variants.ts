@@ -106,20 +106,20 @@ export const variantsCommands: Record<string, Record<string, Command>> = {
         Claims: pairs(a, 'claim'),
         ExpiresIn: flag(a, 'expires-in'),
         DryRun: bool(a, 'dry-run') || undefined,
-        Async: bool(a, 'async') || undefined,
+        Async: bool(a, 'async') || bool(a, 'detach') || undefined,
       };
       if (!body.Spaces.length && body.WhereSpace === undefined && !body.ChangeOrderID) throw new UsageError('name the Spaces to approve: cub variant approve <space>… | --where-space W | --change-order <space>/<change-order> [--stage S]');
       const label = body.DryRun ? 'previewing' : body.Reject ? 'rejecting' : 'approving';
-      printApproval(a, (await c.settle<ApproveAnswer>(await withProgress(label, c.post<unknown>('/attest', body)), label)).body);
+      printApproval(a, (await c.settle<ApproveAnswer>(await withProgress(label, c.post<unknown>('/attest', body)), label, { detach: bool(a, 'detach'), quiet: isQuiet() })).body);
     },
     demote: async (a, c) => {
       const usage = 'cub variant demote <space> --change-order <space>/<change-order> [--change-desc D] [--dry-run]';
       const space = a.positional[0];
       if (!space) throw new UsageError(`name the Space to demote: ${usage}`);
       const co = need(a, 'change-order', usage);
-      const body = { Space: space, ChangeOrderID: co, ChangeDescription: flag(a, 'change-desc'), DryRun: bool(a, 'dry-run') || undefined, Async: bool(a, 'async') || undefined };
+      const body = { Space: space, ChangeOrderID: co, ChangeDescription: flag(a, 'change-desc'), DryRun: bool(a, 'dry-run') || undefined, Async: bool(a, 'async') || bool(a, 'detach') || undefined };
       const label = `${body.DryRun ? 'planning the demote of' : 'demoting'} ${space}`;
-      const r = await c.settle<DemoteAnswer>(await withProgress(label, c.post<unknown>('/demote', body)), label);
+      const r = await c.settle<DemoteAnswer>(await withProgress(label, c.post<unknown>('/demote', body)), label, { detach: bool(a, 'detach'), quiet: isQuiet() });
       const format = out(a);
       if (format === 'json' || format === 'yaml') return print(r.body, format);
       const restoring = r.body.Units.filter((u) => u.Action === 'Restore' || u.Action === 'Mark').length;
@@ -157,14 +157,14 @@ const LABELS = ['stage', 'environment', 'region', 'space-label'];
 
 export const variantsHelp: HelpTable = {
   link: {
-    list: listHelp('Links', 'link'),
-    get: refHelp('get', 'Link', 'link', 'backend-upstream'),
-    delete: refHelp('delete', 'Link', 'link', 'backend-upstream'),
+    list: listHelp('Links', 'link', `--space acme-scratch --where "Slug LIKE 'worker-%'"`),
+    get: refHelp('get', 'Link', 'link', '--space acme-scratch worker-config'),
+    delete: refHelp('delete', 'Link', 'link', '--space acme-scratch worker-config'),
     create: {
       summary: 'Link a Unit to the Unit it takes changes from',
       args: [['<link>', 'the new Link, or - to take its slug from standard input'], ['<from-unit>', 'the Unit that takes changes'], ['<to-unit>', 'the Unit it takes them from'], ['[to-space]', 'the Space of <to-unit>, if another']],
       flags: ['space', 'update-type', 'auto-update', 'from-stdin'],
-      example: 'cub link create --space acme-dev backend-base backend backend acme-base --update-type MergeUnits',
+      example: 'cub link create --space acme-scratch worker-config worker config acme-base',
     },
   },
   variant: {
@@ -172,31 +172,31 @@ export const variantsHelp: HelpTable = {
       summary: 'Create a Component’s first Space from a folder of YAML files, one Unit per file',
       args: [['<dir>', 'the folder']],
       flags: ['component', 'variant', 'granularity', ...LABELS],
-      example: 'cub variant upload --component acme --variant base --stage Base ./k8s',
+      example: 'cub variant upload --component shop --variant base ./k8s',
     },
     create: {
       summary: 'Create a variant: a new Space cloning every Unit of its upstream Space, linked to it',
       args: [['<name>', 'the variant name'], ['<upstream-space>', 'the Space it clones']],
       flags: ['space-slug', 'target', 'namespace', ...LABELS, 'unit-delete-gate'],
-      example: 'cub variant create prod-euw1 acme-base --stage Prod --region euw1 --namespace acme-prod',
+      example: 'cub variant create prod-apse1 acme-base --stage Production --region asia-southeast1 --namespace acme',
     },
     approve: {
       summary: 'Approve (or --reject) revisions in Spaces: what a ChangeOrder brought there, or each Unit’s head (Units with a Target; --all for every one)',
       args: [['[spaces...]', 'the Spaces to approve in']],
-      flags: ['change-order', ['stage', 'with --change-order: every Space of this Stage'], 'where-space', 'all', ['where', 'only the Units this selects'], ['revision', 'approve this revision of each Unit: N, LastReleasedRevisionNum, Tag:, ChangeSet:, ChangeOrder:'], 'note', 'claim', 'expires-in', 'reject', 'dry-run', 'async'],
+      flags: ['change-order', ['stage', 'with --change-order: every Space of this Stage'], 'where-space', 'all', ['where', 'only the Units this selects'], ['revision', 'approve this revision of each Unit: N, LastReleasedRevisionNum, Tag:, ChangeSet:, ChangeOrder:'], 'note', 'claim', 'expires-in', 'reject', 'dry-run', 'async', 'detach'],
       example: 'cub variant approve --change-order acme-base/release-v452 --stage staging',
     },
     demote: {
       summary: 'Take an aborted ChangeOrder back out of one Space: each Unit it marked goes back to where the change started, as one new revision',
       args: [['<space>', 'the Space to demote']],
-      flags: ['change-order', ['change-desc', 'the description of the restoring revisions'], ['dry-run', 'name, per Unit, the later revisions the restore would drop; write nothing'], 'async'],
+      flags: ['change-order', ['change-desc', 'the description of the restoring revisions'], ['dry-run', 'name, per Unit, the later revisions the restore would drop; write nothing'], 'async', 'detach'],
       example: 'cub variant demote acme-prod-use1 --change-order acme-base/release-v452 --change-desc "back out v452"',
     },
     promote: {
       summary: 'Bring a Space’s Units up to their upstream, or carry a ChangeOrder into its next Stage',
       args: [['[space]', 'the Space to promote (with --change-order: only this Space of the Stage)']],
-      flags: ['change-order', 'target-stage', 'where-space', 'prior-revisions', 'dry-run', 'force', 'force-reason', 'squash', 'tag', 'protect', 'clearance', 'guard', 'subgroup', 'async', 'explain'],
-      example: 'cub variant promote --change-order acme-base/bump-v452 --target-stage staging',
+      flags: ['change-order', 'target-stage', 'where-space', 'prior-revisions', 'dry-run', 'force', 'force-reason', 'squash', 'tag', 'protect', 'clearance', 'guard', 'subgroup', 'async', 'detach', 'explain'],
+      example: 'cub variant promote --change-order acme-base/release-v452 --target-stage staging',
     },
   },
 };
