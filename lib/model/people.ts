@@ -59,8 +59,7 @@ export interface ApiToken {
   RevokedAt?: string;
   CreatedAt: string;
   CreatedBy: string;
-  /** Tokens made before revocation existed have none. */
-  Version?: number;
+  Version: number;
 }
 
 /** A token as listed: never its hash. */

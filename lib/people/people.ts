@@ -139,12 +139,12 @@ export async function createToken(deps: Deps, caller: Caller, body: TokenInput, 
     adminOnly(caller, 'create service tokens');
     if (body.User) throw new Invalid('a token is for a user or a service, not both');
     if (body.Scope !== 'ReportStatus') throw new Invalid("a service token needs Scope 'ReportStatus' (the only scope there is: post to /hooks and write live status)");
-    token = { TokenHash: '', TokenID: deps.newId(), OrganizationID: caller.OrganizationID, Service: body.Service, Scope: body.Scope, SpaceIDs: await spaceIds(body.Spaces ?? []), RequireSignature: body.RequireSignature || undefined, CreatedAt: now, CreatedBy: caller.UserID };
+    token = { TokenHash: '', TokenID: deps.newId(), OrganizationID: caller.OrganizationID, Service: body.Service, Scope: body.Scope, SpaceIDs: await spaceIds(body.Spaces ?? []), RequireSignature: body.RequireSignature || undefined, CreatedAt: now, CreatedBy: caller.UserID, Version: 1 };
   } else {
     if (body.Scope || body.Spaces?.length || body.RequireSignature) throw new Invalid('Scope, Spaces and RequireSignature apply to a service token (--service)');
     const user = body.User ? await findUser(deps, caller, body.User) : undefined;
     if (user && user.UserID !== caller.UserID) adminOnly(caller, "create another user's tokens");
-    token = { TokenHash: '', TokenID: deps.newId(), OrganizationID: caller.OrganizationID, UserID: user?.UserID ?? caller.UserID, CreatedAt: now, CreatedBy: caller.UserID };
+    token = { TokenHash: '', TokenID: deps.newId(), OrganizationID: caller.OrganizationID, UserID: user?.UserID ?? caller.UserID, CreatedAt: now, CreatedBy: caller.UserID, Version: 1 };
   }
   const secret = deps.newToken();
   token = { ...token, TokenHash: tokenHash(secret), ExpiresAt: expiry(deps, body.ExpiresIn), Description: body.Description, Version: 1 };
@@ -172,9 +172,8 @@ export async function revokeToken(deps: Deps, caller: Caller, tokenId: string): 
   const t = await deps.store.tokenById(caller.OrganizationID, tokenId.toLowerCase());
   if (!t || (caller.Role !== 'Admin' && t.UserID !== caller.UserID)) throw new NotFound(`token '${tokenId}' not found`);
   if (t.RevokedAt) return tokenView(t);
-  const next: ApiToken = { ...t, RevokedAt: deps.now().toISOString(), Version: (t.Version ?? 0) + 1 };
-  // A token made before revocation existed has no Version to guard: written whole (revoking twice is harmless).
-  await deps.store.transact([t.Version === undefined ? { op: 'create', kind: 'ApiToken', item: next } : { op: 'update', kind: 'ApiToken', item: next, expectedVersion: t.Version }]);
+  const next: ApiToken = { ...t, RevokedAt: deps.now().toISOString(), Version: t.Version + 1 };
+  await deps.store.transact([{ op: 'update', kind: 'ApiToken', item: next, expectedVersion: t.Version }]);
   return tokenView(next);
 }
 

@@ -269,8 +269,7 @@ export interface Store {
   /**
    * The attestations of a Space that name one of these Units with this content (`anyContent`: with any
    * content), each with RevokedBy if revoked: what the gates weigh, never the Space's whole history (a
-   * Space with few attestations is read in one request; past that, by Unit and content, once its cover
-   * entries have settled; until then read whole).
+   * Space with few attestations is read in one request; past that, by Unit and content).
    */
   attestationsNaming(spaceId: string, units: { UnitID: string; DataHash: string }[], o?: { anyContent?: boolean }): Promise<AttestationView[]>;
 

@@ -6,22 +6,14 @@ import type { AttestationPage, ChangeOrderPage, ReleasePage, TokenPage } from '.
 import { DynamoRecords, tryCursor, type AnyEntity } from './dynamo-records.ts';
 import * as E from './entities.ts';
 
-/** The counter item that says a Space's Releases all have their entries (those written before entries existed were added). */
-export const releaseEntriesDone = (spaceId: string) => `RELEASEENTRIES#${spaceId}`;
 export const releaseEntryOf = (r: Record<string, unknown>) => ({ SpaceID: String(r.SpaceID), ReleaseNum: Number(r.ReleaseNum), ReleaseID: String(r.ReleaseID) });
-/** The counter item that says a Space's Releases made at a ChangeOrder all have their entries under it. */
-export const changeOrderReleasesDone = (spaceId: string) => `CHANGEORDERRELEASES#${spaceId}`;
 /** A Release's entry under the ChangeOrder it was published at (none for one published at a revision). */
 export const changeOrderReleaseOf = (r: Record<string, unknown>) => (r.ChangeOrderID ? { SpaceID: String(r.SpaceID), ChangeOrderID: String(r.ChangeOrderID), ReleaseID: String(r.ReleaseID) } : undefined);
-/** The counter item that says a Space's attestations all have their entries. */
-export const attestationEntriesDone = (spaceId: string) => `ATTESTATIONENTRIES#${spaceId}`;
 /** The entry items of one Attestation (its place in the order; the revoked one's mark), as puts for a transaction. */
 export const attestationEntryOps = (e: Record<string, AnyEntity>, a: Record<string, unknown>): unknown[] => [
   e.AttestationEntry.put({ SpaceID: String(a.SpaceID), CreatedAt: String(a.CreatedAt), AttestationID: String(a.AttestationID) }).commit(),
   ...(a.RevokedAttestationID ? [e.AttestationRevoked.put({ SpaceID: String(a.SpaceID), RevokedAttestationID: String(a.RevokedAttestationID), RevokedBy: String(a.AttestationID) }).commit()] : []),
 ];
-/** The counter item that says a Space's attestations all have their cover entries (those recorded before covers existed were given theirs). */
-export const attestationCoversDone = (spaceId: string) => `ATTESTATIONCOVERS#${spaceId}`;
 /** The cover entries of one Attestation: one per Unit and content it names (a revocation names none). */
 export function attestationCoversOf(a: Record<string, unknown>): { UnitID: string; DataHash: string; AttestationID: string; SpaceID: string }[] {
   const seen = new Map<string, { UnitID: string; DataHash: string; AttestationID: string; SpaceID: string }>();
@@ -51,50 +43,26 @@ function spaceCursor(conversions: { fromCursor: { toComposite(c: string): unknow
   }
   if (!start || start.SpaceID !== spaceId) throw new Invalid('continue token is not one this list issued');
 }
-/** The counter item that says an organization's ChangeOrders all have their entries (those made before entries existed were given theirs). */
-export const changeOrderEntriesDone = (orgId: string) => `CHANGEORDERENTRIES#${orgId}`;
 export const changeOrderEntryOf = (c: Record<string, unknown>) => ({ OrganizationID: String(c.OrganizationID), Slug: String(c.Slug), ChangeOrderID: String(c.ChangeOrderID), SpaceID: String(c.SpaceID) });
 /** ChangeOrder entries' keys as DynamoDB cursors and back. */
 const changeOrderCursors = createConversions(E.ChangeOrderEntry);
-/**
- * The counter item that says an organization's tokens all have their entries, in the by-user index too (a new
- * name: entries written before the index, without its keys, are written again once).
- */
-export const tokenEntriesDone = (orgId: string) => `TOKENENTRIESBYUSER#${orgId}`;
 /** A token's entry; a service token's is kept under the user '' of its organization. */
 export const tokenEntryOf = (t: Record<string, unknown>) => ({ OrganizationID: String(t.OrganizationID), CreatedAt: String(t.CreatedAt), TokenID: String(t.TokenID), TokenHash: String(t.TokenHash), UserID: t.UserID ? String(t.UserID) : '' });
 /** Token entries' keys as DynamoDB cursors and back. */
 const tokenConversions = createConversions(E.TokenEntry);
 /** In the organization's order (the cursors a token list hands out) and in one user's part of the index. */
 const [tokenCursors, byUserCursors] = [tokenConversions.byAccessPattern.primary, tokenConversions.byAccessPattern.byUser];
-/**
- * How long after a marker is first written an earlier version may still write items without entries: a
- * deploy's rollover takes minutes. One backfill at least this long after the first catches them.
- */
-export const ENTRIES_SETTLE_MS = 15 * 60_000;
-/** The most entries markers one store remembers (then it forgets them and reads each again once). */
-const MARKERS_KEPT = 100_000;
 /** Release entries' keys as DynamoDB cursors and back. */
 const entryCursors = createConversions(E.ReleaseEntry);
 
 /**
  * The entries that page lists with DynamoDB's own cursor (a Space's Releases and attestations newest
- * first, an organization's ChangeOrders and tokens), the cover entries the gates read attestations by,
- * and the markers that say the items written before entries existed have theirs (backfilled once, then
- * once more when settled). DynamoWrites (the transaction path, which writes entries with their items)
- * extends it.
+ * first, an organization's ChangeOrders and tokens) and the cover entries the gates read attestations by.
+ * DynamoWrites (the transaction path, which writes entries with their items) extends it.
  */
 export abstract class DynamoEntries extends DynamoRecords {
-  /**
-   * Entries markers this store has read or written, by name: when each was first written and whether it
-   * has settled. A settled marker stays so, and inside its settling window a backfill is not run whatever
-   * the marker says, so either spares the marker's read (a Space's Releases page is then one query).
-   */
-  private readonly markers = new Map<string, { created: number; settled: boolean }>();
-
   async releasePage(spaceId: string, limit: number, after?: string): Promise<ReleasePage> {
     spaceCursor(entryCursors, after, spaceId);
-    await this.backfillReleaseEntries(spaceId);
     const page = await this.db.ReleaseEntry.query.primary({ SpaceID: spaceId }).go({ order: 'desc', limit, cursor: after ?? null });
     const byId = new Map((await this.batchRead<Release>(this.db.Release, page.data.map((x) => ({ SpaceID: spaceId, ReleaseID: x.ReleaseID })))).map((r) => [r.ReleaseID, r]));
     // Newest first, as the entries are (equal numbers, two Targets', by ID); each with the cursor that resumes after it.
@@ -106,18 +74,12 @@ export abstract class DynamoEntries extends DynamoRecords {
   }
 
   async releasesAtChangeOrder(spaceId: string, changeOrderId: string): Promise<Release[]> {
-    await this.backfillUntilSettled(changeOrderReleasesDone(spaceId), async () => {
-      const made = (await this.listInSpace<Release>('Release', spaceId)).flatMap((r) => changeOrderReleaseOf(r as unknown as Record<string, unknown>) ?? []);
-      if (made.length) await this.db.ChangeOrderRelease.put(made).go();
-      return made.length;
-    });
     const entries = (await this.db.ChangeOrderRelease.query.primary({ SpaceID: spaceId, ChangeOrderID: changeOrderId }).go({ pages: 'all' })).data.filter((x) => x.ChangeOrderID === changeOrderId);
     return this.batchRead<Release>(this.db.Release, entries.map((x) => ({ SpaceID: spaceId, ReleaseID: x.ReleaseID })));
   }
 
   async attestationPage(spaceId: string, limit: number, after?: string): Promise<AttestationPage> {
     spaceCursor(attestationCursors, after, spaceId);
-    await this.backfillAttestationEntries(spaceId);
     const page = await this.db.AttestationEntry.query.primary({ SpaceID: spaceId }).go({ order: 'desc', limit, cursor: after ?? null });
     const ids = page.data.map((x) => x.AttestationID);
     const [found, revoked] = await Promise.all([this.batchRead<Attestation>(this.db.Attestation, ids.map((id) => ({ SpaceID: spaceId, AttestationID: id }))), this.batchRead<{ RevokedAttestationID: string; RevokedBy: string }>(this.db.AttestationRevoked, ids.map((id) => ({ SpaceID: spaceId, RevokedAttestationID: id })))]);
@@ -134,7 +96,6 @@ export abstract class DynamoEntries extends DynamoRecords {
 
   async changeOrderPage(orgId: string, limit: number, after?: string, o: { notCompleted?: boolean; notAborted?: boolean } = {}): Promise<ChangeOrderPage> {
     if (after !== undefined && tryCursor(() => changeOrderCursors.fromCursor.toComposite(after))?.OrganizationID !== orgId) throw new Invalid('continue token is not one this list issued');
-    await this.backfillChangeOrderEntries(orgId);
     const page = await this.db.ChangeOrderEntry.query.primary({ OrganizationID: orgId }).go({ limit, cursor: after ?? null });
     const byId = new Map((await this.batchRead<ChangeOrder>(this.db.ChangeOrder, page.data.map((x) => ({ SpaceID: x.SpaceID, ChangeOrderID: x.ChangeOrderID })))).map((c) => [c.ChangeOrderID, c]));
     // In the entries' order; what `o` leaves out is left out here (the entries do not carry a ChangeOrder's state).
@@ -153,7 +114,6 @@ export abstract class DynamoEntries extends DynamoRecords {
   async tokenPage(orgId: string, limit: number, after?: string, o: { userId?: string } = {}): Promise<TokenPage> {
     const at = after === undefined ? undefined : tryCursor(() => tokenCursors.fromCursor.toComposite(after));
     if (after !== undefined && at?.OrganizationID !== orgId) throw new Invalid('continue token is not one this list issued');
-    await this.backfillTokenEntries(orgId);
     // One user's from their own part of the index (the database reads no other's); the cursor handed out is the
     // organization's order's either way, the same place in both.
     const page = o.userId
@@ -166,7 +126,6 @@ export abstract class DynamoEntries extends DynamoRecords {
   }
 
   async tokensOfUser(orgId: string, userId: string): Promise<ApiToken[]> {
-    await this.backfillTokenEntries(orgId);
     return (await this.tokensOfEntries((await this.db.TokenEntry.query.byUser({ OrganizationID: orgId, UserID: userId }).go({ pages: 'all' })).data)).map((x) => x.token);
   }
 
@@ -179,63 +138,8 @@ export abstract class DynamoEntries extends DynamoRecords {
     });
   }
 
-  /** Gives an organization's tokens made before their entries (or before the entries' by-user index) existed theirs (`backfillUntilSettled`). */
-  private async backfillTokenEntries(orgId: string): Promise<void> {
-    await this.backfillUntilSettled(tokenEntriesDone(orgId), async () => {
-      const all = (await this.db.ApiToken.query.byOrg({ OrganizationID: orgId }).go({ pages: 'all' })).data as ApiToken[];
-      if (all.length) await this.db.TokenEntry.put(all.map((t) => tokenEntryOf(t as unknown as Record<string, unknown>))).go();
-      return all.length;
-    });
-  }
-
-  /** Gives the ChangeOrders an organization made before their entries existed theirs (`backfillUntilSettled`, per organization). */
-  protected async backfillChangeOrderEntries(orgId: string): Promise<void> {
-    await this.backfillUntilSettled(changeOrderEntriesDone(orgId), async () => {
-      const all = (await this.db.ChangeOrder.query.byOrg({ OrganizationID: orgId }).go({ pages: 'all', attributes: ['OrganizationID', 'Slug', 'ChangeOrderID', 'SpaceID'] })).data;
-      if (all.length) await this.db.ChangeOrderEntry.put(all.map((c) => changeOrderEntryOf(c))).go();
-      return all.length;
-    });
-  }
-
-  /** Forgets the entries markers this store knew: it reads each again, as a process just started would (tests that rewrite the table as an earlier version left it). */
-  forgetEntriesMarkers(): void {
-    this.markers.clear();
-  }
-
-  /**
-   * Runs a backfill of entries unless its marker says it is settled: the first paged read runs it, and one
-   * more read at least ENTRIES_SETTLE_MS later runs it again, which catches what an earlier version (one
-   * that writes no entries) wrote while a deploy rolled over. Written with the same content however
-   * often, so two at once are harmless. Answers whether it has settled: until then, what an earlier
-   * version writes may still lack its entries.
-   */
-  protected async backfillUntilSettled(name: string, fill: () => Promise<number>): Promise<boolean> {
-    const now = this.clock().getTime();
-    const known = this.markers.get(name);
-    if (known && (known.settled || now - known.created < ENTRIES_SETTLE_MS)) return known.settled;
-    const marker = (await this.db.Counter.get({ Name: name }).go()).data;
-    /** Remembers the marker as written first at `created` and last checked at `checked`. */
-    const remember = (created: number, checked: number) => {
-      // One entry per Space (and organization) read; a long-lived process forgets them all now and then.
-      if (this.markers.size >= MARKERS_KEPT) this.markers.clear();
-      const settled = checked - created >= ENTRIES_SETTLE_MS;
-      this.markers.set(name, { created, settled });
-      return settled;
-    };
-    const created = marker?.CreatedAt ? Date.parse(marker.CreatedAt) : undefined;
-    if (created !== undefined) {
-      const settled = remember(created, Date.parse(marker!.CheckedAt ?? marker!.CreatedAt!));
-      if (settled || now - created < ENTRIES_SETTLE_MS) return settled;
-    }
-    const count = await fill();
-    const at = new Date(now).toISOString();
-    await this.db.Counter.put({ Name: name, Value: count, Version: 1, CreatedAt: marker?.CreatedAt ?? at, CheckedAt: at }).go();
-    return remember(created ?? now, now);
-  }
-
   async attestationById(spaceId: string, attestationId: string): Promise<AttestationView | undefined> {
-    // Whether it was revoked is its AttestationRevoked entry, which a Space's attestations from before entries existed get first.
-    await this.backfillAttestationEntries(spaceId);
+    // Whether it was revoked is its AttestationRevoked entry.
     return (await this.attestationsById(spaceId, [attestationId])).get(attestationId);
   }
 
@@ -272,52 +176,9 @@ export abstract class DynamoEntries extends DynamoRecords {
     const naming = (a: Attestation) => a.Revisions.some((r) => asked.has(o.anyContent ? r.UnitID : `${r.UnitID}#${r.DataHash}`));
     const first = await this.db.Attestation.query.primary({ SpaceID: spaceId }).go({ limit: ATTESTATIONS_READ_WHOLE });
     if (!first.cursor) return withRevokedBy(first.data as unknown as Attestation[]).filter(naming);
-    // Until the covers have settled an earlier version may still be recording attestations without them: read the Space's.
-    if (!(await this.backfillAttestationCovers(spaceId))) return (await this.spaceAttestations(spaceId)).filter(naming);
     const covers = (await Promise.all([...asked.values()].map((k) => this.db.AttestationCover.query.primary(k).go({ pages: 'all' })))).flatMap((r) => r.data);
     const ids = [...new Set(covers.filter((c) => c.SpaceID === spaceId).map((c) => c.AttestationID))];
     // A cover whose attestation is missing was written for one whose transaction did not land: passed over.
     return [...(await this.attestationsById(spaceId, ids)).values()];
-  }
-
-  /** A Space's attestations read whole, each marked with the record that revoked it. */
-  private async spaceAttestations(spaceId: string): Promise<AttestationView[]> {
-    return withRevokedBy(await this.listInSpace<Attestation>('Attestation', spaceId));
-  }
-
-  /** Gives the attestations a Space had before cover entries existed theirs (`backfillUntilSettled`, per Space; after their entries and revocation marks); answers whether the covers have settled. */
-  private async backfillAttestationCovers(spaceId: string): Promise<boolean> {
-    await this.backfillAttestationEntries(spaceId);
-    return this.backfillUntilSettled(attestationCoversDone(spaceId), async () => {
-      const all = await this.listInSpace<Attestation>('Attestation', spaceId);
-      const covers = all.flatMap((a) => attestationCoversOf(a as unknown as Record<string, unknown>));
-      if (covers.length) await this.db.AttestationCover.put(covers).go();
-      return all.length;
-    });
-  }
-
-  /** Gives the attestations a Space had before their entries existed theirs (`backfillUntilSettled`, per Space). */
-  private async backfillAttestationEntries(spaceId: string): Promise<void> {
-    await this.backfillUntilSettled(attestationEntriesDone(spaceId), async () => {
-      const all = await this.listInSpace<Attestation>('Attestation', spaceId);
-      if (all.length) {
-        await this.db.AttestationEntry.put(all.map((a) => ({ SpaceID: spaceId, CreatedAt: a.CreatedAt, AttestationID: a.AttestationID }))).go();
-        const revocations = all.filter((a) => a.RevokedAttestationID).map((a) => ({ SpaceID: spaceId, RevokedAttestationID: a.RevokedAttestationID!, RevokedBy: a.AttestationID }));
-        if (revocations.length) await this.db.AttestationRevoked.put(revocations).go();
-      }
-      return all.length;
-    });
-  }
-
-  /**
-   * Gives the Releases a Space had before Release entries existed their entries (`backfillUntilSettled`, per
-   * Space: a counter item records it).
-   */
-  private async backfillReleaseEntries(spaceId: string): Promise<void> {
-    await this.backfillUntilSettled(releaseEntriesDone(spaceId), async () => {
-      const all = await this.listInSpace<Release>('Release', spaceId);
-      if (all.length) await this.db.ReleaseEntry.put(all.map((r) => releaseEntryOf(r as unknown as Record<string, unknown>))).go();
-      return all.length;
-    });
   }
 }

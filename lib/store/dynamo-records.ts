@@ -1,5 +1,5 @@
 import { createConversions } from 'electrodb';
-import type { Hold, User } from '../model/entities.ts';
+import type { Hold } from '../model/entities.ts';
 import { COMPLETED } from '../model/change-orders.ts';
 import { Conflict, Invalid, Unavailable } from '../model/errors.ts';
 import type { IdempotencyRecord, JobPartRecord, JobRecord, OrgKind, OutboxItem, SlugPage, SluggedInSpace, SpaceKind } from '../ports/store.ts';
@@ -50,12 +50,6 @@ export function tryCursor<T>(f: () => T): T | undefined {
   }
 }
 
-/** A User as stored by earlier versions (an `Admin` flag, no Version) read as today's. */
-export function userOf(u: { Role?: User['Role']; Admin?: boolean; Version?: number; UpdatedAt?: string; CreatedAt: string }): User {
-  const { Admin, ...rest } = u;
-  return { ...rest, Role: u.Role ?? (Admin ? 'Admin' : 'Member'), Version: u.Version ?? 1, UpdatedAt: u.UpdatedAt ?? u.CreatedAt } as User;
-}
-
 /** The filter the database applies to an organization's ChangeOrders: not Completed, not aborted (either or both). */
 export function changeOrderFilter(o: { notCompleted?: boolean; notAborted?: boolean }): ((a: AnyEntity, op: AnyEntity) => string) | undefined {
   if (!o.notCompleted && !o.notAborted) return undefined;
@@ -90,11 +84,7 @@ export abstract class DynamoRecords {
   protected readonly doc: DynamoDBDocumentClient;
   protected readonly table: string;
 
-  /** The store's clock: only when an entries backfill is settled depends on it. */
-  protected readonly clock: () => Date;
-
-  constructor(client: unknown, table: string, clock: () => Date = () => new Date()) {
-    this.clock = clock;
+  constructor(client: unknown, table: string) {
     this.doc = documentClient(client);
     this.table = table;
     this.svc = makeService(client, table, this.doc);
@@ -157,7 +147,7 @@ export abstract class DynamoRecords {
   async getMany<T>(kind: OrgKind | SluggedInSpace | 'Space' | 'Component', scopeId: string, ids: string[]): Promise<T[]> {
     const scopeField = kind === 'Space' || kind === 'Component' || kind === 'User' || kind === 'Group' || kind === 'Hold' ? 'OrganizationID' : 'SpaceID';
     const out = await this.batchRead<T>(this.e[kind], ids.map((id) => ({ [scopeField]: scopeId, [ID_FIELD[kind]]: id })));
-    return kind === 'User' ? (out.map((u) => userOf(u as never)) as T[]) : out;
+    return out;
   }
 
   /** Items of one entity by key (those that exist, in any order): 100 to a request, the unprocessed ones read again one by one. */
@@ -210,7 +200,4 @@ export abstract class DynamoRecords {
   async markEventProcessed(eventId: string, consumer: string, expiresAtEpoch: number): Promise<void> {
     await this.db.ProcessedEvent.put({ EventID: eventId, Consumer: consumer, ExpiresAtEpoch: expiresAtEpoch }).go();
   }
-
-  /** A kind's items in a Space (DynamoStore's), which the entry backfills read once per Space. */
-  abstract listInSpace<T>(kind: SpaceKind, spaceId: string): Promise<T[]>;
 }

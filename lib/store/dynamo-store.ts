@@ -3,7 +3,7 @@ import type { ApiToken, ChangeOrder, Component, Group, Link, Mark, Progress, Mut
 import { Invalid } from '../model/errors.ts';
 import type { MarkWrite, MutationPage, OrgKind, ReleaseCounter, RevisionPage, SluggedInSpace, SpaceKind, Store, StoreOp } from '../ports/store.ts';
 import * as E from './entities.ts';
-import { changeOrderFilter, ID_FIELD, orgScope, spaceScope, tryCursor, userOf, type AnyEntity } from './dynamo-records.ts';
+import { changeOrderFilter, ID_FIELD, orgScope, spaceScope, tryCursor, type AnyEntity } from './dynamo-records.ts';
 import { DynamoWrites, GLOBAL, REASONS, releaseCounterName } from './dynamo-writes.ts';
 import { tagMarksAsRead, unitMarksAsRead, type StoredMark } from './change-order-marks.ts';
 
@@ -78,13 +78,11 @@ export class DynamoStore extends DynamoWrites implements Store {
     // The organization's index is keyed by TokenID: the one item, whatever the organization holds.
     return ((await this.db.ApiToken.query.byOrg({ OrganizationID: orgId, TokenID: tokenId }).go()).data as ApiToken[]).find((t) => t.TokenID === tokenId);
   }
-  /** A user as stored before roles had `Admin`, no Role and no Version: read as the role it had. */
   async getUser(orgId: string, userId: string): Promise<User | undefined> {
-    const { data } = await this.db.User.get({ OrganizationID: orgId, UserID: userId }).go();
-    return data ? userOf(data) : undefined;
+    return ((await this.db.User.get({ OrganizationID: orgId, UserID: userId }).go()).data ?? undefined) as User | undefined;
   }
   async listUsers(orgId: string): Promise<User[]> {
-    return (await this.db.User.query.primary({ OrganizationID: orgId }).go({ pages: 'all' })).data.map((u) => userOf(u));
+    return (await this.db.User.query.primary({ OrganizationID: orgId }).go({ pages: 'all' })).data as User[];
   }
   async getGroup(orgId: string, groupId: string): Promise<Group | undefined> {
     return ((await this.db.Group.get({ OrganizationID: orgId, GroupID: groupId }).go()).data ?? undefined) as Group | undefined;

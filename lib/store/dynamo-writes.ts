@@ -3,8 +3,8 @@ import type { GroupOutcome, MarkWrite, ReleaseCounter, SpaceKind, StoreOp, Write
 import { TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
 import { landGroups } from '../util/groups.ts';
 import { foldChangeOrderMarks } from './change-order-marks.ts';
-import { attestationCoversDone, attestationCoversOf, attestationEntriesDone, attestationEntryOps, changeOrderEntryOf, changeOrderReleaseOf, changeOrderReleasesDone, releaseEntriesDone, releaseEntryOf, tokenEntryOf } from './dynamo-entries.ts';
-import { DynamoProgress, inFlight, inFlightOf, progressBySpaceDone, progressToReleaseDone } from './dynamo-progress.ts';
+import { attestationCoversOf, attestationEntryOps, changeOrderEntryOf, changeOrderReleaseOf, releaseEntryOf, tokenEntryOf } from './dynamo-entries.ts';
+import { DynamoProgress, inFlight, inFlightOf } from './dynamo-progress.ts';
 import { ID_FIELD, orgScope, spaceScope, untilProcessed, type AnyEntity } from './dynamo-records.ts';
 
 /**
@@ -292,14 +292,6 @@ export abstract class DynamoWrites extends DynamoProgress {
           if (o.kind === 'ChangeOrder' && item.OrganizationID) add(e.InFlightChangeOrder.delete(inFlightOf(item)).commit(), 'change order in flight');
           // A token's entry in its organization's order (a token given by its hash alone keeps it: passed over when read).
           if (o.kind === 'ApiToken' && item.OrganizationID && item.CreatedAt && item.TokenID) add(e.TokenEntry.delete(tokenEntryOf(item)).commit(), 'token entry');
-          if (o.kind === 'Space') {
-            add(e.Counter.delete({ Name: releaseEntriesDone(String(item.SpaceID)) }).commit(), 'release entries');
-            add(e.Counter.delete({ Name: changeOrderReleasesDone(String(item.SpaceID)) }).commit(), 'change order release entries');
-            add(e.Counter.delete({ Name: progressBySpaceDone(String(item.SpaceID)) }).commit(), 'progress by space');
-            add(e.Counter.delete({ Name: progressToReleaseDone(String(item.SpaceID)) }).commit(), 'progress to release');
-            add(e.Counter.delete({ Name: attestationEntriesDone(String(item.SpaceID)) }).commit(), 'attestation entries');
-            add(e.Counter.delete({ Name: attestationCoversDone(String(item.SpaceID)) }).commit(), 'attestation covers');
-          }
           break;
         }
         case 'put':

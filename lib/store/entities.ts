@@ -16,10 +16,10 @@ export const Organization = new Entity({
   indexes: { primary: primary(['OrganizationID'], []) },
 });
 
-/** An organization member. `Admin` is how users were stored before roles (read as Role Admin). */
+/** An organization member. */
 export const User = new Entity({
   model: { entity: 'user', version: '1', service },
-  attributes: { OrganizationID: reqStr, UserID: reqStr, Slug: reqStr, DisplayName: str, Role: { type: ROLES }, Admin: { type: 'boolean' }, CreatedAt: reqStr, UpdatedAt: str, Version: num },
+  attributes: { OrganizationID: reqStr, UserID: reqStr, Slug: reqStr, DisplayName: str, Role: { type: ROLES, required: true }, CreatedAt: reqStr, UpdatedAt: reqStr, Version: reqNum },
   indexes: { primary: primary(['OrganizationID'], ['UserID']) },
 });
 
@@ -53,7 +53,7 @@ export const ApiToken = new Entity({
     RevokedAt: str,
     CreatedAt: reqStr,
     CreatedBy: str,
-    Version: num,
+    Version: reqNum,
   },
   indexes: {
     primary: primary(['TokenHash'], []),
@@ -245,8 +245,7 @@ export const Link = new Entity({
 /** A named counter (e.g. the last ReleaseNum of a Target), advanced under its Version in a transaction. */
 export const Counter = new Entity({
   model: { entity: 'counter', version: '1', service },
-  // An entries marker (`RELEASEENTRIES#…`) also keeps when it was first written and when last checked.
-  attributes: { Name: reqStr, Value: { type: 'number', required: true }, Version: { type: 'number', required: true }, CreatedAt: str, CheckedAt: str },
+  attributes: { Name: reqStr, Value: { type: 'number', required: true }, Version: { type: 'number', required: true } },
   indexes: { primary: primary(['Name'], []) },
 });
 

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
-import { DeleteItemCommand, GetItemCommand, QueryCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { QueryCommand } from '@aws-sdk/client-dynamodb';
 import { randomUUID } from 'node:crypto';
 import type { Attestation } from '../../lib/model/entities.ts';
 import type { DynamoStore } from '../../lib/store/dynamo-store.ts';
-import { ATTESTATIONS_READ_WHOLE, ENTRIES_SETTLE_MS } from '../../lib/store/dynamo-entries.ts';
+import { ATTESTATIONS_READ_WHOLE } from '../../lib/store/dynamo-entries.ts';
 import { makeService } from '../../lib/store/entities.ts';
 import { dynamoClient } from '../../lib/store/table.ts';
 import { Api, deploymentYaml, startEnv, type Env } from '../support/harness.ts';
@@ -47,20 +47,10 @@ afterAll(async () => {
   client.destroy();
 });
 
-const marker = () => ({ pk: { S: `$baton#Name_ATTESTATIONCOVERS#${stg.SpaceID}` }, sk: { S: '$counter_1' } });
 /** The cover entries stored for a Unit: which attestations name it, with what content. */
 async function coversOf(unitId: string): Promise<{ AttestationID: string; DataHash: string }[]> {
   const r = await client.send(new QueryCommand({ TableName: env.table, KeyConditionExpression: 'pk = :p AND begins_with(sk, :s)', ExpressionAttributeValues: { ':p': { S: `$baton#UnitID_${unitId}` }, ':s': { S: '$attestationcover_1#' } } }));
   return (r.Items ?? []).map((i) => ({ AttestationID: i.AttestationID!.S!, DataHash: i.DataHash!.S! }));
-}
-/** The covers marker as if first written longer ago than the settling time: the next read fills in once more and it is settled. */
-async function settle(): Promise<void> {
-  const past = new Date(Date.now() - ENTRIES_SETTLE_MS - 60_000).toISOString();
-  await client.send(new UpdateItemCommand({ TableName: env.table, Key: marker(), UpdateExpression: 'SET CreatedAt = :p, CheckedAt = :p', ExpressionAttributeValues: { ':p': { S: past } } }));
-  store.forgetEntriesMarkers();
-  expect((await env.api.get('/space/ac-base/change_order/scale/explain')).status).toBe(200);
-  const m = (await client.send(new GetItemCommand({ TableName: env.table, Key: marker() }))).Item!;
-  expect(Date.parse(m.CheckedAt!.S!) - Date.parse(m.CreatedAt!.S!)).toBeGreaterThanOrEqual(ENTRIES_SETTLE_MS);
 }
 const reviewed = async () => {
   const r = await env.api.get('/space/ac-base/change_order/scale/explain');
@@ -98,22 +88,15 @@ describe('the attestations a gate weighs', () => {
     const otherId = other.body.Attestations[0].AttestationID as string;
     expect((await coversOf(app.UnitID)).map((c) => c.AttestationID)).toEqual([otherId]);
     expect((await coversOf(app.UnitID))[0]!.DataHash).not.toBe(app.DataHash);
-    const covers = vi.spyOn(store as unknown as { backfillAttestationCovers: () => Promise<boolean> }, 'backfillAttestationCovers');
     const read = await readsWhole(async () => expect(await reviewed()).toMatchObject({ Satisfied: false, Evidence: { Units: [{ Unit: 'api', Counted: [], Excluded: [{ User: 'alice', Why: 'attests other content of this Unit' }] }, { Unit: 'app' }] } }));
-    // One query of the Space's attestations (not listed whole page after page, no covers, no marker).
+    // One query of the Space's attestations (not listed whole page after page).
     expect(read.whole).toBe(false);
     expect(read.naming).toHaveLength(1);
-    expect(covers).not.toHaveBeenCalled();
-    covers.mockRestore();
   });
 
-  it('are read whole until the covers settle, then by Unit and content, where a Space has many', async () => {
+  it('are read by Unit and content where a Space has many', async () => {
     await history(ATTESTATIONS_READ_WHOLE);
-    // Within the settling time an earlier version may still be recording attestations without covers: the Space's are read.
-    const early = await readsWhole(async () => expect(await reviewed()).toMatchObject({ Satisfied: false }));
-    expect(early.whole).toBe(true);
-    await settle();
-    // Settled: the explanation reads the changed Units' covers of any content (to say which attest other content), never the Space's.
+    // The explanation reads the changed Units' covers of any content (to say which attest other content), never the Space's.
     let gate: { Satisfied: boolean; Evidence: { Units: { Unit: string; Counted: string[]; Excluded: { User: string; Why: string }[] }[] } } | undefined;
     const explained = await readsWhole(async () => (gate = await reviewed()));
     expect(explained.whole).toBe(false);
@@ -151,27 +134,11 @@ describe('the attestations a gate weighs', () => {
     expect((await env.api.post('/promote', { ChangeOrderID: 'ac-base/scale' })).status).toBe(409);
   });
 
-  it('pass over a cover whose attestation never landed, and give the attestations an earlier version recorded their covers', async () => {
+  it('pass over a cover whose attestation never landed', async () => {
     // A cover written for an attestation whose transaction failed: nothing to count.
     const svc = makeService(client, env.table);
     await svc.entities.AttestationCover.put({ UnitID: app.UnitID, DataHash: app.DataHash, AttestationID: randomUUID(), SpaceID: stg.SpaceID }).go();
     expect(await reviewed()).toMatchObject({ Satisfied: false });
-    // Approved again; then, as an earlier version would have left it, without covers and without the marker.
-    const again = await alice.post('/attest', { ChangeOrderID: 'ac-base/scale', Stage: 'staging', All: true });
-    const id = again.body.Attestations[0].AttestationID as string;
-    for (const unitId of [app.UnitID, (await env.api.get('/space/ac-stg/unit/api')).body.UnitID as string]) {
-      const r = await client.send(new QueryCommand({ TableName: env.table, KeyConditionExpression: 'pk = :p AND begins_with(sk, :s)', ExpressionAttributeValues: { ':p': { S: `$baton#UnitID_${unitId}` }, ':s': { S: '$attestationcover_1#' } } }));
-      for (const i of r.Items!.filter((x) => x.AttestationID!.S === id)) await client.send(new DeleteItemCommand({ TableName: env.table, Key: { pk: i.pk!, sk: i.sk! } }));
-    }
-    await client.send(new DeleteItemCommand({ TableName: env.table, Key: marker() }));
-    store.forgetEntriesMarkers();
-    expect((await coversOf(app.UnitID)).map((c) => c.AttestationID)).not.toContain(id);
-    // Counted (read whole while the new marker settles), and given its covers; counted from them once settled.
-    expect(await reviewed()).toMatchObject({ Satisfied: true });
-    expect(await coversOf(app.UnitID)).toContainEqual({ AttestationID: id, DataHash: app.DataHash });
-    await settle();
-    const counted = await readsWhole(async () => expect(await reviewed()).toMatchObject({ Satisfied: true }));
-    expect(counted.whole).toBe(false);
   });
 
   it('are written for every Unit an attestation names, past what one transaction holds', async () => {
