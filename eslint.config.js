@@ -3,12 +3,12 @@ import tseslint from 'typescript-eslint';
 import importX from 'eslint-plugin-import-x';
 
 /**
- * Dependencies point one way (ARCHITECTURE.md): each folder lists the folders it must not import.
+ * Dependencies point one way (docs/design.md): each folder lists the folders it must not import.
  * A pattern names a folder relative to any depth, so `../api/x.ts` and `../../api/x.ts` both match.
  */
 const LIB = ['model', 'util', 'where', 'config', 'gates', 'events', 'ports', 'people', 'variants', 'releases', 'changes', 'store', 'api', 'local'];
 const forbid = (folders, why) => ({
-  'no-restricted-imports': ['error', { patterns: folders.map((f) => ({ regex: `(^|/)(lib/)?${f}/`, message: `${why} (see ARCHITECTURE.md: dependencies point one way)` })) }],
+  'no-restricted-imports': ['error', { patterns: folders.map((f) => ({ regex: `(^|/)(lib/)?${f}/`, message: `${why} (see docs/design.md: dependencies point one way)` })) }],
 });
 const above = (allowed) => LIB.filter((f) => !allowed.includes(f));
 /** Anything but the wiring (lib/local, functions, tests) may not import the store, and nothing in lib imports the entry points. */
@@ -45,7 +45,7 @@ export default tseslint.config(
   {
     files: ['cli/**'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{ regex: '(^|/)lib/(?!model/)', message: 'cub talks to the API over HTTP: only lib/model types may be imported (see ARCHITECTURE.md)' }] }],
+      'no-restricted-imports': ['error', { patterns: [{ regex: '(^|/)lib/(?!model/)', message: 'cub talks to the API over HTTP: only lib/model types may be imported (see docs/design.md)' }] }],
       // What the API answers is typed (lib/model entities, cli/api.ts answers), never `any`.
       '@typescript-eslint/no-explicit-any': 'error',
     },
@@ -54,7 +54,7 @@ export default tseslint.config(
   {
     files: ['web/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{ regex: '(^|/)lib/(?!model/)', message: 'the rollout page talks to the API over HTTP: only lib/model types may be imported (see ARCHITECTURE.md)' }, { regex: '(^|/)cli/', message: 'the rollout page does not share cub’s code' }] }],
+      'no-restricted-imports': ['error', { patterns: [{ regex: '(^|/)lib/(?!model/)', message: 'the rollout page talks to the API over HTTP: only lib/model types may be imported (see docs/design.md)' }, { regex: '(^|/)cli/', message: 'the rollout page does not share cub’s code' }] }],
       '@typescript-eslint/no-explicit-any': 'error',
     },
   },

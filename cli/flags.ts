@@ -151,7 +151,7 @@ export const GLOBAL = ['server', 'token', 'context', 'output', 'quiet'] as const
 
 /** Flags of the established product's promote that Baton does not have, each refused with what to do instead. */
 export const UNSUPPORTED: Record<string, string> = {
-  clearance: '--clearance is not supported: Baton promotes every Space a Stage selects once its gates hold; name fewer Spaces with --where-space or <space>',
-  guard: '--guard is not supported: declare what must hold before a Stage as its Prerequisites (built-in or cel:) in the ChangeWorkflow',
+  clearance: '--clearance is not supported: Baton keeps no path guards for a clearance to admit (cub unit update has none either); what holds a path against a merge is --protect',
+  guard: '--guard is not supported: Baton keeps no path guards to stamp on what a write changes; --protect protects the paths an Invoke promotion writes',
   subgroup: '--subgroup is not supported: promote part of a Stage by naming its Spaces with --where-space or <space>',
 };

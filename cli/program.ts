@@ -41,6 +41,9 @@ const ENTITIES: [entity: string, what: string, commands: Record<string, Record<s
   ['context', 'Saved contexts: a server and a token each', contextCommands, contextHelp],
 ];
 
+/** Each entity and what it is, in the order help lists them. */
+export const ENTITY_HELP: [entity: string, what: string][] = ENTITIES.map(([entity, what]) => [entity, what]);
+
 /** Each entity's verbs, with their help. */
 export const VERBS: Record<string, Record<string, Help & { run: Command }>> = Object.fromEntries(
   ENTITIES.map(([entity, , commands, help]) => [

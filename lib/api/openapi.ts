@@ -1,7 +1,7 @@
 /**
  * The API's contract as OpenAPI 3.1, generated from the route table and the zod schemas each route
  * validates with, so the document and the server cannot disagree. Served at `GET /openapi.json`
- * without a token and written to docs/openapi.json (`npm run docs`).
+ * without a token and written to docs/reference/openapi.json (`npm run docs`).
  */
 import { z } from 'zod';
 import { createDocument } from 'zod-openapi';

@@ -1,4 +1,4 @@
-/** docs/events.md, generated from the contracts and their examples (`npm run docs`). */
+/** docs/reference/events.md, generated from the contracts and their examples (`npm run docs`). */
 import { DetailType, HOOK_SOURCE, LIVE_STATUS_RULE, RULES, SOURCE, STAGE_RULE } from './contracts.ts';
 import { DEPLOY_TOOL_SETUP, EVENT_EXAMPLES, EXAMPLE_DIGEST, EXAMPLE_UNIT } from './examples.ts';
 

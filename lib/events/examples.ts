@@ -1,6 +1,6 @@
 /**
  * One example of each event, as a consumer receives it (detail-type, source, detail): checked against
- * its contract by the tests and printed in docs/events.md by `npm run docs`, so the two cannot drift.
+ * its contract by the tests and printed in docs/reference/events.md by `npm run docs`, so the two cannot drift.
  */
 import type { ReleaseLiveStatus } from '../model/entities.ts';
 import { DetailType, HOOK_SOURCE, SOURCE, type BatonEvent } from './contracts.ts';

@@ -167,7 +167,7 @@ export async function tokenPage(deps: Deps, caller: Caller, want: number, after?
   return { items: p.items.map((x) => ({ item: tokenView(x.token), cursor: x.cursor })), next: p.next };
 }
 
-/** Revokes a token by its ID: it stops working at once (the AWS authorizer's cache aside, see the README). */
+/** Revokes a token by its ID: it stops working at once (the AWS authorizer's cache aside, see docs/guide.md). */
 export async function revokeToken(deps: Deps, caller: Caller, tokenId: string): Promise<TokenView> {
   const t = await deps.store.tokenById(caller.OrganizationID, tokenId.toLowerCase());
   if (!t || (caller.Role !== 'Admin' && t.UserID !== caller.UserID)) throw new NotFound(`token '${tokenId}' not found`);

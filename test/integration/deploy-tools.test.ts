@@ -106,7 +106,7 @@ describe('a deploy-tool event that arrives on the bus', () => {
   });
 });
 
-describe("docs/events.md's Argo CD and Flux examples", () => {
+describe("docs/reference/events.md's Argo CD and Flux examples", () => {
   it('are posted as written, into the organization its cub commands make, and leave the LiveStatus it says; a repeat changes nothing', async () => {
     // The other organization of the env: nothing of the tests above is in it.
     const dir = mkdtempSync(join(tmpdir(), 'baton-events-'));

@@ -61,26 +61,26 @@ describe('Idempotency-Key', () => {
 });
 
 describe('the OpenAPI contract', () => {
-  it('is served without a token, names every route with its method, and matches docs/openapi.json', async () => {
+  it('is served without a token, names every route with its method, and matches docs/reference/openapi.json', async () => {
     const res = await env.anonymous.get('/openapi.json');
     expect(res.status).toBe(200);
     expect(res.body.openapi).toBe('3.1.0');
     for (const r of [...ROUTES, ...PUBLIC_ROUTES]) expect(res.body.paths[r.path]?.[r.method.toLowerCase()], `${r.method} ${r.path}`).toBeDefined();
     expect(res.body.paths['/space'].post.requestBody.content['application/json'].schema.properties.Slug).toMatchObject({ type: 'string', maxLength: 128 });
-    expect(JSON.parse(readFileSync(root('docs/openapi.json'), 'utf8'))).toEqual(JSON.parse(JSON.stringify(openApiDocument(ROUTES, PUBLIC_ROUTES))));
+    expect(JSON.parse(readFileSync(root('docs/reference/openapi.json'), 'utf8'))).toEqual(JSON.parse(JSON.stringify(openApiDocument(ROUTES, PUBLIC_ROUTES))));
     // Every other route still wants a token.
     expect((await env.anonymous.get('/space')).status).toBe(401);
   });
 });
 
 describe('events', () => {
-  it('have a contract each, an example each that meets it, and docs/events.md up to date', () => {
+  it('have a contract each, an example each that meets it, and docs/reference/events.md up to date', () => {
     for (const d of Object.values(DetailType)) {
       const ex = EVENT_EXAMPLES.find((e) => e.event.detailType === d);
       expect(ex, d).toBeDefined();
       expect(CONTRACTS[d].safeParse(ex!.event.detail).success, d).toBe(true);
     }
-    expect(readFileSync(root('docs/events.md'), 'utf8')).toBe(eventsMarkdown());
+    expect(readFileSync(root('docs/reference/events.md'), 'utf8')).toBe(eventsMarkdown());
   });
 
   it('leave nothing in the outbox once published, each with its EventID; a redelivered one is dropped', async () => {

@@ -103,3 +103,17 @@ describe('the parser refuses what it does not know, naming it', () => {
     expect(sent).toEqual([{ Slug: 'x', DisplayName: 'two', Labels: { a: '1', b: '2' }, Annotations: {} }]);
   });
 });
+
+describe('docs/reference/cub.md', () => {
+  it('is the help cub prints, every verb with its example (npm run docs writes it)', async () => {
+    const { readFileSync } = await import('node:fs');
+    const { cubReference } = await import('../../cli/reference.ts');
+    const doc = readFileSync(new URL('../../docs/reference/cub.md', import.meta.url), 'utf8');
+    expect(doc).toBe(cubReference());
+    for (const [entity, verbs] of Object.entries(VERBS))
+      for (const [verb, h] of Object.entries(verbs)) {
+        expect(doc).toContain(`### cub ${entity} ${verb}`);
+        expect(doc).toContain(h.example);
+      }
+  });
+});
