@@ -42,7 +42,9 @@ async function scanAll(client: ddb.DynamoDBClient, table: string): Promise<Recor
   const items: Record<string, ddb.AttributeValue>[] = [];
   let start: Record<string, ddb.AttributeValue> | undefined;
   do {
-    const r = await client.send(new ddb.ScanCommand({ TableName: table, ExclusiveStartKey: start, ConsistentRead: true }));
+    const r = await client.send(
+      new ddb.ScanCommand({ TableName: table, ExclusiveStartKey: start, ConsistentRead: true }),
+    );
     items.push(...(r.Items ?? []));
     start = r.LastEvaluatedKey;
   } while (start);
@@ -52,7 +54,13 @@ async function scanAll(client: ddb.DynamoDBClient, table: string): Promise<Recor
 /** A request's input with its table's name replaced by `to`'s (as `TableName`, and as a key of `RequestItems`). */
 function retarget(x: any, from: string, to: string): any {
   if (Array.isArray(x)) return x.map((v) => retarget(v, from, to));
-  if (x && typeof x === 'object' && !(x instanceof Uint8Array)) return Object.fromEntries(Object.entries(x).map(([k, v]) => [k === from ? to : k, k === 'TableName' && v === from ? to : retarget(v, from, to)]));
+  if (x && typeof x === 'object' && !(x instanceof Uint8Array))
+    return Object.fromEntries(
+      Object.entries(x).map(([k, v]) => [
+        k === from ? to : k,
+        k === 'TableName' && v === from ? to : retarget(v, from, to),
+      ]),
+    );
   return x;
 }
 
@@ -63,25 +71,31 @@ async function run(endpoint: string) {
   let round = -1;
   const sent: Sent[] = [];
   const entries = new WeakMap<object, Sent>();
-  client.middlewareStack.add((next, context) => async (args) => {
-    if (recording && inFlight === 0) round++;
-    inFlight++;
-    if (recording) entries.set(context, { round, command: String(context.commandName), input: undefined });
-    try {
-      return await next(args);
-    } finally {
-      inFlight--;
-    }
-  }, { step: 'initialize', name: 'rounds' });
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (recording && inFlight === 0) round++;
+      inFlight++;
+      if (recording) entries.set(context, { round, command: String(context.commandName), input: undefined });
+      try {
+        return await next(args);
+      } finally {
+        inFlight--;
+      }
+    },
+    { step: 'initialize', name: 'rounds' },
+  );
   // The input as sent: the document client marshals it before it is serialized.
-  client.middlewareStack.add((next, context) => async (args) => {
-    const entry = entries.get(context);
-    if (entry && entry.input === undefined) {
-      entry.input = args.input;
-      sent.push(entry);
-    }
-    return next(args);
-  }, { step: 'build', name: 'recordInput' });
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const entry = entries.get(context);
+      if (entry && entry.input === undefined) {
+        entry.input = args.input;
+        sent.push(entry);
+      }
+      return next(args);
+    },
+    { step: 'build', name: 'recordInput' },
+  );
   const table = `chain-${randomUUID().slice(0, 8)}`;
   await ensureTable(client, table);
   const { deps, pool } = localDeps(new DynamoStore(client, table));
@@ -102,7 +116,8 @@ async function run(endpoint: string) {
       await pool.idle();
       answer = (await call('GET', `/job/${answer.JobID}`)).Result;
     }
-    if (answer.Landed !== answer.Total) throw new Error(`${stage}: ${answer.Landed} of ${answer.Total} landed: ${answer.Message}`);
+    if (answer.Landed !== answer.Total)
+      throw new Error(`${stage}: ${answer.Landed} of ${answer.Total} landed: ${answer.Message}`);
     units += upgradedUnits(answer);
   }
   const promoteSeconds = (performance.now() - t0) / 1000;
@@ -113,9 +128,13 @@ async function run(endpoint: string) {
   const copy = `replay-${randomUUID().slice(0, 8)}`;
   await ensureTable(client, copy);
   for (let i = 0; i < before.length; i += 25) {
-    let requestItems: Record<string, ddb.WriteRequest[]> | undefined = { [copy]: before.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } })) };
+    let requestItems: Record<string, ddb.WriteRequest[]> | undefined = {
+      [copy]: before.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } })),
+    };
     // What the engine left unwritten is written again: the copy must be whole.
-    while (requestItems && Object.keys(requestItems).length) requestItems = (await client.send(new ddb.BatchWriteItemCommand({ RequestItems: requestItems }))).UnprocessedItems;
+    while (requestItems && Object.keys(requestItems).length)
+      requestItems = (await client.send(new ddb.BatchWriteItemCommand({ RequestItems: requestItems })))
+        .UnprocessedItems;
   }
   const rounds: Sent[][] = [];
   for (const s of sent) (rounds[s.round] ??= []).push({ ...s, input: retarget(s.input, table, copy) });
@@ -127,7 +146,10 @@ async function run(endpoint: string) {
     // Each failure would mean the copy is not what the promotion saw: the replay would not be the same work.
     await Promise.all(requests.map((r) => client.send(new (ddb as any)[r.command](r.input))));
     // A round that writes Spaces: a transaction of more than a Unit's 4 items (the lease and the record are 1–4).
-    times.push({ writes: requests.some((r) => r.command === 'TransactWriteItemsCommand' && r.input.TransactItems.length > 4), ms: performance.now() - r0 });
+    times.push({
+      writes: requests.some((r) => r.command === 'TransactWriteItemsCommand' && r.input.TransactItems.length > 4),
+      ms: performance.now() - r0,
+    });
   }
   const replaySeconds = (performance.now() - t1) / 1000;
   const ceilingAfter = await ceiling(endpoint, SPACES * M);
@@ -160,15 +182,47 @@ try {
   const warm = await warmCeiling(endpoint);
   if (!JSON_OUT) {
     console.log(`warm-up (not measured): ceiling ${warm.map((x) => x.toFixed(1)).join(', ')} units/s`);
-    console.log(`${SPACES} Spaces x ${M} Units, one ChangeOrder through dev, staging and prod; its requests replayed round by round with nothing between them.\n`);
-    console.log(['run', 'requests', 'rounds', 'ceiling/s', 'promote s', 'ratio', 'replay s', 'ratio', 'writing the Spaces', 'the other rounds'].map((h, i) => (i < 8 ? h.padStart(9) : h)).join('  '));
+    console.log(
+      `${SPACES} Spaces x ${M} Units, one ChangeOrder through dev, staging and prod; its requests replayed round by round with nothing between them.\n`,
+    );
+    console.log(
+      [
+        'run',
+        'requests',
+        'rounds',
+        'ceiling/s',
+        'promote s',
+        'ratio',
+        'replay s',
+        'ratio',
+        'writing the Spaces',
+        'the other rounds',
+      ]
+        .map((h, i) => (i < 8 ? h.padStart(9) : h))
+        .join('  '),
+    );
   }
   for (let i = 1; i <= RUNS; i++) {
     const r = await run(endpoint);
     if (JSON_OUT) console.log(JSON.stringify(r));
     else {
-      const cells = [i, r.requests, r.rounds, r.ceilingUnitsPerSecond.toFixed(1), r.promoteSeconds.toFixed(3), r.ratio.toFixed(2), r.replaySeconds.toFixed(3), r.replayRatio.toFixed(2)].map((c) => String(c).padStart(9));
-      console.log([...cells, `${r.writeRounds} rounds, ${r.writeRoundsMs.toFixed(0)} ms`, `${r.otherRounds} rounds, ${r.otherRoundsMs.toFixed(0)} ms (${(r.otherRoundsMs / r.otherRounds).toFixed(1)} ms each)`].join('  '));
+      const cells = [
+        i,
+        r.requests,
+        r.rounds,
+        r.ceilingUnitsPerSecond.toFixed(1),
+        r.promoteSeconds.toFixed(3),
+        r.ratio.toFixed(2),
+        r.replaySeconds.toFixed(3),
+        r.replayRatio.toFixed(2),
+      ].map((c) => String(c).padStart(9));
+      console.log(
+        [
+          ...cells,
+          `${r.writeRounds} rounds, ${r.writeRoundsMs.toFixed(0)} ms`,
+          `${r.otherRounds} rounds, ${r.otherRoundsMs.toFixed(0)} ms (${(r.otherRoundsMs / r.otherRounds).toFixed(1)} ms each)`,
+        ].join('  '),
+      );
     }
   }
 } finally {

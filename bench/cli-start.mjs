@@ -23,7 +23,9 @@ async function median(args, env = {}) {
   return times.sort((a, b) => a - b)[Math.floor(RUNS / 2)];
 }
 
-const spaces = JSON.stringify(['acme-base', 'acme-dev'].map((Slug, i) => ({ Slug, SpaceID: `s${i}`, Labels: {}, Version: 1 })));
+const spaces = JSON.stringify(
+  ['acme-base', 'acme-dev'].map((Slug, i) => ({ Slug, SpaceID: `s${i}`, Labels: {}, Version: 1 })),
+);
 const server = createServer((req, res) => {
   res.writeHead(req.url === '/space' ? 200 : 404, { 'content-type': 'application/json' });
   res.end(req.url === '/space' ? spaces : '{"Message":"not found"}');

@@ -4,7 +4,12 @@
  * a user would; the engine's ceiling for the least a promotion can write per Unit; and measuring until settled.
  */
 import { randomUUID } from 'node:crypto';
-import { DeleteTableCommand, TransactWriteItemsCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import {
+  DeleteTableCommand,
+  TransactWriteItemsCommand,
+  type AttributeValue,
+  type DynamoDBClient,
+} from '@aws-sdk/client-dynamodb';
 import { performance } from 'node:perf_hooks';
 import { dynamoClient, ensureTable } from '../lib/store/table.ts';
 
@@ -14,7 +19,11 @@ export type ApiCall = (method: string, path: string, body?: unknown) => Promise<
 /** An `ApiCall` for the server at `url`, with `token`. */
 export function apiCaller(url: string, token: string): ApiCall {
   return async (method, path, body) => {
-    const r = await fetch(url + path, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const r = await fetch(url + path, {
+      method,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     const json = (await r.json()) as any;
     if (r.status >= 300) throw new Error(`${method} ${path}: ${r.status} ${JSON.stringify(json).slice(0, 400)}`);
     return json;
@@ -29,10 +38,14 @@ export function option(name: string): string | undefined {
 }
 
 /** The Units a promotion's answer upgraded, over its Spaces. */
-export const upgradedUnits = (answer: { Spaces: { Units: { Action: string }[] }[] }): number => answer.Spaces.reduce((n, s) => n + s.Units.filter((u) => u.Action === 'Upgrade').length, 0);
+export const upgradedUnits = (answer: { Spaces: { Units: { Action: string }[] }[] }): number =>
+  answer.Spaces.reduce((n, s) => n + s.Units.filter((u) => u.Action === 'Upgrade').length, 0);
 
 /** How many of a fleet's Spaces are in dev (the first), and in dev and staging together (the rest are prod). */
-export const stageCounts = (spaces: number) => ({ dev: Math.ceil(spaces / 10), devAndStaging: Math.ceil((spaces * 4) / 10) });
+export const stageCounts = (spaces: number) => ({
+  dev: Math.ceil(spaces / 10),
+  devAndStaging: Math.ceil((spaces * 4) / 10),
+});
 
 /**
  * Builds the fleet: the base `fleet-base` of `unitsPer` Units, `spaces` variants of it (10% dev, 30% staging, 60% prod),
@@ -61,12 +74,25 @@ export async function buildFleet(call: ApiCall, spaces: number, unitsPer: number
     Array.from({ length: 4 }, async () => {
       while (next < spaces) {
         const i = next++;
-        await call('POST', '/variant', { Name: `v${i}`, UpstreamSpaceID: 'fleet-base', Stage: stageOf(i), Namespace: 'fleet' });
+        await call('POST', '/variant', {
+          Name: `v${i}`,
+          UpstreamSpaceID: 'fleet-base',
+          Stage: stageOf(i),
+          Namespace: 'fleet',
+        });
       }
     }),
   );
-  await call('POST', '/space/fleet-base/function/invoke', { FunctionName: 'set-image-reference-by-uri', Arguments: ['ghcr.io/acme/svc-0', ':v2'] });
-  for (let i = 0; i < unitsPer; i++) await call('POST', '/space/fleet-base/function/invoke', { FunctionName: 'set-replicas', Arguments: ['2'], UnitIDs: [`svc-${i}`] });
+  await call('POST', '/space/fleet-base/function/invoke', {
+    FunctionName: 'set-image-reference-by-uri',
+    Arguments: ['ghcr.io/acme/svc-0', ':v2'],
+  });
+  for (let i = 0; i < unitsPer; i++)
+    await call('POST', '/space/fleet-base/function/invoke', {
+      FunctionName: 'set-replicas',
+      Arguments: ['2'],
+      UnitIDs: [`svc-${i}`],
+    });
   await call('POST', '/space/fleet-base/change_order', { Slug: 'bench', ChangeWorkflowID: 'workflows/three-stages' });
 }
 
@@ -77,7 +103,12 @@ export async function buildFleet(call: ApiCall, spaces: number, unitsPer: number
 export const CEILING_UNITS = 1000;
 
 /** Measures again until two measurements in a row agree within `within` (a fraction), at least `min` and at most `max` times: each rate measured. */
-export async function settle(measure: () => Promise<number>, within: number, min: number, max: number): Promise<number[]> {
+export async function settle(
+  measure: () => Promise<number>,
+  within: number,
+  min: number,
+  max: number,
+): Promise<number[]> {
   const rates: number[] = [];
   while (rates.length < max) {
     rates.push(await measure());
@@ -105,12 +136,16 @@ export async function ceiling(endpoint: string, asked: number, perSpace = 0): Pr
   const client = dynamoClient(endpoint);
   const table = `ceiling-${randomUUID().slice(0, 8)}`;
   await ensureTable(client, table);
-  const item = (pk: string, sk: string, extra: Record<string, AttributeValue> = {}) => ({ Put: { TableName: table, Item: { pk: { S: pk }, sk: { S: sk }, ...extra } } });
+  const item = (pk: string, sk: string, extra: Record<string, AttributeValue> = {}) => ({
+    Put: { TableName: table, Item: { pk: { S: pk }, sk: { S: sk }, ...extra } },
+  });
   const guarded = (pk: string, sk: string, extra: Record<string, AttributeValue>) => ({
     Update: {
       TableName: table,
       Key: { pk: { S: pk }, sk: { S: sk } },
-      UpdateExpression: `SET ${Object.keys(extra).map((k, i) => `#a${i} = :v${i}`).join(', ')}`,
+      UpdateExpression: `SET ${Object.keys(extra)
+        .map((k, i) => `#a${i} = :v${i}`)
+        .join(', ')}`,
       ConditionExpression: 'attribute_not_exists(Version) OR Version = :v0',
       ExpressionAttributeNames: Object.fromEntries(Object.keys(extra).map((k, i) => [`#a${i}`, k])),
       ExpressionAttributeValues: Object.fromEntries(Object.values(extra).map((v, i) => [`:v${i}`, v])),
@@ -118,15 +153,47 @@ export async function ceiling(endpoint: string, asked: number, perSpace = 0): Pr
   });
   const writeOf = (i: number) => {
     const u = `unit-${i}`;
-    const mark = (role: string, rev: string, extra: Record<string, AttributeValue> = {}) => item(`${role}#${u}`, u, { RevisionNum: { N: rev }, gsi1pk: { S: u }, gsi1sk: { S: role }, SpaceID: { S: `space-${i % 100}` }, UpdatedAt: { S: '2026-12-03T00:00:00.000Z' }, ...extra });
+    const mark = (role: string, rev: string, extra: Record<string, AttributeValue> = {}) =>
+      item(`${role}#${u}`, u, {
+        RevisionNum: { N: rev },
+        gsi1pk: { S: u },
+        gsi1sk: { S: role },
+        SpaceID: { S: `space-${i % 100}` },
+        UpdatedAt: { S: '2026-12-03T00:00:00.000Z' },
+        ...extra,
+      });
     return perSpace
       ? [
-          guarded(`space-${i % 100}`, `unit#${u}`, { Version: { N: '1' }, HeadRevisionNum: { N: '2' }, DataHash: { S: 'h'.repeat(64) }, UpdatedAt: { S: '2026-12-03T00:00:00.000Z' } }),
-          item(u, 'rev#0000000002', { Data: { S: 'x'.repeat(600) }, DataHash: { S: 'h'.repeat(64) }, Description: { S: 'change order bench' }, MutationRecord: { M: { Source: { S: 'Merge' }, Changes: { S: 'x'.repeat(200) } } } }),
-          mark('end', '2', { StartTagID: { S: 'start' }, StartRevisionNum: { N: '1' }, PublishTagID: { S: 'publish' } }),
-          guarded(`space-${i % 100}`, `link#${u}`, { Version: { N: '1' }, UpstreamLastMergedRevisionNum: { N: '2' }, gsi1pk: { S: `up-${u}` }, gsi1sk: { S: u } }),
+          guarded(`space-${i % 100}`, `unit#${u}`, {
+            Version: { N: '1' },
+            HeadRevisionNum: { N: '2' },
+            DataHash: { S: 'h'.repeat(64) },
+            UpdatedAt: { S: '2026-12-03T00:00:00.000Z' },
+          }),
+          item(u, 'rev#0000000002', {
+            Data: { S: 'x'.repeat(600) },
+            DataHash: { S: 'h'.repeat(64) },
+            Description: { S: 'change order bench' },
+            MutationRecord: { M: { Source: { S: 'Merge' }, Changes: { S: 'x'.repeat(200) } } },
+          }),
+          mark('end', '2', {
+            StartTagID: { S: 'start' },
+            StartRevisionNum: { N: '1' },
+            PublishTagID: { S: 'publish' },
+          }),
+          guarded(`space-${i % 100}`, `link#${u}`, {
+            Version: { N: '1' },
+            UpstreamLastMergedRevisionNum: { N: '2' },
+            gsi1pk: { S: `up-${u}` },
+            gsi1sk: { S: u },
+          }),
         ]
-      : [item(u, 'rev#0000000002', { Data: { S: 'x'.repeat(600) } }), item(u, 'head', { HeadRevisionNum: { N: '2' }, Version: { N: '2' } }), item(`start#${u}`, u, { RevisionNum: { N: '1' } }), item(`end#${u}`, u, { RevisionNum: { N: '2' } })];
+      : [
+          item(u, 'rev#0000000002', { Data: { S: 'x'.repeat(600) } }),
+          item(u, 'head', { HeadRevisionNum: { N: '2' }, Version: { N: '2' } }),
+          item(`start#${u}`, u, { RevisionNum: { N: '1' } }),
+          item(`end#${u}`, u, { RevisionNum: { N: '2' } }),
+        ];
   };
   const step = Math.max(1, perSpace);
   const t0 = performance.now();
@@ -147,7 +214,6 @@ export async function ceiling(endpoint: string, asked: number, perSpace = 0): Pr
   client.destroy();
   return units / seconds;
 }
-
 
 /**
  * The ceiling's write again over 3,000 Units until two runs agree within 5% (at least 2, at most 6): a cold DynamoDB Local

@@ -25,7 +25,17 @@ import { localDeps } from '../lib/local/wiring.ts';
 import { readSpace } from '../lib/changes/promote-context.ts';
 import { DynamoStore } from '../lib/store/dynamo-store.ts';
 import { dynamoClient, ensureTable } from '../lib/store/table.ts';
-import { apiCaller, buildFleet, ceiling, dropTable, option, settle, stageCounts, upgradedUnits, warmCeiling } from './fleet.ts';
+import {
+  apiCaller,
+  buildFleet,
+  ceiling,
+  dropTable,
+  option,
+  settle,
+  stageCounts,
+  upgradedUnits,
+  warmCeiling,
+} from './fleet.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 const argv = process.argv.slice(2);
@@ -56,9 +66,21 @@ async function profile(file: string): Promise<() => Promise<void>> {
 
 /** What a request touches, for --trace: the key's or the condition's values, ElectroDB's prefixes kept (they name the entity). */
 function touched(input: any): string {
-  const keys = (o: any) => (o ? Object.values(o).map((v: any) => String(v?.S ?? v?.N ?? v)).join(' ') : '');
-  if (input.TransactItems) return input.TransactItems.map((t: any) => { const [op, x] = Object.entries(t)[0] as [string, any]; return `${op}(${keys(x.Key ?? { pk: x.Item?.pk, sk: x.Item?.sk })})`; }).join(', ');
-  if (input.RequestItems) return Object.values(input.RequestItems).map((r: any) => `${(r.Keys ?? r).length} keys, first ${keys(r.Keys?.[0])}`).join('; ');
+  const keys = (o: any) =>
+    o
+      ? Object.values(o)
+          .map((v: any) => String(v?.S ?? v?.N ?? v))
+          .join(' ')
+      : '';
+  if (input.TransactItems)
+    return input.TransactItems.map((t: any) => {
+      const [op, x] = Object.entries(t)[0] as [string, any];
+      return `${op}(${keys(x.Key ?? { pk: x.Item?.pk, sk: x.Item?.sk })})`;
+    }).join(', ');
+  if (input.RequestItems)
+    return Object.values(input.RequestItems)
+      .map((r: any) => `${(r.Keys ?? r).length} keys, first ${keys(r.Keys?.[0])}`)
+      .join('; ');
   if (input.Key) return keys(input.Key);
   if (input.ExpressionAttributeValues) return `${input.IndexName ?? 'table'}: ${keys(input.ExpressionAttributeValues)}`;
   return '';
@@ -87,7 +109,13 @@ interface Run {
   nodeCores: number;
 }
 
-async function fleet(endpoint: string, spaces: number, unitsPer: number, justBefore?: () => Promise<void>, warmup = false): Promise<Run> {
+async function fleet(
+  endpoint: string,
+  spaces: number,
+  unitsPer: number,
+  justBefore?: () => Promise<void>,
+  warmup = false,
+): Promise<Run> {
   // A warm-up run traces and profiles nothing.
   const [TRACE, PROFILE] = warmup ? [false, undefined] : [TRACING, PROFILING];
   const client = dynamoClient(endpoint);
@@ -98,20 +126,29 @@ async function fleet(endpoint: string, spaces: number, unitsPer: number, justBef
   let commandStart = 0;
   /** Milliseconds spent waiting on each command, summed over the requests in flight. */
   const waited: Record<string, number> = {};
-  client.middlewareStack.add((next, context) => async (args) => {
-    requests++;
-    const command = String(context.commandName);
-    byCommand[command] = (byCommand[command] ?? 0) + 1;
-    const t = performance.now();
-    const n = requests;
-    try {
-      return await next(args);
-    } finally {
-      if (tracing) waited[command] = (waited[command] ?? 0) + performance.now() - t;
-      // Sent at (ms since the command began) and answered after (ms): where a command waits.
-      if (TRACE && tracing) console.log(`  ${String(n).padStart(4)} ${(t - commandStart).toFixed(0).padStart(6)} +${(performance.now() - t).toFixed(0).padStart(4)} ${command.replace('Command', '')} ${touched(args.input)}`.slice(0, 240));
-    }
-  }, { step: 'initialize', name: 'countRequests' });
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      requests++;
+      const command = String(context.commandName);
+      byCommand[command] = (byCommand[command] ?? 0) + 1;
+      const t = performance.now();
+      const n = requests;
+      try {
+        return await next(args);
+      } finally {
+        if (tracing) waited[command] = (waited[command] ?? 0) + performance.now() - t;
+        // Sent at (ms since the command began) and answered after (ms): where a command waits.
+        if (TRACE && tracing)
+          console.log(
+            `  ${String(n).padStart(4)} ${(t - commandStart).toFixed(0).padStart(6)} +${(performance.now() - t).toFixed(0).padStart(4)} ${command.replace('Command', '')} ${touched(args.input)}`.slice(
+              0,
+              240,
+            ),
+          );
+      }
+    },
+    { step: 'initialize', name: 'countRequests' },
+  );
   const table = `bench-${randomUUID().slice(0, 8)}`;
   await ensureTable(client, table);
   // Every stage runs as a job (as a 1,000-Space stage does): the in-process pool runs its parts.
@@ -124,7 +161,9 @@ async function fleet(endpoint: string, spaces: number, unitsPer: number, justBef
   requests = 0;
   byCommand = {};
   tracing = true;
-  const stopProfile = PROFILE ? await profile(`${PROFILE.replace(/\.cpuprofile$/, '')}-${spaces}.cpuprofile`) : undefined;
+  const stopProfile = PROFILE
+    ? await profile(`${PROFILE.replace(/\.cpuprofile$/, '')}-${spaces}.cpuprofile`)
+    : undefined;
   const t0 = performance.now();
   const cpu0 = process.cpuUsage();
   let promoted = 0;
@@ -139,8 +178,13 @@ async function fleet(endpoint: string, spaces: number, unitsPer: number, justBef
       if (TRACE) console.log(`dry run of ${stage} (not counted):`);
       commandStart = performance.now();
       const [before, commandsBefore, waitedBefore, d0] = [requests, { ...byCommand }, { ...waited }, performance.now()];
-      const preview = await call('POST', '/promote', { ChangeOrderID: 'fleet-base/bench', TargetStage: stage, DryRun: true });
-      if (preview.Spaces.length !== spaces - stageCounts(spaces).devAndStaging) throw new Error(`the dry run previewed ${preview.Spaces.length} spaces`);
+      const preview = await call('POST', '/promote', {
+        ChangeOrderID: 'fleet-base/bench',
+        TargetStage: stage,
+        DryRun: true,
+      });
+      if (preview.Spaces.length !== spaces - stageCounts(spaces).devAndStaging)
+        throw new Error(`the dry run previewed ${preview.Spaces.length} spaces`);
       dryRun = { requests: requests - before, seconds: (performance.now() - d0) / 1000 };
       requests = before;
       byCommand = commandsBefore;
@@ -149,7 +193,11 @@ async function fleet(endpoint: string, spaces: number, unitsPer: number, justBef
     const s0 = performance.now();
     if (TRACE) console.log(`promote ${stage}:`);
     commandStart = performance.now();
-    const answer = await call('POST', '/promote', { ChangeOrderID: 'fleet-base/bench', TargetStage: stage, ...(ALL_JOBS || (warmup && stage === 'prod') ? { Async: true } : {}) });
+    const answer = await call('POST', '/promote', {
+      ChangeOrderID: 'fleet-base/bench',
+      TargetStage: stage,
+      ...(ALL_JOBS || (warmup && stage === 'prod') ? { Async: true } : {}),
+    });
     if (answer.JobID) {
       // Waiting on the pool itself, not by polling, so the requests counted are the promotion's own.
       await pool.idle();
@@ -168,7 +216,9 @@ async function fleet(endpoint: string, spaces: number, unitsPer: number, justBef
   const counted = requests;
   // A copy: the reads measured after the promotions (get, rollout, reads alone) are not theirs.
   const commands = { ...byCommand };
-  const latency = Object.fromEntries(Object.entries(waited).map(([k, v]) => [k, +(v / (byCommand[k] ?? 1)).toFixed(1)]));
+  const latency = Object.fromEntries(
+    Object.entries(waited).map(([k, v]) => [k, +(v / (byCommand[k] ?? 1)).toFixed(1)]),
+  );
   for (const id of jobIds) {
     const job = await call('GET', `/job/${id}`);
     if (job.State !== 'Done') throw new Error(`job ${id} did not finish`);
@@ -194,9 +244,11 @@ async function fleet(endpoint: string, spaces: number, unitsPer: number, justBef
   const variants = (await deps.store.listSpaces(caller.OrganizationID)).filter((s) => s.Labels.Stage);
   let nextRead = 0;
   const q0 = performance.now();
-  await Promise.all(Array.from({ length: 16 }, async () => {
-    while (nextRead < variants.length) await readSpace(deps, variants[nextRead++]!);
-  }));
+  await Promise.all(
+    Array.from({ length: 16 }, async () => {
+      while (nextRead < variants.length) await readSpace(deps, variants[nextRead++]!);
+    }),
+  );
   const readsPerSecond = (variants.length * unitsPer) / ((performance.now() - q0) / 1000);
   await server.close();
   await dropTable(client, table);
@@ -204,7 +256,21 @@ async function fleet(endpoint: string, spaces: number, unitsPer: number, justBef
   if (promoted !== spaces * unitsPer) throw new Error(`expected ${spaces * unitsPer} units upgraded, got ${promoted}`);
   // This process's CPU (the API, the promotions, the SDK) over the promotions, in cores: at 1 it is the bottleneck.
   const nodeCores = (cpu.user + cpu.system) / 1e6 / seconds;
-  return { spaces, units: promoted, seconds: seconds - dryRun.seconds, requests: counted, byCommand: commands, getRequests, jobSeconds, ranAs, rollout, dryRun, latency, readsPerSecond, nodeCores };
+  return {
+    spaces,
+    units: promoted,
+    seconds: seconds - dryRun.seconds,
+    requests: counted,
+    byCommand: commands,
+    getRequests,
+    jobSeconds,
+    ranAs,
+    rollout,
+    dryRun,
+    latency,
+    readsPerSecond,
+    nodeCores,
+  };
 }
 
 const dynamo = process.env.AWS_ENDPOINT_URL ? undefined : await startDynamoLocal();
@@ -216,17 +282,39 @@ try {
   // 0.63, 0.77, 0.79 and 0.86 of a ceiling that held at 335 units/s (2026-12-04), so a run measured how warm it was as much as the code.
   const warm = { ceiling: await warmCeiling(endpoint), promotion: [] as number[] };
   if (!argv.includes('--cold')) {
-    warm.promotion = await settle(async () => {
-      const r = await fleet(endpoint, 100, M, undefined, true);
-      return r.units / r.seconds;
-    }, 0.1, 2, 5);
+    warm.promotion = await settle(
+      async () => {
+        const r = await fleet(endpoint, 100, M, undefined, true);
+        return r.units / r.seconds;
+      },
+      0.1,
+      2,
+      5,
+    );
   }
   const rounded = (xs: number[]) => xs.map((x) => +x.toFixed(1));
   const warmUp = { ceilingUnitsPerSecond: rounded(warm.ceiling), promote100UnitsPerSecond: rounded(warm.promotion) };
-  if (!JSON_OUT) console.log(`warm-up (not measured): ceiling ${warmUp.ceilingUnitsPerSecond.join(', ')} units/s; ${warmUp.promote100UnitsPerSecond.length ? `a 100-Space fleet promoted at ${warmUp.promote100UnitsPerSecond.join(', ')} units/s` : 'no fleet (--cold)'}`);
+  if (!JSON_OUT)
+    console.log(
+      `warm-up (not measured): ceiling ${warmUp.ceilingUnitsPerSecond.join(', ')} units/s; ${warmUp.promote100UnitsPerSecond.length ? `a 100-Space fleet promoted at ${warmUp.promote100UnitsPerSecond.join(', ')} units/s` : 'no fleet (--cold)'}`,
+    );
   if (!JSON_OUT) {
-    console.log(`Fleet: a base of ${M} units; spaces 10% dev, 30% staging, 60% prod; one change order promoted through all three stages.\n`);
-    console.log(['spaces'.padStart(6), 'units'.padStart(6), 'promote s'.padStart(9), 'units/s'.padStart(8), 'req/unit'.padStart(8), 'ceiling/s'.padStart(9), 'ratio'.padStart(6), 'get req'.padStart(7), 'stage s (dev/staging/prod; j: a job)'].join('  '));
+    console.log(
+      `Fleet: a base of ${M} units; spaces 10% dev, 30% staging, 60% prod; one change order promoted through all three stages.\n`,
+    );
+    console.log(
+      [
+        'spaces'.padStart(6),
+        'units'.padStart(6),
+        'promote s'.padStart(9),
+        'units/s'.padStart(8),
+        'req/unit'.padStart(8),
+        'ceiling/s'.padStart(9),
+        'ratio'.padStart(6),
+        'get req'.padStart(7),
+        'stage s (dev/staging/prod; j: a job)',
+      ].join('  '),
+    );
   }
   for (const size of SIZES) {
     // The ceiling measured just before the promotions and just after, against their mean: a machine whose speed drifts (other
@@ -236,18 +324,78 @@ try {
     const after = await ceiling(endpoint, r.units);
     const ceil = (before + after) / 2;
     const write = await ceiling(endpoint, r.units, M);
-    const out = { spaces: r.spaces, units: r.units, unitsPerSecond: +(r.units / r.seconds).toFixed(1), requestsPerUnit: +(r.requests / r.units).toFixed(2), ceilingUnitsPerSecond: +ceil.toFixed(1), ceilingBeforeAfter: [+before.toFixed(1), +after.toFixed(1)], ratio: +(r.units / r.seconds / ceil).toFixed(2), fullWriteUnitsPerSecond: +write.toFixed(1), fullWriteRatio: +(r.units / r.seconds / write).toFixed(2), readsUnitsPerSecond: +r.readsPerSecond.toFixed(1), engineBoundUnitsPerSecond: +(1 / (1 / write + 1 / r.readsPerSecond)).toFixed(1), nodeCores: +r.nodeCores.toFixed(2), getRequests: r.getRequests, promoteSeconds: +r.seconds.toFixed(2), jobSeconds: r.jobSeconds.map((x) => +x.toFixed(2)), ranAs: r.ranAs, dryRunSeconds: +r.dryRun.seconds.toFixed(2), dryRunRequests: r.dryRun.requests, rolloutRequests: r.rollout[1]!.requests, rolloutSeconds: +r.rollout[1]!.seconds.toFixed(2), rolloutFirstRequests: r.rollout[0]!.requests, rolloutFirstSeconds: +r.rollout[0]!.seconds.toFixed(2), requestsByCommand: r.byCommand, latencyMs: r.latency, warmUp };
+    const out = {
+      spaces: r.spaces,
+      units: r.units,
+      unitsPerSecond: +(r.units / r.seconds).toFixed(1),
+      requestsPerUnit: +(r.requests / r.units).toFixed(2),
+      ceilingUnitsPerSecond: +ceil.toFixed(1),
+      ceilingBeforeAfter: [+before.toFixed(1), +after.toFixed(1)],
+      ratio: +(r.units / r.seconds / ceil).toFixed(2),
+      fullWriteUnitsPerSecond: +write.toFixed(1),
+      fullWriteRatio: +(r.units / r.seconds / write).toFixed(2),
+      readsUnitsPerSecond: +r.readsPerSecond.toFixed(1),
+      engineBoundUnitsPerSecond: +(1 / (1 / write + 1 / r.readsPerSecond)).toFixed(1),
+      nodeCores: +r.nodeCores.toFixed(2),
+      getRequests: r.getRequests,
+      promoteSeconds: +r.seconds.toFixed(2),
+      jobSeconds: r.jobSeconds.map((x) => +x.toFixed(2)),
+      ranAs: r.ranAs,
+      dryRunSeconds: +r.dryRun.seconds.toFixed(2),
+      dryRunRequests: r.dryRun.requests,
+      rolloutRequests: r.rollout[1]!.requests,
+      rolloutSeconds: +r.rollout[1]!.seconds.toFixed(2),
+      rolloutFirstRequests: r.rollout[0]!.requests,
+      rolloutFirstSeconds: +r.rollout[0]!.seconds.toFixed(2),
+      requestsByCommand: r.byCommand,
+      latencyMs: r.latency,
+      warmUp,
+    };
     if (JSON_OUT) console.log(JSON.stringify(out));
     else {
-      console.log([String(out.spaces).padStart(6), String(out.units).padStart(6), out.promoteSeconds.toFixed(2).padStart(9), out.unitsPerSecond.toFixed(1).padStart(8), out.requestsPerUnit.toFixed(2).padStart(8), out.ceilingUnitsPerSecond.toFixed(1).padStart(9), out.ratio.toFixed(2).padStart(6), String(out.getRequests).padStart(7), out.jobSeconds.map((x, i) => `${x.toFixed(2)}${out.ranAs[i] === 'job' ? 'j' : ''}`).join(' / ')].join('  '));
-      console.log(`        ceiling just before the promotions ${before.toFixed(1)} units/s, just after ${after.toFixed(1)} (the ratio is to their mean)`);
-      console.log(`        the promotion's own write, bare (4 items per Unit, a Space's Units in one transaction, 16 in flight): ${out.fullWriteUnitsPerSecond.toFixed(1)} units/s, ${(out.fullWriteUnitsPerSecond / out.ceilingUnitsPerSecond).toFixed(2)}x the ceiling; promote is ${out.fullWriteRatio.toFixed(2)}x of it`);
-      console.log(`        its reads alone (each Space's Units and Links, 16 Spaces at a time): ${out.readsUnitsPerSecond.toFixed(1)} units/s; the write and the reads back to back: ${out.engineBoundUnitsPerSecond.toFixed(1)} units/s, ${(out.engineBoundUnitsPerSecond / out.ceilingUnitsPerSecond).toFixed(2)}x the ceiling; promote is ${(out.unitsPerSecond / out.engineBoundUnitsPerSecond).toFixed(2)}x of it`);
-      console.log(`        this process's CPU over the promotions (API, promotions, SDK; one core is all it can use): ${out.nodeCores.toFixed(2)} cores`);
-      console.log(`        dry run of prod (in the request): ${out.dryRunSeconds.toFixed(2)} s, ${out.dryRunRequests} requests`);
-      console.log(`        rollout page read: first ${out.rolloutFirstRequests} requests (${(out.rolloutFirstRequests / out.spaces).toFixed(1)} per space; each Space's Releases get their entries), ${out.rolloutFirstSeconds.toFixed(2)} s; each poll after: ${out.rolloutRequests} requests (${(out.rolloutRequests / out.spaces).toFixed(1)} per space), ${out.rolloutSeconds.toFixed(2)} s`);
-      console.log(`        time per request (ms, sent to answered): ${Object.entries(r.latency).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k.replace('Command', '')} ${v.toFixed(1)}`).join(', ')}`);
-      console.log(`        requests by command: ${Object.entries(r.byCommand).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k.replace('Command', '')} ${(v / r.units).toFixed(2)}/unit`).join(', ')}`);
+      console.log(
+        [
+          String(out.spaces).padStart(6),
+          String(out.units).padStart(6),
+          out.promoteSeconds.toFixed(2).padStart(9),
+          out.unitsPerSecond.toFixed(1).padStart(8),
+          out.requestsPerUnit.toFixed(2).padStart(8),
+          out.ceilingUnitsPerSecond.toFixed(1).padStart(9),
+          out.ratio.toFixed(2).padStart(6),
+          String(out.getRequests).padStart(7),
+          out.jobSeconds.map((x, i) => `${x.toFixed(2)}${out.ranAs[i] === 'job' ? 'j' : ''}`).join(' / '),
+        ].join('  '),
+      );
+      console.log(
+        `        ceiling just before the promotions ${before.toFixed(1)} units/s, just after ${after.toFixed(1)} (the ratio is to their mean)`,
+      );
+      console.log(
+        `        the promotion's own write, bare (4 items per Unit, a Space's Units in one transaction, 16 in flight): ${out.fullWriteUnitsPerSecond.toFixed(1)} units/s, ${(out.fullWriteUnitsPerSecond / out.ceilingUnitsPerSecond).toFixed(2)}x the ceiling; promote is ${out.fullWriteRatio.toFixed(2)}x of it`,
+      );
+      console.log(
+        `        its reads alone (each Space's Units and Links, 16 Spaces at a time): ${out.readsUnitsPerSecond.toFixed(1)} units/s; the write and the reads back to back: ${out.engineBoundUnitsPerSecond.toFixed(1)} units/s, ${(out.engineBoundUnitsPerSecond / out.ceilingUnitsPerSecond).toFixed(2)}x the ceiling; promote is ${(out.unitsPerSecond / out.engineBoundUnitsPerSecond).toFixed(2)}x of it`,
+      );
+      console.log(
+        `        this process's CPU over the promotions (API, promotions, SDK; one core is all it can use): ${out.nodeCores.toFixed(2)} cores`,
+      );
+      console.log(
+        `        dry run of prod (in the request): ${out.dryRunSeconds.toFixed(2)} s, ${out.dryRunRequests} requests`,
+      );
+      console.log(
+        `        rollout page read: first ${out.rolloutFirstRequests} requests (${(out.rolloutFirstRequests / out.spaces).toFixed(1)} per space; each Space's Releases get their entries), ${out.rolloutFirstSeconds.toFixed(2)} s; each poll after: ${out.rolloutRequests} requests (${(out.rolloutRequests / out.spaces).toFixed(1)} per space), ${out.rolloutSeconds.toFixed(2)} s`,
+      );
+      console.log(
+        `        time per request (ms, sent to answered): ${Object.entries(r.latency)
+          .sort((a, b) => b[1] - a[1])
+          .map(([k, v]) => `${k.replace('Command', '')} ${v.toFixed(1)}`)
+          .join(', ')}`,
+      );
+      console.log(
+        `        requests by command: ${Object.entries(r.byCommand)
+          .sort((a, b) => b[1] - a[1])
+          .map(([k, v]) => `${k.replace('Command', '')} ${(v / r.units).toFixed(2)}/unit`)
+          .join(', ')}`,
+      );
     }
   }
 } finally {

@@ -31,7 +31,11 @@ export async function benchServer(prefix: string): Promise<BenchServer> {
     url: server.url,
     token,
     async call(method, path, body) {
-      const r = await fetch(server.url + path, { method, headers, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body) });
+      const r = await fetch(server.url + path, {
+        method,
+        headers,
+        body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+      });
       await r.arrayBuffer();
       return r.status;
     },

@@ -10,7 +10,8 @@ const every = Number(process.env.SOAK_EVERY_SECONDS ?? 30) * 1000;
 const server = await benchServer('soak');
 const { call } = server;
 try {
-  const yaml = (i: number, replicas: number) => `apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: svc-${i}\n  namespace: soak\nspec:\n  replicas: ${replicas}\n  template:\n    spec:\n      containers:\n        - name: svc\n          image: ghcr.io/acme/svc:v${replicas}\n`;
+  const yaml = (i: number, replicas: number) =>
+    `apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: svc-${i}\n  namespace: soak\nspec:\n  replicas: ${replicas}\n  template:\n    spec:\n      containers:\n        - name: svc\n          image: ghcr.io/acme/svc:v${replicas}\n`;
   await call('POST', '/space', { Slug: 'infra' });
   await call('POST', '/space/infra/target', { Slug: 'cluster' });
   await call('POST', '/space', { Slug: 'soak', ReleaseTargetID: 'infra/cluster', Labels: { tier: 'web' } });
@@ -28,12 +29,21 @@ try {
     await call('GET', '/space/soak/unit');
     if (n % 10 === 0) {
       const rel = await call('POST', '/space/soak/release', {});
-      if (rel < 300) await call('POST', '/hooks/argocd', { app: { metadata: { name: 'soak', annotations: { 'baton.io/space': 'soak', 'baton.io/release': '1' } }, status: { sync: { status: 'Synced' }, health: { status: 'Healthy' } } }, pad: 'p'.repeat(200_000) });
+      if (rel < 300)
+        await call('POST', '/hooks/argocd', {
+          app: {
+            metadata: { name: 'soak', annotations: { 'baton.io/space': 'soak', 'baton.io/release': '1' } },
+            status: { sync: { status: 'Synced' }, health: { status: 'Healthy' } },
+          },
+          pad: 'p'.repeat(200_000),
+        });
     }
     n++;
     if (Date.now() >= nextReport) {
       const m = process.memoryUsage();
-      console.log(`${((Date.now() - start) / 60_000).toFixed(1).padStart(6)}  ${String(n).padStart(8)}  ${mb(m.rss).padStart(6)}  ${mb(m.heapUsed).padStart(7)}`);
+      console.log(
+        `${((Date.now() - start) / 60_000).toFixed(1).padStart(6)}  ${String(n).padStart(8)}  ${mb(m.rss).padStart(6)}  ${mb(m.heapUsed).padStart(7)}`,
+      );
       nextReport += every;
     }
   }

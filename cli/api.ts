@@ -48,7 +48,14 @@ export interface UploadAnswer {
 
 /** `POST /space/{space}/function/invoke`. */
 export interface InvokeAnswer {
-  Results: { UnitSlug: string; Changed?: boolean; RevisionNum?: number; Output?: unknown; Changes?: Change[]; Error?: { Message: string } }[];
+  Results: {
+    UnitSlug: string;
+    Changed?: boolean;
+    RevisionNum?: number;
+    Output?: unknown;
+    Changes?: Change[];
+    Error?: { Message: string };
+  }[];
 }
 
 /** `POST /space/{space}/release`. */
@@ -72,7 +79,14 @@ export interface ApproveAnswer {
   DryRun: boolean;
   Type: string;
   Result: 'Pass' | 'Fail';
-  Spaces: { SpaceSlug: string; Action: 'Attest' | 'Skipped'; Reason?: string; AttestationID?: string; Warning?: string; Units: { UnitSlug: string; RevisionNum?: number; Skipped?: string }[] }[];
+  Spaces: {
+    SpaceSlug: string;
+    Action: 'Attest' | 'Skipped';
+    Reason?: string;
+    AttestationID?: string;
+    Warning?: string;
+    Units: { UnitSlug: string; RevisionNum?: number; Skipped?: string }[];
+  }[];
 }
 
 /** `POST /demote`. */
@@ -80,5 +94,13 @@ export interface DemoteAnswer {
   SpaceSlug: string;
   DryRun: boolean;
   Restored: boolean;
-  Units: { UnitSlug: string; Action: string; Reason?: string; RestoredRevisionNum?: number; RevisionNum?: number; Dropped?: { RevisionNum: number; UserID: string; Description?: string }[]; Error?: string }[];
+  Units: {
+    UnitSlug: string;
+    Action: string;
+    Reason?: string;
+    RestoredRevisionNum?: number;
+    RevisionNum?: number;
+    Dropped?: { RevisionNum: number; UserID: string; Description?: string }[];
+    Error?: string;
+  }[];
 }

@@ -13,7 +13,9 @@ await build({
   format: 'esm',
   target: 'node20',
   // CommonJS dependencies (yaml) require Node's built-ins; give the ES module bundle a require.
-  banner: { js: "import { createRequire as __cubRequire } from 'node:module'; const require = __cubRequire(import.meta.url);" },
+  banner: {
+    js: "import { createRequire as __cubRequire } from 'node:module'; const require = __cubRequire(import.meta.url);",
+  },
   logLevel: 'warning',
   define: { CUB_VERSION: JSON.stringify(version) },
 });

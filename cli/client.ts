@@ -38,15 +38,29 @@ export interface Answer<T> {
  * One HTTP exchange over node:http (node:https for an https server, loaded only then). Not `fetch`:
  * loading Node's fetch costs a third of cub's start on a small machine (npm run bench:cli).
  */
-async function exchange(url: URL, method: string, headers: Record<string, string>, body: string | undefined): Promise<{ status: number; text: string; headers: Record<string, string | string[] | undefined> }> {
+async function exchange(
+  url: URL,
+  method: string,
+  headers: Record<string, string>,
+  body: string | undefined,
+): Promise<{ status: number; text: string; headers: Record<string, string | string[] | undefined> }> {
   const { request } = url.protocol === 'https:' ? await import('node:https') : await import('node:http');
   return new Promise((resolve, reject) => {
-    const req = request(url, { method, headers: body === undefined ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8'), headers: res.headers }));
-      res.on('error', reject);
-    });
+    const req = request(
+      url,
+      {
+        method,
+        headers: body === undefined ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8'), headers: res.headers }),
+        );
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -57,20 +71,40 @@ export class Client {
   constructor(private readonly conn: { server: string; token: string }) {}
 
   /** One request; `T` is the answer's type (see cli/api.ts), checked by the API, not here. */
-  async request<T>(method: string, path: string, opts: { body?: unknown; query?: Record<string, string | undefined> } = {}): Promise<Answer<T>> {
+  async request<T>(
+    method: string,
+    path: string,
+    opts: { body?: unknown; query?: Record<string, string | undefined> } = {},
+  ): Promise<Answer<T>> {
     const qs = new URLSearchParams();
     for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined) qs.set(k, v);
     let url: URL;
     try {
       url = new URL(`${this.conn.server}${path}${qs.size ? `?${qs}` : ''}`);
     } catch {
-      throw new ApiError(0, 'BadServer', `the server '${this.conn.server}' is not a URL; give --server http://host:port`);
+      throw new ApiError(
+        0,
+        'BadServer',
+        `the server '${this.conn.server}' is not a URL; give --server http://host:port`,
+      );
     }
     let res: Awaited<ReturnType<typeof exchange>>;
     try {
-      res = await exchange(url, method, { authorization: `Bearer ${this.conn.token}`, ...(opts.body !== undefined ? { 'content-type': 'application/json' } : {}) }, opts.body !== undefined ? JSON.stringify(opts.body) : undefined);
+      res = await exchange(
+        url,
+        method,
+        {
+          authorization: `Bearer ${this.conn.token}`,
+          ...(opts.body !== undefined ? { 'content-type': 'application/json' } : {}),
+        },
+        opts.body !== undefined ? JSON.stringify(opts.body) : undefined,
+      );
     } catch (e) {
-      throw new ApiError(0, 'Unreachable', `cannot reach ${this.conn.server} (${(e as Error).message}); is the server running (npm start)?`);
+      throw new ApiError(
+        0,
+        'Unreachable',
+        `cannot reach ${this.conn.server} (${(e as Error).message}); is the server running (npm start)?`,
+      );
     }
     const header = (name: string) => {
       const v = res.headers[name.toLowerCase()];
@@ -93,17 +127,33 @@ export class Client {
    * The answer a request would have given: a 202 naming a job is followed (a progress bar on a terminal,
    * labelled `label`) until the job ends, and its `Status` and `Result` returned as the answer.
    */
-  async settle<T>(answer: Answer<unknown>, label: string, opts: { detach?: boolean; quiet?: boolean } = {}): Promise<Answer<T>> {
+  async settle<T>(
+    answer: Answer<unknown>,
+    label: string,
+    opts: { detach?: boolean; quiet?: boolean } = {},
+  ): Promise<Answer<T>> {
     const id = (answer.body as { JobID?: string } | undefined)?.JobID;
     if (answer.status !== 202 || !id) return answer as Answer<T>;
     if (opts.detach) {
       const job = answer.body as { Kind?: string; Total?: number };
-      process.stdout.write(opts.quiet ? `${id}\n` : `Job ${id} (${job.Kind}) runs on over ${job.Total} space(s): cub job get ${id}\n`);
+      process.stdout.write(
+        opts.quiet ? `${id}\n` : `Job ${id} (${job.Kind}) runs on over ${job.Total} space(s): cub job get ${id}\n`,
+      );
       throw new Detached();
     }
     const every = Number(process.env.CUB_POLL_MS ?? 500);
-    const job = await followJob(async (j) => (await this.get<JobAnswer>(`/job/${encodeURIComponent(j)}`)).body, id, label, { every });
-    return { status: job.Status ?? 200, body: job.Result as T, text: JSON.stringify(job.Result), headers: { get: () => null } };
+    const job = await followJob(
+      async (j) => (await this.get<JobAnswer>(`/job/${encodeURIComponent(j)}`)).body,
+      id,
+      label,
+      { every },
+    );
+    return {
+      status: job.Status ?? 200,
+      body: job.Result as T,
+      text: JSON.stringify(job.Result),
+      headers: { get: () => null },
+    };
   }
   post<T>(path: string, body?: unknown, query?: Record<string, string | undefined>) {
     return this.request<T>('POST', path, { body, query });

@@ -3,7 +3,19 @@ import { Client, seg } from './client.ts';
 import { print, say, table, type Column } from './output.ts';
 import { readFileSync } from 'node:fs';
 import type { StringMap, WithSpaceSlug } from '../lib/model/common.ts';
-import type { ChangeSet, Component, Filter, Invocation, LinkView, Release, RevisionView, Space, Tag, Target, Unit } from '../lib/model/entities.ts';
+import type {
+  ChangeSet,
+  Component,
+  Filter,
+  Invocation,
+  LinkView,
+  Release,
+  RevisionView,
+  Space,
+  Tag,
+  Target,
+  Unit,
+} from '../lib/model/entities.ts';
 import type { ChangeOrderView, ChangeWorkflow } from '../lib/model/change-orders.ts';
 import type { Change, UnitResult } from './api.ts';
 
@@ -53,17 +65,44 @@ export const COLUMNS = {
     ['Toolchain', (r) => r.ToolchainType],
     ['Change', (r) => r.LastChangeDescription],
   ),
-  revision: cols<RevisionView>(['Num', (r) => r.RevisionNum], ['Source', (r) => r.Source], ['Description', (r) => r.Description], ['Created', (r) => r.CreatedAt], ['Hash', (r) => r.DataHash.slice(0, 12)]),
+  revision: cols<RevisionView>(
+    ['Num', (r) => r.RevisionNum],
+    ['Source', (r) => r.Source],
+    ['Description', (r) => r.Description],
+    ['Created', (r) => r.CreatedAt],
+    ['Hash', (r) => r.DataHash.slice(0, 12)],
+  ),
   tag: cols<WithSpaceSlug<Tag>>(['Name', (r) => r.Slug], ['Space', (r) => r.SpaceSlug], ['ID', (r) => r.TagID]),
-  changeset: cols<ChangeSet>(['Name', (r) => r.Slug], ['State', (r) => r.State], ['Description', (r) => r.Description], ['ID', (r) => r.ChangeSetID]),
+  changeset: cols<ChangeSet>(
+    ['Name', (r) => r.Slug],
+    ['State', (r) => r.State],
+    ['Description', (r) => r.Description],
+    ['ID', (r) => r.ChangeSetID],
+  ),
   filter: cols<Filter>(['Name', (r) => r.Slug], ['From', (r) => r.From], ['Where', (r) => r.Where]),
   invocation: cols<Invocation>(
     ['Name', (r) => r.Slug],
     ['Toolchain', (r) => r.ToolchainType],
-    ['Calls', (r) => r.FunctionInvocations.map((f) => `${f.FunctionName} ${f.Arguments.map((x) => `--${x.ParameterName}=${x.Evaluator === 'template' ? `template:${x.Value}` : x.Value}`).join(' ')}`).join('; ')],
-    ['Parameters', (r) => r.Parameters.map((p) => `${p.ParameterName}:${p.DataType}${p.Required ? ':required' : ''}`).join(', ')],
+    [
+      'Calls',
+      (r) =>
+        r.FunctionInvocations.map(
+          (f) =>
+            `${f.FunctionName} ${f.Arguments.map((x) => `--${x.ParameterName}=${x.Evaluator === 'template' ? `template:${x.Value}` : x.Value}`).join(' ')}`,
+        ).join('; '),
+    ],
+    [
+      'Parameters',
+      (r) => r.Parameters.map((p) => `${p.ParameterName}:${p.DataType}${p.Required ? ':required' : ''}`).join(', '),
+    ],
   ),
-  target: cols<WithSpaceSlug<Target>>(['Name', (r) => r.Slug], ['Space', (r) => r.SpaceSlug], ['Facts', (r) => r.Facts], ['Deployed By', (r) => r.DeployObject ?? '-'], ['ID', (r) => r.TargetID]),
+  target: cols<WithSpaceSlug<Target>>(
+    ['Name', (r) => r.Slug],
+    ['Space', (r) => r.SpaceSlug],
+    ['Facts', (r) => r.Facts],
+    ['Deployed By', (r) => r.DeployObject ?? '-'],
+    ['ID', (r) => r.TargetID],
+  ),
   link: cols<LinkView & { FromUnitSlug?: string; ToUnitRef?: string }>(
     ['Name', (r) => r.Slug],
     ['Type', (r) => r.UpdateType],
@@ -82,9 +121,25 @@ export const COLUMNS = {
     ['Operation', (r) => r.LiveStatus?.Operation ?? ''],
     ['Digest', (r) => r.Digest.slice(0, 12)],
   ),
-  changeworkflow: cols<ChangeWorkflow>(['Name', (r) => r.Slug], ['Stages', (r) => r.Stages.map((s) => s.Name).join(' → ')], ['Final', (r) => (r.Final?.Prerequisites ?? []).join(',')]),
-  changeorder: cols<WithSpaceSlug<ChangeOrderView>>(['Name', (r) => r.Slug], ['Space', (r) => r.SpaceSlug], ['State', (r) => r.State], ['Stage', (r) => r.Stage ?? ''], ['Completed', (r) => r.Completed], ['Description', (r) => r.Description ?? '']),
-  change: cols<Change>(['Resource', (r) => r.Resource], ['Path', (r) => r.Path], ['Op', (r) => r.Op], ['Value', (r) => (r.Value === undefined ? '' : JSON.stringify(r.Value))]),
+  changeworkflow: cols<ChangeWorkflow>(
+    ['Name', (r) => r.Slug],
+    ['Stages', (r) => r.Stages.map((s) => s.Name).join(' → ')],
+    ['Final', (r) => (r.Final?.Prerequisites ?? []).join(',')],
+  ),
+  changeorder: cols<WithSpaceSlug<ChangeOrderView>>(
+    ['Name', (r) => r.Slug],
+    ['Space', (r) => r.SpaceSlug],
+    ['State', (r) => r.State],
+    ['Stage', (r) => r.Stage ?? ''],
+    ['Completed', (r) => r.Completed],
+    ['Description', (r) => r.Description ?? ''],
+  ),
+  change: cols<Change>(
+    ['Resource', (r) => r.Resource],
+    ['Path', (r) => r.Path],
+    ['Op', (r) => r.Op],
+    ['Value', (r) => (r.Value === undefined ? '' : JSON.stringify(r.Value))],
+  ),
 };
 
 export const out = (a: Args) => flag(a, 'output');
@@ -105,30 +160,48 @@ export function readInput(path: string): string {
   }
 }
 
-export function labelsPatch(a: Args): { Labels?: Record<string, string | null>; Annotations?: Record<string, string | null> } {
+export function labelsPatch(a: Args): {
+  Labels?: Record<string, string | null>;
+  Annotations?: Record<string, string | null>;
+} {
   const labels: Record<string, string | null> = pairs(a, 'label');
   for (const k of flags(a, 'remove-label')) labels[k] = null;
   const annotations: Record<string, string | null> = pairs(a, 'annotation');
   for (const k of flags(a, 'remove-annotation')) annotations[k] = null;
-  return { ...(Object.keys(labels).length ? { Labels: labels } : {}), ...(Object.keys(annotations).length ? { Annotations: annotations } : {}) };
+  return {
+    ...(Object.keys(labels).length ? { Labels: labels } : {}),
+    ...(Object.keys(annotations).length ? { Annotations: annotations } : {}),
+  };
 }
 
 export async function list<R>(c: Client, a: Args, path: string, columns: Column<R>[]): Promise<void> {
-  const r = await c.get<R[]>(path, { where: flag(a, 'where'), filter: flag(a, 'filter'), limit: flag(a, 'limit'), continue: flag(a, 'continue') });
+  const r = await c.get<R[]>(path, {
+    where: flag(a, 'where'),
+    filter: flag(a, 'filter'),
+    limit: flag(a, 'limit'),
+    continue: flag(a, 'continue'),
+  });
   print(r.body, out(a), columns);
   const next = r.headers.get('x-continue');
   if (next && (out(a) ?? 'table') === 'table') process.stderr.write(`more: --continue ${next}\n`);
 }
 
 /** Links for a table: each end by name (`unit`, `space/unit`), the Units of each Space read once. */
-export async function namedLinks(c: Client, links: LinkView[]): Promise<(LinkView & { FromUnitSlug?: string; ToUnitRef?: string })[]> {
+export async function namedLinks(
+  c: Client,
+  links: LinkView[],
+): Promise<(LinkView & { FromUnitSlug?: string; ToUnitRef?: string })[]> {
   const spaces = new Map((await c.get<Space[]>('/space')).body.map((s) => [s.SpaceID, s.Slug]));
   const units = new Map<string, string>();
   for (const id of new Set(links.flatMap((l) => [l.SpaceID, l.ToSpaceID]))) {
     if (!spaces.has(id)) continue;
     for (const u of (await c.get<Unit[]>(`/space/${seg(id)}/unit`)).body) units.set(u.UnitID, u.Slug);
   }
-  return links.map((l) => ({ ...l, FromUnitSlug: units.get(l.FromUnitID), ToUnitRef: units.has(l.ToUnitID) ? `${spaces.get(l.ToSpaceID)}/${units.get(l.ToUnitID)}` : undefined }));
+  return links.map((l) => ({
+    ...l,
+    FromUnitSlug: units.get(l.FromUnitID),
+    ToUnitRef: units.has(l.ToUnitID) ? `${spaces.get(l.ToSpaceID)}/${units.get(l.ToUnitID)}` : undefined,
+  }));
 }
 
 /** Users by ID → their names, read once for a table (empty when the caller may not list users). */
@@ -141,11 +214,15 @@ export async function userNames(c: Client): Promise<Map<string, string>> {
 }
 
 /** The simple Space-resident kinds: create/get/list/delete alike. */
-export function spaceKind<K extends 'tag' | 'changeset' | 'filter' | 'target' | 'invocation'>(kind: K, segment: string): Record<string, Command> {
+export function spaceKind<K extends 'tag' | 'changeset' | 'filter' | 'target' | 'invocation'>(
+  kind: K,
+  segment: string,
+): Record<string, Command> {
   const columns: Column<never>[] = COLUMNS[kind];
   const usage = `cub ${kind} get --space <space> <${kind}>`;
   return {
-    list: (a, c) => list(c, a, `/space/${seg(need(a, 'space', `cub ${kind} list --space <space>`))}/${segment}`, columns),
+    list: (a, c) =>
+      list(c, a, `/space/${seg(need(a, 'space', `cub ${kind} list --space <space>`))}/${segment}`, columns),
     get: async (a, c) => {
       const { space, slug } = locate(a, a.positional[0], kind, usage);
       print((await c.get<never>(`/space/${seg(space)}/${segment}/${seg(slug)}`)).body, out(a), columns);
@@ -165,7 +242,10 @@ export function printUnitResults(results: UnitResult[], format: string | undefin
       if (!r.Changes?.length && !r.Conflicts?.length) continue;
       process.stdout.write(`${r.UnitSlug}:\n`);
       if (r.Changes?.length) process.stdout.write(table(r.Changes, COLUMNS.change).replace(/^/gm, '  '));
-      for (const k of r.Conflicts ?? []) process.stdout.write(`  conflict (protected, kept): ${k.Resource} ${k.Path} upstream=${JSON.stringify(k.UpstreamValue)} downstream=${JSON.stringify(k.DownstreamValue)}\n`);
+      for (const k of r.Conflicts ?? [])
+        process.stdout.write(
+          `  conflict (protected, kept): ${k.Resource} ${k.Path} upstream=${JSON.stringify(k.UpstreamValue)} downstream=${JSON.stringify(k.DownstreamValue)}\n`,
+        );
     }
     return;
   }

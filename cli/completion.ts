@@ -43,7 +43,9 @@ export async function complete(index: number, words: string[]): Promise<string[]
   if (index === 2) return starts(Object.keys(verbs));
   const verb = verbs[words[1]!];
   if (current.startsWith('-')) {
-    const names = [...(verb?.flags ?? []).map((f) => (typeof f === 'string' ? f : f[0])), ...GLOBAL, 'help'].filter((f) => !FLAGS[f]?.hidden);
+    const names = [...(verb?.flags ?? []).map((f) => (typeof f === 'string' ? f : f[0])), ...GLOBAL, 'help'].filter(
+      (f) => !FLAGS[f]?.hidden,
+    );
     return starts(names.map((f) => `--${f}`));
   }
   if (words[index - 2] === '--space') {

@@ -30,7 +30,9 @@ export function readContexts(): ContextFile {
   }
   const f = (raw ?? {}) as Partial<ContextFile> & Context;
   if (f.contexts && typeof f.contexts === 'object') return { current: f.current, contexts: f.contexts };
-  return f.server || f.token ? { current: 'default', contexts: { default: { server: f.server, token: f.token } } } : { contexts: {} };
+  return f.server || f.token
+    ? { current: 'default', contexts: { default: { server: f.server, token: f.token } } }
+    : { contexts: {} };
 }
 
 /** Writes the context file, readable by its owner only (it holds tokens). */
@@ -45,6 +47,9 @@ export function contextNamed(name: string | undefined): Context {
   const f = readContexts();
   if (name === undefined) return (f.current && f.contexts[f.current]) || {};
   const c = f.contexts[name];
-  if (!c) throw new UsageError(`no context '${name}'; ${Object.keys(f.contexts).length ? `one of ${Object.keys(f.contexts).sort().join(', ')}` : 'make one with cub context set <name> --server URL --token T'}`);
+  if (!c)
+    throw new UsageError(
+      `no context '${name}'; ${Object.keys(f.contexts).length ? `one of ${Object.keys(f.contexts).sort().join(', ')}` : 'make one with cub context set <name> --server URL --token T'}`,
+    );
   return c;
 }

@@ -23,11 +23,14 @@ export const FLAGS: Record<string, FlagSpec> = {
   space: { value: '<space>', help: 'the Space it lives in' },
   unit: { value: '<unit>', help: 'the Unit (repeat or comma-separate where several are taken)' },
   'where-field': { value: '<where>', help: 'the where expression the Filter saves' },
-  where: { value: '<where>', help: "only what matches this where expression, e.g. \"Labels.Stage = 'Prod'\"" },
+  where: { value: '<where>', help: 'only what matches this where expression, e.g. "Labels.Stage = \'Prod\'"' },
   filter: { value: '<space/filter>', help: 'only what this saved Filter selects' },
   limit: { value: '<n>', help: 'at most this many' },
   continue: { value: '<token>', help: 'the next page, from the previous list' },
-  revision: { value: '<rev>', help: 'a revision: number, Tag:<tag>, ChangeSet:<cs>, Before:…, HeadRevisionNum, LastReleasedRevisionNum' },
+  revision: {
+    value: '<rev>',
+    help: 'a revision: number, Tag:<tag>, ChangeSet:<cs>, Before:…, HeadRevisionNum, LastReleasedRevisionNum',
+  },
   release: { value: '<n>', help: 'the Release number (default: the newest published)' },
   // describing
   'display-name': { value: '<name>', help: 'a human name' },
@@ -39,8 +42,14 @@ export const FLAGS: Record<string, FlagSpec> = {
   'change-desc': { value: '<text>', help: 'the description of the revision this writes' },
   'new-slug': { value: '<slug>', help: 'rename to this slug' },
   fact: { value: '<k=v>', help: 'a fact about the Target, e.g. cluster=prod-euw1 (repeatable)' },
-  'argocd-application': { value: '<namespace/name>', help: 'the Argo CD Application that deploys the Target: its notifications apply to the Spaces releasing to it' },
-  'flux-object': { value: '<kind/namespace/name>', help: 'the Flux Kustomization or HelmRelease that deploys the Target: its events apply to the Spaces releasing to it' },
+  'argocd-application': {
+    value: '<namespace/name>',
+    help: 'the Argo CD Application that deploys the Target: its notifications apply to the Spaces releasing to it',
+  },
+  'flux-object': {
+    value: '<kind/namespace/name>',
+    help: 'the Flux Kustomization or HelmRelease that deploys the Target: its events apply to the Spaces releasing to it',
+  },
   'remove-deploy-object': { help: 'take the Argo CD or Flux object off the Target' },
   // spaces and units
   'release-target': { value: '<space/target>', help: 'where Releases of this Space deploy ("" clears)' },
@@ -56,9 +65,15 @@ export const FLAGS: Record<string, FlagSpec> = {
   move: { help: 'move the tag if it already marks another revision' },
   protect: { help: 'protect the paths this changes from upstream merges' },
   'dry-run': { help: 'show what would happen; write nothing' },
-  explain: { help: 'with --dry-run: every gate over each Space, what it read and what would open it (cub changeorder explain)' },
-  async: { help: 'run as a job on the server (it does so anyway above its size threshold) and follow it to the end with a progress bar' },
-  detach: { help: 'run as a job and leave it running: print its ID (-q: the ID alone) and return; cub job get <id> follows it' },
+  explain: {
+    help: 'with --dry-run: every gate over each Space, what it read and what would open it (cub changeorder explain)',
+  },
+  async: {
+    help: 'run as a job on the server (it does so anyway above its size threshold) and follow it to the end with a progress bar',
+  },
+  detach: {
+    help: 'run as a job and leave it running: print its ID (-q: the ID alone) and return; cub job get <id> follows it',
+  },
   // upgrade and merge
   upgrade: { help: 'merge what the upstream Unit gained since the last merge' },
   'change-order': { value: '<space/change-order>', help: 'the ChangeOrder this carries' },
@@ -70,7 +85,10 @@ export const FLAGS: Record<string, FlagSpec> = {
   restore: { value: '<rev>', help: 'make the data what it was at this revision' },
   revert: { value: '<range>', help: 'undo the changes of these revisions, e.g. 4 or 4-6' },
   patch: { help: 'change the Unit in place (with --resolve)' },
-  resolve: { value: '<Link:*|Link:name>', help: 'resolve its TransformPaths Links against their upstream (head, or --merge-end)' },
+  resolve: {
+    value: '<Link:*|Link:name>',
+    help: 'resolve its TransformPaths Links against their upstream (head, or --merge-end)',
+  },
   apply: { help: 'take the upstream values of the conflicting paths' },
   dismiss: { help: 'keep the downstream values and clear the conflicts' },
   // links and variants
@@ -111,7 +129,10 @@ export const FLAGS: Record<string, FlagSpec> = {
   prerequisites: { value: '<a,b>', help: 'what must hold before the change order completes' },
   'stage-where-space': { value: '<stage=where>', help: 'which Spaces a Stage selects (repeatable)' },
   'stage-prerequisites': { value: '<stage=a;b>', help: 'what must hold before a Stage is promoted into (repeatable)' },
-  'stage-release-prerequisites': { value: '<stage=a;b>', help: 'what must hold before a Stage is released (repeatable)' },
+  'stage-release-prerequisites': {
+    value: '<stage=a;b>',
+    help: 'what must hold before a Stage is released (repeatable)',
+  },
   'attestation-prerequisite': { value: '<name>', help: 'an attestation the workflow asks for (repeatable)' },
   'attestation-prerequisite-count': { value: '<name=n>', help: 'how many of that attestation (repeatable)' },
   'change-workflow': { value: '<space/workflow>', help: 'the ChangeWorkflow to copy (default the Space’s own)' },
@@ -125,25 +146,48 @@ export const FLAGS: Record<string, FlagSpec> = {
   role: { value: '<role>', help: 'Admin, Member or Viewer (default Member)' },
   user: { value: '<user>', help: 'a user, by slug or ID' },
   member: { value: '<user>', help: 'a member, by slug or ID (repeatable)' },
-  service: { value: '<name>', help: 'a service token for this deploy tool (argocd, flux…): it carries a scope, not a user’s rights' },
+  service: {
+    value: '<name>',
+    help: 'a service token for this deploy tool (argocd, flux…): it carries a scope, not a user’s rights',
+  },
   scope: { value: '<scope>', help: 'what a service token may do: ReportStatus (post to /hooks, write live status)' },
-  'require-signature': { help: 'hooks sent with the token must be signed (Flux generic-hmac: X-Signature, keyed by the token)' },
+  'require-signature': {
+    help: 'hooks sent with the token must be signed (Flux generic-hmac: X-Signature, keyed by the token)',
+  },
   'expires-in': { value: '<duration>', help: 'how long it counts for, e.g. 720h, 30d' },
-  permission: { value: '<verb=user:u|group:g>', help: 'grant View, Edit, Approve, Manage or ReportStatus in the Space (repeatable)' },
-  'remove-permission': { value: '<verb[=user:u|group:g]>', help: 'take a grant back; a verb alone goes back to the role defaults (repeatable)' },
+  permission: {
+    value: '<verb=user:u|group:g>',
+    help: 'grant View, Edit, Approve, Manage or ReportStatus in the Space (repeatable)',
+  },
+  'remove-permission': {
+    value: '<verb[=user:u|group:g]>',
+    help: 'take a grant back; a verb alone goes back to the role defaults (repeatable)',
+  },
   invocation: { value: '<space/invocation>', help: 'Invoke: the Invocation to run in each Space' },
   param: { value: '<k=v>', help: 'Invoke: a value for one of the Invocation’s parameters (repeatable)' },
   'where-unit': { value: '<where>', help: 'Invoke: the Units it runs on, by where expression' },
   'unit-filter': { value: '<space/filter>', help: 'Invoke: the Units it runs on, by saved Filter' },
-  parameter: { value: '<name:type:required>', help: 'a parameter the Invocation declares, e.g. tag:string:true (repeatable)' },
+  parameter: {
+    value: '<name:type:required>',
+    help: 'a parameter the Invocation declares, e.g. tag:string:true (repeatable)',
+  },
   // attestations
-  type: { value: '<type>', help: 'the attestation type, e.g. ChangeRecord, SecurityReview (Approval is cub variant approve)' },
+  type: {
+    value: '<type>',
+    help: 'the attestation type, e.g. ChangeRecord, SecurityReview (Approval is cub variant approve)',
+  },
   claim: { value: '<k=v>', help: 'something worth keeping with it, e.g. a change ticket (repeatable)' },
   note: { value: '<text>', help: 'the reason, in words' },
   reject: { help: 'record a rejection, which blocks a requirement until it is revoked' },
   all: { help: 'every Unit, not only those a Release would publish (a base has no Target)' },
-  'remove-space': { value: '<space>', help: 'take a Space that holds none of the change out of its scope (repeatable; recorded, and a refresh leaves it out)' },
-  'aborted-reason': { value: '<text>', help: 'abort the change order, saying why ("" undoes the abort while nothing has been restored)' },
+  'remove-space': {
+    value: '<space>',
+    help: 'take a Space that holds none of the change out of its scope (repeatable; recorded, and a refresh leaves it out)',
+  },
+  'aborted-reason': {
+    value: '<text>',
+    help: 'abort the change order, saying why ("" undoes the abort while nothing has been restored)',
+  },
 };
 
 /** The flags every command takes. */
@@ -151,7 +195,9 @@ export const GLOBAL = ['server', 'token', 'context', 'output', 'quiet'] as const
 
 /** Flags of the established product's promote that Baton does not have, each refused with what to do instead. */
 export const UNSUPPORTED: Record<string, string> = {
-  clearance: '--clearance is not supported: Baton keeps no path guards for a clearance to admit (cub unit update has none either); what holds a path against a merge is --protect',
-  guard: '--guard is not supported: Baton keeps no path guards to stamp on what a write changes; --protect protects the paths an Invoke promotion writes',
+  clearance:
+    '--clearance is not supported: Baton keeps no path guards for a clearance to admit (cub unit update has none either); what holds a path against a merge is --protect',
+  guard:
+    '--guard is not supported: Baton keeps no path guards to stamp on what a write changes; --protect protects the paths an Invoke promotion writes',
   subgroup: '--subgroup is not supported: promote part of a Stage by naming its Spaces with --where-space or <space>',
 };

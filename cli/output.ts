@@ -24,12 +24,21 @@ const paint = (on: boolean, code: string, s: string) => (on ? `\x1b[${code}m${s}
 export function table<R>(rows: readonly R[], columns: Column<R>[], bold = colours(process.stdout)): string {
   const grid = [columns.map(([h]) => h.toUpperCase()), ...rows.map((r) => columns.map(([, f]) => cell(f(r))))];
   const widths = columns.map((_, i) => Math.max(...grid.map((g) => g[i]!.length)));
-  const lines = grid.map((g) => g.map((c, i) => (i === g.length - 1 ? c : c.padEnd(widths[i]!))).join('  ').trimEnd());
+  const lines = grid.map((g) =>
+    g
+      .map((c, i) => (i === g.length - 1 ? c : c.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd(),
+  );
   return [paint(bold, '1', lines[0]!), ...lines.slice(1)].join('\n') + '\n';
 }
 
 /** A failure on standard error (`Failed: …`, red on a colour terminal). */
-export function failed(message: string, stream: { isTTY?: boolean; write(s: string): unknown } = process.stderr, env?: Record<string, string | undefined>): void {
+export function failed(
+  message: string,
+  stream: { isTTY?: boolean; write(s: string): unknown } = process.stderr,
+  env?: Record<string, string | undefined>,
+): void {
   stream.write(`${paint(colours(stream, env), '31', 'Failed:')} ${message}\n`);
 }
 
@@ -52,7 +61,13 @@ export function print<R>(value: R | readonly R[], format: string | undefined, co
   if (quiet && (format ?? 'table') === 'table') {
     const rows: readonly R[] = isList(value) ? value : [value];
     const name = columns?.[0]?.[1] ?? ((r: R) => (r as { Slug?: string } | undefined)?.Slug ?? '');
-    process.stdout.write(rows.map((r) => cell(name(r))).filter(Boolean).map((n) => `${n}\n`).join(''));
+    process.stdout.write(
+      rows
+        .map((r) => cell(name(r)))
+        .filter(Boolean)
+        .map((n) => `${n}\n`)
+        .join(''),
+    );
     return;
   }
   switch (format ?? 'table') {
@@ -81,6 +96,7 @@ export function print<R>(value: R | readonly R[], format: string | undefined, co
  */
 export function say(format: string | undefined, text: string, value: unknown, name: string): void {
   if (format === 'json' || format === 'yaml') return print(value, format);
-  if (format !== undefined && format !== 'table') throw new UsageError(`-o must be table, json or yaml, not '${format}'`);
+  if (format !== undefined && format !== 'table')
+    throw new UsageError(`-o must be table, json or yaml, not '${format}'`);
   process.stdout.write(quiet ? `${name}\n` : text.endsWith('\n') ? text : `${text}\n`);
 }

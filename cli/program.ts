@@ -29,7 +29,12 @@ const ENTITIES: [entity: string, what: string, commands: Record<string, Record<s
   ['changeworkflow', 'ChangeWorkflows: the Stages of a rollout', changesCommands, changesHelp],
   ['job', 'Jobs: long promotions, approvals and demotes, followed to their end', holdsCommands, holdsHelp],
   ['hold', 'Holds: stop promotions (or publishes) until lifted or expired', holdsCommands, holdsHelp],
-  ['changeorder', 'ChangeOrders: one change carried through the Stages', { changeorder: { ...changesCommands.changeorder, ...rolloutCommands.changeorder } }, { changeorder: { ...changesHelp.changeorder, ...rolloutHelp.changeorder } }],
+  [
+    'changeorder',
+    'ChangeOrders: one change carried through the Stages',
+    { changeorder: { ...changesCommands.changeorder, ...rolloutCommands.changeorder } },
+    { changeorder: { ...changesHelp.changeorder, ...rolloutHelp.changeorder } },
+  ],
   ['tag', 'Tags: names for revisions', spacesCommands, spacesHelp],
   ['filter', 'Filters: saved where expressions', spacesCommands, spacesHelp],
   ['target', 'Targets: where Releases deploy', spacesCommands, spacesHelp],
@@ -96,14 +101,27 @@ export function program(version: string, write: { out: (s: string) => void; err:
     .helpCommand('help [entity]', 'print the usage of an entity')
     .exitOverride()
     .showSuggestionAfterError(true)
-    .configureOutput({ writeOut: write.out, writeErr: write.err, outputError: (s, w) => w(`Usage: ${s.replace(/^error: /, '').replace(/\n\((.*)\)\n?$/, '; $1').trimEnd()}\n`) });
+    .configureOutput({
+      writeOut: write.out,
+      writeErr: write.err,
+      outputError: (s, w) =>
+        w(
+          `Usage: ${s
+            .replace(/^error: /, '')
+            .replace(/\n\((.*)\)\n?$/, '; $1')
+            .trimEnd()}\n`,
+        ),
+    });
   root.addHelpText(
     'after',
     `\nflags everywhere: --server URL, --token T, --context NAME, -o table|json|yaml, -q (or CUB_SERVER, CUB_TOKEN, the context in use)\ncompletion:       cub completion bash|zsh|fish\nEach verb: cub <entity> <verb> --help`,
   );
   for (const [entity, what] of ENTITIES) {
     const verbs = VERBS[entity]!;
-    const e = root.command(entity).description(`${what} (${Object.keys(verbs).join(', ')})`).usage('<verb> [args] [flags]');
+    const e = root
+      .command(entity)
+      .description(`${what} (${Object.keys(verbs).join(', ')})`)
+      .usage('<verb> [args] [flags]');
     e.helpCommand(false);
     for (const [verb, h] of Object.entries(verbs)) {
       const c = e.command(verb).description(h.summary);

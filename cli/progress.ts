@@ -11,13 +11,18 @@ const FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '
  * clears the line when it ends. When standard error is not a terminal (a pipeline, a log, a test) it
  * writes nothing at all. `now` and `every` are passed in so a test draws deterministically.
  */
-export async function withProgress<T>(label: string, work: Promise<T>, opts: { stream?: Terminal; now?: () => number; every?: number } = {}): Promise<T> {
+export async function withProgress<T>(
+  label: string,
+  work: Promise<T>,
+  opts: { stream?: Terminal; now?: () => number; every?: number } = {},
+): Promise<T> {
   const stream = opts.stream ?? process.stderr;
   if (!stream.isTTY) return work;
   const now = opts.now ?? Date.now;
   const start = now();
   let frame = 0;
-  const draw = () => stream.write(`\r${FRAMES[frame++ % FRAMES.length]} ${label} ${((now() - start) / 1000).toFixed(1)}s`);
+  const draw = () =>
+    stream.write(`\r${FRAMES[frame++ % FRAMES.length]} ${label} ${((now() - start) / 1000).toFixed(1)}s`);
   draw();
   const timer = setInterval(draw, opts.every ?? 100);
   try {
@@ -51,12 +56,18 @@ export function bar(done: number, total: number, width = 20): string {
  * bar on standard error (on a terminal only), and resolves with the last answer — whose `Status` and
  * `Result` are the answer the request would have given.
  */
-export async function followJob(get: (id: string) => Promise<JobAnswer>, id: string, label: string, opts: { stream?: Terminal; every?: number; sleep?: (ms: number) => Promise<void> } = {}): Promise<JobAnswer> {
+export async function followJob(
+  get: (id: string) => Promise<JobAnswer>,
+  id: string,
+  label: string,
+  opts: { stream?: Terminal; every?: number; sleep?: (ms: number) => Promise<void> } = {},
+): Promise<JobAnswer> {
   const stream = opts.stream ?? process.stderr;
   const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
   let last = await get(id);
   while (last.State !== 'Done') {
-    if (stream.isTTY) stream.write(`\r\x1b[K${label}: ${last.Done}/${last.Total} space(s) ${bar(last.Done, last.Total)} (job ${id})`);
+    if (stream.isTTY)
+      stream.write(`\r\x1b[K${label}: ${last.Done}/${last.Total} space(s) ${bar(last.Done, last.Total)} (job ${id})`);
     await sleep(opts.every ?? 500);
     last = await get(id);
   }

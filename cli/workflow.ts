@@ -7,7 +7,8 @@ const up = (k: string) => k.charAt(0).toUpperCase() + k.slice(1);
 /** Field names as the document form writes them (camelCase) → the API's (PascalCase), recursively. */
 function pascal(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(pascal);
-  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v as Doc).map(([k, x]) => [up(k), pascal(x)]));
+  if (v && typeof v === 'object')
+    return Object.fromEntries(Object.entries(v as Doc).map(([k, x]) => [up(k), pascal(x)]));
   return v;
 }
 
@@ -31,7 +32,11 @@ export function workflowFromFile(doc: Doc): { slug?: string; definition: Doc } {
 /** The flag form: each --stage selects `Labels.Stage = '<name>'`; prerequisites gate every Stage after the first, and Final. */
 export function workflowFromFlags(stages: string[], prerequisites: string[]): WorkflowDefinition {
   return {
-    Stages: stages.map((name, i) => ({ Name: name, WhereSpace: `Labels.Stage = '${name.replace(/'/g, "''")}'`, ...(i > 0 && prerequisites.length ? { Prerequisites: prerequisites } : {}) })),
+    Stages: stages.map((name, i) => ({
+      Name: name,
+      WhereSpace: `Labels.Stage = '${name.replace(/'/g, "''")}'`,
+      ...(i > 0 && prerequisites.length ? { Prerequisites: prerequisites } : {}),
+    })),
     ...(prerequisites.length ? { Final: { Prerequisites: prerequisites } } : {}),
   };
 }

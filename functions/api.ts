@@ -6,8 +6,14 @@ import { lambdaDeps } from './wiring.ts';
 /** The caller the authorizer put in the request's context, for the log only (never the token). */
 function callerKeys(event: ApiEvent): Record<string, string> {
   try {
-    const c = JSON.parse(event.requestContext.authorizer?.lambda?.caller ?? '{}') as { OrganizationID?: string; UserID?: string };
-    return { ...(c.OrganizationID ? { organizationId: c.OrganizationID } : {}), ...(c.UserID ? { userId: c.UserID } : {}) };
+    const c = JSON.parse(event.requestContext.authorizer?.lambda?.caller ?? '{}') as {
+      OrganizationID?: string;
+      UserID?: string;
+    };
+    return {
+      ...(c.OrganizationID ? { organizationId: c.OrganizationID } : {}),
+      ...(c.UserID ? { userId: c.UserID } : {}),
+    };
   } catch {
     return {};
   }

@@ -28,7 +28,10 @@ export const handler = observed(async (event: SQSEvent): Promise<SQSBatchRespons
           await runPart(deps, msg, why);
           continue;
         } catch (e2) {
-          logger.error('recording a job part given up failed', { jobId: msg.JobID, error: e2 instanceof Error ? e2.message : String(e2) });
+          logger.error('recording a job part given up failed', {
+            jobId: msg.JobID,
+            error: e2 instanceof Error ? e2.message : String(e2),
+          });
         }
       }
       failed.push({ itemIdentifier: record.messageId });

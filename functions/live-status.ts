@@ -15,9 +15,19 @@ const sqs = dropped ? tracer.captureAWSv3Client(new SQSClient({ endpoint: proces
  * retried by Lambda, then dead-lettered.
  */
 export const handler = observed(async (event: EventBridgeEvent<string, Record<string, unknown>>) => {
-  const outcome = await consumeDeployToolEvent(lambdaDeps(), { source: event.source, detailType: event['detail-type'] as DetailType, detail: event.detail });
+  const outcome = await consumeDeployToolEvent(lambdaDeps(), {
+    source: event.source,
+    detailType: event['detail-type'] as DetailType,
+    detail: event.detail,
+  });
   logger.info('deploy-tool event', { detailType: event['detail-type'], eventId: event.id, outcome });
   if (!outcome.applied && sqs) {
-    await sqs.send(new SendMessageCommand({ QueueUrl: dropped, MessageBody: JSON.stringify(event), MessageAttributes: { Reason: { DataType: 'String', StringValue: outcome.reason.slice(0, 1024) } } }));
+    await sqs.send(
+      new SendMessageCommand({
+        QueueUrl: dropped,
+        MessageBody: JSON.stringify(event),
+        MessageAttributes: { Reason: { DataType: 'String', StringValue: outcome.reason.slice(0, 1024) } },
+      }),
+    );
   }
 });

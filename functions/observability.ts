@@ -20,10 +20,14 @@ const metricsLog = {
   trace: (...a: unknown[]) => logger.debug(String(a[0])),
   debug: (...a: unknown[]) => logger.debug(String(a[0])),
   info: (...a: unknown[]) => logger.info(String(a[0])),
-  warn: (...a: unknown[]) => void (String(a[0]).startsWith('No application metrics') ? undefined : logger.warn(String(a[0]))),
+  warn: (...a: unknown[]) =>
+    void (String(a[0]).startsWith('No application metrics') ? undefined : logger.warn(String(a[0]))),
   error: (...a: unknown[]) => logger.error(String(a[0])),
 };
-export const metrics = new Metrics({ defaultDimensions: { Stage: process.env.BATON_STAGE ?? 'local' }, logger: metricsLog });
+export const metrics = new Metrics({
+  defaultDimensions: { Stage: process.env.BATON_STAGE ?? 'local' },
+  logger: metricsLog,
+});
 export const tracer = new Tracer();
 
 /** The Telemetry port over Powertools: counts as CloudWatch metrics (with their dimensions), errors as log lines. */

@@ -23,7 +23,11 @@ export const handler = observed(async (event: DynamoDBStreamEvent): Promise<Dyna
       await deps.store.deletePendingEvent(item.EventID);
       metrics.addMetric('EventsPublished', MetricUnit.Count, 1);
     } catch (e) {
-      logger.error('publishing an outbox event failed', { eventId: item.EventID, detailType: item.DetailType, error: e instanceof Error ? e.message : String(e) });
+      logger.error('publishing an outbox event failed', {
+        eventId: item.EventID,
+        detailType: item.DetailType,
+        error: e instanceof Error ? e.message : String(e),
+      });
       // Everything from this record on is retried; what went before is done.
       return { batchItemFailures: [{ itemIdentifier: record.dynamodb?.SequenceNumber ?? '' }] };
     }

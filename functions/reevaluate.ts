@@ -10,6 +10,10 @@ import { lambdaDeps } from './wiring.ts';
  * event is dropped by its EventID. A throw is retried by EventBridge, then dead-lettered with an alarm.
  */
 export const handler = observed(async (event: EventBridgeEvent<string, Record<string, unknown>>) => {
-  const outcome = await consumeStageEvent(lambdaDeps(), { source: event.source, detailType: event['detail-type'] as DetailType, detail: event.detail });
+  const outcome = await consumeStageEvent(lambdaDeps(), {
+    source: event.source,
+    detailType: event['detail-type'] as DetailType,
+    detail: event.detail,
+  });
   logger.info('stage re-evaluation', { detailType: event['detail-type'], eventId: event.detail.EventID, outcome });
 });

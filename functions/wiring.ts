@@ -23,7 +23,9 @@ export function lambdaDeps(): Deps {
       ...systemDeps(new DynamoStore(tracer.captureAWSv3Client(dynamoClient()), table), eventBridge),
       telemetry: powertoolsTelemetry,
       // Without a queue (a function that starts no job) every request runs whole.
-      ...(queue ? { jobs: { queue, thresholdSpaces: Number(process.env.BATON_JOB_THRESHOLD ?? DEFAULT_JOB_THRESHOLD) } } : {}),
+      ...(queue
+        ? { jobs: { queue, thresholdSpaces: Number(process.env.BATON_JOB_THRESHOLD ?? DEFAULT_JOB_THRESHOLD) } }
+        : {}),
     };
   }
   return deps;

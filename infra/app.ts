@@ -7,7 +7,8 @@ import { BatonStack } from './stack.ts';
 /** A stage is a lowercase name of at most 20 letters, digits and dashes: it names the stack and every resource. */
 export function stageName(raw: unknown): string {
   const stage = String(raw ?? 'dev');
-  if (!/^[a-z][a-z0-9-]{0,19}$/.test(stage)) throw new Error(`-c stage=${stage}: a stage is a lowercase name of at most 20 letters, digits and dashes`);
+  if (!/^[a-z][a-z0-9-]{0,19}$/.test(stage))
+    throw new Error(`-c stage=${stage}: a stage is a lowercase name of at most 20 letters, digits and dashes`);
   return stage;
 }
 
@@ -22,7 +23,10 @@ export function batonApp(props: AppProps = {}, env: NodeJS.ProcessEnv = process.
   const app = new App(props);
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
   const stage = stageName(app.node.tryGetContext('stage'));
-  const stack = new BatonStack(app, `Baton-${stage}`, { stage, env: { account: env.CDK_DEFAULT_ACCOUNT, region: env.CDK_DEFAULT_REGION } });
+  const stack = new BatonStack(app, `Baton-${stage}`, {
+    stage,
+    env: { account: env.CDK_DEFAULT_ACCOUNT, region: env.CDK_DEFAULT_REGION },
+  });
   return { app, stack };
 }
 

@@ -2,12 +2,26 @@ import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 import { CfnOutput, Duration, RemovalPolicy, Stack, Validations, type StackProps } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
-import { CorsHttpMethod, HttpApi, HttpMethod, HttpNoneAuthorizer, HttpStage, LogGroupLogDestination } from 'aws-cdk-lib/aws-apigatewayv2';
+import {
+  CorsHttpMethod,
+  HttpApi,
+  HttpMethod,
+  HttpNoneAuthorizer,
+  HttpStage,
+  LogGroupLogDestination,
+} from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaAuthorizer, HttpLambdaResponseType } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import { Alarm, ComparisonOperator, MathExpression, TreatMissingData, type IMetric } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
-import { AttributeType, BillingMode, ProjectionType, StreamViewType, Table, type CfnTable } from 'aws-cdk-lib/aws-dynamodb';
+import {
+  AttributeType,
+  BillingMode,
+  ProjectionType,
+  StreamViewType,
+  Table,
+  type CfnTable,
+} from 'aws-cdk-lib/aws-dynamodb';
 import { EventBus, Rule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
@@ -71,22 +85,50 @@ export class BatonStack extends Stack {
 
     const bus = new EventBus(this, 'Bus', { eventBusName: name });
     // Every event Baton and the deploy tools put on the bus is kept a month, to replay after a consumer fix.
-    bus.archive('Archive', { archiveName: `${name}-events`, eventPattern: { source: [SOURCE, HOOK_SOURCE] }, retention: Duration.days(30) });
+    bus.archive('Archive', {
+      archiveName: `${name}-events`,
+      eventPattern: { source: [SOURCE, HOOK_SOURCE] },
+      retention: Duration.days(30),
+    });
 
     const alarms = new Topic(this, 'Alarms', { topicName: `${name}-alarms`, enforceSSL: true });
     const alarm = (id: string, metric: IMetric, threshold: number, description: string) =>
-      new Alarm(this, id, { alarmName: `${name}-${id}`, alarmDescription: description, metric, threshold, evaluationPeriods: 1, comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD, treatMissingData: TreatMissingData.NOT_BREACHING }).addAlarmAction(
-        new SnsAction(alarms),
-      );
+      new Alarm(this, id, {
+        alarmName: `${name}-${id}`,
+        alarmDescription: description,
+        metric,
+        threshold,
+        evaluationPeriods: 1,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      }).addAlarmAction(new SnsAction(alarms));
     const queue = (id: string) => {
-      const q = new Queue(this, id, { queueName: `${name}-${id}`, retentionPeriod: Duration.days(14), encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true });
-      accept(q, 'AwsSolutions-SQS3', 'This queue is itself a dead-letter queue: what lands here stays for 14 days and raises an alarm.');
-      alarm(`${id}Depth`, q.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1) }), 1, `An event landed in ${id}: a consumer failed on it after its retries.`);
+      const q = new Queue(this, id, {
+        queueName: `${name}-${id}`,
+        retentionPeriod: Duration.days(14),
+        encryption: QueueEncryption.SQS_MANAGED,
+        enforceSSL: true,
+      });
+      accept(
+        q,
+        'AwsSolutions-SQS3',
+        'This queue is itself a dead-letter queue: what lands here stays for 14 days and raises an alarm.',
+      );
+      alarm(
+        `${id}Depth`,
+        q.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1) }),
+        1,
+        `An event landed in ${id}: a consumer failed on it after its retries.`,
+      );
       return q;
     };
 
     const fn = (id: string, entry: string, extra: { memorySize?: number; timeout?: Duration } = {}) => {
-      const logGroup = new LogGroup(this, `${id}Logs`, { logGroupName: `/aws/lambda/${name}-${id}`, retention: RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY });
+      const logGroup = new LogGroup(this, `${id}Logs`, {
+        logGroupName: `/aws/lambda/${name}-${id}`,
+        retention: RetentionDays.ONE_MONTH,
+        removalPolicy: RemovalPolicy.DESTROY,
+      });
       const f = new NodejsFunction(this, `${id}Function`, {
         functionName: `${name}-${id}`,
         entry: join(root, entry),
@@ -117,23 +159,54 @@ export class BatonStack extends Stack {
           banner: "import { createRequire as __cr } from 'module'; const require = __cr(import.meta.url);",
         },
       });
-      accept(f, 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]', 'AWSLambdaBasicExecutionRole only lets the function write its own logs; every other grant is an inline least-privilege statement.');
-      accept(f, 'AwsSolutions-IAM5[Resource::*]', "X-Ray's PutTraceSegments and PutTelemetryRecords take no resource: tracing cannot be granted narrower.");
-      accept(f, `AwsSolutions-IAM5[Resource::<${this.getLogicalId(this.table.node.defaultChild as CfnTable)}.Arn>/index/*]`, "The table grant covers that table's own GSIs (index/*), never another table.");
-      accept(f, 'AwsSolutions-L1', 'Node.js 22 is the runtime Baton is built and tested for (its code must also run on the Node 20 of developer machines); moving on is a decision of its own.');
+      accept(
+        f,
+        'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
+        'AWSLambdaBasicExecutionRole only lets the function write its own logs; every other grant is an inline least-privilege statement.',
+      );
+      accept(
+        f,
+        'AwsSolutions-IAM5[Resource::*]',
+        "X-Ray's PutTraceSegments and PutTelemetryRecords take no resource: tracing cannot be granted narrower.",
+      );
+      accept(
+        f,
+        `AwsSolutions-IAM5[Resource::<${this.getLogicalId(this.table.node.defaultChild as CfnTable)}.Arn>/index/*]`,
+        "The table grant covers that table's own GSIs (index/*), never another table.",
+      );
+      accept(
+        f,
+        'AwsSolutions-L1',
+        'Node.js 22 is the runtime Baton is built and tested for (its code must also run on the Node 20 of developer machines); moving on is a decision of its own.',
+      );
       return f;
     };
 
     const apiFn = fn('Api', 'functions/api.ts', { memorySize: 1024 });
-    const authorizerFn = fn('Authorizer', 'functions/authorizer.ts', { memorySize: 256, timeout: Duration.seconds(10) });
+    const authorizerFn = fn('Authorizer', 'functions/authorizer.ts', {
+      memorySize: 256,
+      timeout: Duration.seconds(10),
+    });
     const liveStatusFn = fn('LiveStatus', 'functions/live-status.ts');
     const reevaluateFn = fn('Reevaluate', 'functions/reevaluate.ts');
-    const publisherFn = fn('OutboxPublisher', 'functions/outbox.ts', { memorySize: 256, timeout: Duration.seconds(60) });
+    const publisherFn = fn('OutboxPublisher', 'functions/outbox.ts', {
+      memorySize: 256,
+      timeout: Duration.seconds(60),
+    });
     const workerFn = fn('JobWorker', 'functions/job-worker.ts', { memorySize: 1024, timeout: Duration.minutes(5) });
 
     // Least privilege: the API and the consumers read and write items and run transactions; they never scan.
     const readWrite = new PolicyStatement({
-      actions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:Query', 'dynamodb:BatchWriteItem', 'dynamodb:ConditionCheckItem'],
+      actions: [
+        'dynamodb:GetItem',
+        'dynamodb:BatchGetItem',
+        'dynamodb:PutItem',
+        'dynamodb:UpdateItem',
+        'dynamodb:DeleteItem',
+        'dynamodb:Query',
+        'dynamodb:BatchWriteItem',
+        'dynamodb:ConditionCheckItem',
+      ],
       resources: [this.table.tableArn, `${this.table.tableArn}/index/*`],
     });
     for (const f of [apiFn, liveStatusFn, reevaluateFn, workerFn]) f.addToRolePolicy(readWrite);
@@ -142,9 +215,24 @@ export class BatonStack extends Stack {
     // parts, one message each, run by worker Lambdas. FIFO with a message group per part: a part never runs on
     // two workers at once, and one sent twice within five minutes is dropped. A part's last delivery writes its
     // Spaces as failed if it fails again; only a part that cannot even do that reaches the dead-letter queue.
-    const jobDlq = new Queue(this, 'JobDlq', { queueName: `${name}-JobDlq.fifo`, fifo: true, retentionPeriod: Duration.days(14), encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true });
-    accept(jobDlq, 'AwsSolutions-SQS3', 'This queue is itself a dead-letter queue: what lands here stays for 14 days and raises an alarm.');
-    alarm('JobDlqDepth', jobDlq.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1) }), 1, 'A job part landed in the dead-letter queue: its worker could not run it nor record giving up; resume the job.');
+    const jobDlq = new Queue(this, 'JobDlq', {
+      queueName: `${name}-JobDlq.fifo`,
+      fifo: true,
+      retentionPeriod: Duration.days(14),
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+    });
+    accept(
+      jobDlq,
+      'AwsSolutions-SQS3',
+      'This queue is itself a dead-letter queue: what lands here stays for 14 days and raises an alarm.',
+    );
+    alarm(
+      'JobDlqDepth',
+      jobDlq.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1) }),
+      1,
+      'A job part landed in the dead-letter queue: its worker could not run it nor record giving up; resume the job.',
+    );
     const jobQueue = new Queue(this, 'JobQueue', {
       queueName: `${name}-jobs.fifo`,
       fifo: true,
@@ -167,7 +255,9 @@ export class BatonStack extends Stack {
     // A batch that keeps failing is split to find the bad record, retried a bounded number of times,
     // and lands in a dead-letter queue, never blocking the stream for good.
     publisherFn.addToRolePolicy(new PolicyStatement({ actions: ['events:PutEvents'], resources: [bus.eventBusArn] }));
-    publisherFn.addToRolePolicy(new PolicyStatement({ actions: ['dynamodb:DeleteItem'], resources: [this.table.tableArn] }));
+    publisherFn.addToRolePolicy(
+      new PolicyStatement({ actions: ['dynamodb:DeleteItem'], resources: [this.table.tableArn] }),
+    );
     const outboxDlq = queue('OutboxDlq');
     publisherFn.addEventSource(
       new DynamoEventSource(this.table, {
@@ -178,7 +268,12 @@ export class BatonStack extends Stack {
         bisectBatchOnError: true,
         reportBatchItemFailures: true,
         onFailure: new SqsDlq(outboxDlq),
-        filters: [FilterCriteria.filter({ eventName: FilterRule.isEqual('INSERT'), dynamodb: { NewImage: { __edb_e__: { S: FilterRule.isEqual('outbox') } } } })],
+        filters: [
+          FilterCriteria.filter({
+            eventName: FilterRule.isEqual('INSERT'),
+            dynamodb: { NewImage: { __edb_e__: { S: FilterRule.isEqual('outbox') } } },
+          }),
+        ],
       }),
     );
 
@@ -188,7 +283,9 @@ export class BatonStack extends Stack {
         ruleName: `${name}-${r.name}`,
         eventBus: bus,
         eventPattern: { source: r.source, detailType: r.detailType },
-        targets: [new LambdaFunction(consumer, { retryAttempts: 2, maxEventAge: Duration.hours(1), deadLetterQueue: dlq })],
+        targets: [
+          new LambdaFunction(consumer, { retryAttempts: 2, maxEventAge: Duration.hours(1), deadLetterQueue: dlq }),
+        ],
       });
     const liveStatusDlq = queue('LiveStatusDlq');
     route(LIVE_STATUS_RULE, liveStatusFn, liveStatusDlq);
@@ -196,12 +293,24 @@ export class BatonStack extends Stack {
     liveStatusDlq.grantSendMessages(liveStatusFn);
     liveStatusFn.addEnvironment('DROPPED_QUEUE_URL', liveStatusDlq.queueUrl);
     route(STAGE_RULE, reevaluateFn, queue('ReevaluateDlq'));
-    for (const [id, f] of [['LiveStatus', liveStatusFn], ['Reevaluate', reevaluateFn], ['OutboxPublisher', publisherFn], ['JobWorker', workerFn]] as const) {
-      alarm(`${id}Errors`, f.metricErrors({ period: Duration.minutes(5) }), 1, `The ${id} function failed: its event is retried, then lands in a dead-letter queue.`);
+    for (const [id, f] of [
+      ['LiveStatus', liveStatusFn],
+      ['Reevaluate', reevaluateFn],
+      ['OutboxPublisher', publisherFn],
+      ['JobWorker', workerFn],
+    ] as const) {
+      alarm(
+        `${id}Errors`,
+        f.metricErrors({ period: Duration.minutes(5) }),
+        1,
+        `The ${id} function failed: its event is retried, then lands in a dead-letter queue.`,
+      );
     }
 
     // The authorizer only reads: the token by its hash, its user, and the organization's groups (one query).
-    authorizerFn.addToRolePolicy(new PolicyStatement({ actions: ['dynamodb:GetItem', 'dynamodb:Query'], resources: [this.table.tableArn] }));
+    authorizerFn.addToRolePolicy(
+      new PolicyStatement({ actions: ['dynamodb:GetItem', 'dynamodb:Query'], resources: [this.table.tableArn] }),
+    );
     const authorizer = new HttpLambdaAuthorizer('BearerToken', authorizerFn, {
       responseTypes: [HttpLambdaResponseType.SIMPLE],
       identitySource: ['$request.header.Authorization'],
@@ -214,27 +323,60 @@ export class BatonStack extends Stack {
       apiName: name,
       defaultAuthorizer: authorizer,
       createDefaultStage: false,
-      corsPreflight: { allowOrigins: [page.origin], allowHeaders: ['authorization', 'content-type', 'idempotency-key'], allowMethods: [CorsHttpMethod.GET, CorsHttpMethod.POST, CorsHttpMethod.PATCH, CorsHttpMethod.DELETE], exposeHeaders: ['location'], maxAge: Duration.days(1) },
+      corsPreflight: {
+        allowOrigins: [page.origin],
+        allowHeaders: ['authorization', 'content-type', 'idempotency-key'],
+        allowMethods: [CorsHttpMethod.GET, CorsHttpMethod.POST, CorsHttpMethod.PATCH, CorsHttpMethod.DELETE],
+        exposeHeaders: ['location'],
+        maxAge: Duration.days(1),
+      },
     });
     page.deploy(this.api.apiEndpoint, root);
-    const accessLogs = new LogGroup(this, 'ApiAccessLogs', { logGroupName: `/aws/apigateway/${name}`, retention: RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY });
+    const accessLogs = new LogGroup(this, 'ApiAccessLogs', {
+      logGroupName: `/aws/apigateway/${name}`,
+      retention: RetentionDays.ONE_MONTH,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
     new HttpStage(this, 'DefaultStage', {
       httpApi: this.api,
       stageName: '$default',
       autoDeploy: true,
       // Every client shares this: a runaway script is throttled (429) before it reaches the table.
       throttle: { rateLimit: 200, burstLimit: 400 },
-      accessLogSettings: { destination: new LogGroupLogDestination(accessLogs), format: AccessLogFormat.jsonWithStandardFields() },
+      accessLogSettings: {
+        destination: new LogGroupLogDestination(accessLogs),
+        format: AccessLogFormat.jsonWithStandardFields(),
+      },
     });
     // One permission for the whole API, not one per route: 70-odd per-route statements pass Lambda's 20 KB policy limit.
     const integration = new HttpLambdaIntegration('ApiIntegration', apiFn, { scopePermissionToRoute: false });
     for (const r of ROUTES) this.api.addRoutes({ path: r.path, methods: [HttpMethod[r.method]], integration });
-    for (const r of PUBLIC_ROUTES) this.api.addRoutes({ path: r.path, methods: [HttpMethod[r.method]], integration, authorizer: new HttpNoneAuthorizer() });
-    accept(this.api, 'AwsSolutions-APIG4', `Only ${PUBLIC_ROUTES.map((r) => `${r.method} ${r.path}`).join(', ')} is open: the API's contract, which holds no data; every other route is behind the token authorizer.`);
+    for (const r of PUBLIC_ROUTES)
+      this.api.addRoutes({
+        path: r.path,
+        methods: [HttpMethod[r.method]],
+        integration,
+        authorizer: new HttpNoneAuthorizer(),
+      });
+    accept(
+      this.api,
+      'AwsSolutions-APIG4',
+      `Only ${PUBLIC_ROUTES.map((r) => `${r.method} ${r.path}`).join(', ')} is open: the API's contract, which holds no data; every other route is behind the token authorizer.`,
+    );
 
     const requests = this.api.metricCount({ period: Duration.minutes(5) });
     const serverErrors = this.api.metricServerError({ period: Duration.minutes(5) });
-    alarm('Api5xxRate', new MathExpression({ expression: 'IF(requests > 0, 100 * errors / requests, 0)', usingMetrics: { requests, errors: serverErrors }, period: Duration.minutes(5), label: '5xx %' }), 1, 'More than 1% of API requests answered 5xx over five minutes.');
+    alarm(
+      'Api5xxRate',
+      new MathExpression({
+        expression: 'IF(requests > 0, 100 * errors / requests, 0)',
+        usingMetrics: { requests, errors: serverErrors },
+        period: Duration.minutes(5),
+        label: '5xx %',
+      }),
+      1,
+      'More than 1% of API requests answered 5xx over five minutes.',
+    );
 
     new CfnOutput(this, 'ApiUrl', { value: this.api.apiEndpoint });
     new CfnOutput(this, 'TableName', { value: this.table.tableName });

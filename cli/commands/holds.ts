@@ -13,7 +13,15 @@ function printHolds(a: Args, holds: HoldView | HoldView[]): void {
   print(holds, 'table', [
     ['Slug', (h) => h.Slug],
     ['InForce', (h) => String(h.InForce)],
-    ['Covers', (h) => (h.Scope === 'Organization' ? 'organization' : h.Scope === 'Space' ? `space ${h.SpaceSlug ?? h.SpaceID}` : `workflow ${h.SpaceSlug ?? h.SpaceID}/${h.ChangeWorkflowSlug ?? h.ChangeWorkflowID}`)],
+    [
+      'Covers',
+      (h) =>
+        h.Scope === 'Organization'
+          ? 'organization'
+          : h.Scope === 'Space'
+            ? `space ${h.SpaceSlug ?? h.SpaceID}`
+            : `workflow ${h.SpaceSlug ?? h.SpaceID}/${h.ChangeWorkflowSlug ?? h.ChangeWorkflowID}`,
+    ],
     ['Blocks', (h) => h.Blocks.join(',')],
     ['Owner', (h) => h.OwnerSlug ?? h.OwnerID],
     ['Expires', (h) => h.ExpiresAt ?? ''],
@@ -25,7 +33,8 @@ function printHolds(a: Args, holds: HoldView | HoldView[]): void {
 export const holdsCommands: Record<string, Record<string, Command>> = {
   hold: {
     create: async (a, c) => {
-      const usage = 'cub hold create <slug> --space S | --workflow S/wf | --organization --reason R [--expires-in 2h] [--blocks promote,publish]';
+      const usage =
+        'cub hold create <slug> --space S | --workflow S/wf | --organization --reason R [--expires-in 2h] [--blocks promote,publish]';
       const slug = a.positional[0];
       if (!slug) throw new UsageError(`name the hold: ${usage}`);
       const body = {
@@ -63,7 +72,9 @@ export const holdsCommands: Record<string, Record<string, Command>> = {
       const job = (await c.get<JobAnswer>(`/job/${seg(id)}`)).body;
       const format = out(a);
       if (format === 'json' || format === 'yaml') return print(job, format);
-      process.stdout.write(`Job ${job.JobID} (${job.Kind}): ${job.State}, ${job.Done}/${job.Total} space(s) ${bar(job.Done, job.Total)}${job.Status ? `; answered ${job.Status}` : ''}\n`);
+      process.stdout.write(
+        `Job ${job.JobID} (${job.Kind}): ${job.State}, ${job.Done}/${job.Total} space(s) ${bar(job.Done, job.Total)}${job.Status ? `; answered ${job.Status}` : ''}\n`,
+      );
       print(job.Spaces, 'table', [
         ['Space', (s) => s.SpaceSlug],
         ['State', (s) => s.State],
@@ -77,16 +88,38 @@ export const holdsCommands: Record<string, Record<string, Command>> = {
 export const holdsHelp: HelpTable = {
   hold: {
     create: {
-      summary: 'Hold promotions (or publishes) into a Space, a workflow’s ChangeOrders or the whole organization until lifted or expired',
+      summary:
+        'Hold promotions (or publishes) into a Space, a workflow’s ChangeOrders or the whole organization until lifted or expired',
       args: [['<slug>', 'the name of the hold, unique in the organization']],
       flags: [['space', 'hold this Space'], 'workflow', 'organization', 'reason', 'expires-in', 'blocks'],
-      example: "cub hold create year-end-freeze --workflow acme-workflows/acme-main-line --reason 'year-end change freeze' --expires-in 336h",
+      example:
+        "cub hold create year-end-freeze --workflow acme-workflows/acme-main-line --reason 'year-end change freeze' --expires-in 336h",
     },
-    list: { summary: 'The organization’s holds by name, in force or not', flags: ['limit', 'continue'], example: 'cub hold list --limit 20' },
-    get: { summary: 'One hold: what it covers, whose it is, why, until when', args: [['<hold>', 'the hold']], flags: [], example: 'cub hold get year-end-freeze' },
-    lift: { summary: 'Lift a hold (its owner or an Admin), with a note', args: [['<hold>', 'the hold']], flags: ['note'], example: "cub hold lift year-end-freeze --note 'freeze over'" },
+    list: {
+      summary: 'The organization’s holds by name, in force or not',
+      flags: ['limit', 'continue'],
+      example: 'cub hold list --limit 20',
+    },
+    get: {
+      summary: 'One hold: what it covers, whose it is, why, until when',
+      args: [['<hold>', 'the hold']],
+      flags: [],
+      example: 'cub hold get year-end-freeze',
+    },
+    lift: {
+      summary: 'Lift a hold (its owner or an Admin), with a note',
+      args: [['<hold>', 'the hold']],
+      flags: ['note'],
+      example: "cub hold lift year-end-freeze --note 'freeze over'",
+    },
   },
   job: {
-    get: { summary: 'Where a job stands: each Space done or pending, and once done the answer its request would have given (-o json)', args: [['<job>', 'the job ID a 202 answer named']], flags: [], example: 'cub job get "$(cub variant approve --change-order acme-base/release-v452 --stage dev --detach -q)"' },
+    get: {
+      summary:
+        'Where a job stands: each Space done or pending, and once done the answer its request would have given (-o json)',
+      args: [['<job>', 'the job ID a 202 answer named']],
+      flags: [],
+      example: 'cub job get "$(cub variant approve --change-order acme-base/release-v452 --stage dev --detach -q)"',
+    },
   },
 };

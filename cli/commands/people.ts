@@ -5,8 +5,17 @@ import { type Command, type HelpTable, out, list, listHelp, userNames } from '..
 import type { Attestation, AttestationView, Group, TokenView, User } from '../../lib/model/entities.ts';
 import type { ApproveAnswer } from '../api.ts';
 
-const userCols: Column<User>[] = [['Name', (u) => u.Slug], ['Role', (u) => u.Role], ['Display', (u) => u.DisplayName], ['ID', (u) => u.UserID]];
-const groupCols: Column<Group>[] = [['Name', (g) => g.Slug], ['Members', (g) => g.MemberUserIDs.length], ['ID', (g) => g.GroupID]];
+const userCols: Column<User>[] = [
+  ['Name', (u) => u.Slug],
+  ['Role', (u) => u.Role],
+  ['Display', (u) => u.DisplayName],
+  ['ID', (u) => u.UserID],
+];
+const groupCols: Column<Group>[] = [
+  ['Name', (g) => g.Slug],
+  ['Members', (g) => g.MemberUserIDs.length],
+  ['ID', (g) => g.GroupID],
+];
 /** Token columns; a user is shown by name when the names are at hand. */
 const tokenCols = (names: Map<string, string> = new Map()): Column<TokenView>[] => [
   ['ID', (t) => t.TokenID],
@@ -32,12 +41,20 @@ export function printApproval(a: Args, r: ApproveAnswer): void {
   const format = out(a);
   if (format === 'json' || format === 'yaml') return print(r, format);
   // The sentence's verb, as it would be and as it was: "Would approve" / "Approved", "Recorded ChangeRecord for".
-  const [would, did] = r.Result === 'Fail' ? ['reject', 'Rejected'] : r.Type === 'Approval' ? ['approve', 'Approved'] : [`record ${r.Type} for`, `Recorded ${r.Type} for`];
+  const [would, did] =
+    r.Result === 'Fail'
+      ? ['reject', 'Rejected']
+      : r.Type === 'Approval'
+        ? ['approve', 'Approved']
+        : [`record ${r.Type} for`, `Recorded ${r.Type} for`];
   const recorded = r.Spaces.filter((s) => s.Action === 'Attest').length;
   for (const s of r.Spaces) if (s.Warning) process.stderr.write(`Warning: ${s.SpaceSlug}: ${s.Warning}\n`);
   process.stdout.write(`${r.DryRun ? `Would ${would}` : did} revisions in ${recorded} space(s)\n`);
   print(
-    r.Spaces.flatMap((s): { s: ApproveAnswer['Spaces'][number]; u?: ApproveAnswer['Spaces'][number]['Units'][number] }[] => (s.Units.length ? s.Units.map((u) => ({ s, u })) : [{ s }])),
+    r.Spaces.flatMap(
+      (s): { s: ApproveAnswer['Spaces'][number]; u?: ApproveAnswer['Spaces'][number]['Units'][number] }[] =>
+        s.Units.length ? s.Units.map((u) => ({ s, u })) : [{ s }],
+    ),
     'table',
     [
       ['Space', (x) => x.s.SpaceSlug],
@@ -54,7 +71,10 @@ function grants(a: Args, name: string): Map<string, { users: string[]; groups: s
   const out = new Map<string, { users: string[]; groups: string[]; whole: boolean }>();
   for (const kv of flags(a, name)) {
     const m = /^(View|Edit|Approve|Manage|ReportStatus)(?:=(user|group):(.+))?$/.exec(kv);
-    if (!m || (name === 'permission' && !m[2])) throw new UsageError(`--${name} takes <View|Edit|Approve|Manage|ReportStatus>=user:<user>|group:<group>${name === 'remove-permission' ? ', or a verb alone' : ''}; got '${kv}'`);
+    if (!m || (name === 'permission' && !m[2]))
+      throw new UsageError(
+        `--${name} takes <View|Edit|Approve|Manage|ReportStatus>=user:<user>|group:<group>${name === 'remove-permission' ? ', or a verb alone' : ''}; got '${kv}'`,
+      );
     const g = out.get(m[1]!) ?? { users: [], groups: [], whole: false };
     if (!m[2]) g.whole = true;
     else (m[2] === 'user' ? g.users : g.groups).push(m[3]!);
@@ -64,7 +84,10 @@ function grants(a: Args, name: string): Map<string, { users: string[]; groups: s
 }
 
 /** The Permissions patch for `space update --permission/--remove-permission`: each verb named, in full. */
-export function permissionsPatch(a: Args, have: Record<string, { UserIDs: string[]; GroupIDs: string[] }> | undefined): Record<string, { UserIDs: string[]; GroupIDs: string[] } | null> | undefined {
+export function permissionsPatch(
+  a: Args,
+  have: Record<string, { UserIDs: string[]; GroupIDs: string[] }> | undefined,
+): Record<string, { UserIDs: string[]; GroupIDs: string[] } | null> | undefined {
   const add = grants(a, 'permission');
   const remove = grants(a, 'remove-permission');
   if (!add.size && !remove.size) return undefined;
@@ -78,7 +101,10 @@ export function permissionsPatch(a: Args, have: Record<string, { UserIDs: string
     const cur = have?.[verb] ?? { UserIDs: [], GroupIDs: [] };
     const plus = add.get(verb) ?? { users: [], groups: [] };
     // Removal names users and groups as given (slugs or IDs); the server resolves what stays.
-    patch[verb] = { UserIDs: [...cur.UserIDs, ...plus.users].filter((u) => !r?.users.includes(u)), GroupIDs: [...cur.GroupIDs, ...plus.groups].filter((g) => !r?.groups.includes(g)) };
+    patch[verb] = {
+      UserIDs: [...cur.UserIDs, ...plus.users].filter((u) => !r?.users.includes(u)),
+      GroupIDs: [...cur.GroupIDs, ...plus.groups].filter((g) => !r?.groups.includes(g)),
+    };
   }
   return patch;
 }
@@ -90,7 +116,11 @@ const ref = (a: Args, what: string, usage: string) => {
 };
 
 async function listOf<R>(c: Client, a: Args, path: string, cols: Column<R>[]): Promise<void> {
-  print((await c.get<R[]>(path, { where: flag(a, 'where'), limit: flag(a, 'limit'), continue: flag(a, 'continue') })).body, out(a), cols);
+  print(
+    (await c.get<R[]>(path, { where: flag(a, 'where'), limit: flag(a, 'limit'), continue: flag(a, 'continue') })).body,
+    out(a),
+    cols,
+  );
 }
 
 /** Users, groups, tokens and attestations. */
@@ -98,33 +128,66 @@ export const peopleCommands: Record<string, Record<string, Command>> = {
   user: {
     create: async (a, c) => {
       const slug = ref(a, 'user', 'cub user create <slug> [--role Admin|Member|Viewer]');
-      const r = await c.post<{ User: User; Token: string }>('/user', { Slug: slug, Role: flag(a, 'role'), DisplayName: flag(a, 'display-name') });
+      const r = await c.post<{ User: User; Token: string }>('/user', {
+        Slug: slug,
+        Role: flag(a, 'role'),
+        DisplayName: flag(a, 'display-name'),
+      });
       if ((out(a) ?? 'table') !== 'table') return print(r.body, out(a));
       // -q: the token alone, for a pipeline to keep (USER_TOKEN=$(cub user create bob -q)).
       if (isQuiet()) return void process.stdout.write(`${r.body.Token}\n`);
       // The secret is shown this once: only its hash is kept.
-      process.stdout.write(`Created user ${r.body.User.Slug} (${r.body.User.Role}). Their token (shown once):\n\n  ${r.body.Token}\n\ncub context set ${r.body.User.Slug} --server <url> --token ${r.body.Token}\n`);
+      process.stdout.write(
+        `Created user ${r.body.User.Slug} (${r.body.User.Role}). Their token (shown once):\n\n  ${r.body.Token}\n\ncub context set ${r.body.User.Slug} --server <url> --token ${r.body.Token}\n`,
+      );
     },
     list: (a, c) => listOf(c, a, '/user', userCols),
-    get: async (a, c) => print((await c.get<User>(`/user/${seg(ref(a, 'user', 'cub user get <user>'))}`)).body, out(a), userCols),
+    get: async (a, c) =>
+      print((await c.get<User>(`/user/${seg(ref(a, 'user', 'cub user get <user>'))}`)).body, out(a), userCols),
     update: async (a, c) => {
       const path = `/user/${seg(ref(a, 'user', 'cub user update <user> --role R'))}`;
       const cur = (await c.get<User>(path)).body;
-      print((await c.patch<User>(path, { Version: cur.Version, Role: flag(a, 'role'), DisplayName: flag(a, 'display-name') })).body, out(a), userCols);
+      print(
+        (
+          await c.patch<User>(path, {
+            Version: cur.Version,
+            Role: flag(a, 'role'),
+            DisplayName: flag(a, 'display-name'),
+          })
+        ).body,
+        out(a),
+        userCols,
+      );
     },
     delete: async (a, c) => {
       const user = ref(a, 'user', 'cub user delete <user>');
       const r = await c.delete<{ Deleted: string; RevokedTokens: number }>(`/user/${seg(user)}`);
-      say(out(a), `Deleted user ${r.body.Deleted} and ${r.body.RevokedTokens} token(s) of theirs`, r.body, r.body.Deleted);
+      say(
+        out(a),
+        `Deleted user ${r.body.Deleted} and ${r.body.RevokedTokens} token(s) of theirs`,
+        r.body,
+        r.body.Deleted,
+      );
     },
   },
   group: {
     create: async (a, c) => {
       const slug = ref(a, 'group', 'cub group create <slug> [--member U]…');
-      print((await c.post<Group>('/group', { Slug: slug, DisplayName: flag(a, 'display-name'), Members: flags(a, 'member').flatMap((m) => m.split(',')) })).body, out(a), groupCols);
+      print(
+        (
+          await c.post<Group>('/group', {
+            Slug: slug,
+            DisplayName: flag(a, 'display-name'),
+            Members: flags(a, 'member').flatMap((m) => m.split(',')),
+          })
+        ).body,
+        out(a),
+        groupCols,
+      );
     },
     list: (a, c) => listOf(c, a, '/group', groupCols),
-    get: async (a, c) => print((await c.get<Group>(`/group/${seg(ref(a, 'group', 'cub group get <group>'))}`)).body, out(a) ?? 'yaml'),
+    get: async (a, c) =>
+      print((await c.get<Group>(`/group/${seg(ref(a, 'group', 'cub group get <group>'))}`)).body, out(a) ?? 'yaml'),
     delete: async (a, c) => {
       const g = ref(a, 'group', 'cub group delete <group>');
       await c.delete(`/group/${seg(g)}`);
@@ -158,7 +221,9 @@ export const peopleCommands: Record<string, Record<string, Command>> = {
       if ((out(a) ?? 'table') !== 'table') return print(r.body, out(a));
       // -q: the secret alone (TOKEN=$(cub token create --service argocd --scope ReportStatus -q)).
       if (isQuiet()) return void process.stdout.write(`${r.body.Token}\n`);
-      process.stdout.write(`Token ${r.body.TokenInfo.TokenID}${r.body.TokenInfo.ExpiresAt ? `, expires ${r.body.TokenInfo.ExpiresAt}` : ''} (the secret is shown once):\n\n  ${r.body.Token}\n`);
+      process.stdout.write(
+        `Token ${r.body.TokenInfo.TokenID}${r.body.TokenInfo.ExpiresAt ? `, expires ${r.body.TokenInfo.ExpiresAt}` : ''} (the secret is shown once):\n\n  ${r.body.Token}\n`,
+      );
     },
     list: async (a, c) => {
       const r = await c.get<TokenView[]>('/token', { limit: flag(a, 'limit'), continue: flag(a, 'continue') });
@@ -193,18 +258,32 @@ export const peopleCommands: Record<string, Record<string, Command>> = {
     },
     list: async (a, c) => {
       const space = need(a, 'space', 'cub attestation list --space <space>');
-      await list(c, a, `/space/${seg(space)}/attestation`, attestationCols((out(a) ?? 'table') === 'table' ? await userNames(c) : undefined));
+      await list(
+        c,
+        a,
+        `/space/${seg(space)}/attestation`,
+        attestationCols((out(a) ?? 'table') === 'table' ? await userNames(c) : undefined),
+      );
     },
     get: async (a, c) => {
       const space = need(a, 'space', 'cub attestation get --space <space> <attestation-id>');
-      print((await c.get<AttestationView>(`/space/${seg(space)}/attestation/${seg(ref(a, 'attestation', 'cub attestation get --space <space> <attestation-id>'))}`)).body, out(a) ?? 'yaml');
+      print(
+        (
+          await c.get<AttestationView>(
+            `/space/${seg(space)}/attestation/${seg(ref(a, 'attestation', 'cub attestation get --space <space> <attestation-id>'))}`,
+          )
+        ).body,
+        out(a) ?? 'yaml',
+      );
     },
     revoke: async (a, c) => {
       const id = ref(a, 'attestation', 'cub attestation revoke <attestation-id> [--space S] --note N');
       // The ID is unique in the organization: without --space, find the Space it lives in among those the caller sees.
       let space = flag(a, 'space');
       if (!space) space = await spaceOfAttestation(c, id);
-      const r = await c.post<Attestation>(`/space/${seg(space)}/attestation/${seg(id)}/revoke`, { Note: flag(a, 'note') });
+      const r = await c.post<Attestation>(`/space/${seg(space)}/attestation/${seg(id)}/revoke`, {
+        Note: flag(a, 'note'),
+      });
       say(out(a), `Revoked attestation ${id} (revocation ${r.body.AttestationID})`, r.body, r.body.AttestationID);
     },
   },
@@ -214,7 +293,11 @@ export const peopleCommands: Record<string, Record<string, Command>> = {
 async function spaceOfAttestation(c: Client, id: string): Promise<string> {
   const spaces = (await c.get<{ SpaceID: string; Slug: string }[]>('/space')).body;
   for (const s of spaces) {
-    const found = (await c.get<AttestationView[]>(`/space/${seg(s.SpaceID)}/attestation`, { where: `AttestationID = '${id.replace(/'/g, "''")}'` })).body;
+    const found = (
+      await c.get<AttestationView[]>(`/space/${seg(s.SpaceID)}/attestation`, {
+        where: `AttestationID = '${id.replace(/'/g, "''")}'`,
+      })
+    ).body;
     if (found.length) return s.SpaceID;
   }
   throw new UsageError(`no attestation '${id}' in any space you can see; give --space`);
@@ -222,37 +305,120 @@ async function spaceOfAttestation(c: Client, id: string): Promise<string> {
 
 export const peopleHelp: HelpTable = {
   user: {
-    create: { summary: 'Add a user to the organization (Admin only); prints their first token once', args: [['<user>', 'the new user’s slug']], flags: ['role', 'display-name'], example: 'cub user create alice --role Member' },
+    create: {
+      summary: 'Add a user to the organization (Admin only); prints their first token once',
+      args: [['<user>', 'the new user’s slug']],
+      flags: ['role', 'display-name'],
+      example: 'cub user create alice --role Member',
+    },
     list: listHelp('users', 'user', `--where "Role = 'Member'"`, false),
     get: { summary: 'Show a user', args: [['<user>', 'slug or ID']], example: 'cub user get alice' },
-    update: { summary: 'Change a user’s role or name (Admin only)', args: [['<user>', 'slug or ID']], flags: ['role', 'display-name'], example: 'cub user update alice --role Viewer' },
-    delete: { summary: 'Remove a user; their tokens stop working at once (Admin only)', args: [['<user>', 'slug or ID']], example: 'cub user delete alice' },
+    update: {
+      summary: 'Change a user’s role or name (Admin only)',
+      args: [['<user>', 'slug or ID']],
+      flags: ['role', 'display-name'],
+      example: 'cub user update alice --role Viewer',
+    },
+    delete: {
+      summary: 'Remove a user; their tokens stop working at once (Admin only)',
+      args: [['<user>', 'slug or ID']],
+      example: 'cub user delete alice',
+    },
   },
   group: {
-    create: { summary: 'Create a group of users (Admin only)', args: [['<group>', 'the new group’s slug']], flags: ['member', 'display-name'], example: 'cub group create release-managers --member alice --member bob' },
+    create: {
+      summary: 'Create a group of users (Admin only)',
+      args: [['<group>', 'the new group’s slug']],
+      flags: ['member', 'display-name'],
+      example: 'cub group create release-managers --member alice --member bob',
+    },
     list: listHelp('groups', 'group', `--where "Slug LIKE 'release-%'"`, false),
     get: { summary: 'Show a group', args: [['<group>', 'slug or ID']], example: 'cub group get release-managers' },
-    delete: { summary: 'Delete a group (Admin only)', args: [['<group>', 'slug or ID']], example: 'cub group delete release-managers' },
-    'add-member': { summary: 'Add users to a group (Admin only)', args: [['<group>', 'slug or ID'], ['<users...>', 'users by slug or ID']], example: 'cub group add-member release-managers carol' },
-    'remove-member': { summary: 'Remove users from a group (Admin only)', args: [['<group>', 'slug or ID'], ['<users...>', 'users by slug or ID']], example: 'cub group remove-member release-managers carol' },
+    delete: {
+      summary: 'Delete a group (Admin only)',
+      args: [['<group>', 'slug or ID']],
+      example: 'cub group delete release-managers',
+    },
+    'add-member': {
+      summary: 'Add users to a group (Admin only)',
+      args: [
+        ['<group>', 'slug or ID'],
+        ['<users...>', 'users by slug or ID'],
+      ],
+      example: 'cub group add-member release-managers carol',
+    },
+    'remove-member': {
+      summary: 'Remove users from a group (Admin only)',
+      args: [
+        ['<group>', 'slug or ID'],
+        ['<users...>', 'users by slug or ID'],
+      ],
+      example: 'cub group remove-member release-managers carol',
+    },
   },
   token: {
     create: {
-      summary: 'Make a bearer token (yours, a user’s as Admin, or a service token for a deploy tool); the secret is shown once',
-      flags: [['user', 'make it for this user (Admin only; default you)'], 'service', 'scope', ['space', 'a service token reports only on these Spaces (repeatable; default all)'], 'require-signature', 'expires-in', 'description'],
+      summary:
+        'Make a bearer token (yours, a user’s as Admin, or a service token for a deploy tool); the secret is shown once',
+      flags: [
+        ['user', 'make it for this user (Admin only; default you)'],
+        'service',
+        'scope',
+        ['space', 'a service token reports only on these Spaces (repeatable; default all)'],
+        'require-signature',
+        'expires-in',
+        'description',
+      ],
       example: 'cub token create --service argocd --scope ReportStatus --space acme-prod-euw1 --expires-in 720h',
     },
-    list: { summary: 'The tokens you may see (yours; an Admin’s: all), oldest first, never their secrets', flags: ['limit', 'continue'], example: 'cub token list --limit 20' },
-    revoke: { summary: 'Revoke a token: it stops working at once', args: [['<token-id>', 'its ID (cub token list)']], example: 'cub token revoke "$(cub token list -q | tail -1)"' },
+    list: {
+      summary: 'The tokens you may see (yours; an Admin’s: all), oldest first, never their secrets',
+      flags: ['limit', 'continue'],
+      example: 'cub token list --limit 20',
+    },
+    revoke: {
+      summary: 'Revoke a token: it stops working at once',
+      args: [['<token-id>', 'its ID (cub token list)']],
+      example: 'cub token revoke "$(cub token list -q | tail -1)"',
+    },
   },
   attestation: {
     create: {
-      summary: 'Record an attestation of a type in a Space (a change record, a security review…): over a ChangeOrder’s revisions there, or Units’ heads',
-      flags: ['space', 'type', 'change-order', 'claim', 'note', 'where', ['revision', 'attest this revision of each Unit (default the head)'], 'expires-in', 'reject', 'dry-run'],
-      example: 'cub attestation create --space acme-prod-use1 --type ChangeRecord --change-order acme-base/release-v452 --claim servicenow.com/change=CHG0012345',
+      summary:
+        'Record an attestation of a type in a Space (a change record, a security review…): over a ChangeOrder’s revisions there, or Units’ heads',
+      flags: [
+        'space',
+        'type',
+        'change-order',
+        'claim',
+        'note',
+        'where',
+        ['revision', 'attest this revision of each Unit (default the head)'],
+        'expires-in',
+        'reject',
+        'dry-run',
+      ],
+      example:
+        'cub attestation create --space acme-prod-use1 --type ChangeRecord --change-order acme-base/release-v452 --claim servicenow.com/change=CHG0012345',
     },
-    list: { summary: 'The attestations of a Space, newest first (revocations included)', flags: ['space', 'where', 'filter', 'limit', 'continue'], example: 'cub attestation list --space acme-staging-euw1' },
-    get: { summary: 'Show one attestation', args: [['<attestation-id>', 'its ID']], flags: ['space'], example: 'cub attestation get --space acme-staging-euw1 "$(cub attestation list --space acme-staging-euw1 -q | head -1)"' },
-    revoke: { summary: 'Revoke an attestation: records a revocation beside it (it is never edited or deleted)', args: [['<attestation-id>', 'its ID (cub attestation list)']], flags: [['space', 'the Space it lives in (found when omitted)'], 'note'], example: 'cub attestation revoke "$(cub attestation list --space acme-staging-euw1 -q | head -1)" --note "looked again"' },
+    list: {
+      summary: 'The attestations of a Space, newest first (revocations included)',
+      flags: ['space', 'where', 'filter', 'limit', 'continue'],
+      example: 'cub attestation list --space acme-staging-euw1',
+    },
+    get: {
+      summary: 'Show one attestation',
+      args: [['<attestation-id>', 'its ID']],
+      flags: ['space'],
+      example:
+        'cub attestation get --space acme-staging-euw1 "$(cub attestation list --space acme-staging-euw1 -q | head -1)"',
+    },
+    revoke: {
+      summary: 'Revoke an attestation: records a revocation beside it (it is never edited or deleted)',
+      args: [['<attestation-id>', 'its ID (cub attestation list)']],
+      flags: [['space', 'the Space it lives in (found when omitted)'], 'note'],
+      example:
+        'cub attestation revoke "$(cub attestation list --space acme-staging-euw1 -q | head -1)" --note "looked again"',
+    },
   },
 };

@@ -7,7 +7,17 @@ import type { Change, InvokeAnswer, UnitResult } from '../api.ts';
 
 type UnitView = WithSpaceSlug<Unit>;
 import { withProgress } from '../progress.ts';
-import { type Command, type HelpTable, COLUMNS, out, list, locate, readInput, labelsPatch, printUnitResults } from '../common.ts';
+import {
+  type Command,
+  type HelpTable,
+  COLUMNS,
+  out,
+  list,
+  locate,
+  readInput,
+  labelsPatch,
+  printUnitResults,
+} from '../common.ts';
 
 /** Units, their revisions and mutations, and functions. */
 export const unitsCommands: Record<string, Record<string, Command>> = {
@@ -30,12 +40,22 @@ export const unitsCommands: Record<string, Record<string, Command>> = {
       print((await c.post<UnitView>(`/space/${seg(space)}/unit`, body)).body, out(a), COLUMNS.unit);
     },
     get: async (a, c) => {
-      const { space, slug } = locate(a, a.positional[0] ?? flag(a, 'unit'), 'unit', 'cub unit get --space <space> <unit>');
+      const { space, slug } = locate(
+        a,
+        a.positional[0] ?? flag(a, 'unit'),
+        'unit',
+        'cub unit get --space <space> <unit>',
+      );
       print((await c.get<UnitView>(`/space/${seg(space)}/unit/${seg(slug)}`)).body, out(a) ?? 'yaml');
     },
     list: async (a, c) => {
       const space = need(a, 'space', 'cub unit list --space <space> [--where W]');
-      const r = await c.get<UnitView[]>(`/space/${seg(space)}/unit`, { where: flag(a, 'where'), filter: flag(a, 'filter'), limit: flag(a, 'limit'), continue: flag(a, 'continue') });
+      const r = await c.get<UnitView[]>(`/space/${seg(space)}/unit`, {
+        where: flag(a, 'where'),
+        filter: flag(a, 'filter'),
+        limit: flag(a, 'limit'),
+        continue: flag(a, 'continue'),
+      });
       if ((out(a) ?? 'table') !== 'table') return print(r.body, out(a));
       // Whether each unit is behind its upstream comes from its Links' Stale.
       const links = (await c.get<LinkView[]>(`/space/${seg(space)}/link`)).body;
@@ -43,28 +63,51 @@ export const unitsCommands: Record<string, Record<string, Command>> = {
       print(
         r.body.map((u) => ({ ...u, Behind: stale.has(u.UnitID) })),
         'table',
-        [...COLUMNS.unit!.slice(0, 4), ['Behind', (u) => (u.UpstreamUnitID ? (u.Behind ? 'yes' : 'no') : '')], ...COLUMNS.unit!.slice(4)],
+        [
+          ...COLUMNS.unit!.slice(0, 4),
+          ['Behind', (u) => (u.UpstreamUnitID ? (u.Behind ? 'yes' : 'no') : '')],
+          ...COLUMNS.unit!.slice(4),
+        ],
       );
     },
     data: async (a, c) => {
-      const { space, slug } = locate(a, a.positional[0] ?? flag(a, 'unit'), 'unit', 'cub unit data --space <space> <unit> [--revision N]');
-      process.stdout.write((await c.get(`/space/${seg(space)}/unit/${seg(slug)}/data`, { revision: flag(a, 'revision') })).text);
+      const { space, slug } = locate(
+        a,
+        a.positional[0] ?? flag(a, 'unit'),
+        'unit',
+        'cub unit data --space <space> <unit> [--revision N]',
+      );
+      process.stdout.write(
+        (await c.get(`/space/${seg(space)}/unit/${seg(slug)}/data`, { revision: flag(a, 'revision') })).text,
+      );
     },
     update: async (a, c) => {
-      const usage = 'cub unit update --space <space> <unit> [<file|->] [--label k=v] [--change-desc D] [--changeset CS] | --upgrade | --merge-source X [--merge-base N] [--merge-end M] | --restore <rev> | --revert <range>';
+      const usage =
+        'cub unit update --space <space> <unit> [<file|->] [--label k=v] [--change-desc D] [--changeset CS] | --upgrade | --merge-source X [--merge-base N] [--merge-end M] | --restore <rev> | --revert <range>';
       const { space, slug } = locate(a, a.positional[0] ?? flag(a, 'unit'), 'unit', usage);
       const path = `/space/${seg(space)}/unit/${seg(slug)}`;
       if (flag(a, 'resolve') !== undefined) {
         // --patch --resolve Link:* resolves the Unit's TransformPaths Links (at the upstream's head or --merge-end).
-        const r = await c.post<{ UnitSlug: string; Changed: boolean; RevisionNum: number; Links: { LinkSlug: string; UpstreamRevisionNum: number; Values: Record<string, string> }[] }>(`${path}/resolve`, {
+        const r = await c.post<{
+          UnitSlug: string;
+          Changed: boolean;
+          RevisionNum: number;
+          Links: { LinkSlug: string; UpstreamRevisionNum: number; Values: Record<string, string> }[];
+        }>(`${path}/resolve`, {
           Resolve: flag(a, 'resolve'),
           MergeEndRevisionNum: flag(a, 'merge-end') === undefined ? undefined : Number(flag(a, 'merge-end')),
           ChangeDescription: flag(a, 'change-desc'),
           DryRun: bool(a, 'dry-run') || undefined,
         });
         if ((out(a) ?? 'table') !== 'table') return print(r.body, out(a));
-        process.stdout.write(`${r.body.Changed ? `${bool(a, 'dry-run') ? 'Would resolve' : 'Resolved'} ${r.body.UnitSlug} as revision ${r.body.RevisionNum}` : `${r.body.UnitSlug} already reflects its links (revision ${r.body.RevisionNum})`}\n`);
-        return print(r.body.Links, 'table', [['Link', (l) => l.LinkSlug], ['Upstream', (l) => l.UpstreamRevisionNum], ['Values', (l) => l.Values]]);
+        process.stdout.write(
+          `${r.body.Changed ? `${bool(a, 'dry-run') ? 'Would resolve' : 'Resolved'} ${r.body.UnitSlug} as revision ${r.body.RevisionNum}` : `${r.body.UnitSlug} already reflects its links (revision ${r.body.RevisionNum})`}\n`,
+        );
+        return print(r.body.Links, 'table', [
+          ['Link', (l) => l.LinkSlug],
+          ['Upstream', (l) => l.UpstreamRevisionNum],
+          ['Values', (l) => l.Values],
+        ]);
       }
       if (bool(a, 'upgrade') || flag(a, 'merge-source')) {
         const num = (n: string) => (flag(a, n) === undefined ? undefined : Number(flag(a, n)));
@@ -81,11 +124,23 @@ export const unitsCommands: Record<string, Record<string, Command>> = {
       }
       if (flag(a, 'restore')) {
         const rev = flag(a, 'restore')!;
-        const r = await c.post<UnitView>(`${path}/restore`, { Revision: /^\d+$/.test(rev) ? Number(rev) : rev, ChangeDescription: flag(a, 'change-desc') });
+        const r = await c.post<UnitView>(`${path}/restore`, {
+          Revision: /^\d+$/.test(rev) ? Number(rev) : rev,
+          ChangeDescription: flag(a, 'change-desc'),
+        });
         return print(r.body, out(a), COLUMNS.unit);
       }
       if (flag(a, 'revert')) {
-        return print((await c.post<UnitView>(`${path}/revert`, { Range: flag(a, 'revert'), ChangeDescription: flag(a, 'change-desc') })).body, out(a), COLUMNS.unit);
+        return print(
+          (
+            await c.post<UnitView>(`${path}/revert`, {
+              Range: flag(a, 'revert'),
+              ChangeDescription: flag(a, 'change-desc'),
+            })
+          ).body,
+          out(a),
+          COLUMNS.unit,
+        );
       }
       const cur = (await c.get<UnitView>(path)).body;
       const file = a.positional[1];
@@ -101,13 +156,26 @@ export const unitsCommands: Record<string, Record<string, Command>> = {
       print((await c.patch<UnitView>(path, body)).body, out(a), COLUMNS.unit);
     },
     conflicts: async (a, c) => {
-      const { space, slug } = locate(a, a.positional[0] ?? flag(a, 'unit'), 'unit', 'cub unit conflicts --space <space> <unit> [--apply [--dry-run] | --dismiss]');
+      const { space, slug } = locate(
+        a,
+        a.positional[0] ?? flag(a, 'unit'),
+        'unit',
+        'cub unit conflicts --space <space> <unit> [--apply [--dry-run] | --dismiss]',
+      );
       const path = `/space/${seg(space)}/unit/${seg(slug)}`;
       if (bool(a, 'apply') || bool(a, 'dismiss')) {
-        const r = await c.post<{ Changes: Change[]; RevisionNum?: number }>(`${path}/conflicts`, { Action: bool(a, 'apply') ? 'Apply' : 'Dismiss', DryRun: bool(a, 'dry-run') || undefined });
-        if (out(a) === 'mutations' || (bool(a, 'dry-run') && (out(a) ?? 'table') === 'table')) return print(r.body.Changes, 'table', COLUMNS.change);
+        const r = await c.post<{ Changes: Change[]; RevisionNum?: number }>(`${path}/conflicts`, {
+          Action: bool(a, 'apply') ? 'Apply' : 'Dismiss',
+          DryRun: bool(a, 'dry-run') || undefined,
+        });
+        if (out(a) === 'mutations' || (bool(a, 'dry-run') && (out(a) ?? 'table') === 'table'))
+          return print(r.body.Changes, 'table', COLUMNS.change);
         if (out(a) === 'json' || out(a) === 'yaml') return print(r.body, out(a));
-        process.stdout.write(bool(a, 'apply') ? `Applied ${r.body.Changes.length} upstream value(s) to ${slug}${r.body.RevisionNum ? ` as revision ${r.body.RevisionNum}` : ''}\n` : `Dismissed the conflicts of ${slug}; its data and protection are unchanged\n`);
+        process.stdout.write(
+          bool(a, 'apply')
+            ? `Applied ${r.body.Changes.length} upstream value(s) to ${slug}${r.body.RevisionNum ? ` as revision ${r.body.RevisionNum}` : ''}\n`
+            : `Dismissed the conflicts of ${slug}; its data and protection are unchanged\n`,
+        );
         return;
       }
       const unit = (await c.get<UnitView>(path)).body;
@@ -125,7 +193,12 @@ export const unitsCommands: Record<string, Record<string, Command>> = {
       ]);
     },
     delete: async (a, c) => {
-      const { space, slug } = locate(a, a.positional[0] ?? flag(a, 'unit'), 'unit', 'cub unit delete --space <space> <unit>');
+      const { space, slug } = locate(
+        a,
+        a.positional[0] ?? flag(a, 'unit'),
+        'unit',
+        'cub unit delete --space <space> <unit>',
+      );
       await c.delete(`/space/${seg(space)}/unit/${seg(slug)}`, { force: bool(a, 'force') ? 'true' : undefined });
       say(out(a), `Deleted unit ${slug}`, { Deleted: 'Unit', Space: space, Slug: slug }, slug);
     },
@@ -135,13 +208,26 @@ export const unitsCommands: Record<string, Record<string, Command>> = {
       if (!tag) throw new UsageError(usage);
       const { space, slug } = locate(a, flag(a, 'unit') ?? a.positional[1], 'unit', usage);
       const rev = flag(a, 'revision') ?? 'HeadRevisionNum';
-      const r = await c.post<{ TagSlug: string; RevisionNum: number }>(`/space/${seg(space)}/unit/${seg(slug)}/tag`, { Tag: tag, Revision: /^\d+$/.test(rev) ? Number(rev) : rev, Move: bool(a, 'move') });
-      if ((out(a) ?? 'table') === 'table') process.stdout.write(`Tag ${r.body.TagSlug} marks revision ${r.body.RevisionNum} of ${slug}\n`);
+      const r = await c.post<{ TagSlug: string; RevisionNum: number }>(`/space/${seg(space)}/unit/${seg(slug)}/tag`, {
+        Tag: tag,
+        Revision: /^\d+$/.test(rev) ? Number(rev) : rev,
+        Move: bool(a, 'move'),
+      });
+      if ((out(a) ?? 'table') === 'table')
+        process.stdout.write(`Tag ${r.body.TagSlug} marks revision ${r.body.RevisionNum} of ${slug}\n`);
       else print(r.body, out(a));
     },
     diff: async (a, c) => {
-      const { space, slug } = locate(a, a.positional[0] ?? flag(a, 'unit'), 'unit', 'cub unit diff --space <space> <unit> --from N [--to M]');
-      const r = await c.get<{ Changes: Change[] }>(`/space/${seg(space)}/unit/${seg(slug)}/diff`, { from: flag(a, 'from') ?? '0', to: flag(a, 'to') });
+      const { space, slug } = locate(
+        a,
+        a.positional[0] ?? flag(a, 'unit'),
+        'unit',
+        'cub unit diff --space <space> <unit> --from N [--to M]',
+      );
+      const r = await c.get<{ Changes: Change[] }>(`/space/${seg(space)}/unit/${seg(slug)}/diff`, {
+        from: flag(a, 'from') ?? '0',
+        to: flag(a, 'to'),
+      });
       if (out(a) && out(a) !== 'table') return print(r.body, out(a));
       print(r.body.Changes, out(a), COLUMNS.change);
     },
@@ -150,21 +236,43 @@ export const unitsCommands: Record<string, Record<string, Command>> = {
     list: async (a, c) => {
       const ref = a.positional[0] ?? flag(a, 'unit');
       // Without a Unit: the revisions of every Unit of the Space (say, what a ChangeOrder brought there), Unit by Unit.
-      if (!ref) return list<RevisionView & { UnitSlug: string }>(c, a, `/space/${seg(need(a, 'space', 'cub revision list --space <space> [<unit>] [--where W]'))}/revision`, [['Unit', (r) => r.UnitSlug], ...COLUMNS.revision]);
+      if (!ref)
+        return list<RevisionView & { UnitSlug: string }>(
+          c,
+          a,
+          `/space/${seg(need(a, 'space', 'cub revision list --space <space> [<unit>] [--where W]'))}/revision`,
+          [['Unit', (r) => r.UnitSlug], ...COLUMNS.revision],
+        );
       const { space, slug } = locate(a, ref, 'unit', 'cub revision list --space <space> <unit>');
       await list<RevisionView>(c, a, `/space/${seg(space)}/unit/${seg(slug)}/revision`, COLUMNS.revision);
     },
     get: async (a, c) => {
-      const { space, slug } = locate(a, a.positional[0] ?? flag(a, 'unit'), 'unit', 'cub revision get --space <space> <unit> <N>');
+      const { space, slug } = locate(
+        a,
+        a.positional[0] ?? flag(a, 'unit'),
+        'unit',
+        'cub revision get --space <space> <unit> <N>',
+      );
       const n = a.positional[1] ?? flag(a, 'revision');
       if (!n) throw new UsageError('cub revision get --space <space> <unit> <N>');
-      print((await c.get<RevisionView>(`/space/${seg(space)}/unit/${seg(slug)}/revision/${seg(n)}`)).body, out(a) ?? 'yaml');
+      print(
+        (await c.get<RevisionView>(`/space/${seg(space)}/unit/${seg(slug)}/revision/${seg(n)}`)).body,
+        out(a) ?? 'yaml',
+      );
     },
   },
   mutation: {
     list: async (a, c) => {
-      const { space, slug } = locate(a, a.positional[0] ?? flag(a, 'unit'), 'unit', 'cub mutation list --space <space> <unit>');
-      const r = await c.get<Mutation[]>(`/space/${seg(space)}/unit/${seg(slug)}/mutation`, { limit: flag(a, 'limit'), continue: flag(a, 'continue') });
+      const { space, slug } = locate(
+        a,
+        a.positional[0] ?? flag(a, 'unit'),
+        'unit',
+        'cub mutation list --space <space> <unit>',
+      );
+      const r = await c.get<Mutation[]>(`/space/${seg(space)}/unit/${seg(slug)}/mutation`, {
+        limit: flag(a, 'limit'),
+        continue: flag(a, 'continue'),
+      });
       if ((out(a) ?? 'table') !== 'table') return print(r.body, out(a));
       const rows = r.body.flatMap((m) => m.Changes.map((ch) => ({ Num: m.RevisionNum, Source: m.Source, ...ch })));
       print(rows, 'table', [['Num', (r) => r.Num], ['Source', (r) => r.Source], ...COLUMNS.change]);
@@ -189,16 +297,19 @@ async function invoke(a: Args, c: Client, mutating: boolean): Promise<void> {
   if (!name) throw new UsageError(`name a function: ${usage}`);
   const space = need(a, 'space', usage);
   const units = flags(a, 'unit').flatMap((u) => u.split(','));
-  const r = await withProgress(`${name} on ${units.length ? units.join(', ') : space}`, c.post<InvokeAnswer>(`/space/${seg(space)}/function/invoke`, {
-    FunctionName: name,
-    Arguments: args,
-    ...(units.length ? { UnitIDs: units } : {}),
-    Where: flag(a, 'where'),
-    ChangeDescription: flag(a, 'change-desc'),
-    Protect: bool(a, 'protect') || undefined,
-    ChangeSetID: flag(a, 'changeset'),
-    DryRun: bool(a, 'dry-run') || undefined,
-  }));
+  const r = await withProgress(
+    `${name} on ${units.length ? units.join(', ') : space}`,
+    c.post<InvokeAnswer>(`/space/${seg(space)}/function/invoke`, {
+      FunctionName: name,
+      Arguments: args,
+      ...(units.length ? { UnitIDs: units } : {}),
+      Where: flag(a, 'where'),
+      ChangeDescription: flag(a, 'change-desc'),
+      Protect: bool(a, 'protect') || undefined,
+      ChangeSetID: flag(a, 'changeset'),
+      DryRun: bool(a, 'dry-run') || undefined,
+    }),
+  );
 
   const results = r.body.Results;
   const format = out(a);
@@ -211,15 +322,41 @@ async function invoke(a: Args, c: Client, mutating: boolean): Promise<void> {
     return;
   }
   if (!mutating) {
-    const rows = results.flatMap((res) => (Array.isArray(res.Output) ? res.Output.map((o: { Resource?: string; Path?: string }) => ({ Unit: res.UnitSlug, Output: undefined as unknown, ...o })) : [{ Unit: res.UnitSlug, Output: res.Output }]));
+    const rows = results.flatMap((res) =>
+      Array.isArray(res.Output)
+        ? res.Output.map((o: { Resource?: string; Path?: string }) => ({
+            Unit: res.UnitSlug,
+            Output: undefined as unknown,
+            ...o,
+          }))
+        : [{ Unit: res.UnitSlug, Output: res.Output }],
+    );
     if (name === 'get-placeholders' && rows.length === 0) {
       process.stdout.write('No placeholders left\n');
       return;
     }
-    print(rows, 'table', Array.isArray(results[0]?.Output) ? [['Unit', (x) => x.Unit], ['Resource', (x) => x.Resource], ['Path', (x) => x.Path]] : [['Unit', (x) => x.Unit], ['Output', (x) => JSON.stringify(x.Output)]]);
+    print(
+      rows,
+      'table',
+      Array.isArray(results[0]?.Output)
+        ? [
+            ['Unit', (x) => x.Unit],
+            ['Resource', (x) => x.Resource],
+            ['Path', (x) => x.Path],
+          ]
+        : [
+            ['Unit', (x) => x.Unit],
+            ['Output', (x) => JSON.stringify(x.Output)],
+          ],
+    );
     return;
   }
-  print(results, 'table', [['Unit', (x) => x.UnitSlug], ['Changed', (x) => x.Changed], ['Revision', (x) => x.RevisionNum ?? ''], ['Error', (x) => x.Error?.Message ?? '']]);
+  print(results, 'table', [
+    ['Unit', (x) => x.UnitSlug],
+    ['Changed', (x) => x.Changed],
+    ['Revision', (x) => x.RevisionNum ?? ''],
+    ['Error', (x) => x.Error?.Message ?? ''],
+  ]);
   if (r.status === 207) process.exitCode = 1;
 }
 
@@ -230,47 +367,116 @@ export const unitsHelp: HelpTable = {
   unit: {
     create: {
       summary: 'Create a Unit from a YAML file or standard input',
-      args: [['<unit>', '<slug> with --space, or <space>/<slug>'], ['<file>', 'its data, or - for standard input']],
+      args: [
+        ['<unit>', '<slug> with --space, or <space>/<slug>'],
+        ['<file>', 'its data, or - for standard input'],
+      ],
       flags: ['space', 'toolchain', 'label', 'annotation', 'change-desc', 'changeset', 'target'],
       example: 'cub unit create --space acme-scratch worker worker.yaml',
     },
-    get: { summary: 'Show a Unit (YAML by default)', args: [unitArg], flags: ['space', 'unit'], example: 'cub unit get --space acme-base deployment' },
-    list: { summary: 'List the Units of a Space, with whether each is behind its upstream', flags: ['space', 'where', 'filter', 'limit', 'continue'], example: "cub unit list --space acme-prod-euw1 --where \"Slug LIKE 'deploy%'\"" },
-    data: { summary: 'Print the data of a Unit (at its head, or a revision)', args: [unitArg], flags: ['space', 'unit', 'revision'], example: 'cub unit data --space acme-base deployment --revision 1' },
+    get: {
+      summary: 'Show a Unit (YAML by default)',
+      args: [unitArg],
+      flags: ['space', 'unit'],
+      example: 'cub unit get --space acme-base deployment',
+    },
+    list: {
+      summary: 'List the Units of a Space, with whether each is behind its upstream',
+      flags: ['space', 'where', 'filter', 'limit', 'continue'],
+      example: 'cub unit list --space acme-prod-euw1 --where "Slug LIKE \'deploy%\'"',
+    },
+    data: {
+      summary: 'Print the data of a Unit (at its head, or a revision)',
+      args: [unitArg],
+      flags: ['space', 'unit', 'revision'],
+      example: 'cub unit data --space acme-base deployment --revision 1',
+    },
     update: {
       summary: 'Change a Unit: new data or labels, merge from upstream, restore or revert',
       args: [unitArg, ['[file]', 'its new data, or - for standard input']],
-      flags: ['space', 'unit', 'label', 'remove-label', 'annotation', 'remove-annotation', 'change-desc', 'changeset', 'target', 'new-slug', 'upgrade', 'change-order', 'prior-revisions', 'merge-source', 'merge-base', ['merge-end', 'merge (or resolve) up to this upstream revision'], 'squash', 'dry-run', 'restore', 'revert', 'patch', 'resolve'],
+      flags: [
+        'space',
+        'unit',
+        'label',
+        'remove-label',
+        'annotation',
+        'remove-annotation',
+        'change-desc',
+        'changeset',
+        'target',
+        'new-slug',
+        'upgrade',
+        'change-order',
+        'prior-revisions',
+        'merge-source',
+        'merge-base',
+        ['merge-end', 'merge (or resolve) up to this upstream revision'],
+        'squash',
+        'dry-run',
+        'restore',
+        'revert',
+        'patch',
+        'resolve',
+      ],
       example: 'cub unit update --space acme-staging-euw1 deployment --upgrade --dry-run -o mutations',
     },
-    conflicts: { summary: 'Show the protected paths an upstream merge could not change; apply or dismiss them', args: [unitArg], flags: ['space', 'unit', 'apply', 'dismiss', 'dry-run'], example: 'cub unit conflicts --space acme-dev deployment --apply --dry-run' },
-    delete: { summary: 'Delete a Unit (delete gates refuse unless --force)', args: [unitArg], flags: ['space', 'unit', 'force'], example: 'cub unit delete --space acme-scratch worker' },
+    conflicts: {
+      summary: 'Show the protected paths an upstream merge could not change; apply or dismiss them',
+      args: [unitArg],
+      flags: ['space', 'unit', 'apply', 'dismiss', 'dry-run'],
+      example: 'cub unit conflicts --space acme-dev deployment --apply --dry-run',
+    },
+    delete: {
+      summary: 'Delete a Unit (delete gates refuse unless --force)',
+      args: [unitArg],
+      flags: ['space', 'unit', 'force'],
+      example: 'cub unit delete --space acme-scratch worker',
+    },
     tag: {
       summary: 'Mark a revision of a Unit with a Tag',
-      args: [['<tag>', 'the Tag (created if new)'], ['[unit]', 'the Unit (or --unit)']],
+      args: [
+        ['<tag>', 'the Tag (created if new)'],
+        ['[unit]', 'the Unit (or --unit)'],
+      ],
       flags: ['space', 'unit', ['revision', 'the revision to mark (default the head)'], 'move'],
       example: 'cub unit tag v1 --space acme-base --unit deployment --revision 1',
     },
-    diff: { summary: 'What changed in a Unit between two revisions', args: [unitArg], flags: ['space', 'unit', 'from', 'to'], example: 'cub unit diff --space acme-base deployment --from 1 --to 2' },
+    diff: {
+      summary: 'What changed in a Unit between two revisions',
+      args: [unitArg],
+      flags: ['space', 'unit', 'from', 'to'],
+      example: 'cub unit diff --space acme-base deployment --from 1 --to 2',
+    },
   },
   revision: {
     list: {
       summary: 'List the revisions of a Unit (newest first), or of every Unit of a Space (Unit by Unit)',
       args: [['[unit]', 'the Unit (omit for the whole Space)']],
       flags: ['space', 'unit', 'where', 'filter', 'limit', 'continue'],
-      example: "cub revision list --space acme-dev --where \"ChangeOrders ? 'acme-base/release-v452'\"",
+      example: 'cub revision list --space acme-dev --where "ChangeOrders ? \'acme-base/release-v452\'"',
     },
-    get: { summary: 'Show one revision of a Unit', args: [unitArg, ['[num]', 'the revision number (or --revision)']], flags: ['space', 'unit', 'revision'], example: 'cub revision get --space acme-base deployment 2' },
+    get: {
+      summary: 'Show one revision of a Unit',
+      args: [unitArg, ['[num]', 'the revision number (or --revision)']],
+      flags: ['space', 'unit', 'revision'],
+      example: 'cub revision get --space acme-base deployment 2',
+    },
   },
   mutation: {
-    list: { summary: 'The paths each revision of a Unit changed, newest first', args: [unitArg], flags: ['space', 'unit', 'limit', 'continue'], example: 'cub mutation list --space acme-base deployment --limit 5' },
+    list: {
+      summary: 'The paths each revision of a Unit changed, newest first',
+      args: [unitArg],
+      flags: ['space', 'unit', 'limit', 'continue'],
+      example: 'cub mutation list --space acme-base deployment --limit 5',
+    },
   },
   function: {
     set: {
       summary: 'Change Units by running a function on them (one revision per changed Unit)',
       args: [['[function-and-args...]', 'the function and its arguments (after -- if any start with -)']],
       flags: [...INVOKE, 'change-desc', 'protect'],
-      example: "cub function set --space acme-base --unit deployment --change-desc 'Release v453: bump the image tag' -- set-image-reference-by-uri ghcr.io/acme/acme :v453",
+      example:
+        "cub function set --space acme-base --unit deployment --change-desc 'Release v453: bump the image tag' -- set-image-reference-by-uri ghcr.io/acme/acme :v453",
     },
     get: {
       summary: 'Read Units through a function (nothing is written)',

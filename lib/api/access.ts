@@ -9,16 +9,29 @@ import type { Route } from './route.ts';
  * View is not found (404, as another organization's); one they may View but not act in is 403 naming
  * the verb and the Space. A service token may only report status.
  */
-export async function checkAccess(deps: Deps, caller: Caller, route: Route, params: Record<string, string>): Promise<void> {
-  const need = route.access ?? (params.space_id ? (route.method === 'GET' ? 'View' : 'Edit') : route.method === 'GET' ? 'Anyone' : 'Member');
-  if (caller.Service && need !== 'ReportStatus') throw new Forbidden(`the service token '${caller.Service.Name}' may only report status (POST /hooks/…, PATCH …/release/{n}), not ${route.method} ${route.path}`);
+export async function checkAccess(
+  deps: Deps,
+  caller: Caller,
+  route: Route,
+  params: Record<string, string>,
+): Promise<void> {
+  const need =
+    route.access ??
+    (params.space_id ? (route.method === 'GET' ? 'View' : 'Edit') : route.method === 'GET' ? 'Anyone' : 'Member');
+  if (caller.Service && need !== 'ReportStatus')
+    throw new Forbidden(
+      `the service token '${caller.Service.Name}' may only report status (POST /hooks/…, PATCH …/release/{n}), not ${route.method} ${route.path}`,
+    );
   if (params.space_id) {
     const space = await findSpace(deps, caller, params.space_id);
-    if (need !== 'Anyone' && need !== 'Member' && need !== 'Admin' && !allows(caller, space, need)) throw new Forbidden(`${need} permission in space '${space.Slug}' is needed to ${route.method} ${route.path}`);
+    if (need !== 'Anyone' && need !== 'Member' && need !== 'Admin' && !allows(caller, space, need))
+      throw new Forbidden(`${need} permission in space '${space.Slug}' is needed to ${route.method} ${route.path}`);
     return;
   }
-  if (need === 'Admin' && caller.Role && caller.Role !== 'Admin') throw new Forbidden(`only an Admin may ${route.method} ${route.path}`);
-  if (need === 'Member' && caller.Role === 'Viewer') throw new Forbidden(`a Viewer may only read; ${route.method} ${route.path} needs a Member or Admin`);
+  if (need === 'Admin' && caller.Role && caller.Role !== 'Admin')
+    throw new Forbidden(`only an Admin may ${route.method} ${route.path}`);
+  if (need === 'Member' && caller.Role === 'Viewer')
+    throw new Forbidden(`a Viewer may only read; ${route.method} ${route.path} needs a Member or Admin`);
 }
 
 /** The Spaces the caller may View, for lists across the organization. */

@@ -23,25 +23,47 @@ export async function authenticate(store: Store, authorization: string | undefin
   const token = await store.getToken(tokenHash(bearerSecret(authorization)));
   if (!token) throw new Unauthorized('the bearer token is not valid');
   if (token.RevokedAt) throw new Unauthorized(`the bearer token was revoked at ${token.RevokedAt}`);
-  if (token.ExpiresAt && Date.parse(token.ExpiresAt) <= now.getTime()) throw new Unauthorized(`the bearer token expired at ${token.ExpiresAt}`);
+  if (token.ExpiresAt && Date.parse(token.ExpiresAt) <= now.getTime())
+    throw new Unauthorized(`the bearer token expired at ${token.ExpiresAt}`);
   return callerOf(store, token);
 }
 
 async function callerOf(store: Store, token: ApiToken): Promise<Caller> {
   const org = token.OrganizationID;
   if (token.Service) {
-    return { OrganizationID: org, UserID: token.TokenID, Service: { Name: token.Service, Scope: token.Scope ?? 'ReportStatus', SpaceIDs: token.SpaceIDs ?? [], RequireSignature: !!token.RequireSignature } };
+    return {
+      OrganizationID: org,
+      UserID: token.TokenID,
+      Service: {
+        Name: token.Service,
+        Scope: token.Scope ?? 'ReportStatus',
+        SpaceIDs: token.SpaceIDs ?? [],
+        RequireSignature: !!token.RequireSignature,
+      },
+    };
   }
   const [user, groups] = await Promise.all([store.getUser(org, token.UserID ?? ''), store.listGroups(org)]);
   if (!user) throw new Unauthorized('the bearer token belongs to a user who no longer exists');
-  return { OrganizationID: org, UserID: user.UserID, Role: user.Role, GroupIDs: groups.filter((g) => g.MemberUserIDs.includes(user.UserID)).map((g) => g.GroupID).sort() };
+  return {
+    OrganizationID: org,
+    UserID: user.UserID,
+    Role: user.Role,
+    GroupIDs: groups
+      .filter((g) => g.MemberUserIDs.includes(user.UserID))
+      .map((g) => g.GroupID)
+      .sort(),
+  };
 }
 
 /**
  * The Lambda authorizer's answer (HTTP API simple response), computed the same way locally. The caller
  * travels as one JSON string: authorizer context values must be flat.
  */
-export async function authorizeRequest(store: Store, headers: Record<string, string | undefined>, now: Date): Promise<{ isAuthorized: boolean; context?: { caller: string }; error?: string }> {
+export async function authorizeRequest(
+  store: Store,
+  headers: Record<string, string | undefined>,
+  now: Date,
+): Promise<{ isAuthorized: boolean; context?: { caller: string }; error?: string }> {
   try {
     const caller = await authenticate(store, headers.authorization ?? headers.Authorization, now);
     return { isAuthorized: true, context: { caller: JSON.stringify(caller) } };

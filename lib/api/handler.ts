@@ -23,7 +23,10 @@ export function bodyLimit(routeKey: string): number {
 export const isPublicRoute = (routeKey: string): boolean => PUBLIC_BY_KEY.has(routeKey);
 
 /** Finds the route for a method and concrete path, as API Gateway would: its route key and path parameters. */
-export function matchRoute(method: string, path: string): { routeKey: string; params: Record<string, string> } | { allowed: string[] } | undefined {
+export function matchRoute(
+  method: string,
+  path: string,
+): { routeKey: string; params: Record<string, string> } | { allowed: string[] } | undefined {
   const parts = path.split('/').filter(Boolean);
   const allowed: string[] = [];
   for (const r of [...ROUTES, ...PUBLIC_ROUTES]) {
@@ -52,7 +55,8 @@ export function matchRoute(method: string, path: string): { routeKey: string; pa
 /** Turns zod issues into one message naming each field. */
 export function describeIssues(where: string, error: z.ZodError): string {
   const parts = error.issues.map((i) => {
-    if (i.code === 'unrecognized_keys') return i.keys.map((k) => `unknown field '${[...i.path, k].join('.')}'`).join('; ');
+    if (i.code === 'unrecognized_keys')
+      return i.keys.map((k) => `unknown field '${[...i.path, k].join('.')}'`).join('; ');
     const field = i.path.join('.');
     // A bad map key reports its own reason one level down.
     const message = i.code === 'invalid_key' ? (i.issues[0]?.message ?? i.message) : i.message;
@@ -62,7 +66,11 @@ export function describeIssues(where: string, error: z.ZodError): string {
 }
 
 function reply(status: number, body: unknown, headers: Record<string, string> = {}): APIGatewayProxyStructuredResultV2 {
-  return { statusCode: status, headers: { 'content-type': 'application/json', ...headers }, body: body === undefined ? '' : JSON.stringify(body) };
+  return {
+    statusCode: status,
+    headers: { 'content-type': 'application/json', ...headers },
+    body: body === undefined ? '' : JSON.stringify(body),
+  };
 }
 
 /** The HTTP status of each domain error: the one place errors meet HTTP. */
@@ -79,15 +87,37 @@ export const STATUS: Record<ErrorCode, number> = {
 };
 
 /** AWS SDK errors that mean the database is away or throttling, not that the request is wrong. */
-const UNAVAILABLE = new Set(['TimeoutError', 'ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded', 'InternalServerError', 'ServiceUnavailable', 'ServiceUnavailableException', 'TransactionInProgressException']);
+const UNAVAILABLE = new Set([
+  'TimeoutError',
+  'ProvisionedThroughputExceededException',
+  'ThrottlingException',
+  'RequestLimitExceeded',
+  'InternalServerError',
+  'ServiceUnavailable',
+  'ServiceUnavailableException',
+  'TransactionInProgressException',
+]);
 const NETWORK = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH']);
 
 /** Whether an error (or what caused it, as ElectroDB wraps the SDK's) says the database could not answer. */
 export function isUnavailable(e: unknown, depth = 0): boolean {
   if (!e || typeof e !== 'object' || depth > 4) return false;
-  const x = e as { name?: string; code?: string; $metadata?: { httpStatusCode?: number }; cause?: unknown; errors?: unknown[] };
-  if ((x.name && UNAVAILABLE.has(x.name)) || (x.code && NETWORK.has(x.code)) || (x.$metadata?.httpStatusCode ?? 0) >= 500) return true;
-  return isUnavailable(x.cause, depth + 1) || (Array.isArray(x.errors) && x.errors.some((y) => isUnavailable(y, depth + 1)));
+  const x = e as {
+    name?: string;
+    code?: string;
+    $metadata?: { httpStatusCode?: number };
+    cause?: unknown;
+    errors?: unknown[];
+  };
+  if (
+    (x.name && UNAVAILABLE.has(x.name)) ||
+    (x.code && NETWORK.has(x.code)) ||
+    (x.$metadata?.httpStatusCode ?? 0) >= 500
+  )
+    return true;
+  return (
+    isUnavailable(x.cause, depth + 1) || (Array.isArray(x.errors) && x.errors.some((y) => isUnavailable(y, depth + 1)))
+  );
 }
 
 /**
@@ -97,12 +127,29 @@ export function isUnavailable(e: unknown, depth = 0): boolean {
  */
 export function errorReply(e: unknown, telemetry: Telemetry = consoleTelemetry): APIGatewayProxyStructuredResultV2 {
   if (e instanceof GateRefused) return reply(STATUS[e.code], { ...e.details, Code: e.code, Message: e.message });
-  if (e instanceof BatonError) return reply(STATUS[e.code], { Code: e.code, Message: e.message }, e.code === ErrorCode.Unavailable ? { 'retry-after': '2' } : {});
+  if (e instanceof BatonError)
+    return reply(
+      STATUS[e.code],
+      { Code: e.code, Message: e.message },
+      e.code === ErrorCode.Unavailable ? { 'retry-after': '2' } : {},
+    );
   // The `yaml` library stops expanding aliases past its count: data built to do that is the caller's, not a fault.
-  if (e instanceof ReferenceError && /alias/i.test(e.message)) return reply(400, { Code: ErrorCode.Invalid, Message: `the data repeats aliases too often to be edited: ${e.message}` });
+  if (e instanceof ReferenceError && /alias/i.test(e.message))
+    return reply(400, {
+      Code: ErrorCode.Invalid,
+      Message: `the data repeats aliases too often to be edited: ${e.message}`,
+    });
   if (isUnavailable(e)) {
     telemetry.error('the database did not answer: 503', e);
-    return reply(503, { Code: ErrorCode.Unavailable, Message: 'the database is not answering right now: retry the request shortly (a rerun finishes what this one began)' }, { 'retry-after': '2' });
+    return reply(
+      503,
+      {
+        Code: ErrorCode.Unavailable,
+        Message:
+          'the database is not answering right now: retry the request shortly (a rerun finishes what this one began)',
+      },
+      { 'retry-after': '2' },
+    );
   }
   telemetry.error('unhandled error answered 500', e);
   return reply(500, { Code: 'Internal', Message: 'internal error; the server log has the details' });
@@ -123,7 +170,10 @@ function parseBody(event: ApiEvent): unknown {
   } catch (e) {
     throw new Invalid(`request body is not JSON: ${(e as Error).message}`);
   }
-  if (proto) throw new Invalid("request body has a key '__proto__', which is not allowed anywhere (it names an object's prototype)");
+  if (proto)
+    throw new Invalid(
+      "request body has a key '__proto__', which is not allowed anywhere (it names an object's prototype)",
+    );
   return parsed;
 }
 
@@ -140,25 +190,55 @@ export async function handleApiEvent(deps: Deps, event: ApiEvent): Promise<APIGa
     const context = event.requestContext.authorizer?.lambda?.caller;
     if (!context) throw new Unauthorized('no caller: the authorizer did not run for this route');
     const caller = JSON.parse(context) as Caller;
-    const size = event.body ? (event.isBase64Encoded ? Math.floor((event.body.length * 3) / 4) : Buffer.byteLength(event.body)) : 0;
-    if (size > (route.maxBody ?? MAX_BODY)) throw new TooLarge(`the request body is ${Math.ceil(size / 1024)} KB, more than this route takes (${(route.maxBody ?? MAX_BODY) / 1024} KB)`);
+    const size = event.body
+      ? event.isBase64Encoded
+        ? Math.floor((event.body.length * 3) / 4)
+        : Buffer.byteLength(event.body)
+      : 0;
+    if (size > (route.maxBody ?? MAX_BODY))
+      throw new TooLarge(
+        `the request body is ${Math.ceil(size / 1024)} KB, more than this route takes (${(route.maxBody ?? MAX_BODY) / 1024} KB)`,
+      );
     const query = route.query.safeParse(event.queryStringParameters ?? {});
     if (!query.success) throw new Invalid(describeIssues('query', query.error));
     const raw = parseBody(event);
     const body = route.body.safeParse(raw);
-    if (!body.success) throw new Invalid(raw !== undefined && route.body instanceof z.ZodUndefined ? 'this route takes no request body' : describeIssues('request body', body.error));
+    if (!body.success)
+      throw new Invalid(
+        raw !== undefined && route.body instanceof z.ZodUndefined
+          ? 'this route takes no request body'
+          : describeIssues('request body', body.error),
+      );
     const params = (event.pathParameters ?? {}) as Record<string, string>;
     await checkAccess(deps, caller, route, params);
-    const rawText = event.body ? (event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body) : '';
+    const rawText = event.body
+      ? event.isBase64Encoded
+        ? Buffer.from(event.body, 'base64').toString('utf8')
+        : event.body
+      : '';
     const run = async (): Promise<APIGatewayProxyStructuredResultV2> => {
-      const out = await route.handle({ deps, caller, params, query: query.data, body: body.data, raw: { body: rawText, headers: event.headers ?? {} } });
+      const out = await route.handle({
+        deps,
+        caller,
+        params,
+        query: query.data,
+        body: body.data,
+        raw: { body: rawText, headers: event.headers ?? {} },
+      });
       const status = out.status ?? 200;
-      if (out.text !== undefined) return { statusCode: status, headers: { 'content-type': out.contentType ?? 'text/plain', ...out.headers }, body: out.text };
+      if (out.text !== undefined)
+        return {
+          statusCode: status,
+          headers: { 'content-type': out.contentType ?? 'text/plain', ...out.headers },
+          body: out.text,
+        };
       return reply(status, out.body, out.headers);
     };
     // A POST with an Idempotency-Key runs once; its retries get the first answer.
     const key = route.method === 'POST' ? idempotencyKey(event.headers ?? {}) : undefined;
-    return key ? await once(deps, caller, key, requestHash(event.routeKey, params, query.data, rawText), run) : await run();
+    return key
+      ? await once(deps, caller, key, requestHash(event.routeKey, params, query.data, rawText), run)
+      : await run();
   } catch (e) {
     return errorReply(e, deps.telemetry);
   }

@@ -18,20 +18,32 @@ const MAX_KEPT = 300 * 1024;
 
 /** The Idempotency-Key of a request, checked: 1–255 visible ASCII characters. */
 export function idempotencyKey(headers: Record<string, string | undefined>): string | undefined {
-  const key = headers['idempotency-key'] ?? Object.entries(headers).find(([k]) => k.toLowerCase() === 'idempotency-key')?.[1];
+  const key =
+    headers['idempotency-key'] ?? Object.entries(headers).find(([k]) => k.toLowerCase() === 'idempotency-key')?.[1];
   if (key === undefined) return undefined;
-  if (!/^[\x21-\x7e]{1,255}$/.test(key)) throw new Invalid('Idempotency-Key must be 1 to 255 visible ASCII characters (a UUID, say)');
+  if (!/^[\x21-\x7e]{1,255}$/.test(key))
+    throw new Invalid('Idempotency-Key must be 1 to 255 visible ASCII characters (a UUID, say)');
   return key;
 }
 
 /** What makes two requests the same request: the route, its path parameters, query and body. */
 export function requestHash(routeKey: string, params: Record<string, string>, query: unknown, body: string): string {
-  return createHash('sha256').update(JSON.stringify([routeKey, params, query ?? {}, body])).digest('hex');
+  return createHash('sha256')
+    .update(JSON.stringify([routeKey, params, query ?? {}, body]))
+    .digest('hex');
 }
 
 function replay(r: IdempotencyRecord): APIGatewayProxyStructuredResultV2 {
   const headers = { ...(r.Headers ?? {}), 'idempotent-replayed': 'true' };
-  if (r.Body === undefined) return { statusCode: r.Status ?? 200, headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ Replayed: true, Message: 'this request was done already; its answer was too large to keep: read what it made with GET' }) };
+  if (r.Body === undefined)
+    return {
+      statusCode: r.Status ?? 200,
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify({
+        Replayed: true,
+        Message: 'this request was done already; its answer was too large to keep: read what it made with GET',
+      }),
+    };
   return { statusCode: r.Status ?? 200, headers, body: gunzipSync(Buffer.from(r.Body, 'base64')).toString('utf8') };
 }
 
@@ -39,9 +51,23 @@ function replay(r: IdempotencyRecord): APIGatewayProxyStructuredResultV2 {
  * Runs `work` once per key: a first request claims the key and keeps its answer; a retry with the same
  * request gets that answer; a different request with the key is a 422; one while the first runs, a 409.
  */
-export async function once(deps: Deps, caller: Caller, key: string, hash: string, work: () => Promise<APIGatewayProxyStructuredResultV2>): Promise<APIGatewayProxyStructuredResultV2> {
+export async function once(
+  deps: Deps,
+  caller: Caller,
+  key: string,
+  hash: string,
+  work: () => Promise<APIGatewayProxyStructuredResultV2>,
+): Promise<APIGatewayProxyStructuredResultV2> {
   const now = deps.now();
-  const claim: IdempotencyRecord = { OrganizationID: caller.OrganizationID, UserID: caller.UserID, Key: key, RequestHash: hash, State: 'InProgress', CreatedAt: now.toISOString(), ExpiresAtEpoch: Math.floor(now.getTime() / 1000) + IDEMPOTENCY_SECONDS };
+  const claim: IdempotencyRecord = {
+    OrganizationID: caller.OrganizationID,
+    UserID: caller.UserID,
+    Key: key,
+    RequestHash: hash,
+    State: 'InProgress',
+    CreatedAt: now.toISOString(),
+    ExpiresAtEpoch: Math.floor(now.getTime() / 1000) + IDEMPOTENCY_SECONDS,
+  };
   try {
     await deps.store.claimIdempotency(claim);
   } catch (e) {
@@ -52,8 +78,12 @@ export async function once(deps: Deps, caller: Caller, key: string, hash: string
       if (first) await deps.store.releaseIdempotency(caller.OrganizationID, caller.UserID, key);
       return once(deps, caller, key, hash, work);
     }
-    if (first.RequestHash !== hash) throw new Unprocessable(`Idempotency-Key '${key}' was used for a different request; use a new key for a new request`);
-    if (first.State === 'InProgress') throw new Conflict(`a request with Idempotency-Key '${key}' is still running; retry it in a moment`);
+    if (first.RequestHash !== hash)
+      throw new Unprocessable(
+        `Idempotency-Key '${key}' was used for a different request; use a new key for a new request`,
+      );
+    if (first.State === 'InProgress')
+      throw new Conflict(`a request with Idempotency-Key '${key}' is still running; retry it in a moment`);
     return replay(first);
   }
   let result: APIGatewayProxyStructuredResultV2;
@@ -69,6 +99,12 @@ export async function once(deps: Deps, caller: Caller, key: string, hash: string
     return result;
   }
   const body = gzipSync(Buffer.from(result.body ?? '', 'utf8')).toString('base64');
-  await deps.store.finishIdempotency({ ...claim, State: 'Done', Status: status, Body: body.length <= MAX_KEPT ? body : undefined, Headers: result.headers as Record<string, string> | undefined });
+  await deps.store.finishIdempotency({
+    ...claim,
+    State: 'Done',
+    Status: status,
+    Body: body.length <= MAX_KEPT ? body : undefined,
+    Headers: result.headers as Record<string, string> | undefined,
+  });
   return result;
 }

@@ -23,7 +23,13 @@ export interface Page<T> {
 export type RelationLoader<T> = (items: T[], relations: Set<string>) => Promise<T[]>;
 
 /** Parses `where` and resolves `filter` (a saved Filter, `space/slug` or a slug in `home`) into queries over `entity`. */
-export async function listQueries(deps: Deps, caller: Caller, entity: string, p: ListParams, home?: Space): Promise<Query[]> {
+export async function listQueries(
+  deps: Deps,
+  caller: Caller,
+  entity: string,
+  p: ListParams,
+  home?: Space,
+): Promise<Query[]> {
   const queries: Query[] = [];
   if (p.where !== undefined) queries.push(parseWhere(p.where, entity));
   if (p.filter) {
@@ -35,7 +41,12 @@ export async function listQueries(deps: Deps, caller: Caller, entity: string, p:
 }
 
 /** Filters, orders by slug and pages a list read in full from one partition. */
-export async function page<T extends { Slug: string }>(items: T[], queries: Query[], p: ListParams, load?: RelationLoader<T>): Promise<Page<T>> {
+export async function page<T extends { Slug: string }>(
+  items: T[],
+  queries: Query[],
+  p: ListParams,
+  load?: RelationLoader<T>,
+): Promise<Page<T>> {
   const relations = new Set(queries.flatMap((q) => [...relationsUsed(q)]));
   let all = relations.size && load ? await load(items, relations) : items;
   all = all.filter((i) => queries.every((q) => matches(q, i as Record<string, unknown>)));
@@ -79,8 +90,16 @@ export interface ListSource<S, T> {
  * partition — until it has `limit` that match; the token it gives back is the cursor of the last claim
  * it answered with. Asked for neither, it reads the whole list.
  */
-export async function cursorPage<S, T extends { Slug: string }>(deps: Deps, where: SlugScope, src: ListSource<S, T>, queries: Query[], p: ListParams, load?: RelationLoader<T>): Promise<Page<T>> {
-  const shown = async (items: S[]): Promise<T[]> => (await Promise.all(items.map(async (i) => src.show(i)))).filter((x) => x !== undefined) as T[];
+export async function cursorPage<S, T extends { Slug: string }>(
+  deps: Deps,
+  where: SlugScope,
+  src: ListSource<S, T>,
+  queries: Query[],
+  p: ListParams,
+  load?: RelationLoader<T>,
+): Promise<Page<T>> {
+  const shown = async (items: S[]): Promise<T[]> =>
+    (await Promise.all(items.map(async (i) => src.show(i)))).filter((x) => x !== undefined) as T[];
   if (p.limit === undefined && p.continue === undefined) return page(await shown(await src.all()), queries, p, load);
   const limit = p.limit ?? 100;
   const relations = new Set(queries.flatMap((q) => [...relationsUsed(q)]));
@@ -92,9 +111,20 @@ export async function cursorPage<S, T extends { Slug: string }>(deps: Deps, wher
     const want = queries.length ? Math.min(1000, Math.max(limit, 50)) : limit - out.length + 1;
     const claims = await deps.store.slugPage(where.scope, where.kind, want, after);
     const byId = new Map((await src.some(claims.claims.map((c) => c.ID))).map((i) => [src.idOf(i), i]));
-    const rows = await Promise.all(claims.claims.map(async (c) => ({ c, item: (byId.has(c.ID) ? await src.show(byId.get(c.ID)!) : undefined) as T | undefined })));
+    const rows = await Promise.all(
+      claims.claims.map(async (c) => ({
+        c,
+        item: (byId.has(c.ID) ? await src.show(byId.get(c.ID)!) : undefined) as T | undefined,
+      })),
+    );
     const present = rows.filter((r): r is { c: (typeof rows)[number]['c']; item: T } => r.item !== undefined);
-    const loaded = relations.size && load ? await load(present.map((r) => r.item), relations) : present.map((r) => r.item);
+    const loaded =
+      relations.size && load
+        ? await load(
+            present.map((r) => r.item),
+            relations,
+          )
+        : present.map((r) => r.item);
     for (const [i, r] of present.entries()) {
       const item = loaded[i]!;
       if (!queries.every((q) => matches(q, item as Record<string, unknown>))) continue;
@@ -115,7 +145,11 @@ export async function cursorPage<S, T extends { Slug: string }>(deps: Deps, wher
  * ends the list says so), more while a `where` leaves it short; the token it gives back resumes right
  * after the last item it answered with.
  */
-export async function keyedPage<T>(read: (want: number, after?: string) => Promise<{ items: { item: T; cursor: string }[]; next?: string }>, queries: Query[], p: ListParams): Promise<Page<T>> {
+export async function keyedPage<T>(
+  read: (want: number, after?: string) => Promise<{ items: { item: T; cursor: string }[]; next?: string }>,
+  queries: Query[],
+  p: ListParams,
+): Promise<Page<T>> {
   const limit = p.limit ?? 100;
   const out: T[] = [];
   let after = p.continue;
@@ -125,7 +159,8 @@ export async function keyedPage<T>(read: (want: number, after?: string) => Promi
     for (const [i, { item, cursor }] of page.items.entries()) {
       if (!queries.every((q) => matches(q, item as Record<string, unknown>))) continue;
       out.push(item);
-      if (out.length === limit) return { items: out, continueToken: i === page.items.length - 1 && !page.next ? undefined : cursor };
+      if (out.length === limit)
+        return { items: out, continueToken: i === page.items.length - 1 && !page.next ? undefined : cursor };
     }
     if (!page.next) return { items: out };
     after = page.next;
@@ -133,7 +168,11 @@ export async function keyedPage<T>(read: (want: number, after?: string) => Promi
 }
 
 /** What a list over many parts (Spaces, Units) reads of one: a page of its own, with its own cursor (as `keyedPage` reads). */
-export type PartRead<P, T> = (part: P, want: number, after?: string) => Promise<{ items: { item: T; cursor: string }[]; next?: string }>;
+export type PartRead<P, T> = (
+  part: P,
+  want: number,
+  after?: string,
+) => Promise<{ items: { item: T; cursor: string }[]; next?: string }>;
 
 /**
  * The `read` of a `keyedPage` over many parts (Spaces, a Space's Units), one after another in slug order,
@@ -142,9 +181,17 @@ export type PartRead<P, T> = (part: P, want: number, after?: string) => Promise<
  * cursor in it; a part gone since (deleted, or no longer visible) resumes at the next one by slug. `list`
  * names the list, so another's token is refused.
  */
-export function across<P extends { Slug: string }, T>(list: string, parts: P[], idOf: (p: P) => string, readPart: PartRead<P, T>): (want: number, after?: string) => Promise<{ items: { item: T; cursor: string }[]; next?: string }> {
+export function across<P extends { Slug: string }, T>(
+  list: string,
+  parts: P[],
+  idOf: (p: P) => string,
+  readPart: PartRead<P, T>,
+): (want: number, after?: string) => Promise<{ items: { item: T; cursor: string }[]; next?: string }> {
   const ordered = [...parts].sort((a, b) => (a.Slug < b.Slug ? -1 : a.Slug > b.Slug ? 1 : 0));
-  const token = (p: P, r?: string) => Buffer.from(JSON.stringify({ l: list, s: idOf(p), g: p.Slug, ...(r === undefined ? {} : { r }) })).toString('base64url');
+  const token = (p: P, r?: string) =>
+    Buffer.from(JSON.stringify({ l: list, s: idOf(p), g: p.Slug, ...(r === undefined ? {} : { r }) })).toString(
+      'base64url',
+    );
   return async (want, after) => {
     let i = 0;
     let r: string | undefined;
@@ -172,7 +219,8 @@ export function across<P extends { Slug: string }, T>(list: string, parts: P[], 
 }
 
 /** `across` the Spaces. */
-export const acrossSpaces = <T>(list: string, spaces: Space[], readSpace: PartRead<Space, T>) => across(list, spaces, (s) => s.SpaceID, readSpace);
+export const acrossSpaces = <T>(list: string, spaces: Space[], readSpace: PartRead<Space, T>) =>
+  across(list, spaces, (s) => s.SpaceID, readSpace);
 
 function acrossToken(after: string, list: string): { s: string; g: string; r?: string } {
   let at: { l?: unknown; s?: unknown; g?: unknown; r?: unknown } | undefined;
@@ -181,12 +229,20 @@ function acrossToken(after: string, list: string): { s: string; g: string; r?: s
   } catch {
     at = undefined;
   }
-  if (!at || at.l !== list || typeof at.s !== 'string' || typeof at.g !== 'string' || (at.r !== undefined && typeof at.r !== 'string')) throw new Invalid('continue token is not one this list issued');
+  if (
+    !at ||
+    at.l !== list ||
+    typeof at.s !== 'string' ||
+    typeof at.g !== 'string' ||
+    (at.r !== undefined && typeof at.r !== 'string')
+  )
+    throw new Invalid('continue token is not one this list issued');
   return at as { s: string; g: string; r?: string };
 }
 
 /** Whether an item matches every query (the `where` and the saved filter of a list read whole). */
-export const matchingAll = (queries: Query[]) => (item: object) => queries.every((q) => matches(q, item as Record<string, unknown>));
+export const matchingAll = (queries: Query[]) => (item: object) =>
+  queries.every((q) => matches(q, item as Record<string, unknown>));
 
 function stripRelations<T>(item: T, relations: Set<string>): T {
   if (!relations.size) return item;

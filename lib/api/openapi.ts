@@ -7,7 +7,9 @@ import { z } from 'zod';
 import { createDocument } from 'zod-openapi';
 import type { Route } from './route.ts';
 
-const ErrorBody = z.object({ Code: z.string(), Message: z.string() }).meta({ id: 'Error', description: 'Every error answer: what went wrong, naming the field or entity' });
+const ErrorBody = z
+  .object({ Code: z.string(), Message: z.string() })
+  .meta({ id: 'Error', description: 'Every error answer: what went wrong, naming the field or entity' });
 
 const STATUS_TEXT: Record<string, string> = {
   '400': 'The request is not valid (the message names what is wrong); nothing was written',
@@ -25,7 +27,10 @@ function pathParams(path: string): z.ZodObject | undefined {
 }
 
 /** The OpenAPI 3.1 document for routes (the authorized ones need a bearer token). */
-export function openApiDocument(routes: Route[], open: { method: string; path: string; name: string; summary: string }[]): ReturnType<typeof createDocument> {
+export function openApiDocument(
+  routes: Route[],
+  open: { method: string; path: string; name: string; summary: string }[],
+): ReturnType<typeof createDocument> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const r of routes) {
     const params = pathParams(r.path);
@@ -33,20 +38,42 @@ export function openApiDocument(routes: Route[], open: { method: string; path: s
     (paths[r.path] ??= {})[r.method.toLowerCase()] = {
       operationId: r.name,
       summary: r.name,
-      requestParams: { ...(params ? { path: params } : {}), ...(r.query instanceof z.ZodObject ? { query: r.query } : {}) },
+      requestParams: {
+        ...(params ? { path: params } : {}),
+        ...(r.query instanceof z.ZodObject ? { query: r.query } : {}),
+      },
       ...(takesBody ? { requestBody: { content: { 'application/json': { schema: r.body } } } } : {}),
       responses: {
         '200': { description: 'Done: the entity, list or result' },
-        ...Object.fromEntries(Object.entries(STATUS_TEXT).map(([code, description]) => [code, { description, content: { 'application/json': { schema: ErrorBody } } }])),
+        ...Object.fromEntries(
+          Object.entries(STATUS_TEXT).map(([code, description]) => [
+            code,
+            { description, content: { 'application/json': { schema: ErrorBody } } },
+          ]),
+        ),
       },
     };
   }
-  for (const r of open) (paths[r.path] ??= {})[r.method.toLowerCase()] = { operationId: r.name, summary: r.summary, security: [], responses: { '200': { description: r.summary } } };
+  for (const r of open)
+    (paths[r.path] ??= {})[r.method.toLowerCase()] = {
+      operationId: r.name,
+      summary: r.summary,
+      security: [],
+      responses: { '200': { description: r.summary } },
+    };
   return createDocument(
     {
       openapi: '3.1.0',
-      info: { title: 'Baton', version: '0.1.0', description: 'Carries one named change through every stage of a rollout, behind gates.' },
-      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'A Baton API token (cub token create)' } } },
+      info: {
+        title: 'Baton',
+        version: '0.1.0',
+        description: 'Carries one named change through every stage of a rollout, behind gates.',
+      },
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer', description: 'A Baton API token (cub token create)' },
+        },
+      },
       security: [{ bearer: [] }],
       paths: paths as never,
     },

@@ -13,7 +13,11 @@ export function pathSpace(deps: Deps, caller: Caller, params: Record<string, str
 }
 
 /** The Space and Unit a `/space/{space_id}/unit/{unit_id}` route names. */
-export async function spaceAndUnit(deps: Deps, caller: Caller, params: Record<string, string>): Promise<{ space: Space; unit: Unit }> {
+export async function spaceAndUnit(
+  deps: Deps,
+  caller: Caller,
+  params: Record<string, string>,
+): Promise<{ space: Space; unit: Unit }> {
   const space = await pathSpace(deps, caller, params);
   return { space, unit: await findUnit(deps, space, params.unit_id!) };
 }

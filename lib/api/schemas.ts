@@ -1,11 +1,27 @@
 import { z } from 'zod';
 import { LiveStatusSchema } from '../events/contracts.ts';
-import { ChangeOrderUpdateTypes, HOLD_BLOCKS, LinkUpdateTypes, PriorRevisionsModes, ROLES, SERVICE_SCOPES, SPACE_VERBS, TOOLCHAIN_TYPES } from '../model/entities.ts';
+import {
+  ChangeOrderUpdateTypes,
+  HOLD_BLOCKS,
+  LinkUpdateTypes,
+  PriorRevisionsModes,
+  ROLES,
+  SERVICE_SCOPES,
+  SPACE_VERBS,
+  TOOLCHAIN_TYPES,
+} from '../model/entities.ts';
 
 /** Zod schemas shared by the routes, the CLI and the tests: one per request shape. */
 export const SLUG_PATTERN = /^[A-Za-z0-9]([-_A-Za-z0-9]*[A-Za-z0-9])?$/;
-export const Slug = z.string().max(128, 'must be at most 128 characters').regex(SLUG_PATTERN, 'must be letters, digits, - and _, starting and ending with a letter or digit');
-const LabelKey = z.string().min(1).max(128).regex(/^[A-Za-z0-9]([-_./A-Za-z0-9]*[A-Za-z0-9])?$/, 'must be a label key (letters, digits, - _ . /)');
+export const Slug = z
+  .string()
+  .max(128, 'must be at most 128 characters')
+  .regex(SLUG_PATTERN, 'must be letters, digits, - and _, starting and ending with a letter or digit');
+const LabelKey = z
+  .string()
+  .min(1)
+  .max(128)
+  .regex(/^[A-Za-z0-9]([-_./A-Za-z0-9]*[A-Za-z0-9])?$/, 'must be a label key (letters, digits, - _ . /)');
 /** Labels as written: a null value removes the key (merge-patch). */
 export const LabelPatch = z.record(LabelKey, z.string().max(255).nullable());
 export const Labels = z.record(LabelKey, z.string().max(255));
@@ -36,7 +52,10 @@ export const CreateSpace = z.strictObject({
   UpstreamSpaceID: Ref.optional(),
 });
 /** Who a verb is granted to, by user and group slug or ID; null gives the verb back to the role defaults. */
-export const PermissionsPatch = z.partialRecord(z.enum(SPACE_VERBS), z.strictObject({ UserIDs: z.array(Ref).max(100).optional(), GroupIDs: z.array(Ref).max(100).optional() }).nullable());
+export const PermissionsPatch = z.partialRecord(
+  z.enum(SPACE_VERBS),
+  z.strictObject({ UserIDs: z.array(Ref).max(100).optional(), GroupIDs: z.array(Ref).max(100).optional() }).nullable(),
+);
 
 export const UpdateSpace = z.strictObject({
   ...commonUpdate,
@@ -47,9 +66,20 @@ export const UpdateSpace = z.strictObject({
 
 export const Role = z.enum(ROLES);
 export const CreateUser = z.strictObject({ Slug, DisplayName: z.string().max(256).optional(), Role: Role.optional() });
-export const UpdateUser = z.strictObject({ Version, DisplayName: z.string().max(256).optional(), Role: Role.optional() });
-export const CreateGroup = z.strictObject({ Slug, DisplayName: z.string().max(256).optional(), Members: z.array(Ref).max(1000).optional() });
-export const ChangeMembers = z.strictObject({ Add: z.array(Ref).max(1000).optional(), Remove: z.array(Ref).max(1000).optional() });
+export const UpdateUser = z.strictObject({
+  Version,
+  DisplayName: z.string().max(256).optional(),
+  Role: Role.optional(),
+});
+export const CreateGroup = z.strictObject({
+  Slug,
+  DisplayName: z.string().max(256).optional(),
+  Members: z.array(Ref).max(1000).optional(),
+});
+export const ChangeMembers = z.strictObject({
+  Add: z.array(Ref).max(1000).optional(),
+  Remove: z.array(Ref).max(1000).optional(),
+});
 export const CreateToken = z.strictObject({
   User: Ref.optional(),
   Service: Slug.optional(),
@@ -96,15 +126,27 @@ export const InvokeFunction = z.strictObject({
 /** A revision named as a number, `HeadRevisionNum`, `LastReleasedRevisionNum`, `Tag:<tag>` or `Before:Tag:<tag>`. */
 export const RevisionRef = z.union([z.number().int().positive(), z.string().min(1).max(300)]);
 
-export const MarkUnit = z.strictObject({ Tag: Ref, Revision: RevisionRef.default('HeadRevisionNum'), Move: z.boolean().optional() });
+export const MarkUnit = z.strictObject({
+  Tag: Ref,
+  Revision: RevisionRef.default('HeadRevisionNum'),
+  Move: z.boolean().optional(),
+});
 
 export const CreateTag = z.strictObject({ ...commonCreate });
 export const UpdateTag = z.strictObject({ ...commonUpdate });
 
 export const CreateChangeSet = z.strictObject({ ...commonCreate, Description: z.string().max(4096).optional() });
-export const UpdateChangeSet = z.strictObject({ ...commonUpdate, Description: z.string().max(4096).optional(), State: z.enum(['Open', 'Closed']).optional() });
+export const UpdateChangeSet = z.strictObject({
+  ...commonUpdate,
+  Description: z.string().max(4096).optional(),
+  State: z.enum(['Open', 'Closed']).optional(),
+});
 
-export const CreateFilter = z.strictObject({ ...commonCreate, From: z.string().min(1), Where: z.string().min(1).max(4096) });
+export const CreateFilter = z.strictObject({
+  ...commonCreate,
+  From: z.string().min(1),
+  Where: z.string().min(1).max(4096),
+});
 export const UpdateFilter = z.strictObject({ ...commonUpdate, Where: z.string().min(1).max(4096).optional() });
 
 const InvocationCalls = z
@@ -112,14 +154,39 @@ const InvocationCalls = z
     z.strictObject({
       FunctionName: z.string().min(1).max(128),
       // ParameterName may be left out: positional arguments are named in the function's order.
-      Arguments: z.array(z.strictObject({ ParameterName: z.string().min(1).max(128).optional(), Value: z.string().max(4096), Evaluator: z.literal('template').optional() })).max(20),
+      Arguments: z
+        .array(
+          z.strictObject({
+            ParameterName: z.string().min(1).max(128).optional(),
+            Value: z.string().max(4096),
+            Evaluator: z.literal('template').optional(),
+          }),
+        )
+        .max(20),
     }),
   )
   .min(1)
   .max(20);
-const InvocationParameters = z.array(z.strictObject({ ParameterName: z.string().regex(/^[A-Za-z_][A-Za-z0-9_-]{0,62}$/, 'must be a name: letters, digits, - and _'), DataType: z.enum(['string', 'int', 'bool']), Required: z.boolean() })).max(20);
-export const CreateInvocation = z.strictObject({ ...commonCreate, ToolchainType: z.enum(TOOLCHAIN_TYPES), FunctionInvocations: InvocationCalls, Parameters: InvocationParameters.optional() });
-export const UpdateInvocation = z.strictObject({ ...commonUpdate, FunctionInvocations: InvocationCalls.optional(), Parameters: InvocationParameters.optional() });
+const InvocationParameters = z
+  .array(
+    z.strictObject({
+      ParameterName: z.string().regex(/^[A-Za-z_][A-Za-z0-9_-]{0,62}$/, 'must be a name: letters, digits, - and _'),
+      DataType: z.enum(['string', 'int', 'bool']),
+      Required: z.boolean(),
+    }),
+  )
+  .max(20);
+export const CreateInvocation = z.strictObject({
+  ...commonCreate,
+  ToolchainType: z.enum(TOOLCHAIN_TYPES),
+  FunctionInvocations: InvocationCalls,
+  Parameters: InvocationParameters.optional(),
+});
+export const UpdateInvocation = z.strictObject({
+  ...commonUpdate,
+  FunctionInvocations: InvocationCalls.optional(),
+  Parameters: InvocationParameters.optional(),
+});
 
 export const Facts = z.record(z.string().min(1).max(128), z.string().max(4096));
 /** A Kubernetes object name (DNS subdomain). */
@@ -128,9 +195,20 @@ const k8sName = '[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?';
 const DeployObject = z
   .string()
   .max(600)
-  .regex(new RegExp(`^(argocd:(${k8sName}/)?${k8sName}|flux:(Kustomization|HelmRelease)/${k8sName}/${k8sName})$`), 'a deploy object is argocd:[NAMESPACE/]NAME (an Argo CD Application) or flux:Kustomization|HelmRelease/NAMESPACE/NAME (a Flux object), lowercase Kubernetes names');
-export const CreateTarget = z.strictObject({ ...commonCreate, Facts: Facts.optional(), DeployObject: DeployObject.optional() });
-export const UpdateTarget = z.strictObject({ ...commonUpdate, Facts: z.record(z.string().min(1).max(128), z.string().max(4096).nullable()).optional(), DeployObject: DeployObject.nullable().optional() });
+  .regex(
+    new RegExp(`^(argocd:(${k8sName}/)?${k8sName}|flux:(Kustomization|HelmRelease)/${k8sName}/${k8sName})$`),
+    'a deploy object is argocd:[NAMESPACE/]NAME (an Argo CD Application) or flux:Kustomization|HelmRelease/NAMESPACE/NAME (a Flux object), lowercase Kubernetes names',
+  );
+export const CreateTarget = z.strictObject({
+  ...commonCreate,
+  Facts: Facts.optional(),
+  DeployObject: DeployObject.optional(),
+});
+export const UpdateTarget = z.strictObject({
+  ...commonUpdate,
+  Facts: z.record(z.string().min(1).max(128), z.string().max(4096).nullable()).optional(),
+  DeployObject: DeployObject.nullable().optional(),
+});
 
 export const ListQuery = z.strictObject({
   where: z.string().max(4096).optional(),
@@ -142,7 +220,10 @@ export const ListQuery = z.strictObject({
 /** The paging parameters alone, for a list no `where` describes (what a Unit's revisions changed). */
 export const PageQuery = ListQuery.pick({ limit: true, continue: true });
 export const DataQuery = z.strictObject({ revision: z.string().max(300).optional() });
-export const DiffQuery = z.strictObject({ from: z.coerce.number().int().nonnegative(), to: z.coerce.number().int().positive().optional() });
+export const DiffQuery = z.strictObject({
+  from: z.coerce.number().int().nonnegative(),
+  to: z.coerce.number().int().positive().optional(),
+});
 export const NoQuery = z.strictObject({});
 export const NoBody = z.undefined();
 
@@ -151,7 +232,12 @@ export const CreateVariant = z.strictObject({
   UpstreamSpaceID: Ref,
   Slug: Slug.optional(),
   ReleaseTargetID: Ref.optional(),
-  Namespace: z.string().min(1).max(63).regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a Kubernetes namespace name').optional(),
+  Namespace: z
+    .string()
+    .min(1)
+    .max(63)
+    .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a Kubernetes namespace name')
+    .optional(),
   Stage: z.string().min(1).max(63).optional(),
   Environment: z.string().min(1).max(63).optional(),
   Region: z.string().min(1).max(63).optional(),
@@ -164,7 +250,13 @@ export const UploadVariant = z.strictObject({
   Component: Slug,
   Variant: Slug,
   Units: z
-    .array(z.strictObject({ Slug, Data: z.string().max(6 * 1024 * 1024), ToolchainType: ToolchainType.default('Kubernetes/YAML') }))
+    .array(
+      z.strictObject({
+        Slug,
+        Data: z.string().max(6 * 1024 * 1024),
+        ToolchainType: ToolchainType.default('Kubernetes/YAML'),
+      }),
+    )
     .min(1)
     .max(MAX_UPLOAD_UNITS, `at most ${MAX_UPLOAD_UNITS} units can be uploaded in one step`),
   Stage: z.string().min(1).max(63).optional(),
@@ -182,10 +274,24 @@ export const UpgradeUnit = z.strictObject({
   DryRun: z.boolean().optional(),
 });
 /** `cub unit update --patch --resolve Link:*`: resolve TransformPaths Links at the upstream's head or MergeEndRevisionNum. */
-export const ResolveLinks = z.strictObject({ Resolve: z.string().min(1).max(300), MergeEndRevisionNum: z.number().int().positive().optional(), ChangeDescription: z.string().max(4096).optional(), DryRun: z.boolean().optional() });
-export const RestoreUnit = z.strictObject({ Revision: RevisionRef, ChangeDescription: z.string().max(4096).optional() });
-export const RevertUnit = z.strictObject({ Range: z.string().regex(/^\d+((-|\.\.)\d+)?$/, "must be 'N' or 'A-B' (revision numbers)"), ChangeDescription: z.string().max(4096).optional() });
-export const ResolveConflicts = z.strictObject({ Action: z.enum(['Apply', 'Dismiss']), DryRun: z.boolean().optional() });
+export const ResolveLinks = z.strictObject({
+  Resolve: z.string().min(1).max(300),
+  MergeEndRevisionNum: z.number().int().positive().optional(),
+  ChangeDescription: z.string().max(4096).optional(),
+  DryRun: z.boolean().optional(),
+});
+export const RestoreUnit = z.strictObject({
+  Revision: RevisionRef,
+  ChangeDescription: z.string().max(4096).optional(),
+});
+export const RevertUnit = z.strictObject({
+  Range: z.string().regex(/^\d+((-|\.\.)\d+)?$/, "must be 'N' or 'A-B' (revision numbers)"),
+  ChangeDescription: z.string().max(4096).optional(),
+});
+export const ResolveConflicts = z.strictObject({
+  Action: z.enum(['Apply', 'Dismiss']),
+  DryRun: z.boolean().optional(),
+});
 export const CreateLink = z.strictObject({
   Slug: Slug.optional(),
   DisplayName: z.string().max(256).optional(),
@@ -199,7 +305,13 @@ export const CreateLink = z.strictObject({
   Protect: z.boolean().optional(),
   Squash: z.boolean().optional(),
   UpstreamPaths: z
-    .array(z.strictObject({ Name: z.string().min(1).max(128), Path: z.string().min(1).max(1024).optional(), Resource: z.strictObject({ ResourceType: z.string().min(1), ResourceName: z.string().min(1) }).optional() }))
+    .array(
+      z.strictObject({
+        Name: z.string().min(1).max(128),
+        Path: z.string().min(1).max(1024).optional(),
+        Resource: z.strictObject({ ResourceType: z.string().min(1), ResourceName: z.string().min(1) }).optional(),
+      }),
+    )
     .max(50)
     .optional(),
   DownstreamSetters: z
@@ -208,27 +320,49 @@ export const CreateLink = z.strictObject({
         Parameters: z.array(z.string().min(1)).max(20),
         FunctionInvocation: z.strictObject({
           FunctionName: z.string().min(1),
-          Arguments: z.array(z.strictObject({ ParameterName: z.string().min(1), Value: z.string(), Evaluator: z.enum(['template', '']).optional() })).max(20),
+          Arguments: z
+            .array(
+              z.strictObject({
+                ParameterName: z.string().min(1),
+                Value: z.string(),
+                Evaluator: z.enum(['template', '']).optional(),
+              }),
+            )
+            .max(20),
         }),
       }),
     )
     .max(20)
     .optional(),
 });
-export const DeleteWithGates = z.strictObject({ recursive: z.enum(['true', 'false']).optional(), force: z.enum(['true', 'false']).optional() });
+export const DeleteWithGates = z.strictObject({
+  recursive: z.enum(['true', 'false']).optional(),
+  force: z.enum(['true', 'false']).optional(),
+});
 
-export const PublishRelease = z.strictObject({ Revision: RevisionRef.optional(), DryRun: z.boolean().optional(), Description: z.string().max(4096).optional() });
+export const PublishRelease = z.strictObject({
+  Revision: RevisionRef.optional(),
+  DryRun: z.boolean().optional(),
+  Description: z.string().max(4096).optional(),
+});
 export const UpdateRelease = z.strictObject({
   Version: Version.optional(),
   LiveStatus: LiveStatusSchema.optional(),
   Labels: LabelPatch.optional(),
   Annotations: AnnotationPatch.optional(),
 });
-export const HookBody = z.unknown().refine((v) => v !== undefined && v !== null && typeof v === 'object', 'a JSON object body is required');
+export const HookBody = z
+  .unknown()
+  .refine((v) => v !== undefined && v !== null && typeof v === 'object', 'a JSON object body is required');
 
 /** A prerequisite's name; `Soak: 30m` (a YAML map in a document) and `Soak: 30m` as text are stored as `Soak=30m`. */
 const PrerequisiteName = z.preprocess(
-  (v) => (v && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length === 1 && 'Soak' in v ? `Soak=${String((v as { Soak: unknown }).Soak)}` : typeof v === 'string' ? v.replace(/^Soak\s*:\s*(\S+)$/, 'Soak=$1') : v),
+  (v) =>
+    v && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length === 1 && 'Soak' in v
+      ? `Soak=${String((v as { Soak: unknown }).Soak)}`
+      : typeof v === 'string'
+        ? v.replace(/^Soak\s*:\s*(\S+)$/, 'Soak=$1')
+        : v,
   z.string().min(1).max(128),
 );
 const StageDef = z.strictObject({
@@ -236,13 +370,27 @@ const StageDef = z.strictObject({
   WhereSpace: z.string().min(1).max(4096),
   Prerequisites: z.array(PrerequisiteName).max(20).optional(),
   ReleasePrerequisites: z.array(z.string().min(1).max(128)).max(20).optional(),
-  FailureBudget: z.strictObject({ MaxFailedSpaces: z.int().min(0).max(100000).optional(), MaxFailedPercent: z.number().min(0).max(100).optional() }).optional(),
+  FailureBudget: z
+    .strictObject({
+      MaxFailedSpaces: z.int().min(0).max(100000).optional(),
+      MaxFailedPercent: z.number().min(0).max(100).optional(),
+    })
+    .optional(),
   MinHealthyPercent: z.number().min(0).max(100).optional(),
 });
 export const WorkflowBody = {
   Stages: z.array(StageDef).min(1).max(20),
   Final: z.strictObject({ Prerequisites: z.array(PrerequisiteName).max(20).optional() }).optional(),
-  CustomPrerequisites: z.array(z.strictObject({ Name: z.string().min(1).max(128), Expression: z.string().min(1).max(4096), Description: z.string().max(1024).optional() })).max(20).optional(),
+  CustomPrerequisites: z
+    .array(
+      z.strictObject({
+        Name: z.string().min(1).max(128),
+        Expression: z.string().min(1).max(4096),
+        Description: z.string().max(1024).optional(),
+      }),
+    )
+    .max(20)
+    .optional(),
   AttestationPrerequisites: z
     .array(
       z.strictObject({
@@ -262,7 +410,11 @@ export const WorkflowBody = {
     .optional(),
 };
 export const CreateChangeWorkflow = z.strictObject({ ...commonCreate, ...WorkflowBody });
-export const UpdateChangeWorkflow = z.strictObject({ ...commonUpdate, ...WorkflowBody, Stages: WorkflowBody.Stages.optional() });
+export const UpdateChangeWorkflow = z.strictObject({
+  ...commonUpdate,
+  ...WorkflowBody,
+  Stages: WorkflowBody.Stages.optional(),
+});
 export const CloneChangeWorkflow = z.strictObject({ Source: Ref, Slug: Slug.optional() });
 
 export const CreateChangeOrder = z.strictObject({
@@ -312,7 +464,11 @@ export const Promote = z.strictObject({
 });
 
 /** `GET …/change_order/{id}/explain`: the Stage (default: the next), or Spaces by name or where. */
-export const ExplainQuery = z.strictObject({ target_stage: z.string().min(1).max(63).optional(), space: z.string().max(4096).optional(), where_space: z.string().max(4096).optional() });
+export const ExplainQuery = z.strictObject({
+  target_stage: z.string().min(1).max(63).optional(),
+  space: z.string().max(4096).optional(),
+  where_space: z.string().max(4096).optional(),
+});
 
 /** `POST /hold` (cub hold create): what it covers (one of Space, Workflow, Organization), why, and for how long. */
 export const CreateHold = z.strictObject({
@@ -358,5 +514,9 @@ export const Approve = z.strictObject({
   Async: z.boolean().optional(),
 });
 /** `POST /space/{space}/attestation`: an attestation of a type in one Space. */
-export const CreateAttestation = z.strictObject({ ...attestFields, Type: z.string().min(1).max(128), Reject: z.boolean().optional() });
+export const CreateAttestation = z.strictObject({
+  ...attestFields,
+  Type: z.string().min(1).max(128),
+  Reject: z.boolean().optional(),
+});
 export const RevokeAttestation = z.strictObject({ Note: z.string().max(4096).optional() });

@@ -6,7 +6,18 @@
  * or publish (lib/gates/attestations.ts); recording one also re-evaluates the ChangeOrders of its Space
  * on the bus.
  */
-import { DESCRIBING_TOOLCHAIN, newEntity, parseDuration, requireVerb, type Attestation, type AttestationView, type AttestedRevision, type Caller, type ChangeOrder, type Space } from '../model/entities.ts';
+import {
+  DESCRIBING_TOOLCHAIN,
+  newEntity,
+  parseDuration,
+  requireVerb,
+  type Attestation,
+  type AttestationView,
+  type AttestedRevision,
+  type Caller,
+  type ChangeOrder,
+  type Space,
+} from '../model/entities.ts';
 import { BatonError, Invalid, NotFound } from '../model/errors.ts';
 import { DetailType, SOURCE } from '../events/contracts.ts';
 import { eventOps } from '../events/outbox.ts';
@@ -63,7 +74,12 @@ export interface ApproveResult {
 const CONCURRENCY = 8;
 
 /** The Spaces named, selected, or (with a ChangeOrder) in its Stage or that took it. */
-async function targetSpaces(deps: ChangeDeps, caller: Caller, o: ApproveInput, co: ChangeOrder | undefined): Promise<Space[]> {
+async function targetSpaces(
+  deps: ChangeDeps,
+  caller: Caller,
+  o: ApproveInput,
+  co: ChangeOrder | undefined,
+): Promise<Space[]> {
   const out = new Map<string, Space>();
   for (const ref of o.Spaces ?? []) {
     const s = await findSpace(deps, caller, ref);
@@ -75,7 +91,10 @@ async function targetSpaces(deps: ChangeDeps, caller: Caller, o: ApproveInput, c
   }
   if (co && o.Stage !== undefined) {
     const stage = stagesOver(co, await orgSpaces(deps, caller, [])).find((s) => s.name === o.Stage);
-    if (!stage) throw new Invalid(`the workflow of change order '${co.Slug}' has no stage '${o.Stage}'${co.ChangeWorkflow ? `; stages: ${co.ChangeWorkflow.Stages.map((s) => s.Name).join(', ')}` : ''}`);
+    if (!stage)
+      throw new Invalid(
+        `the workflow of change order '${co.Slug}' has no stage '${o.Stage}'${co.ChangeWorkflow ? `; stages: ${co.ChangeWorkflow.Stages.map((s) => s.Name).join(', ')}` : ''}`,
+      );
     for (const s of stage.spaces) out.set(s.SpaceID, s);
   } else if (o.Stage !== undefined) {
     throw new Invalid('--stage names a Stage of a ChangeOrder: give --change-order too');
@@ -84,8 +103,10 @@ async function targetSpaces(deps: ChangeDeps, caller: Caller, o: ApproveInput, c
     const took = new Set((await deps.store.progressOf(co.ChangeOrderID)).map((p) => p.SpaceID));
     for (const s of await orgSpaces(deps, caller, [])) if (took.has(s.SpaceID)) out.set(s.SpaceID, s);
   }
-  if (!out.size && o.WhereSpace !== undefined && !o.Spaces?.length) throw new NotFound(`--where-space "${o.WhereSpace}" matches no Space you can see: nothing to approve`);
-  if (!out.size && !co) throw new Invalid('name the Spaces to approve: <space>…, --where-space, or --change-order (with --stage)');
+  if (!out.size && o.WhereSpace !== undefined && !o.Spaces?.length)
+    throw new NotFound(`--where-space "${o.WhereSpace}" matches no Space you can see: nothing to approve`);
+  if (!out.size && !co)
+    throw new Invalid('name the Spaces to approve: <space>…, --where-space, or --change-order (with --stage)');
   return [...out.values()].sort(bySlug);
 }
 
@@ -97,7 +118,14 @@ class RefNamesNothing extends Error {
 }
 
 /** The revision of each Unit an attestation speaks for in a Space, or why a Unit is skipped. */
-async function revisionsIn(deps: ChangeDeps, caller: Caller, space: Space, o: ApproveInput, co: ChangeOrder | undefined, marks: Awaited<ReturnType<typeof marksOf>> | undefined): Promise<ApproveSpaceResult['Units']> {
+async function revisionsIn(
+  deps: ChangeDeps,
+  caller: Caller,
+  space: Space,
+  o: ApproveInput,
+  co: ChangeOrder | undefined,
+  marks: Awaited<ReturnType<typeof marksOf>> | undefined,
+): Promise<ApproveSpaceResult['Units']> {
   let units = (await deps.store.listUnits(space.SpaceID)).sort(bySlug);
   if (o.Where !== undefined) {
     const q = parseWhere(o.Where, 'Unit');
@@ -109,11 +137,19 @@ async function revisionsIn(deps: ChangeDeps, caller: Caller, space: Space, o: Ap
       if (!end) return [{ UnitID: u.UnitID, UnitSlug: u.Slug, Skipped: `has not taken change order '${co.Slug}'` }];
       // Units the change left as they were carry nothing to approve.
       if (marks.start.get(u.UnitID)?.RevisionNum === end.RevisionNum) return [];
-      return [{ UnitID: u.UnitID, UnitSlug: u.Slug, RevisionNum: marks.publish.get(u.UnitID)?.RevisionNum ?? end.RevisionNum }];
+      return [
+        {
+          UnitID: u.UnitID,
+          UnitSlug: u.Slug,
+          RevisionNum: marks.publish.get(u.UnitID)?.RevisionNum ?? end.RevisionNum,
+        },
+      ];
     });
   }
   // What a Release of the Space would publish, unless --all.
-  const released = o.All ? units : units.filter((u) => u.ToolchainType !== DESCRIBING_TOOLCHAIN && (u.TargetID || space.ReleaseTargetID));
+  const released = o.All
+    ? units
+    : units.filter((u) => u.ToolchainType !== DESCRIBING_TOOLCHAIN && (u.TargetID || space.ReleaseTargetID));
   // The revision named, for every Unit at once (a Tag or ChangeOrder found once, its marks read by key in one batch): a Unit it names none of is skipped, saying why.
   let nums: (number | BatonError)[] = [];
   try {
@@ -125,7 +161,9 @@ async function revisionsIn(deps: ChangeDeps, caller: Caller, space: Space, o: Ap
   }
   return released.map((u, i) => {
     const n = nums[i]!;
-    return n instanceof BatonError ? { UnitID: u.UnitID, UnitSlug: u.Slug, Skipped: n.message } : { UnitID: u.UnitID, UnitSlug: u.Slug, RevisionNum: n };
+    return n instanceof BatonError
+      ? { UnitID: u.UnitID, UnitSlug: u.Slug, Skipped: n.message }
+      : { UnitID: u.UnitID, UnitSlug: u.Slug, RevisionNum: n };
   });
 }
 
@@ -139,18 +177,40 @@ interface ApprovePlan {
 }
 
 /** The attestation (or, on a dry run, what it would be) of one Space, or why it is skipped. */
-async function approveSpace(deps: ChangeDeps, caller: Caller, plan: ApprovePlan, space: Space, co: ChangeOrder | undefined, marks: Awaited<ReturnType<typeof marksOf>> | undefined): Promise<{ entry: ApproveSpaceResult; revisions?: AttestedRevision[]; refError?: BatonError }> {
+async function approveSpace(
+  deps: ChangeDeps,
+  caller: Caller,
+  plan: ApprovePlan,
+  space: Space,
+  co: ChangeOrder | undefined,
+  marks: Awaited<ReturnType<typeof marksOf>> | undefined,
+): Promise<{ entry: ApproveSpaceResult; revisions?: AttestedRevision[]; refError?: BatonError }> {
   const o = plan.Input;
   let units: ApproveSpaceResult['Units'];
   try {
     units = await revisionsIn(deps, caller, space, o, co, marks);
   } catch (e) {
     if (!(e instanceof RefNamesNothing)) throw e;
-    return { entry: { SpaceID: space.SpaceID, SpaceSlug: space.Slug, Action: 'Skipped', Reason: e.cause.message, Units: [] }, refError: e.cause };
+    return {
+      entry: { SpaceID: space.SpaceID, SpaceSlug: space.Slug, Action: 'Skipped', Reason: e.cause.message, Units: [] },
+      refError: e.cause,
+    };
   }
   const picked = units.filter((u) => u.RevisionNum !== undefined);
   if (!picked.length) {
-    return { entry: { SpaceID: space.SpaceID, SpaceSlug: space.Slug, Action: 'Skipped', Reason: co ? `no Unit there carries change order '${co.Slug}'` : o.All ? 'no Unit matches' : 'no Unit a Release would publish (a Space without a release Target needs --all)', Units: units } };
+    return {
+      entry: {
+        SpaceID: space.SpaceID,
+        SpaceSlug: space.Slug,
+        Action: 'Skipped',
+        Reason: co
+          ? `no Unit there carries change order '${co.Slug}'`
+          : o.All
+            ? 'no Unit matches'
+            : 'no Unit a Release would publish (a Space without a release Target needs --all)',
+        Units: units,
+      },
+    };
   }
   const found = await deps.store.revisionsAt(picked.map((u) => ({ UnitID: u.UnitID, RevisionNum: u.RevisionNum! })));
   const hash = new Map(found.map((r) => [`${r.UnitID}#${r.RevisionNum}`, r.DataHash]));
@@ -160,7 +220,16 @@ async function approveSpace(deps: ChangeDeps, caller: Caller, plan: ApprovePlan,
     return { UnitID: u.UnitID, RevisionNum: u.RevisionNum!, DataHash: h };
   });
   const warning = co && marks ? await ownChangeWarning(deps, caller, plan, co, marks, picked) : undefined;
-  return { entry: { SpaceID: space.SpaceID, SpaceSlug: space.Slug, Action: 'Attest', ...(warning ? { Warning: warning } : {}), Units: units }, revisions };
+  return {
+    entry: {
+      SpaceID: space.SpaceID,
+      SpaceSlug: space.Slug,
+      Action: 'Attest',
+      ...(warning ? { Warning: warning } : {}),
+      Units: units,
+    },
+    revisions,
+  };
 }
 
 /**
@@ -168,8 +237,17 @@ async function approveSpace(deps: ChangeDeps, caller: Caller, plan: ApprovePlan,
  * requirements of that type, because the caller wrote (or promoted) a revision of the change there: said
  * at once, naming the requirements, rather than found out from `explain` later.
  */
-async function ownChangeWarning(deps: ChangeDeps, caller: Caller, plan: ApprovePlan, co: ChangeOrder, marks: Awaited<ReturnType<typeof marksOf>>, picked: ApproveSpaceResult['Units']): Promise<string | undefined> {
-  const reqs = (co.ChangeWorkflow?.AttestationPrerequisites ?? []).filter((r) => (r.Type ?? 'Approval') === plan.Type && !r.AllowAuthors);
+async function ownChangeWarning(
+  deps: ChangeDeps,
+  caller: Caller,
+  plan: ApprovePlan,
+  co: ChangeOrder,
+  marks: Awaited<ReturnType<typeof marksOf>>,
+  picked: ApproveSpaceResult['Units'],
+): Promise<string | undefined> {
+  const reqs = (co.ChangeWorkflow?.AttestationPrerequisites ?? []).filter(
+    (r) => (r.Type ?? 'Approval') === plan.Type && !r.AllowAuthors,
+  );
   if (!reqs.length || !caller.UserID) return undefined;
   const mine: string[] = [];
   for (const u of picked) {
@@ -181,10 +259,25 @@ async function ownChangeWarning(deps: ChangeDeps, caller: Caller, plan: ApproveP
 }
 
 /** The attestations of Spaces looked at (made in their order, so ids are given out in it). */
-function attest(deps: ChangeDeps, caller: Caller, plan: ApprovePlan, co: { ChangeOrderID: string } | undefined, spaces: Space[], looked: { entry: ApproveSpaceResult; revisions?: AttestedRevision[] }[]): { entry: ApproveSpaceResult; attestation?: Attestation }[] {
+function attest(
+  deps: ChangeDeps,
+  caller: Caller,
+  plan: ApprovePlan,
+  co: { ChangeOrderID: string } | undefined,
+  spaces: Space[],
+  looked: { entry: ApproveSpaceResult; revisions?: AttestedRevision[] }[],
+): { entry: ApproveSpaceResult; attestation?: Attestation }[] {
   return looked.map((l, i) => {
     if (!l.revisions) return { entry: l.entry };
-    const a = attestation(deps, caller, spaces[i]!, { Type: plan.Type, Result: plan.Result, Note: plan.Input.Note, Claims: plan.Input.Claims ?? {}, ChangeOrderID: co?.ChangeOrderID, ExpiresAt: plan.ExpiresAt, Revisions: l.revisions });
+    const a = attestation(deps, caller, spaces[i]!, {
+      Type: plan.Type,
+      Result: plan.Result,
+      Note: plan.Input.Note,
+      Claims: plan.Input.Claims ?? {},
+      ChangeOrderID: co?.ChangeOrderID,
+      ExpiresAt: plan.ExpiresAt,
+      Revisions: l.revisions,
+    });
     return { entry: { ...l.entry, ...(plan.Input.DryRun ? {} : { AttestationID: a.AttestationID }) }, attestation: a };
   });
 }
@@ -193,20 +286,48 @@ function attest(deps: ChangeDeps, caller: Caller, plan: ApprovePlan, co: { Chang
  * `cub variant approve` / `POST /attest`: one Attestation per Space over the revisions selected. Needs
  * Approve in each. Over more Spaces than a request should take (or when asked), it runs as a job.
  */
-export async function approve(deps: ChangeDeps, caller: Caller, o: ApproveInput & { Async?: boolean }): Promise<ApproveResult | { job: JobRecord }> {
+export async function approve(
+  deps: ChangeDeps,
+  caller: Caller,
+  o: ApproveInput & { Async?: boolean },
+): Promise<ApproveResult | { job: JobRecord }> {
   const { Async: asked, ...input } = o;
   const type = input.Type ?? 'Approval';
   const result: 'Pass' | 'Fail' = input.Reject ? 'Fail' : 'Pass';
   const expires = input.ExpiresIn !== undefined ? parseDuration(input.ExpiresIn) : undefined;
-  if (input.ExpiresIn !== undefined && !expires) throw new Invalid(`ExpiresIn '${input.ExpiresIn}' must be a duration such as 72h, 30d or 15m`);
-  const co = input.ChangeOrderID ? (await findInSpace<ChangeOrder>(deps, caller, undefined, 'ChangeOrder', input.ChangeOrderID)).item : undefined;
-  if (co && input.Revision !== undefined) throw new Invalid('--revision and --change-order both pick revisions: give one (the change order approves what it brought to each Space)');
+  if (input.ExpiresIn !== undefined && !expires)
+    throw new Invalid(`ExpiresIn '${input.ExpiresIn}' must be a duration such as 72h, 30d or 15m`);
+  const co = input.ChangeOrderID
+    ? (await findInSpace<ChangeOrder>(deps, caller, undefined, 'ChangeOrder', input.ChangeOrderID)).item
+    : undefined;
+  if (co && input.Revision !== undefined)
+    throw new Invalid(
+      '--revision and --change-order both pick revisions: give one (the change order approves what it brought to each Space)',
+    );
   const spaces = await targetSpaces(deps, caller, input, co);
   if (!input.DryRun) requireVerb(caller, spaces, 'Approve', `${input.Reject ? 'reject' : 'approve'} there`);
   const now = deps.now();
-  const plan: ApprovePlan = { Input: input, Type: type, Result: result, ExpiresAt: expires ? new Date(now.getTime() + expires).toISOString() : undefined, ChangeOrder: co ? { SpaceID: co.SpaceID, ChangeOrderID: co.ChangeOrderID } : undefined };
+  const plan: ApprovePlan = {
+    Input: input,
+    Type: type,
+    Result: result,
+    ExpiresAt: expires ? new Date(now.getTime() + expires).toISOString() : undefined,
+    ChangeOrder: co ? { SpaceID: co.SpaceID, ChangeOrderID: co.ChangeOrderID } : undefined,
+  };
   if (!input.DryRun && runsAsJob(deps as Deps, spaces.length, asked)) {
-    return { job: await startJob(deps as Deps, caller, { jobId: deps.newId(), kind: 'Approve', waves: [spaces], plan, subject: { Type: type, Result: result, ...(co ? { ChangeOrderID: co.ChangeOrderID, ChangeOrderSlug: co.Slug } : {}) } }) };
+    return {
+      job: await startJob(deps as Deps, caller, {
+        jobId: deps.newId(),
+        kind: 'Approve',
+        waves: [spaces],
+        plan,
+        subject: {
+          Type: type,
+          Result: result,
+          ...(co ? { ChangeOrderID: co.ChangeOrderID, ChangeOrderSlug: co.Slug } : {}),
+        },
+      }),
+    };
   }
   const marks = co ? await marksOf(deps, co) : undefined;
   const out: ApproveResult = { DryRun: !!input.DryRun, Type: type, Result: result, Spaces: [], Attestations: [] };
@@ -231,7 +352,13 @@ type ApprovedSpace = { entry: ApproveSpaceResult; attestation?: Attestation };
 export const approveJob: JobHandler<ApprovePlan, ApprovedSpace> = {
   async run(deps, job, plan, _wave, spaces) {
     const caller = job.Caller as Caller;
-    const co = plan.ChangeOrder ? await deps.store.getInSpace<ChangeOrder>('ChangeOrder', plan.ChangeOrder.SpaceID, plan.ChangeOrder.ChangeOrderID) : undefined;
+    const co = plan.ChangeOrder
+      ? await deps.store.getInSpace<ChangeOrder>(
+          'ChangeOrder',
+          plan.ChangeOrder.SpaceID,
+          plan.ChangeOrder.ChangeOrderID,
+        )
+      : undefined;
     if (plan.ChangeOrder && !co) throw new NotFound('the change order was deleted while it was being approved');
     const marks = co ? await marksOf(deps, co) : undefined;
     const looked = await bounded(spaces, CONCURRENCY, async (space) => {
@@ -239,25 +366,72 @@ export const approveJob: JobHandler<ApprovePlan, ApprovedSpace> = {
         return await approveSpace(deps, caller, plan, space, co, marks);
       } catch (e) {
         if (!(e instanceof BatonError)) throw e;
-        return { entry: { SpaceID: space.SpaceID, SpaceSlug: space.Slug, Action: 'Skipped' as const, Reason: e.message, Units: [] } };
+        return {
+          entry: {
+            SpaceID: space.SpaceID,
+            SpaceSlug: space.Slug,
+            Action: 'Skipped' as const,
+            Reason: e.message,
+            Units: [],
+          },
+        };
       }
     });
     const results = attest(deps, caller, plan, co, spaces, looked);
     const writes = results.flatMap((r) => (r.attestation ? [r.attestation] : []));
-    return { results, ops: [...writes.map((item) => ({ op: 'create' as const, kind: 'Attestation' as const, item })), ...eventOps(deps, attestationEvents(caller, writes, spaces))] };
+    return {
+      results,
+      ops: [
+        ...writes.map((item) => ({ op: 'create' as const, kind: 'Attestation' as const, item })),
+        ...eventOps(deps, attestationEvents(caller, writes, spaces)),
+      ],
+    };
   },
-  gaveUp: (spaces, error) => spaces.map((s) => ({ entry: { SpaceID: s.SpaceID, SpaceSlug: s.Slug, Action: 'Skipped', Reason: `the job's worker gave up on it after every attempt (${error}); nothing was recorded there: approve again`, Units: [] } })),
-  summary: (r) => ({ SpaceID: r.entry.SpaceID, Action: r.entry.Action, ...(r.entry.Action === 'Skipped' && r.entry.Reason ? { Error: r.entry.Reason } : {}) }),
+  gaveUp: (spaces, error) =>
+    spaces.map((s) => ({
+      entry: {
+        SpaceID: s.SpaceID,
+        SpaceSlug: s.Slug,
+        Action: 'Skipped',
+        Reason: `the job's worker gave up on it after every attempt (${error}); nothing was recorded there: approve again`,
+        Units: [],
+      },
+    })),
+  summary: (r) => ({
+    SpaceID: r.entry.SpaceID,
+    Action: r.entry.Action,
+    ...(r.entry.Action === 'Skipped' && r.entry.Reason ? { Error: r.entry.Reason } : {}),
+  }),
   async finish(deps, _job, plan, results, end) {
-    const out: ApproveResult = { DryRun: false, Type: plan.Type, Result: plan.Result, Spaces: results.map((r) => r.entry), Attestations: results.flatMap((r) => (r.attestation ? [r.attestation] : [])) };
+    const out: ApproveResult = {
+      DryRun: false,
+      Type: plan.Type,
+      Result: plan.Result,
+      Spaces: results.map((r) => r.entry),
+      Attestations: results.flatMap((r) => (r.attestation ? [r.attestation] : [])),
+    };
     await deps.store.transact(end(out.Attestations.length ? 201 : 200, out));
   },
 };
 
 /** A new attestation record by the caller in a Space (its Slug is its ID: attestations have no names). */
-function attestation(deps: ChangeDeps, caller: Caller, space: Space, fields: Pick<Attestation, 'Type' | 'Result' | 'Note' | 'Claims' | 'ChangeOrderID' | 'ExpiresAt' | 'RevokedAttestationID' | 'Revisions'>): Attestation {
+function attestation(
+  deps: ChangeDeps,
+  caller: Caller,
+  space: Space,
+  fields: Pick<
+    Attestation,
+    'Type' | 'Result' | 'Note' | 'Claims' | 'ChangeOrderID' | 'ExpiresAt' | 'RevokedAttestationID' | 'Revisions'
+  >,
+): Attestation {
   const id = deps.newId();
-  return { ...newEntity(deps, caller.OrganizationID, { Slug: id }), SpaceID: space.SpaceID, AttestationID: id, UserID: caller.UserID, ...fields };
+  return {
+    ...newEntity(deps, caller.OrganizationID, { Slug: id }),
+    SpaceID: space.SpaceID,
+    AttestationID: id,
+    UserID: caller.UserID,
+    ...fields,
+  };
 }
 
 /** The events that announce attestations. */
@@ -266,7 +440,17 @@ function attestationEvents(caller: Caller, writes: Attestation[], spaces: Space[
   return writes.map((a) => ({
     source: SOURCE,
     detailType: a.RevokedAttestationID ? DetailType.AttestationRevoked : DetailType.AttestationRecorded,
-    detail: { OrganizationID: caller.OrganizationID, SpaceID: a.SpaceID, SpaceSlug: slug.get(a.SpaceID) ?? '', AttestationID: a.AttestationID, Type: a.Type, Result: a.Result, UserID: a.UserID, ChangeOrderID: a.ChangeOrderID, RevokedAttestationID: a.RevokedAttestationID },
+    detail: {
+      OrganizationID: caller.OrganizationID,
+      SpaceID: a.SpaceID,
+      SpaceSlug: slug.get(a.SpaceID) ?? '',
+      AttestationID: a.AttestationID,
+      Type: a.Type,
+      Result: a.Result,
+      UserID: a.UserID,
+      ChangeOrderID: a.ChangeOrderID,
+      RevokedAttestationID: a.RevokedAttestationID,
+    },
   }));
 }
 
@@ -274,28 +458,57 @@ function attestationEvents(caller: Caller, writes: Attestation[], spaces: Space[
 async function record(deps: ChangeDeps, caller: Caller, writes: Attestation[], spaces: Space[]): Promise<void> {
   // Each attestation, its event and the store's entries for it (its place in the Space's order; the mark on the one it revokes) in one transaction: a quarter of a transaction's worth at a time.
   for (const part of chunk(writes, TRANSACTION_MAX_ITEMS / 4)) {
-    await deps.store.transact([...part.map((item) => ({ op: 'create' as const, kind: 'Attestation' as const, item })), ...eventOps(deps, attestationEvents(caller, part, spaces))]);
+    await deps.store.transact([
+      ...part.map((item) => ({ op: 'create' as const, kind: 'Attestation' as const, item })),
+      ...eventOps(deps, attestationEvents(caller, part, spaces)),
+    ]);
   }
 }
 
 /** `cub attestation create`: an attestation of any type in one Space, over a ChangeOrder's revisions there or named ones. */
-export async function createAttestation(deps: ChangeDeps, caller: Caller, space: Space, o: Omit<ApproveInput, 'Spaces' | 'WhereSpace' | 'Stage'> & { Type: string }): Promise<ApproveResult> {
-  return (await approve(deps, caller, { ...o, Spaces: [space.SpaceID], All: o.All ?? true, Async: false })) as ApproveResult;
+export async function createAttestation(
+  deps: ChangeDeps,
+  caller: Caller,
+  space: Space,
+  o: Omit<ApproveInput, 'Spaces' | 'WhereSpace' | 'Stage'> & { Type: string },
+): Promise<ApproveResult> {
+  return (await approve(deps, caller, {
+    ...o,
+    Spaces: [space.SpaceID],
+    All: o.All ?? true,
+    Async: false,
+  })) as ApproveResult;
 }
 
 /** Revokes an attestation: a new record naming it, never an edit. Its author, or anyone with Manage in the Space. */
-export async function revokeAttestation(deps: ChangeDeps, caller: Caller, space: Space, id: string, note: string | undefined): Promise<Attestation> {
+export async function revokeAttestation(
+  deps: ChangeDeps,
+  caller: Caller,
+  space: Space,
+  id: string,
+  note: string | undefined,
+): Promise<Attestation> {
   const found = await deps.store.attestationById(space.SpaceID, id.toLowerCase());
   const a = found && !found.RevokedAttestationID ? found : undefined;
   if (!a) throw new NotFound(`attestation '${id}' not found in space '${space.Slug}'`);
   if (a.RevokedBy) throw new Invalid(`attestation '${id}' was already revoked (by ${a.RevokedBy})`);
   if (a.UserID !== caller.UserID) requireVerb(caller, [space], 'Manage', "revoke another user's attestation");
-  const revocation = attestation(deps, caller, space, { Type: a.Type, Result: a.Result, Note: note, Claims: {}, ChangeOrderID: a.ChangeOrderID, RevokedAttestationID: a.AttestationID, Revisions: [] });
+  const revocation = attestation(deps, caller, space, {
+    Type: a.Type,
+    Result: a.Result,
+    Note: note,
+    Claims: {},
+    ChangeOrderID: a.ChangeOrderID,
+    RevokedAttestationID: a.AttestationID,
+    Revisions: [],
+  });
   await record(deps, caller, [revocation], [space]);
   return revocation;
 }
 
 /** A Space's attestations as read, newest first. */
 export async function listAttestations(deps: ChangeDeps, space: Space): Promise<AttestationView[]> {
-  return (await attestationsOf(deps, space)).sort((a, b) => (a.CreatedAt < b.CreatedAt ? 1 : a.CreatedAt > b.CreatedAt ? -1 : a.AttestationID < b.AttestationID ? 1 : -1));
+  return (await attestationsOf(deps, space)).sort((a, b) =>
+    a.CreatedAt < b.CreatedAt ? 1 : a.CreatedAt > b.CreatedAt ? -1 : a.AttestationID < b.AttestationID ? 1 : -1,
+  );
 }

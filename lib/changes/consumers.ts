@@ -1,4 +1,10 @@
-import { AttestationEventDetail, DetailType, ReleaseLiveStatusChangedDetail, STAGE_RULE, type BatonEvent } from '../events/contracts.ts';
+import {
+  AttestationEventDetail,
+  DetailType,
+  ReleaseLiveStatusChangedDetail,
+  STAGE_RULE,
+  type BatonEvent,
+} from '../events/contracts.ts';
 import { onceFor } from '../events/outbox.ts';
 import type { Deps } from '../ports/deps.ts';
 import { consumeDeployToolEvent, drop, type Outcome } from '../releases/deploy-events.ts';
@@ -24,7 +30,10 @@ export async function consumeAttestationEvent(deps: Deps, event: BatonEvent): Pr
 export async function consumeStageEvent(deps: Deps, event: BatonEvent): Promise<Outcome> {
   let out: Outcome | undefined;
   await onceFor(deps, STAGE_RULE.name, event, async () => {
-    out = event.detailType === DetailType.ReleaseLiveStatusChanged ? await consumeLiveStatusChanged(deps, event) : await consumeAttestationEvent(deps, event);
+    out =
+      event.detailType === DetailType.ReleaseLiveStatusChanged
+        ? await consumeLiveStatusChanged(deps, event)
+        : await consumeAttestationEvent(deps, event);
   });
   return out ?? drop('duplicate event', event);
 }

@@ -5,7 +5,17 @@
  * promoted or published for you. Idempotent: a Unit already carrying the restore mark is left alone,
  * so a rerun finishes a partial demote and keeps work done on a Unit since it was restored.
  */
-import { MarkRole, newEntity, requireVerb, type Caller, type ChangeOrder, type Progress, type Space, type Tag, type Unit } from '../model/entities.ts';
+import {
+  MarkRole,
+  newEntity,
+  requireVerb,
+  type Caller,
+  type ChangeOrder,
+  type Progress,
+  type Space,
+  type Tag,
+  type Unit,
+} from '../model/entities.ts';
 import { Conflict, NotFound } from '../model/errors.ts';
 import { startJob, type JobHandler } from './jobs.ts';
 import type { Deps } from '../ports/deps.ts';
@@ -58,8 +68,18 @@ async function withRestoreTag(deps: ChangeDeps, caller: Caller, co: ChangeOrder)
     async () => {
       const cur = (await deps.store.getInSpace<ChangeOrder>('ChangeOrder', co.SpaceID, co.ChangeOrderID))!;
       if (cur.RestoreTagID) return cur;
-      const tag: Tag = { ...newEntity(deps, caller.OrganizationID, { Slug: `${cur.Slug}-co-restore` }), SpaceID: cur.SpaceID, TagID: deps.newId(), ChangeOrderID: cur.ChangeOrderID };
-      const next: ChangeOrder = { ...cur, RestoreTagID: tag.TagID, UpdatedAt: deps.now().toISOString(), Version: cur.Version + 1 };
+      const tag: Tag = {
+        ...newEntity(deps, caller.OrganizationID, { Slug: `${cur.Slug}-co-restore` }),
+        SpaceID: cur.SpaceID,
+        TagID: deps.newId(),
+        ChangeOrderID: cur.ChangeOrderID,
+      };
+      const next: ChangeOrder = {
+        ...cur,
+        RestoreTagID: tag.TagID,
+        UpdatedAt: deps.now().toISOString(),
+        Version: cur.Version + 1,
+      };
       await deps.store.transact([
         { op: 'create', kind: 'Tag', item: tag },
         { op: 'update', kind: 'ChangeOrder', item: next, expectedVersion: cur.Version },
@@ -73,19 +93,66 @@ async function withRestoreTag(deps: ChangeDeps, caller: Caller, co: ChangeOrder)
 }
 
 /** Plans one Unit: what it is restored to, whether it already was, and what the restore drops. */
-async function planUnit(deps: ChangeDeps, co: ChangeOrder, marks: CoMarks, space: Space, unit: Unit): Promise<DemotedUnit & { data?: string; head?: string }> {
+async function planUnit(
+  deps: ChangeDeps,
+  co: ChangeOrder,
+  marks: CoMarks,
+  space: Space,
+  unit: Unit,
+): Promise<DemotedUnit & { data?: string; head?: string }> {
   const base = { UnitID: unit.UnitID, UnitSlug: unit.Slug };
   const start = marks.start.get(unit.UnitID);
-  if (!start || start.SpaceID !== space.SpaceID) return { ...base, Action: 'Failed', Error: `change order '${co.Slug}' never marked unit '${unit.Slug}' (its start Tag does not mark it): there is nothing to restore it to` };
+  if (!start || start.SpaceID !== space.SpaceID)
+    return {
+      ...base,
+      Action: 'Failed',
+      Error: `change order '${co.Slug}' never marked unit '${unit.Slug}' (its start Tag does not mark it): there is nothing to restore it to`,
+    };
   const restored = marks.restore.get(unit.UnitID);
-  if (restored) return { ...base, Action: 'Unchanged', Reason: 'AlreadyRestored', RestoredRevisionNum: start.RevisionNum, RevisionNum: restored.RevisionNum };
-  if (start.RevisionNum === 0) return { ...base, Action: 'Failed', Error: `unit '${unit.Slug}' was created by change order '${co.Slug}' here, so it has no earlier revision to restore; delete it with cub unit delete` };
+  if (restored)
+    return {
+      ...base,
+      Action: 'Unchanged',
+      Reason: 'AlreadyRestored',
+      RestoredRevisionNum: start.RevisionNum,
+      RevisionNum: restored.RevisionNum,
+    };
+  if (start.RevisionNum === 0)
+    return {
+      ...base,
+      Action: 'Failed',
+      Error: `unit '${unit.Slug}' was created by change order '${co.Slug}' here, so it has no earlier revision to restore; delete it with cub unit delete`,
+    };
   const endRev = marks.end.get(unit.UnitID)?.RevisionNum ?? start.RevisionNum;
   // What the restore drops: the revisions past where the change landed, read as one range (not the Unit's history).
-  const [data, head, dropped] = await Promise.all([dataAt(deps, unit, start.RevisionNum), dataAt(deps, unit, unit.HeadRevisionNum), deps.store.revisionsBetween(unit.UnitID, endRev, unit.HeadRevisionNum)]);
-  const Dropped = dropped.map((r) => ({ RevisionNum: r.RevisionNum, UserID: r.UserID, ...(r.Description ? { Description: r.Description } : {}) }));
-  if (data === head) return { ...base, Action: 'Mark', Reason: 'NoChange', RestoredRevisionNum: start.RevisionNum, RevisionNum: unit.HeadRevisionNum, Dropped };
-  return { ...base, Action: 'Restore', RestoredRevisionNum: start.RevisionNum, RevisionNum: unit.HeadRevisionNum + 1, Dropped, data, head };
+  const [data, head, dropped] = await Promise.all([
+    dataAt(deps, unit, start.RevisionNum),
+    dataAt(deps, unit, unit.HeadRevisionNum),
+    deps.store.revisionsBetween(unit.UnitID, endRev, unit.HeadRevisionNum),
+  ]);
+  const Dropped = dropped.map((r) => ({
+    RevisionNum: r.RevisionNum,
+    UserID: r.UserID,
+    ...(r.Description ? { Description: r.Description } : {}),
+  }));
+  if (data === head)
+    return {
+      ...base,
+      Action: 'Mark',
+      Reason: 'NoChange',
+      RestoredRevisionNum: start.RevisionNum,
+      RevisionNum: unit.HeadRevisionNum,
+      Dropped,
+    };
+  return {
+    ...base,
+    Action: 'Restore',
+    RestoredRevisionNum: start.RevisionNum,
+    RevisionNum: unit.HeadRevisionNum + 1,
+    Dropped,
+    data,
+    head,
+  };
 }
 
 /** A Space with more Units than this is demoted as a job. */
@@ -102,13 +169,34 @@ interface DemotePlan {
  * `POST /demote`: restores the Units of one Space to what the aborted ChangeOrder's start Tag marks
  * there. A Space of more than DEMOTE_JOB_UNITS Units (or when asked) is demoted as a job.
  */
-export async function demote(deps: ChangeDeps, caller: Caller, coRef: ChangeOrder, space: Space, o: { changeDesc?: string; dryRun?: boolean; async?: boolean }): Promise<DemoteResult | { job: JobRecord }> {
-  if (!coRef.AbortedReason) throw new Conflict(`change order '${coRef.Slug}' is not aborted: abort it first (cub changeorder update --aborted-reason R), so no one is still promoting what you take back out`);
+export async function demote(
+  deps: ChangeDeps,
+  caller: Caller,
+  coRef: ChangeOrder,
+  space: Space,
+  o: { changeDesc?: string; dryRun?: boolean; async?: boolean },
+): Promise<DemoteResult | { job: JobRecord }> {
+  if (!coRef.AbortedReason)
+    throw new Conflict(
+      `change order '${coRef.Slug}' is not aborted: abort it first (cub changeorder update --aborted-reason R), so no one is still promoting what you take back out`,
+    );
   if (!o.dryRun) requireVerb(caller, [space], 'Edit', `demote change order '${coRef.Slug}' there`);
   const units = (await deps.store.listUnits(space.SpaceID)).sort(bySlug);
   if (!o.dryRun && (deps as Deps).jobs && (o.async ?? units.length > DEMOTE_JOB_UNITS)) {
-    const plan: DemotePlan = { ChangeOrderID: coRef.ChangeOrderID, SpaceID: coRef.SpaceID, Options: { changeDesc: o.changeDesc } };
-    return { job: await startJob(deps as Deps, caller, { jobId: deps.newId(), kind: 'Demote', waves: [[space]], plan, subject: { ChangeOrderID: coRef.ChangeOrderID, ChangeOrderSlug: coRef.Slug, SpaceID: space.SpaceID } }) };
+    const plan: DemotePlan = {
+      ChangeOrderID: coRef.ChangeOrderID,
+      SpaceID: coRef.SpaceID,
+      Options: { changeDesc: o.changeDesc },
+    };
+    return {
+      job: await startJob(deps as Deps, caller, {
+        jobId: deps.newId(),
+        kind: 'Demote',
+        waves: [[space]],
+        plan,
+        subject: { ChangeOrderID: coRef.ChangeOrderID, ChangeOrderSlug: coRef.Slug, SpaceID: space.SpaceID },
+      }),
+    };
   }
   return demoteUnits(deps, caller, coRef, space, units, o);
 }
@@ -119,21 +207,59 @@ export const demoteJob: JobHandler<DemotePlan, DemoteResult> = {
     const co = await deps.store.getInSpace<ChangeOrder>('ChangeOrder', plan.SpaceID, plan.ChangeOrderID);
     if (!co) throw new NotFound('the change order was deleted while it was being demoted');
     const space = spaces[0]!;
-    return { results: [await demoteUnits(deps, job.Caller as Caller, co, space, (await deps.store.listUnits(space.SpaceID)).sort(bySlug), plan.Options)] };
+    return {
+      results: [
+        await demoteUnits(
+          deps,
+          job.Caller as Caller,
+          co,
+          space,
+          (await deps.store.listUnits(space.SpaceID)).sort(bySlug),
+          plan.Options,
+        ),
+      ],
+    };
   },
-  gaveUp: (spaces, error) => spaces.map((s) => ({ ChangeOrderID: '', SpaceID: s.SpaceID, SpaceSlug: s.Slug, DryRun: false, Restored: false, Units: [], Error: `the job's worker gave up on it after every attempt (${error}); demote again to finish` })),
-  summary: (r) => ({ SpaceID: r.SpaceID, Action: r.Restored ? 'Restored' : r.Error || r.Units.some((u) => u.Action === 'Failed') ? 'Failed' : 'Partial', ...(r.Error ? { Error: r.Error } : {}) }),
+  gaveUp: (spaces, error) =>
+    spaces.map((s) => ({
+      ChangeOrderID: '',
+      SpaceID: s.SpaceID,
+      SpaceSlug: s.Slug,
+      DryRun: false,
+      Restored: false,
+      Units: [],
+      Error: `the job's worker gave up on it after every attempt (${error}); demote again to finish`,
+    })),
+  summary: (r) => ({
+    SpaceID: r.SpaceID,
+    Action: r.Restored ? 'Restored' : r.Error || r.Units.some((u) => u.Action === 'Failed') ? 'Failed' : 'Partial',
+    ...(r.Error ? { Error: r.Error } : {}),
+  }),
   async finish(deps, _job, _plan, results, end) {
     const r = results[0]!;
     await deps.store.transact(end(r.Error || r.Units.some((u) => u.Action === 'Failed') ? 207 : 200, r));
   },
 };
 
-async function demoteUnits(deps: ChangeDeps, caller: Caller, coRef: ChangeOrder, space: Space, units: Unit[], o: { changeDesc?: string; dryRun?: boolean }): Promise<DemoteResult> {
+async function demoteUnits(
+  deps: ChangeDeps,
+  caller: Caller,
+  coRef: ChangeOrder,
+  space: Space,
+  units: Unit[],
+  o: { changeDesc?: string; dryRun?: boolean },
+): Promise<DemoteResult> {
   const co = o.dryRun ? coRef : await withRestoreTag(deps, caller, coRef);
   const marks = await marksOf(deps, co);
   const plans = await Promise.all(units.map((u) => planUnit(deps, co, marks, space, u)));
-  const result: DemoteResult = { ChangeOrderID: co.ChangeOrderID, SpaceID: space.SpaceID, SpaceSlug: space.Slug, DryRun: !!o.dryRun, Restored: false, Units: plans.map(({ data: _d, head: _h, ...u }) => u) };
+  const result: DemoteResult = {
+    ChangeOrderID: co.ChangeOrderID,
+    SpaceID: space.SpaceID,
+    SpaceSlug: space.Slug,
+    DryRun: !!o.dryRun,
+    Restored: false,
+    Units: plans.map(({ data: _d, head: _h, ...u }) => u),
+  };
   const marked = [...marks.start.values()].filter((m) => m.SpaceID === space.SpaceID);
   if (o.dryRun) {
     result.Restored = marked.length > 0 && marked.every((m) => marks.restore.has(m.UnitID));
@@ -150,8 +276,21 @@ async function demoteUnits(deps: ChangeDeps, caller: Caller, coRef: ChangeOrder,
         ops.push(markOp(co, MarkRole.restore, unit, unit.HeadRevisionNum, now));
         continue;
       }
-      const step = advance(deps, caller, unit, p.head!, p.data!, { source: 'Restore', description: o.changeDesc ?? `restore revision ${p.RestoredRevisionNum} (demote change order '${co.Slug}')`, restoredRevisionNum: p.RestoredRevisionNum });
-      ops.push({ op: 'update', kind: 'Unit', item: { ...step.unit, Version: unit.Version + 1 }, expectedVersion: unit.Version }, ...step.ops, markOp(co, MarkRole.restore, unit, step.unit.HeadRevisionNum, now));
+      const step = advance(deps, caller, unit, p.head!, p.data!, {
+        source: 'Restore',
+        description: o.changeDesc ?? `restore revision ${p.RestoredRevisionNum} (demote change order '${co.Slug}')`,
+        restoredRevisionNum: p.RestoredRevisionNum,
+      });
+      ops.push(
+        {
+          op: 'update',
+          kind: 'Unit',
+          item: { ...step.unit, Version: unit.Version + 1 },
+          expectedVersion: unit.Version,
+        },
+        ...step.ops,
+        markOp(co, MarkRole.restore, unit, step.unit.HeadRevisionNum, now),
+      );
     }
     await deps.store.transact(ops);
   }
@@ -162,19 +301,57 @@ async function demoteUnits(deps: ChangeDeps, caller: Caller, coRef: ChangeOrder,
   return result;
 }
 
-async function recordRestored(deps: ChangeDeps, caller: Caller, co: ChangeOrder, space: Space, now: string, marks: CoMarks): Promise<void> {
+async function recordRestored(
+  deps: ChangeDeps,
+  caller: Caller,
+  co: ChangeOrder,
+  space: Space,
+  now: string,
+  marks: CoMarks,
+): Promise<void> {
   const units = await deps.store.listUnits(space.SpaceID);
   const slugs = new Map(units.map((u) => [u.UnitID, u.Slug]));
-  const restored = [...marks.restore.values()].filter((m) => m.SpaceID === space.SpaceID).map((m) => ({ UnitID: m.UnitID, UnitSlug: slugs.get(m.UnitID) ?? m.UnitID, RevisionNum: m.RevisionNum }));
-  const event = { source: SOURCE, detailType: DetailType.ChangeOrderRestored, detail: { OrganizationID: co.OrganizationID, SpaceID: space.SpaceID, SpaceSlug: space.Slug, ChangeOrderID: co.ChangeOrderID, Slug: co.Slug, RestoredAt: now, UserID: caller.UserID, Units: restored } };
+  const restored = [...marks.restore.values()]
+    .filter((m) => m.SpaceID === space.SpaceID)
+    .map((m) => ({ UnitID: m.UnitID, UnitSlug: slugs.get(m.UnitID) ?? m.UnitID, RevisionNum: m.RevisionNum }));
+  const event = {
+    source: SOURCE,
+    detailType: DetailType.ChangeOrderRestored,
+    detail: {
+      OrganizationID: co.OrganizationID,
+      SpaceID: space.SpaceID,
+      SpaceSlug: space.Slug,
+      ChangeOrderID: co.ChangeOrderID,
+      Slug: co.Slug,
+      RestoredAt: now,
+      UserID: caller.UserID,
+      Units: restored,
+    },
+  };
   // The Space's progress and the event announcing it, in one transaction.
   await retryOnConflict(
     async () => {
       const progress = (await deps.store.progressOf(co.ChangeOrderID)).find((p) => p.SpaceID === space.SpaceID);
       if (progress?.RestoredAt) return;
       const write: StoreOp = progress
-        ? { op: 'update', kind: 'Progress', item: { ...progress, RestoredAt: now, Version: progress.Version + 1 } satisfies Progress, expectedVersion: progress.Version }
-        : { op: 'create', kind: 'Progress', item: { ChangeOrderID: co.ChangeOrderID, BaseSpaceID: co.SpaceID, SpaceID: space.SpaceID, ResolvedAt: now, RestoredAt: now, Version: 1 } satisfies Progress };
+        ? {
+            op: 'update',
+            kind: 'Progress',
+            item: { ...progress, RestoredAt: now, Version: progress.Version + 1 } satisfies Progress,
+            expectedVersion: progress.Version,
+          }
+        : {
+            op: 'create',
+            kind: 'Progress',
+            item: {
+              ChangeOrderID: co.ChangeOrderID,
+              BaseSpaceID: co.SpaceID,
+              SpaceID: space.SpaceID,
+              ResolvedAt: now,
+              RestoredAt: now,
+              Version: 1,
+            } satisfies Progress,
+          };
       await deps.store.transact([write, ...eventOps(deps, [event])]);
     },
     () => undefined,

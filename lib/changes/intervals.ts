@@ -1,4 +1,10 @@
-import { DESCRIBING_TOOLCHAIN, type ChangeOrderUpdateType, type Link, type PriorRevisions, type Unit } from '../model/entities.ts';
+import {
+  DESCRIBING_TOOLCHAIN,
+  type ChangeOrderUpdateType,
+  type Link,
+  type PriorRevisions,
+  type Unit,
+} from '../model/entities.ts';
 import { Conflict } from '../model/errors.ts';
 
 /** Where a Unit's change starts and ends, and why it carries nothing (when it does not). */
@@ -26,7 +32,8 @@ export interface IntervalInput {
 export function intervalOf(i: IntervalInput): Interval {
   const { unit: u, links, endTagged, prior } = i;
   if (u.ToolchainType === DESCRIBING_TOOLCHAIN) return { unit: u, excluded: 'ConfigHub/YAML units are not promoted' };
-  if (i.updateType === 'MergeUnits' && !links.length) return { unit: u, excluded: 'nothing follows it by a MergeUnits link' };
+  if (i.updateType === 'MergeUnits' && !links.length)
+    return { unit: u, excluded: 'nothing follows it by a MergeUnits link' };
   const cursors = [...new Set(links.map((l) => l.UpstreamLastMergedRevisionNum))];
   if (cursors.length > 1) {
     throw new Conflict(
@@ -39,7 +46,17 @@ export function intervalOf(i: IntervalInput): Interval {
   const start = cursors[0] ?? (u.LastReleasedRevisionNum || u.HeadRevisionNum);
   let end = endTagged ? (endTagged.revision ?? (prior === 'All' ? u.HeadRevisionNum : start)) : u.HeadRevisionNum;
   if (!links.length && !endTagged) end = prior === 'All' ? u.HeadRevisionNum : start;
-  if (end < start) throw new Conflict(`unit '${u.Slug}': the downstream spaces have merged to revision ${start}, past the end of the change (${end})`);
+  if (end < start)
+    throw new Conflict(
+      `unit '${u.Slug}': the downstream spaces have merged to revision ${start}, past the end of the change (${end})`,
+    );
   if (start !== end) return { unit: u, start, end };
-  return { unit: u, start, end, skipped: links.length ? `no change: the spaces that follow it have revision ${start}` : `no change: nothing follows it; marked at revision ${start}` };
+  return {
+    unit: u,
+    start,
+    end,
+    skipped: links.length
+      ? `no change: the spaces that follow it have revision ${start}`
+      : `no change: nothing follows it; marked at revision ${start}`,
+  };
 }

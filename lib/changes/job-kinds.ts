@@ -9,8 +9,10 @@ import { demoteJob } from './demote.ts';
 export const JOB_HANDLERS: JobHandlers = { Promote: promoteJob, Approve: approveJob, Demote: demoteJob };
 
 /** Runs one part of a job (a worker's message); `giveUp` writes its Spaces as failed instead (the last attempt failed). */
-export const runPart = (deps: Deps, msg: JobMessage, giveUp?: string, o?: { firstDelivery?: boolean }): Promise<void> => runJobPart(deps, JOB_HANDLERS, msg, giveUp, o);
+export const runPart = (deps: Deps, msg: JobMessage, giveUp?: string, o?: { firstDelivery?: boolean }): Promise<void> =>
+  runJobPart(deps, JOB_HANDLERS, msg, giveUp, o);
 /** Takes up a job from what the table says (after a restart). */
 export const resume = (deps: Deps, jobId: string): Promise<void> => resumeJob(deps, JOB_HANDLERS, jobId);
 /** `GET /job/{id}`. */
-export const getJob = (deps: Deps, caller: Caller, jobId: string): Promise<JobView> => jobView(deps, JOB_HANDLERS, caller, jobId);
+export const getJob = (deps: Deps, caller: Caller, jobId: string): Promise<JobView> =>
+  jobView(deps, JOB_HANDLERS, caller, jobId);

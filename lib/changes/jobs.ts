@@ -29,7 +29,6 @@ export const JOB_ATTEMPTS = 3;
 /** How long a finished job is kept (seconds). */
 const JOB_KEPT_S = 7 * 24 * 3600;
 
-
 /** What a kind of job does with its parts. `P` is its plan, `R` what one Space came to. */
 export interface JobHandler<P = any, R = any> {
   /** Runs a part's Spaces; what each came to, and what to write with the part (in its transaction), if anything. */
@@ -43,7 +42,13 @@ export interface JobHandler<P = any, R = any> {
    * the operation records with `end(status, body)` — the job's own end (its record, and its running
    * marker removed) — in the same transaction.
    */
-  finish(deps: Deps, job: JobRecord, plan: P, results: R[], end: (status: number, body: unknown) => StoreOp[]): Promise<void>;
+  finish(
+    deps: Deps,
+    job: JobRecord,
+    plan: P,
+    results: R[],
+    end: (status: number, body: unknown) => StoreOp[],
+  ): Promise<void>;
   /** After the job has ended (effects that may run again: e.g. a Stage re-evaluated). */
   after?(deps: Deps, job: JobRecord, plan: P): Promise<void>;
 }
@@ -64,7 +69,11 @@ export function runsAsJob(deps: Deps, spaces: number, asked: boolean | undefined
 }
 
 /** Writes a job and sends its first wave's parts. `jobId` may be chosen by the caller (a promotion's lease names it). */
-export async function startJob<P>(deps: Deps, caller: Caller, o: { jobId: string; kind: JobKind; waves: Space[][]; plan: P; subject?: Record<string, unknown> }): Promise<JobRecord> {
+export async function startJob<P>(
+  deps: Deps,
+  caller: Caller,
+  o: { jobId: string; kind: JobKind; waves: Space[][]; plan: P; subject?: Record<string, unknown> },
+): Promise<JobRecord> {
   const waves = o.waves.filter((w) => w.length);
   const partSize = deps.jobs?.partSpaces ?? JOB_PART_SPACES;
   const now = deps.now().toISOString();
@@ -97,7 +106,8 @@ export async function startJob<P>(deps: Deps, caller: Caller, o: { jobId: string
 
 async function sendWave(deps: Deps, job: JobRecord, wave: number, skip: Set<string> = new Set()): Promise<void> {
   const messages: JobMessage[] = [];
-  for (let i = 0; i < (job.Parts[wave] ?? 0); i++) if (!skip.has(partKey(wave, i))) messages.push({ JobID: job.JobID, Wave: wave, Part: i });
+  for (let i = 0; i < (job.Parts[wave] ?? 0); i++)
+    if (!skip.has(partKey(wave, i))) messages.push({ JobID: job.JobID, Wave: wave, Part: i });
   if (messages.length) await deps.jobs!.queue.send(messages);
 }
 
@@ -123,7 +133,13 @@ function partSpaces(job: JobRecord, plan: StoredPlan<unknown>, wave: number, ind
  * Runs one part of a job (a worker's message), unless it has run already; then moves the job on.
  * `giveUp` (the last attempt failed): the part's Spaces are written as failed, so the job still ends.
  */
-export async function runJobPart(deps: Deps, handlers: JobHandlers, msg: JobMessage, giveUp?: string, o: { firstDelivery?: boolean } = {}): Promise<void> {
+export async function runJobPart(
+  deps: Deps,
+  handlers: JobHandlers,
+  msg: JobMessage,
+  giveUp?: string,
+  o: { firstDelivery?: boolean } = {},
+): Promise<void> {
   const job = await deps.store.getJob(msg.JobID);
   if (!job || job.State === 'Done') return;
   const key = partKey(msg.Wave, msg.Part);
@@ -133,9 +149,21 @@ export async function runJobPart(deps: Deps, handlers: JobHandlers, msg: JobMess
   const handler = handlers[job.Kind];
   const plan = planOf(job);
   const spaces = partSpaces(job, plan, msg.Wave, msg.Part);
-  const { results, ops } = giveUp !== undefined ? { results: handler.gaveUp(spaces, giveUp), ops: [] } : await handler.run(deps, job, plan.data, msg.Wave, spaces);
+  const { results, ops } =
+    giveUp !== undefined
+      ? { results: handler.gaveUp(spaces, giveUp), ops: [] }
+      : await handler.run(deps, job, plan.data, msg.Wave, spaces);
   const now = deps.now().toISOString();
-  const part: JobPartRecord = { JobID: job.JobID, Part: key, Wave: msg.Wave, Index: msg.Part, Result: compress(JSON.stringify(results)), ...(giveUp !== undefined ? { GaveUp: true } : {}), CreatedAt: now, ExpiresAtEpoch: Math.floor(deps.now().getTime() / 1000) + JOB_KEPT_S };
+  const part: JobPartRecord = {
+    JobID: job.JobID,
+    Part: key,
+    Wave: msg.Wave,
+    Index: msg.Part,
+    Result: compress(JSON.stringify(results)),
+    ...(giveUp !== undefined ? { GaveUp: true } : {}),
+    CreatedAt: now,
+    ExpiresAtEpoch: Math.floor(deps.now().getTime() / 1000) + JOB_KEPT_S,
+  };
   // The part and the job's count in one transaction, retried while other parts move the count.
   for (let attempt = 0; ; attempt++) {
     const cur = attempt === 0 ? job : await deps.store.getJob(job.JobID);
@@ -145,12 +173,18 @@ export async function runJobPart(deps: Deps, handlers: JobHandlers, msg: JobMess
       ...cur,
       SpacesDone: cur.SpacesDone + spaces.length,
       SpacesFailed: (cur.SpacesFailed ?? 0) + results.filter((r) => handler.summary(r).Action === 'Failed').length,
-      ...(lastOfWave && msg.Wave + 1 < cur.Parts.length ? { Wave: msg.Wave + 1, PartsDone: 0 } : { PartsDone: cur.PartsDone + 1 }),
+      ...(lastOfWave && msg.Wave + 1 < cur.Parts.length
+        ? { Wave: msg.Wave + 1, PartsDone: 0 }
+        : { PartsDone: cur.PartsDone + 1 }),
       UpdatedAt: now,
       Version: cur.Version + 1,
     };
     try {
-      await deps.store.transact([{ op: 'create', kind: 'JobPart', item: part }, { op: 'update', kind: 'Job', item: next, expectedVersion: cur.Version }, ...(ops ?? [])]);
+      await deps.store.transact([
+        { op: 'create', kind: 'JobPart', item: part },
+        { op: 'update', kind: 'Job', item: next, expectedVersion: cur.Version },
+        ...(ops ?? []),
+      ]);
     } catch (e) {
       if (e instanceof Conflict && attempt < 50) {
         await new Promise((r) => setTimeout(r, Math.min(200, 5 * 2 ** Math.min(attempt, 6)) * Math.random()));
@@ -194,7 +228,16 @@ async function finishJob(deps: Deps, handlers: JobHandlers, job: JobRecord): Pro
       {
         op: 'update',
         kind: 'Job',
-        item: { ...job, State: 'Done', Status: status, Result: compress(JSON.stringify(body)), FinishedAt: now.toISOString(), UpdatedAt: now.toISOString(), ExpiresAtEpoch: Math.floor(now.getTime() / 1000) + JOB_KEPT_S, Version: job.Version + 1 },
+        item: {
+          ...job,
+          State: 'Done',
+          Status: status,
+          Result: compress(JSON.stringify(body)),
+          FinishedAt: now.toISOString(),
+          UpdatedAt: now.toISOString(),
+          ExpiresAtEpoch: Math.floor(now.getTime() / 1000) + JOB_KEPT_S,
+          Version: job.Version + 1,
+        },
         expectedVersion: job.Version,
       },
       { op: 'delete', kind: 'RunningJob', item: { JobID: job.JobID } },
@@ -220,7 +263,14 @@ export interface JobView {
   FinishedAt?: string;
   Total: number;
   Done: number;
-  Spaces: { SpaceID: string; SpaceSlug: string; Wave: number; State: 'Pending' | 'Done'; Action?: string; Error?: string }[];
+  Spaces: {
+    SpaceID: string;
+    SpaceSlug: string;
+    Wave: number;
+    State: 'Pending' | 'Done';
+    Action?: string;
+    Error?: string;
+  }[];
   /** The HTTP status the request would have answered with, once done. */
   Status?: number;
   /** The body the request would have answered with, once done. */
@@ -235,10 +285,11 @@ export async function jobView(deps: Deps, handlers: JobHandlers, caller: Caller,
   const plan = planOf(job);
   const parts = await deps.store.jobParts(jobId);
   const done = new Map<string, { Action: string; Error?: string }>();
-  for (const p of parts) for (const r of JSON.parse(decompress(p.Result)) as unknown[]) {
-    const s = handler.summary(r);
-    done.set(s.SpaceID, { Action: s.Action, ...(s.Error ? { Error: s.Error } : {}) });
-  }
+  for (const p of parts)
+    for (const r of JSON.parse(decompress(p.Result)) as unknown[]) {
+      const s = handler.summary(r);
+      done.set(s.SpaceID, { Action: s.Action, ...(s.Error ? { Error: s.Error } : {}) });
+    }
   return {
     JobID: job.JobID,
     Kind: job.Kind,
@@ -250,7 +301,16 @@ export async function jobView(deps: Deps, handlers: JobHandlers, caller: Caller,
     ...(job.FinishedAt ? { FinishedAt: job.FinishedAt } : {}),
     Total: job.Total,
     Done: job.State === 'Done' ? job.Total : job.SpacesDone,
-    Spaces: plan.waves.flatMap((w, wave) => w.map((s) => ({ SpaceID: s.SpaceID, SpaceSlug: s.Slug, Wave: wave, ...(done.has(s.SpaceID) ? { State: 'Done' as const, ...done.get(s.SpaceID)! } : { State: 'Pending' as const }) }))),
-    ...(job.State === 'Done' ? { Status: job.Status, Result: job.Result ? JSON.parse(decompress(job.Result)) : undefined } : {}),
+    Spaces: plan.waves.flatMap((w, wave) =>
+      w.map((s) => ({
+        SpaceID: s.SpaceID,
+        SpaceSlug: s.Slug,
+        Wave: wave,
+        ...(done.has(s.SpaceID) ? { State: 'Done' as const, ...done.get(s.SpaceID)! } : { State: 'Pending' as const }),
+      })),
+    ),
+    ...(job.State === 'Done'
+      ? { Status: job.Status, Result: job.Result ? JSON.parse(decompress(job.Result)) : undefined }
+      : {}),
   };
 }

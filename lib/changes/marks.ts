@@ -1,4 +1,15 @@
-import { MarkRole, newEntity, type Caller, type ChangeOrder, type ChangeWorkflow, type Mark, type Space, type Tag, type Unit, type WorkflowDefinition } from '../model/entities.ts';
+import {
+  MarkRole,
+  newEntity,
+  type Caller,
+  type ChangeOrder,
+  type ChangeWorkflow,
+  type Mark,
+  type Space,
+  type Tag,
+  type Unit,
+  type WorkflowDefinition,
+} from '../model/entities.ts';
 import { DetailType, SOURCE } from '../events/contracts.ts';
 import { eventOps } from '../events/outbox.ts';
 import type { Deps } from '../ports/deps.ts';
@@ -57,10 +68,19 @@ const byUnit = (l: Mark[]) => new Map(l.map((m) => [m.UnitID, m]));
 export async function marksOf(deps: ChangeDeps, co: ChangeOrder, o: { publish?: boolean } = {}): Promise<CoMarks> {
   // The start and release marks are read with the end marks (where those Tags have none of their own, the end Tag's items carry them).
   const [m, r] = await Promise.all([
-    deps.store.changeOrderMarks({ start: co.StartTagID, end: co.EndTagID, release: o.publish === false ? undefined : co.PublishTagID }),
+    deps.store.changeOrderMarks({
+      start: co.StartTagID,
+      end: co.EndTagID,
+      release: o.publish === false ? undefined : co.PublishTagID,
+    }),
     co.RestoreTagID ? deps.store.marksOfTag(co.RestoreTagID) : [],
   ]);
-  return { start: byUnit(m.start), end: byUnit(m.end), publish: o.publish === false ? new UnreadMarks() : byUnit(m.release), restore: byUnit(r) };
+  return {
+    start: byUnit(m.start),
+    end: byUnit(m.end),
+    publish: o.publish === false ? new UnreadMarks() : byUnit(m.release),
+    restore: byUnit(r),
+  };
 }
 
 /**
@@ -68,10 +88,20 @@ export async function marksOf(deps: ChangeDeps, co: ChangeOrder, o: { publish?: 
  * them, in one batch): what a gate over that Space alone reads (a Release there), not its marks in every Space of its
  * scope. A Unit's marks go when it is deleted, so these are the marks `marksOf` holds for the Space.
  */
-export async function marksIn(deps: ChangeDeps, co: ChangeOrder, space: Space, listed?: Promise<Unit[]>): Promise<CoMarks> {
+export async function marksIn(
+  deps: ChangeDeps,
+  co: ChangeOrder,
+  space: Space,
+  listed?: Promise<Unit[]>,
+): Promise<CoMarks> {
   const units = await (listed ?? deps.store.listUnits(space.SpaceID));
   const tags = [co.StartTagID, co.EndTagID, co.PublishTagID, ...(co.RestoreTagID ? [co.RestoreTagID] : [])];
-  const read = units.length ? await deps.store.marksAt(units.map((u) => u.UnitID), tags) : [];
+  const read = units.length
+    ? await deps.store.marksAt(
+        units.map((u) => u.UnitID),
+        tags,
+      )
+    : [];
   const of = (tagId: string | undefined) => byUnit(read.filter((m) => m.TagID === tagId));
   return { start: of(co.StartTagID), end: of(co.EndTagID), publish: of(co.PublishTagID), restore: of(co.RestoreTagID) };
 }
@@ -79,7 +109,10 @@ export async function marksIn(deps: ChangeDeps, co: ChangeOrder, space: Space, l
 /** The marks with their publish marks read, if they were not (the end Tag read again with the release Tag: they may share items). */
 export async function withPublishMarks(deps: ChangeDeps, co: ChangeOrder, marks: CoMarks): Promise<CoMarks> {
   if (!(marks.publish instanceof UnreadMarks)) return marks;
-  return { ...marks, publish: byUnit((await deps.store.changeOrderMarks({ end: co.EndTagID, release: co.PublishTagID })).release) };
+  return {
+    ...marks,
+    publish: byUnit((await deps.store.changeOrderMarks({ end: co.EndTagID, release: co.PublishTagID })).release),
+  };
 }
 
 /** The Tag of a ChangeOrder that plays a role. */
@@ -93,7 +126,15 @@ export function tagOf(co: ChangeOrder, role: MarkRole): string {
 
 /** The write of one of a ChangeOrder's marks on a Unit's revision (`move`: replace one already there). */
 export function markOp(co: ChangeOrder, role: MarkRole, unit: Unit, rev: number, now: string, move = false): StoreOp {
-  const item: Mark = { TagID: tagOf(co, role), UnitID: unit.UnitID, SpaceID: unit.SpaceID, RevisionNum: rev, UpdatedAt: now, ChangeOrderID: co.ChangeOrderID, Role: role };
+  const item: Mark = {
+    TagID: tagOf(co, role),
+    UnitID: unit.UnitID,
+    SpaceID: unit.SpaceID,
+    RevisionNum: rev,
+    UpdatedAt: now,
+    ChangeOrderID: co.ChangeOrderID,
+    Role: role,
+  };
   return move ? { op: 'put', kind: 'Mark', item } : { op: 'create', kind: 'Mark', item };
 }
 
@@ -105,26 +146,58 @@ export const MARK_OPS_PER_TRANSACTION = TRANSACTION_MAX_ITEMS - (TRANSACTION_MAX
 
 /** The three marks of a Unit whose interval is (start, end]: what a Release of it bundles starts at the end. */
 export function intervalMarks(co: ChangeOrder, unit: Unit, start: number, end: number, now: string): StoreOp[] {
-  return [markOp(co, MarkRole.start, unit, start, now), markOp(co, MarkRole.end, unit, end, now), markOp(co, MarkRole.publish, unit, end, now)];
+  return [
+    markOp(co, MarkRole.start, unit, start, now),
+    markOp(co, MarkRole.end, unit, end, now),
+    markOp(co, MarkRole.publish, unit, end, now),
+  ];
 }
 
 /** A new ChangeOrder's start, end and publish Tags (`<slug>-co-start|end|publish`), in its base. */
-export function changeOrderTags(deps: Pick<Deps, 'now' | 'newId'>, caller: Caller, base: Space, slug: string, coId: string): [Tag, Tag, Tag] {
-  const tag = (suffix: string): Tag => ({ ...newEntity(deps, caller.OrganizationID, { Slug: `${slug}-co-${suffix}` }), SpaceID: base.SpaceID, TagID: deps.newId(), ChangeOrderID: coId });
+export function changeOrderTags(
+  deps: Pick<Deps, 'now' | 'newId'>,
+  caller: Caller,
+  base: Space,
+  slug: string,
+  coId: string,
+): [Tag, Tag, Tag] {
+  const tag = (suffix: string): Tag => ({
+    ...newEntity(deps, caller.OrganizationID, { Slug: `${slug}-co-${suffix}` }),
+    SpaceID: base.SpaceID,
+    TagID: deps.newId(),
+    ChangeOrderID: coId,
+  });
   return [tag('start'), tag('end'), tag('publish')];
 }
 
 /** The definition a ChangeOrder copies from its workflow, so editing the workflow later changes no rollout under way. */
 export function workflowCopy(w: ChangeWorkflow | undefined): WorkflowDefinition | undefined {
-  return w ? { Stages: w.Stages, Final: w.Final, CustomPrerequisites: w.CustomPrerequisites, AttestationPrerequisites: w.AttestationPrerequisites } : undefined;
+  return w
+    ? {
+        Stages: w.Stages,
+        Final: w.Final,
+        CustomPrerequisites: w.CustomPrerequisites,
+        AttestationPrerequisites: w.AttestationPrerequisites,
+      }
+    : undefined;
 }
 
 /** What a new ChangeOrder is made from: its own fields, and the workflow whose definition it copies. */
 export type NewChangeOrder = Pick<ChangeOrder, 'Slug' | 'UpdateType' | 'InScopeSpaceIDs'> &
-  Partial<Omit<ChangeOrder, 'ChangeOrderID' | 'StartTagID' | 'EndTagID' | 'PublishTagID' | 'ChangeWorkflow' | 'ChangeWorkflowID'>> & { workflow?: ChangeWorkflow };
+  Partial<
+    Omit<
+      ChangeOrder,
+      'ChangeOrderID' | 'StartTagID' | 'EndTagID' | 'PublishTagID' | 'ChangeWorkflow' | 'ChangeWorkflowID'
+    >
+  > & { workflow?: ChangeWorkflow };
 
 /** A new ChangeOrder in its base with its three Tags, nothing promoted, failed or overridden yet; the caller writes them. */
-export function newChangeOrder(deps: Pick<Deps, 'now' | 'newId'>, caller: Caller, base: Space, f: NewChangeOrder): { co: ChangeOrder; tags: [Tag, Tag, Tag] } {
+export function newChangeOrder(
+  deps: Pick<Deps, 'now' | 'newId'>,
+  caller: Caller,
+  base: Space,
+  f: NewChangeOrder,
+): { co: ChangeOrder; tags: [Tag, Tag, Tag] } {
   const { workflow, Labels, Slug, ...fields } = f;
   const problem = workflow && firstStageGatesProblem(f.UpdateType, workflow);
   if (problem) throw new Invalid(problem);
@@ -155,7 +228,16 @@ export function createdEvent(deps: Pick<Deps, 'now' | 'newId'>, caller: Caller, 
     {
       source: SOURCE,
       detailType: DetailType.ChangeOrderCreated,
-      detail: { OrganizationID: co.OrganizationID, SpaceID: co.SpaceID, ChangeOrderID: co.ChangeOrderID, Slug: co.Slug, UpdateType: co.UpdateType, ChangeWorkflowID: co.ChangeWorkflowID, InScopeSpaceIDs: co.InScopeSpaceIDs, UserID: caller.UserID },
+      detail: {
+        OrganizationID: co.OrganizationID,
+        SpaceID: co.SpaceID,
+        ChangeOrderID: co.ChangeOrderID,
+        Slug: co.Slug,
+        UpdateType: co.UpdateType,
+        ChangeWorkflowID: co.ChangeWorkflowID,
+        InScopeSpaceIDs: co.InScopeSpaceIDs,
+        UserID: caller.UserID,
+      },
     },
   ]);
 }

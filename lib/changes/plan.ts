@@ -22,15 +22,24 @@ export type PlanRefusal = { noWorkflow: true } | { unknownStage: string } | { ev
  * Plans a promotion: named Spaces (their latest Stage is the one gated), a named Stage, or the first
  * Stage with a Space that has not taken the change. Pure: `taken` says which Spaces have.
  */
-export function planPromotion(stages: StageSpaces[], base: Space, taken: (spaceId: string) => boolean, req: PromotionRequest): PromotionPlan | PlanRefusal {
+export function planPromotion(
+  stages: StageSpaces[],
+  base: Space,
+  taken: (spaceId: string) => boolean,
+  req: PromotionRequest,
+): PromotionPlan | PlanRefusal {
   let stageIndex: number;
   let targets: Space[];
   if ('named' in req) {
     targets = [...new Map(req.named.map((s) => [s.SpaceID, s])).values()];
-    stageIndex = stages.length ? Math.max(...targets.map((t) => stages.findIndex((st) => st.spaces.some((s) => s.SpaceID === t.SpaceID)))) : -1;
+    stageIndex = stages.length
+      ? Math.max(...targets.map((t) => stages.findIndex((st) => st.spaces.some((s) => s.SpaceID === t.SpaceID))))
+      : -1;
   } else {
     if (!stages.length) return { noWorkflow: true };
-    stageIndex = req.targetStage ? stages.findIndex((s) => s.name === req.targetStage) : stages.findIndex((s) => s.spaces.some((x) => !taken(x.SpaceID)));
+    stageIndex = req.targetStage
+      ? stages.findIndex((s) => s.name === req.targetStage)
+      : stages.findIndex((s) => s.spaces.some((x) => !taken(x.SpaceID)));
     if (req.targetStage && stageIndex < 0) return { unknownStage: req.targetStage };
     if (stageIndex < 0) return { everyStageReached: true };
     targets = stages[stageIndex]!.spaces;

@@ -1,4 +1,12 @@
-import { DESCRIBING_TOOLCHAIN, type ChangeOrder, type Link, type PriorRevisions, type Space, type StoredRevision, type Unit } from '../model/entities.ts';
+import {
+  DESCRIBING_TOOLCHAIN,
+  type ChangeOrder,
+  type Link,
+  type PriorRevisions,
+  type Space,
+  type StoredRevision,
+  type Unit,
+} from '../model/entities.ts';
 import { decompress } from '../config/hash.ts';
 import { cachedReader, type UpstreamReader } from '../variants/merge.ts';
 import { marksOf, type CoMarks } from './marks.ts';
@@ -57,7 +65,9 @@ export type SpaceReads = (space: Space) => Promise<SpaceRead>;
 
 /** One Space's Units and Links, read for it alone. */
 export function readSpace(deps: ChangeDeps, space: Space): Promise<SpaceRead> {
-  return Promise.all([deps.store.listUnits(space.SpaceID), deps.store.listInSpace<Link>('Link', space.SpaceID)]).then(([units, links]) => ({ units, links }));
+  return Promise.all([deps.store.listUnits(space.SpaceID), deps.store.listInSpace<Link>('Link', space.SpaceID)]).then(
+    ([units, links]) => ({ units, links }),
+  );
 }
 
 /** How many Spaces one read-ahead covers: as many as a promotion runs at once. */
@@ -72,7 +82,12 @@ export const READ_AHEAD_SPACES = 16;
  * are checked against each Unit's head when used, and each Unit's write against the Version read, so a
  * read a moment before its Space starts is as good as one read then (an edit in between is a 409).
  */
-export function readAhead(deps: ChangeDeps, ctx: PromoteContext, spaces: Space[], size = READ_AHEAD_SPACES): SpaceReads {
+export function readAhead(
+  deps: ChangeDeps,
+  ctx: PromoteContext,
+  spaces: Space[],
+  size = READ_AHEAD_SPACES,
+): SpaceReads {
   const index = new Map(spaces.map((s, i) => [s.SpaceID, i]));
   const pending = new Map<string, Promise<SpaceRead>>();
   let next = 0;
@@ -84,13 +99,25 @@ export function readAhead(deps: ChangeDeps, ctx: PromoteContext, spaces: Space[]
     // Each Space's read stands alone: one that fails fails its Space only.
     const reads = group.map((s) => after.then(() => readSpace(deps, s)));
     const heads = Promise.allSettled(reads).then(async (settled) => {
-      const keys = settled.flatMap((r) => {
-        if (r.status === 'rejected') return [];
-        const linked = new Set(r.value.links.filter((l) => l.UpdateType === ctx.co.UpdateType).map((l) => l.FromUnitID));
-        return r.value.units.filter((u) => linked.has(u.UnitID) && u.ToolchainType !== DESCRIBING_TOOLCHAIN && u.HeadRevisionNum > 0 && !ctx.marks.end.has(u.UnitID) && !ctx.heads.has(u.UnitID));
-      }).map((u) => ({ UnitID: u.UnitID, RevisionNum: u.HeadRevisionNum }));
+      const keys = settled
+        .flatMap((r) => {
+          if (r.status === 'rejected') return [];
+          const linked = new Set(
+            r.value.links.filter((l) => l.UpdateType === ctx.co.UpdateType).map((l) => l.FromUnitID),
+          );
+          return r.value.units.filter(
+            (u) =>
+              linked.has(u.UnitID) &&
+              u.ToolchainType !== DESCRIBING_TOOLCHAIN &&
+              u.HeadRevisionNum > 0 &&
+              !ctx.marks.end.has(u.UnitID) &&
+              !ctx.heads.has(u.UnitID),
+          );
+        })
+        .map((u) => ({ UnitID: u.UnitID, RevisionNum: u.HeadRevisionNum }));
       try {
-        for (const rev of await ctx.batch(keys.length > 1 ? keys : [])) ctx.heads.set(rev.UnitID, { head: rev.RevisionNum, data: decompress(rev.Data) });
+        for (const rev of await ctx.batch(keys.length > 1 ? keys : []))
+          ctx.heads.set(rev.UnitID, { head: rev.RevisionNum, data: decompress(rev.Data) });
       } catch {
         // Not read ahead: each Unit reads its own head as it merges.
       }
@@ -132,15 +159,30 @@ export function upstreamRange(marks: CoMarks, targets: Space[]): { UnitID: strin
     // A Unit the change did not move (or made) is not merged from.
     const start = marks.start.get(end.UnitID)?.RevisionNum;
     if (start === undefined || start >= end.RevisionNum) continue;
-    for (let n = Math.max(1, start); n <= end.RevisionNum && keys.length < PRIME_MAX; n++) keys.push({ UnitID: end.UnitID, RevisionNum: n });
+    for (let n = Math.max(1, start); n <= end.RevisionNum && keys.length < PRIME_MAX; n++)
+      keys.push({ UnitID: end.UnitID, RevisionNum: n });
   }
   return keys;
 }
 
 /** A promotion's shared context: the ChangeOrder's marks, read once, and one cache of upstream revisions. */
-export async function promoteContext(deps: ChangeDeps, co: ChangeOrder, o: { prior?: PriorRevisions; dryRun?: boolean; marks?: CoMarks; spaces?: Space[]; protect?: boolean; targets?: Space[] }): Promise<PromoteContext> {
+export async function promoteContext(
+  deps: ChangeDeps,
+  co: ChangeOrder,
+  o: {
+    prior?: PriorRevisions;
+    dryRun?: boolean;
+    marks?: CoMarks;
+    spaces?: Space[];
+    protect?: boolean;
+    targets?: Space[];
+  },
+): Promise<PromoteContext> {
   // With the organization's Spaces known, an UpgradeUnit change knows which Spaces nothing is cloned from.
-  const upstreams = o.spaces && co.UpdateType === 'UpgradeUnit' ? new Set(o.spaces.map((s) => s.UpstreamSpaceID).filter(Boolean)) : undefined;
+  const upstreams =
+    o.spaces && co.UpdateType === 'UpgradeUnit'
+      ? new Set(o.spaces.map((s) => s.UpstreamSpaceID).filter(Boolean))
+      : undefined;
   const preview = new Map<string, { unit: Unit; data: string; storedHead: number }>();
   const stored = cachedReader(deps);
   const marks = o.marks ?? (await marksOf(deps, co));
@@ -153,10 +195,18 @@ export async function promoteContext(deps: ChangeDeps, co: ChangeOrder, o: { pri
     const upSet = new Set(ups.map(revisionKey));
     const want = new Set(keys.map(revisionKey));
     // One key once: a Space that is another target's upstream may be asked for both ways.
-    const all = [...new Map([...ups, ...keys].map((k) => [revisionKey(k), { UnitID: k.UnitID, RevisionNum: k.RevisionNum }])).values()];
+    const all = [
+      ...new Map(
+        [...ups, ...keys].map((k) => [revisionKey(k), { UnitID: k.UnitID, RevisionNum: k.RevisionNum }]),
+      ).values(),
+    ];
     const read = all.length ? deps.store.getRevisions(all) : Promise.resolve([]);
     // Unread (the store failing), the upstream revisions are read one by one as merges ask.
-    if (ups.length) primed = read.then((revs) => stored.prime(revs.filter((r) => upSet.has(revisionKey(r)))), () => undefined);
+    if (ups.length)
+      primed = read.then(
+        (revs) => stored.prime(revs.filter((r) => upSet.has(revisionKey(r)))),
+        () => undefined,
+      );
     return read.then((revs) => revs.filter((r) => want.has(revisionKey(r))));
   };
   // The Units and Links of the Spaces the targets are cloned from, read now rather than when the first

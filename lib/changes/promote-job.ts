@@ -8,7 +8,15 @@ import { marksOf } from './marks.ts';
 import { advanceStage, computeStage, contextAfter, recordOn, stageAdvance } from './progress.ts';
 import { SpaceAction, type SpaceResult } from './promote-space.ts';
 import { promoteContext, type PromoteContext } from './promote-context.ts';
-import { budgeted, conclude, promoter, promotionRecord, PROMOTE_CONCURRENCY, type Gated, type PromoteOptions } from './promote-steps.ts';
+import {
+  budgeted,
+  conclude,
+  promoter,
+  promotionRecord,
+  PROMOTE_CONCURRENCY,
+  type Gated,
+  type PromoteOptions,
+} from './promote-steps.ts';
 import type { GateContext } from './stages.ts';
 
 /** What a promotion job carries from the request to its workers. */
@@ -27,7 +35,15 @@ interface PromoteJobPlan {
   Allowance?: number;
 }
 
-export async function startPromoteJob(deps: Deps, caller: Caller, co: ChangeOrder, base: Space, o: PromoteOptions, g: Gated, leaseId: string): Promise<JobRecord> {
+export async function startPromoteJob(
+  deps: Deps,
+  caller: Caller,
+  co: ChangeOrder,
+  base: Space,
+  o: PromoteOptions,
+  g: Gated,
+  leaseId: string,
+): Promise<JobRecord> {
   const relevant = new Set(g.targets.flatMap((t) => [t.SpaceID, ...(t.UpstreamSpaceID ? [t.UpstreamSpaceID] : [])]));
   const plan: PromoteJobPlan = {
     ChangeOrderID: co.ChangeOrderID,
@@ -42,12 +58,27 @@ export async function startPromoteJob(deps: Deps, caller: Caller, co: ChangeOrde
     Allowance: g.allowance,
   };
   // In this process the workers take up what the request read: its marks and Spaces for the first wave, and what the gates read for the Stage reached.
-  jobContexts.set(`${leaseId}:0`, promoteContext(deps, co, { prior: o.priorRevisions, marks: g.marks, spaces: g.spaces, protect: o.protect, targets: g.targets.filter((t) => !g.taken.has(t.SpaceID)) }));
+  jobContexts.set(
+    `${leaseId}:0`,
+    promoteContext(deps, co, {
+      prior: o.priorRevisions,
+      marks: g.marks,
+      spaces: g.spaces,
+      protect: o.protect,
+      targets: g.targets.filter((t) => !g.taken.has(t.SpaceID)),
+    }),
+  );
   jobGates.set(leaseId, g.context);
   // Jobs this process started but another finished (or that never end) leave their entries: keep the last few.
   if (jobGates.size > 16) jobGates.delete(jobGates.keys().next().value!);
   try {
-    return await startJob(deps, caller, { jobId: leaseId, kind: 'Promote', waves: g.waves, plan, subject: { ChangeOrderID: co.ChangeOrderID, ChangeOrderSlug: co.Slug, SpaceID: co.SpaceID, Stage: g.stageName } });
+    return await startJob(deps, caller, {
+      jobId: leaseId,
+      kind: 'Promote',
+      waves: g.waves,
+      plan,
+      subject: { ChangeOrderID: co.ChangeOrderID, ChangeOrderSlug: co.Slug, SpaceID: co.SpaceID, Stage: g.stageName },
+    });
   } catch (e) {
     jobContexts.delete(`${leaseId}:0`);
     jobGates.delete(leaseId);
@@ -67,10 +98,27 @@ export const promoteJob: JobHandler<PromoteJobPlan, SpaceResult> = {
   async run(deps, job, plan, wave, spaces) {
     const key = `${job.JobID}:${wave}`;
     let ctx = jobContexts.get(key);
-    const co = ctx ? (await ctx).co : await deps.store.getInSpace<ChangeOrder>('ChangeOrder', plan.SpaceID, plan.ChangeOrderID);
-    if (!co) return { results: spaces.map((s) => ({ SpaceID: s.SpaceID, SpaceSlug: s.Slug, Action: SpaceAction.Failed, Error: 'the change order was deleted while it was being promoted', Units: [] })) };
+    const co = ctx
+      ? (await ctx).co
+      : await deps.store.getInSpace<ChangeOrder>('ChangeOrder', plan.SpaceID, plan.ChangeOrderID);
+    if (!co)
+      return {
+        results: spaces.map((s) => ({
+          SpaceID: s.SpaceID,
+          SpaceSlug: s.Slug,
+          Action: SpaceAction.Failed,
+          Error: 'the change order was deleted while it was being promoted',
+          Units: [],
+        })),
+      };
     if (!ctx) {
-      ctx = (async () => promoteContext(deps, co, { prior: plan.Options.priorRevisions, marks: await marksOf(deps, co), spaces: await deps.store.listSpaces(co.OrganizationID), protect: plan.Options.protect }))();
+      ctx = (async () =>
+        promoteContext(deps, co, {
+          prior: plan.Options.priorRevisions,
+          marks: await marksOf(deps, co),
+          spaces: await deps.store.listSpaces(co.OrganizationID),
+          protect: plan.Options.protect,
+        }))();
       jobContexts.set(key, ctx);
       ctx.catch(() => jobContexts.delete(key));
       if (jobContexts.size > 4) jobContexts.delete(jobContexts.keys().next().value!);
@@ -78,29 +126,70 @@ export const promoteJob: JobHandler<PromoteJobPlan, SpaceResult> = {
     const c = await ctx;
     const one = promoter(deps, job.Caller as Caller, co, plan.BaseSpaceID, new Set(plan.Taken), () => c, spaces);
     // The budget counts the failures of the parts written before this one.
-    return { results: await bounded(spaces, deps.promoteConcurrency ?? PROMOTE_CONCURRENCY, budgeted(one, plan.Allowance, plan.Stage, { failed: job.SpacesFailed ?? 0 })) };
+    return {
+      results: await bounded(
+        spaces,
+        deps.promoteConcurrency ?? PROMOTE_CONCURRENCY,
+        budgeted(one, plan.Allowance, plan.Stage, { failed: job.SpacesFailed ?? 0 }),
+      ),
+    };
   },
   gaveUp: (spaces, error) =>
-    spaces.map((s) => ({ SpaceID: s.SpaceID, SpaceSlug: s.Slug, Action: SpaceAction.Failed, Error: `the job's worker gave up on it after every attempt (${error}); some of its Units may have taken the change: promote again to finish`, Units: [] })),
+    spaces.map((s) => ({
+      SpaceID: s.SpaceID,
+      SpaceSlug: s.Slug,
+      Action: SpaceAction.Failed,
+      Error: `the job's worker gave up on it after every attempt (${error}); some of its Units may have taken the change: promote again to finish`,
+      Units: [],
+    })),
   summary: (r) => ({ SpaceID: r.SpaceID, Action: r.Action, ...(r.Error ? { Error: r.Error } : {}) }),
   async finish(deps, job, plan, results, end) {
     const co = (await deps.store.getInSpace<ChangeOrder>('ChangeOrder', plan.SpaceID, plan.ChangeOrderID))!;
     for (const k of [...jobContexts.keys()]) if (k.startsWith(`${job.JobID}:`)) jobContexts.delete(k);
-    const { outcome, result, failures } = conclude(co, { stageName: plan.Stage, gates: plan.Gates, failedGates: plan.FailedGates, total: plan.TargetIDs.length }, results, false);
+    const { outcome, result, failures } = conclude(
+      co,
+      { stageName: plan.Stage, gates: plan.Gates, failedGates: plan.FailedGates, total: plan.TargetIDs.length },
+      results,
+      false,
+    );
     const caller = job.Caller as Caller;
-    const { change, events } = promotionRecord(deps, caller, co, result, failures, plan.FailedGates, plan.TargetIDs, plan.Options.forceReason, job.JobID, plan.Allowance);
+    const { change, events } = promotionRecord(
+      deps,
+      caller,
+      co,
+      result,
+      failures,
+      plan.FailedGates,
+      plan.TargetIDs,
+      plan.Options.forceReason,
+      job.JobID,
+      plan.Allowance,
+    );
     // Started in this process: the Stage reached is recorded with the promotion, from what the gates read.
     const gate = jobGates.get(job.JobID);
     jobGates.delete(job.JobID);
     const promoted = results.filter((s) => s.Action === SpaceAction.Promote).map((s) => s.SpaceID);
-    const reached = gate && co.ChangeWorkflow ? await computeStage(deps, caller, co, contextAfter(co, gate, promoted, deps.now().toISOString())).catch(() => undefined) : undefined;
+    const reached =
+      gate && co.ChangeWorkflow
+        ? await computeStage(deps, caller, co, contextAfter(co, gate, promoted, deps.now().toISOString())).catch(
+            () => undefined,
+          )
+        : undefined;
     if (reached) stageRecorded.add(job.JobID);
     if (stageRecorded.size > 16) stageRecorded.delete(stageRecorded.values().next().value!);
-    await recordOn(deps, co, (c) => ({ ...change(c), ...(reached ? stageAdvance(c, reached).change : {}) }), (c) => [...events, ...(reached ? stageAdvance(c, reached).events : [])], end(outcome === 'Partial' ? 207 : 200, result));
+    await recordOn(
+      deps,
+      co,
+      (c) => ({ ...change(c), ...(reached ? stageAdvance(c, reached).change : {}) }),
+      (c) => [...events, ...(reached ? stageAdvance(c, reached).events : [])],
+      end(outcome === 'Partial' ? 207 : 200, result),
+    );
   },
   async after(deps, job, plan) {
     if (stageRecorded.delete(job.JobID)) return;
-    await advanceStage(deps, job.Caller as Caller, { SpaceID: plan.SpaceID, ChangeOrderID: plan.ChangeOrderID }).catch((e: unknown) => deps.telemetry?.error('advancing the stage after a promotion job failed; the next event re-evaluates it', e));
+    await advanceStage(deps, job.Caller as Caller, { SpaceID: plan.SpaceID, ChangeOrderID: plan.ChangeOrderID }).catch(
+      (e: unknown) =>
+        deps.telemetry?.error('advancing the stage after a promotion job failed; the next event re-evaluates it', e),
+    );
   },
 };
-

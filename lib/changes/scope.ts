@@ -8,7 +8,9 @@ export function downstreamOf(base: Space, spaces: Space[], linkSpaces: Set<strin
   let frontier = new Set([base.SpaceID, ...linkSpaces]);
   while (frontier.size) {
     const next = new Set<string>();
-    for (const s of spaces) if (s.UpstreamSpaceID && frontier.has(s.UpstreamSpaceID) && !out.has(s.SpaceID) && s.SpaceID !== base.SpaceID) next.add(s.SpaceID);
+    for (const s of spaces)
+      if (s.UpstreamSpaceID && frontier.has(s.UpstreamSpaceID) && !out.has(s.SpaceID) && s.SpaceID !== base.SpaceID)
+        next.add(s.SpaceID);
     for (const id of next) out.add(id);
     frontier = next;
   }
@@ -39,15 +41,23 @@ export function selectScope(s: ScopeSelection): string[] {
   const byId = new Map(s.spaces.map((x) => [x.SpaceID, x]));
   let scope: string[];
   if (s.listed?.length) scope = s.listed.filter((id) => s.queries.every((q) => matches(q, byId.get(id)!)));
-  else if (s.queries.length) scope = s.spaces.filter((x) => s.queries.every((q) => matches(q, x))).map((x) => x.SpaceID);
+  else if (s.queries.length)
+    scope = s.spaces.filter((x) => s.queries.every((q) => matches(q, x))).map((x) => x.SpaceID);
   else scope = [...(s.updateType === 'UpgradeUnit' ? downstreamOf(s.base, s.spaces, s.linkSpaces) : s.linkSpaces)];
-  scope = [...new Set(scope)].filter((id) => id !== s.base.SpaceID && byId.has(id)).sort((a, b) => (byId.get(a)!.Slug < byId.get(b)!.Slug ? -1 : 1));
+  scope = [...new Set(scope)]
+    .filter((id) => id !== s.base.SpaceID && byId.has(id))
+    .sort((a, b) => (byId.get(a)!.Slug < byId.get(b)!.Slug ? -1 : 1));
   checkNoSkips(s.base, scope, byId, s.updateType);
   return scope;
 }
 
 /** A change moves hop by hop: every Space between the base and a Space in scope must be in scope too. */
-export function checkNoSkips(base: Space, scope: string[], byId: Map<string, Space>, updateType: ChangeOrderUpdateType): void {
+export function checkNoSkips(
+  base: Space,
+  scope: string[],
+  byId: Map<string, Space>,
+  updateType: ChangeOrderUpdateType,
+): void {
   if (updateType !== 'UpgradeUnit') return;
   const inScope = new Set(scope);
   for (const id of scope) {
@@ -59,8 +69,14 @@ export function checkNoSkips(base: Space, scope: string[], byId: Map<string, Spa
       s = byId.get(s.UpstreamSpaceID);
       if (s) chain.push(s);
     }
-    if (!s || s.UpstreamSpaceID !== base.SpaceID) throw new Invalid(`space '${byId.get(id)?.Slug ?? id}' is not downstream of '${base.Slug}'; a change order moves along links from its base`);
+    if (!s || s.UpstreamSpaceID !== base.SpaceID)
+      throw new Invalid(
+        `space '${byId.get(id)?.Slug ?? id}' is not downstream of '${base.Slug}'; a change order moves along links from its base`,
+      );
     const skippedSpace = chain.find((c) => !inScope.has(c.SpaceID));
-    if (skippedSpace) throw new Invalid(`the selection skips space '${skippedSpace.Slug}', which lies between '${base.Slug}' and '${byId.get(id)!.Slug}'; every space between the base and a space in scope must be in scope`);
+    if (skippedSpace)
+      throw new Invalid(
+        `the selection skips space '${skippedSpace.Slug}', which lies between '${base.Slug}' and '${byId.get(id)!.Slug}'; every space between the base and a space in scope must be in scope`,
+      );
   }
 }

@@ -8,14 +8,27 @@ import type { ChangeDeps } from './ports.ts';
 /** The Units of a Space the ChangeOrder's selection picks now: of its Invocation's toolchain, matching WhereUnit. */
 export function selectedUnits(co: ChangeOrder, space: Space, units: Unit[]): Unit[] {
   const q = co.WhereUnit ? parseWhere(co.WhereUnit, 'Unit') : undefined;
-  return units.filter((u) => u.ToolchainType !== DESCRIBING_TOOLCHAIN && u.ToolchainType === co.Invocation?.ToolchainType && (!q || matches(q, { ...u, SpaceSlug: space.Slug }))).sort(bySlug);
+  return units
+    .filter(
+      (u) =>
+        u.ToolchainType !== DESCRIBING_TOOLCHAIN &&
+        u.ToolchainType === co.Invocation?.ToolchainType &&
+        (!q || matches(q, { ...u, SpaceSlug: space.Slug })),
+    )
+    .sort(bySlug);
 }
 
 /**
  * Progress as an Invoke ChangeOrder reads it: a Space whose selection now picks a Unit without the end
  * mark (added since) has not taken the change, whatever was recorded. Other kinds read as recorded.
  */
-export async function effectiveProgress(deps: ChangeDeps, co: ChangeOrder, progress: Progress[], spaces: Map<string, Space>, marks?: CoMarks): Promise<Progress[]> {
+export async function effectiveProgress(
+  deps: ChangeDeps,
+  co: ChangeOrder,
+  progress: Progress[],
+  spaces: Map<string, Space>,
+  marks?: CoMarks,
+): Promise<Progress[]> {
   if (co.UpdateType !== 'Invoke' || !progress.length) return progress;
   const m = marks ?? (await marksOf(deps, co));
   const kept = await Promise.all(
@@ -28,4 +41,3 @@ export async function effectiveProgress(deps: ChangeDeps, co: ChangeOrder, progr
   );
   return kept.filter((p): p is Progress => !!p);
 }
-

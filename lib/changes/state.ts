@@ -1,8 +1,22 @@
-import { COMPLETED, ChangeOrderState, failureAllowance, type ChangeOrder, type ChangeOrderProgress, type Progress, type Space, type WorkflowStage } from '../model/entities.ts';
+import {
+  COMPLETED,
+  ChangeOrderState,
+  failureAllowance,
+  type ChangeOrder,
+  type ChangeOrderProgress,
+  type Progress,
+  type Space,
+  type WorkflowStage,
+} from '../model/entities.ts';
 import type { Query, Term } from '../where/ast.ts';
 
 /** The States a ChangeOrder that was not aborted can be in (deriveProgress: any other needs AbortedReason). */
-const NOT_ABORTED_STATES: ReadonlySet<string> = new Set([ChangeOrderState.New, ChangeOrderState.InProgress, ChangeOrderState.Resolved, ChangeOrderState.Released]);
+const NOT_ABORTED_STATES: ReadonlySet<string> = new Set([
+  ChangeOrderState.New,
+  ChangeOrderState.InProgress,
+  ChangeOrderState.Resolved,
+  ChangeOrderState.Released,
+]);
 
 /**
  * What the stored ChangeOrder must be for a list's `where` to keep its derived view, so the database
@@ -13,9 +27,18 @@ const NOT_ABORTED_STATES: ReadonlySet<string> = new Set([ChangeOrderState.New, C
  */
 export function storedFilters(queries: Query[]): { notCompleted: boolean; notAborted: boolean } {
   const attr = (t: Term, name: string) => t.left.kind === 'attr' && t.left.path.length === 1 && t.left.path[0] === name;
-  const literals = (t: Term) => (t.right?.kind === 'literal' ? [t.right.literal] : t.right?.kind === 'list' ? t.right.items : []);
-  const notCompleted = (t: Term) => attr(t, 'Completed') && !t.truth && ((t.op === '=' && literals(t)[0]?.value === false) || (t.op === '!=' && literals(t)[0]?.value === true));
-  const notAborted = (t: Term) => attr(t, 'State') && !t.truth && (t.op === '=' || t.op === 'IN') && literals(t).length > 0 && literals(t).every((l) => typeof l.value === 'string' && NOT_ABORTED_STATES.has(l.value));
+  const literals = (t: Term) =>
+    t.right?.kind === 'literal' ? [t.right.literal] : t.right?.kind === 'list' ? t.right.items : [];
+  const notCompleted = (t: Term) =>
+    attr(t, 'Completed') &&
+    !t.truth &&
+    ((t.op === '=' && literals(t)[0]?.value === false) || (t.op === '!=' && literals(t)[0]?.value === true));
+  const notAborted = (t: Term) =>
+    attr(t, 'State') &&
+    !t.truth &&
+    (t.op === '=' || t.op === 'IN') &&
+    literals(t).length > 0 &&
+    literals(t).every((l) => typeof l.value === 'string' && NOT_ABORTED_STATES.has(l.value));
   const all = queries.flatMap((q) => q.terms);
   return { notCompleted: all.some(notCompleted), notAborted: all.some(notAborted) };
 }
@@ -43,7 +66,10 @@ export function deriveProgress(co: ChangeOrder, progress: Progress[], spaces: Ma
   let state: ChangeOrderState;
   if (co.AbortedReason && tookInScope.length && tookInScope.every((p) => p.RestoredAt)) {
     // Restored once every Space that took it was demoted; RestoreReleased once every Space that had released it released the restore.
-    state = releasedInScope.length && releasedInScope.every((p) => p.RestoreReleaseID) ? ChangeOrderState.RestoreReleased : ChangeOrderState.Restored;
+    state =
+      releasedInScope.length && releasedInScope.every((p) => p.RestoreReleaseID)
+        ? ChangeOrderState.RestoreReleased
+        : ChangeOrderState.Restored;
   } else if (co.AbortedReason) state = ChangeOrderState.Aborted;
   else if (!taken.length) state = ChangeOrderState.New;
   else if (taken.length < inScope.length) state = ChangeOrderState.InProgress;
@@ -83,7 +109,11 @@ export function reachedStage(stages: StageSpaces[], taken: (spaceId: string) => 
     const missing = st.spaces.filter((s) => !taken(s.SpaceID)).length;
     const allowance = failureAllowance(st.def, st.spaces.length);
     const min = st.def?.MinHealthyPercent;
-    const tolerated = missing > 0 && (allowance !== undefined || min !== undefined) && (allowance === undefined || missing <= allowance) && (min === undefined || (st.spaces.length - missing) * 100 >= min * st.spaces.length);
+    const tolerated =
+      missing > 0 &&
+      (allowance !== undefined || min !== undefined) &&
+      (allowance === undefined || missing <= allowance) &&
+      (min === undefined || (st.spaces.length - missing) * 100 >= min * st.spaces.length);
     if (missing && !tolerated) break;
     index = i;
   }

@@ -7,7 +7,6 @@ import { soakDuration } from '../gates/prerequisites.ts';
 /** The longest Soak a workflow may ask for. */
 const MAX_SOAK_MS = 30 * 24 * 3600 * 1000;
 
-
 const BUILTINS = new Set<string>(Object.values(BUILTIN_PREREQUISITES));
 
 /**
@@ -20,7 +19,10 @@ const BUILTINS = new Set<string>(Object.values(BUILTIN_PREREQUISITES));
  * its first promotion, so a first Stage with prerequisites (evaluated over the base) fits them not:
  * why, naming the Stage, or undefined.
  */
-export function firstStageGatesProblem(updateType: string, w: Pick<WorkflowDefinition, 'Stages'> & { Slug?: string }): string | undefined {
+export function firstStageGatesProblem(
+  updateType: string,
+  w: Pick<WorkflowDefinition, 'Stages'> & { Slug?: string },
+): string | undefined {
   if (updateType !== 'Invoke' && !['TransformPaths', 'Insert', 'Upsert'].includes(updateType)) return undefined;
   const first = w.Stages[0];
   if (!first?.Prerequisites?.length) return undefined;
@@ -42,21 +44,29 @@ export function validateWorkflow(w: WorkflowDefinition): void {
     try {
       compileCel(c.Expression);
     } catch (e) {
-      throw new Invalid(`custom prerequisite '${c.Name}': the expression does not compile: ${(e as Error).message.split('\n')[0]}`);
+      throw new Invalid(
+        `custom prerequisite '${c.Name}': the expression does not compile: ${(e as Error).message.split('\n')[0]}`,
+      );
     }
   }
   const attestations = new Set<string>();
   for (const a of w.AttestationPrerequisites ?? []) {
-    if (BUILTINS.has(a.Name) || custom.has(a.Name) || attestations.has(a.Name)) throw new Invalid(`attestation prerequisite '${a.Name}' clashes with another prerequisite's name`);
-    if (a.MaxAge !== undefined && !/^\d+[smhd]$/.test(a.MaxAge)) throw new Invalid(`attestation prerequisite '${a.Name}': MaxAge '${a.MaxAge}' must be a duration such as 72h`);
+    if (BUILTINS.has(a.Name) || custom.has(a.Name) || attestations.has(a.Name))
+      throw new Invalid(`attestation prerequisite '${a.Name}' clashes with another prerequisite's name`);
+    if (a.MaxAge !== undefined && !/^\d+[smhd]$/.test(a.MaxAge))
+      throw new Invalid(`attestation prerequisite '${a.Name}': MaxAge '${a.MaxAge}' must be a duration such as 72h`);
     attestations.add(a.Name);
   }
   const known = (p: string) => (BUILTINS.has(p) && p !== 'Soak') || custom.has(p) || attestations.has(p);
   const check = (where: string, list: string[] | undefined) => {
     for (const p of list ?? []) {
       const soak = soakDuration(p);
-      if (p === 'Soak' || (soak !== undefined && !(soak > 0 && soak <= MAX_SOAK_MS))) throw new Invalid(`${where} names prerequisite '${p}': Soak takes a duration, e.g. Soak=30m (at most 30d)`);
-      if (soak === undefined && !known(p)) throw new Invalid(`${where} names prerequisite '${p}', which is neither built in (${[...BUILTINS].map((b) => (b === 'Soak' ? 'Soak=<duration>' : b)).join(', ')}) nor declared`);
+      if (p === 'Soak' || (soak !== undefined && !(soak > 0 && soak <= MAX_SOAK_MS)))
+        throw new Invalid(`${where} names prerequisite '${p}': Soak takes a duration, e.g. Soak=30m (at most 30d)`);
+      if (soak === undefined && !known(p))
+        throw new Invalid(
+          `${where} names prerequisite '${p}', which is neither built in (${[...BUILTINS].map((b) => (b === 'Soak' ? 'Soak=<duration>' : b)).join(', ')}) nor declared`,
+        );
     }
   };
   for (const s of w.Stages) {
@@ -65,12 +75,17 @@ export function validateWorkflow(w: WorkflowDefinition): void {
     } catch (e) {
       throw new Invalid(`Stage '${s.Name}' WhereSpace: ${(e as Error).message}`);
     }
-    if (s.FailureBudget && (s.FailureBudget.MaxFailedSpaces === undefined) === (s.FailureBudget.MaxFailedPercent === undefined)) {
+    if (
+      s.FailureBudget &&
+      (s.FailureBudget.MaxFailedSpaces === undefined) === (s.FailureBudget.MaxFailedPercent === undefined)
+    ) {
       throw new Invalid(`Stage '${s.Name}' FailureBudget takes one of MaxFailedSpaces or MaxFailedPercent`);
     }
     check(`Stage '${s.Name}'`, s.Prerequisites);
     check(`Stage '${s.Name}' ReleasePrerequisites`, s.ReleasePrerequisites);
-    for (const p of s.ReleasePrerequisites ?? []) if (!attestations.has(p)) throw new Invalid(`Stage '${s.Name}' ReleasePrerequisites may name only attestation prerequisites, not '${p}'`);
+    for (const p of s.ReleasePrerequisites ?? [])
+      if (!attestations.has(p))
+        throw new Invalid(`Stage '${s.Name}' ReleasePrerequisites may name only attestation prerequisites, not '${p}'`);
   }
   check('Final', w.Final?.Prerequisites);
 }

@@ -107,7 +107,8 @@ function diffValue(resource: string, path: Segment[], a: unknown, b: unknown, ou
         path.pop();
       }
     }
-    for (const k of Object.keys(b)) if (!Object.hasOwn(a, k)) out.push({ Resource: resource, Path: at(k), Op: ChangeOp.Add, Value: b[k] });
+    for (const k of Object.keys(b))
+      if (!Object.hasOwn(a, k)) out.push({ Resource: resource, Path: at(k), Op: ChangeOp.Add, Value: b[k] });
     return;
   }
   if (Array.isArray(a) && Array.isArray(b)) {
@@ -125,7 +126,8 @@ function diffValue(resource: string, path: Segment[], a: unknown, b: unknown, ou
           path.pop();
         }
       }
-      for (const [k, v] of bm) if (!am.has(k)) out.push({ Resource: resource, Path: at({ key, value: k }), Op: ChangeOp.Add, Value: v });
+      for (const [k, v] of bm)
+        if (!am.has(k)) out.push({ Resource: resource, Path: at({ key, value: k }), Op: ChangeOp.Add, Value: v });
       return;
     }
     if (!isDeepStrictEqual(a, b)) out.push({ Resource: resource, Path: at(), Op: ChangeOp.Replace, Value: b });
@@ -133,6 +135,7 @@ function diffValue(resource: string, path: Segment[], a: unknown, b: unknown, ou
   }
   if (a === undefined) out.push({ Resource: resource, Path: at(), Op: ChangeOp.Add, Value: b });
   else if (b === undefined) out.push({ Resource: resource, Path: at(), Op: ChangeOp.Delete });
-  else if (isObj(a) || isObj(b) || Array.isArray(a) || Array.isArray(b)) out.push({ Resource: resource, Path: at(), Op: ChangeOp.Replace, Value: b });
+  else if (isObj(a) || isObj(b) || Array.isArray(a) || Array.isArray(b))
+    out.push({ Resource: resource, Path: at(), Op: ChangeOp.Replace, Value: b });
   else if (!isDeepStrictEqual(a, b)) out.push({ Resource: resource, Path: at(), Op: ChangeOp.Update, Value: b });
 }

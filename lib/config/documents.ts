@@ -38,11 +38,13 @@ export function validateData(toolchain: ToolchainType, data: string): void {
     case 'Kubernetes/YAML': {
       const docs = loadYaml(data);
       docs.forEach((d, i) => {
-        if (!d || typeof d !== 'object' || Array.isArray(d)) throw new Invalid(`Data document ${i + 1} is not a Kubernetes resource (a YAML mapping)`);
+        if (!d || typeof d !== 'object' || Array.isArray(d))
+          throw new Invalid(`Data document ${i + 1} is not a Kubernetes resource (a YAML mapping)`);
         const js = d as Record<string, unknown>;
         if (typeof js.kind !== 'string' || !js.kind) throw new Invalid(`Data document ${i + 1} has no 'kind'`);
         const meta = js.metadata as Record<string, unknown> | undefined;
-        if (!meta || typeof meta.name !== 'string' || !meta.name) throw new Invalid(`Data document ${i + 1} (${js.kind}) has no 'metadata.name'`);
+        if (!meta || typeof meta.name !== 'string' || !meta.name)
+          throw new Invalid(`Data document ${i + 1} (${js.kind}) has no 'metadata.name'`);
       });
       return;
     }

@@ -36,11 +36,28 @@ const POD_SPEC_PATHS: Record<string, string[]> = {
   Pod: ['spec'],
   CronJob: ['spec', 'jobTemplate', 'spec', 'template', 'spec'],
 };
-const WORKLOADS_WITH_TEMPLATE = new Set(['Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet', 'Job', 'ReplicationController']);
+const WORKLOADS_WITH_TEMPLATE = new Set([
+  'Deployment',
+  'StatefulSet',
+  'DaemonSet',
+  'ReplicaSet',
+  'Job',
+  'ReplicationController',
+]);
 const SCALABLE = new Set(['Deployment', 'StatefulSet', 'ReplicaSet', 'ReplicationController']);
 const CLUSTER_SCOPED = new Set([
-  'Namespace', 'ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition', 'PersistentVolume', 'StorageClass',
-  'PriorityClass', 'IngressClass', 'MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration', 'APIService', 'Node',
+  'Namespace',
+  'ClusterRole',
+  'ClusterRoleBinding',
+  'CustomResourceDefinition',
+  'PersistentVolume',
+  'StorageClass',
+  'PriorityClass',
+  'IngressClass',
+  'MutatingWebhookConfiguration',
+  'ValidatingWebhookConfiguration',
+  'APIService',
+  'Node',
 ]);
 
 function podSpecPath(kind: string): string[] | undefined {
@@ -69,7 +86,13 @@ function containers(docs: Document.Parsed[]): ContainerRef[] {
       const list = (spec as Record<string, unknown> | undefined)?.[field];
       if (!Array.isArray(list)) continue;
       list.forEach((c: Record<string, unknown>, i) => {
-        out.push({ doc, resource: resourceKey(js), at: [...base, field, i], seg: [...base, field, { key: 'name', value: String(c.name) }], container: c });
+        out.push({
+          doc,
+          resource: resourceKey(js),
+          at: [...base, field, i],
+          seg: [...base, field, { key: 'name', value: String(c.name) }],
+          container: c,
+        });
       });
     }
   }
@@ -151,7 +174,8 @@ const FUNCTIONS: Record<string, FunctionDef> = {
     ],
     readOnly: false,
     run(docs, args, written) {
-      for (const c of named(docs, String(args['container-name']))) setContainerField(c, 'image', args['container-image'], written);
+      for (const c of named(docs, String(args['container-name'])))
+        setContainerField(c, 'image', args['container-image'], written);
     },
   },
   'set-replicas': {
@@ -202,9 +226,13 @@ const FUNCTIONS: Record<string, FunctionDef> = {
         if (env && i >= 0) {
           c.doc.setIn([...c.at, 'env', i, 'value'], args['env-value']);
           if (env[i]?.valueFrom !== undefined) c.doc.deleteIn([...c.at, 'env', i, 'valueFrom']);
-        } else if (env) c.doc.addIn([...c.at, 'env'], c.doc.createNode({ name: args['env-var'], value: args['env-value'] }));
+        } else if (env)
+          c.doc.addIn([...c.at, 'env'], c.doc.createNode({ name: args['env-var'], value: args['env-value'] }));
         else c.doc.setIn([...c.at, 'env'], c.doc.createNode([{ name: args['env-var'], value: args['env-value'] }]));
-        written.push({ Resource: c.resource, Path: formatPath([...c.seg, 'env', { key: 'name', value: String(args['env-var']) }, 'value']) });
+        written.push({
+          Resource: c.resource,
+          Path: formatPath([...c.seg, 'env', { key: 'name', value: String(args['env-var']) }, 'value']),
+        });
       }
     },
   },
@@ -220,14 +248,19 @@ const FUNCTIONS: Record<string, FunctionDef> = {
       const segments = parsePath(String(args.path));
       if (!segments.length) throw new Invalid('set-string-path: <path> is empty');
       const bad = segments.find((s) => typeof s !== 'string' || s === '');
-      if (bad !== undefined) throw new Invalid(`set-string-path: <path> '${String(args.path)}' must name map keys (a.b or a["b.c"]), not list items`);
+      if (bad !== undefined)
+        throw new Invalid(
+          `set-string-path: <path> '${String(args.path)}' must name map keys (a.b or a["b.c"]), not list items`,
+        );
       for (const doc of docs) {
         const js = doc.toJS() as Record<string, unknown>;
         if (!js || `${String(js.apiVersion)}/${String(js.kind)}` !== args['resource-type']) continue;
         try {
           doc.setIn(segments as string[], String(args.value));
         } catch {
-          throw new Invalid(`set-string-path: ${resourceKey(js)} has no map at '${String(args.path)}' to set a string in`);
+          throw new Invalid(
+            `set-string-path: ${resourceKey(js)} has no map at '${String(args.path)}' to set a string in`,
+          );
         }
         written.push({ Resource: resourceKey(js), Path: formatPath(segments) });
       }
@@ -269,13 +302,15 @@ export function findPlaceholderValues(docs: Record<string, unknown>[]): Resource
       return segs;
     };
     const walk = (v: unknown, path: Chain) => {
-      if (v === PLACEHOLDER_INT || (typeof v === 'string' && v.includes(PLACEHOLDER_STRING))) out.push({ Resource: resource, Path: formatPath(spell(path)) });
+      if (v === PLACEHOLDER_INT || (typeof v === 'string' && v.includes(PLACEHOLDER_STRING)))
+        out.push({ Resource: resource, Path: formatPath(spell(path)) });
       else if (Array.isArray(v)) {
         v.forEach((item, i) => {
           const name = item && typeof item === 'object' ? (item as Record<string, unknown>).name : undefined;
           walk(item, { seg: typeof name === 'string' ? { key: 'name', value: name } : String(i), up: path });
         });
-      } else if (v && typeof v === 'object') for (const k in v) walk((v as Record<string, unknown>)[k], { seg: k, up: path });
+      } else if (v && typeof v === 'object')
+        for (const k in v) walk((v as Record<string, unknown>)[k], { seg: k, up: path });
     };
     walk(js, undefined);
   }
@@ -311,17 +346,20 @@ export function bindArguments(name: string, args: string[]): Record<string, stri
   for (const a of args) {
     const m = /^--([a-z-]+)=(.*)$/s.exec(a);
     if (m) {
-      if (!f.params.some((p) => p.name === m[1])) throw new Invalid(`${name} has no parameter '${m[1]}'; it takes ${usage(f)}`);
+      if (!f.params.some((p) => p.name === m[1]))
+        throw new Invalid(`${name} has no parameter '${m[1]}'; it takes ${usage(f)}`);
       out[m[1]!] = m[2]!;
     } else positional.push(a);
   }
   for (const p of f.params) if (!(p.name in out) && positional.length) out[p.name] = positional.shift()!;
-  if (positional.length) throw new Invalid(`${name} takes ${f.params.length} argument(s) (${usage(f)}), got ${args.length}`);
+  if (positional.length)
+    throw new Invalid(`${name} takes ${f.params.length} argument(s) (${usage(f)}), got ${args.length}`);
   for (const p of f.params) {
     const v = out[p.name];
     if (v === undefined || v === '') throw new Invalid(`${name} needs <${p.name}>: ${name} ${usage(f)}`);
     if (p.kind === 'int') {
-      if (!/^\d{1,9}$/.test(String(v))) throw new Invalid(`${name}: <${p.name}> must be a non-negative integer, got '${v}'`);
+      if (!/^\d{1,9}$/.test(String(v)))
+        throw new Invalid(`${name}: <${p.name}> must be a non-negative integer, got '${v}'`);
       out[p.name] = Number(v);
     }
     if (p.kind === 'imageRef' && !/^(:[\w][\w.-]{0,127}|@sha256:[a-f0-9]{64})$/.test(String(v))) {

@@ -8,7 +8,9 @@ export function dataHash(data: string): string {
 
 /** Compresses unit data for storage (brotli, base64 so it travels as a string attribute). */
 export function compress(data: string): string {
-  return brotliCompressSync(Buffer.from(data, 'utf8'), { params: { [constants.BROTLI_PARAM_QUALITY]: 4 } }).toString('base64');
+  return brotliCompressSync(Buffer.from(data, 'utf8'), { params: { [constants.BROTLI_PARAM_QUALITY]: 4 } }).toString(
+    'base64',
+  );
 }
 
 /** The inverse of `compress`. */

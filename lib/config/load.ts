@@ -18,7 +18,8 @@ const recent: { text: string; docs: unknown[] }[] = [];
 
 /** Walks a value within the budget (what is left of it is returned); throws when over it. */
 function walk(v: unknown, depth: number, left: number): number {
-  if (--left < 0) throw new Invalid(`Data expands to more than ${MAX_VALUES} values (aliases repeating a large value?)`);
+  if (--left < 0)
+    throw new Invalid(`Data expands to more than ${MAX_VALUES} values (aliases repeating a large value?)`);
   if (depth > MAX_DEPTH) throw new Invalid(`Data is nested more than ${MAX_DEPTH} levels deep`);
   if (v && typeof v === 'object') {
     for (const x of Array.isArray(v) ? v : Object.values(v)) left = walk(x, depth + 1, left);
@@ -32,18 +33,21 @@ function walk(v: unknown, depth: number, left: number): number {
  * label `0b0` would come back as 0.
  */
 const INT = /^[-+]?[0-9]+$|^0o[0-7]+$|^0x[0-9a-fA-F]+$/;
-const FLOAT = /^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$|^[-+]?\.(?:inf|Inf|INF)$|^\.(?:nan|NaN|NAN)$/;
+const FLOAT =
+  /^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$|^[-+]?\.(?:inf|Inf|INF)$|^\.(?:nan|NaN|NAN)$/;
 const int12 = new jsYaml.Type('tag:yaml.org,2002:int', {
   kind: 'scalar',
   resolve: (d: string) => INT.test(d),
-  construct: (d: string) => (d.startsWith('0o') ? parseInt(d.slice(2), 8) : d.startsWith('0x') ? parseInt(d.slice(2), 16) : parseInt(d, 10)),
+  construct: (d: string) =>
+    d.startsWith('0o') ? parseInt(d.slice(2), 8) : d.startsWith('0x') ? parseInt(d.slice(2), 16) : parseInt(d, 10),
   predicate: (o: unknown) => typeof o === 'number' && Number.isInteger(o),
   represent: (o: unknown) => String(o),
 });
 const float12 = new jsYaml.Type('tag:yaml.org,2002:float', {
   kind: 'scalar',
   resolve: (d: string) => FLOAT.test(d) && !INT.test(d),
-  construct: (d: string) => (/nan$/i.test(d) ? NaN : /inf$/i.test(d) ? (d.startsWith('-') ? -Infinity : Infinity) : parseFloat(d)),
+  construct: (d: string) =>
+    /nan$/i.test(d) ? NaN : /inf$/i.test(d) ? (d.startsWith('-') ? -Infinity : Infinity) : parseFloat(d),
   predicate: (o: unknown) => typeof o === 'number' && !Number.isInteger(o),
   represent: (o: unknown) => String(o),
 });
@@ -60,7 +64,9 @@ export function loadYaml(text: string): unknown[] {
     docs = jsYaml.loadAll(text, undefined, { schema: CORE_12 }).filter((d) => d !== null && d !== undefined);
   } catch (e) {
     const err = e as { mark?: { line?: number }; reason?: string; message: string };
-    throw new Invalid(`Data is not valid YAML${err.mark?.line !== undefined ? ` (line ${err.mark.line + 1})` : ''}: ${err.reason ?? err.message.split('\n')[0]}`);
+    throw new Invalid(
+      `Data is not valid YAML${err.mark?.line !== undefined ? ` (line ${err.mark.line + 1})` : ''}: ${err.reason ?? err.message.split('\n')[0]}`,
+    );
   }
   let left = MAX_VALUES;
   for (const d of docs) left = walk(d, 0, left);

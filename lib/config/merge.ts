@@ -29,7 +29,9 @@ const within = (a: string, b: string) => a === b || b === '' || a.startsWith(`${
 
 /** Whether a change touches a protected path: the same path, one beneath it, or a subtree holding it. */
 export function touchesProtected(change: { Resource: string; Path: string }, protectedPaths: Protected[]): boolean {
-  return protectedPaths.some((p) => p.Resource === change.Resource && (within(change.Path, p.Path) || within(p.Path, change.Path)));
+  return protectedPaths.some(
+    (p) => p.Resource === change.Resource && (within(change.Path, p.Path) || within(p.Path, change.Path)),
+  );
 }
 
 /**
@@ -38,19 +40,35 @@ export function touchesProtected(change: { Resource: string; Path: string }, pro
  * upstream value, unless the downstream protected it, in which case the downstream value stays and the
  * upstream change is returned as held (a conflict) when the two values differ.
  */
-export function mergeData(toolchain: ToolchainType, base: string, end: string, downstream: string, protectedPaths: Protected[]): MergeResult {
+export function mergeData(
+  toolchain: ToolchainType,
+  base: string,
+  end: string,
+  downstream: string,
+  protectedPaths: Protected[],
+): MergeResult {
   return applyChanges(toolchain, downstream, diffData(toolchain, base, end), protectedPaths);
 }
 
 /** Applies path-level changes to data, holding back those on protected paths. */
-export function applyChanges(toolchain: ToolchainType, downstream: string, changes: PathChange[], protectedPaths: Protected[]): MergeResult {
+export function applyChanges(
+  toolchain: ToolchainType,
+  downstream: string,
+  changes: PathChange[],
+  protectedPaths: Protected[],
+): MergeResult {
   if (toolchain === 'Kubernetes/YAML' || toolchain === 'AppConfig/YAML' || toolchain === 'ConfigHub/YAML') {
     return applyToYaml(toolchain, downstream, changes, protectedPaths);
   }
   return applyToPlain(toolchain, downstream, changes, protectedPaths);
 }
 
-function applyToYaml(toolchain: ToolchainType, text: string, changes: PathChange[], protectedPaths: Protected[]): MergeResult {
+function applyToYaml(
+  toolchain: ToolchainType,
+  text: string,
+  changes: PathChange[],
+  protectedPaths: Protected[],
+): MergeResult {
   const docs = text.trim() ? parseYaml(text) : [];
   const byKey = new Map<string, Document.Parsed>();
   const k8s = toolchain === 'Kubernetes/YAML';
@@ -66,13 +84,16 @@ function applyToYaml(toolchain: ToolchainType, text: string, changes: PathChange
     if (!doc) return [c];
     const at = parsePath(c.Path);
     const current = c.Path === '' ? doc.toJS() : readPath(doc, at);
-    return current !== undefined && (c.Path === '' || mergeable(current, c.Value)) ? diffValues(c.Resource, current, c.Value, at).filter((x) => x.Op !== 'Delete') : [c];
+    return current !== undefined && (c.Path === '' || mergeable(current, c.Value))
+      ? diffValues(c.Resource, current, c.Value, at).filter((x) => x.Op !== 'Delete')
+      : [c];
   });
   for (const c of changes) {
     const doc = byKey.get(c.Resource);
     const current = doc ? readPath(doc, parsePath(c.Path)) : undefined;
     if (touchesProtected(c, protectedPaths)) {
-      if (!isDeepStrictEqual(current, c.Value)) held.push({ Resource: c.Resource, Path: c.Path, Op: c.Op, UpstreamValue: c.Value, DownstreamValue: current });
+      if (!isDeepStrictEqual(current, c.Value))
+        held.push({ Resource: c.Resource, Path: c.Path, Op: c.Op, UpstreamValue: c.Value, DownstreamValue: current });
       continue;
     }
     if (c.Path === '') {
@@ -124,8 +145,12 @@ function readPath(doc: Document.Parsed, segments: Segment[]): unknown {
 export function readValue(value: unknown, segments: Segment[]): unknown {
   let v: unknown = value;
   for (const s of segments) {
-    if (typeof s === 'string') v = v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>)[s] : undefined;
-    else v = Array.isArray(v) ? v.find((item) => item && typeof item === 'object' && (item as Record<string, unknown>)[s.key] == s.value) : undefined;
+    if (typeof s === 'string')
+      v = v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>)[s] : undefined;
+    else
+      v = Array.isArray(v)
+        ? v.find((item) => item && typeof item === 'object' && (item as Record<string, unknown>)[s.key] == s.value)
+        : undefined;
     if (v === undefined) return undefined;
   }
   return v;
@@ -139,7 +164,9 @@ function writePath(doc: Document.Parsed, segments: Segment[], value: unknown, de
   if (typeof last !== 'string') {
     // The item of a named list itself: add, replace or remove it by its key.
     const seq = doc.getIn(parentPath, true);
-    const i = isSeq(seq) ? seq.items.findIndex((item) => isMap(item) && (item as YAMLMap).get(last.key) == last.value) : -1;
+    const i = isSeq(seq)
+      ? seq.items.findIndex((item) => isMap(item) && (item as YAMLMap).get(last.key) == last.value)
+      : -1;
     if (del) {
       if (i >= 0) doc.deleteIn([...parentPath, i]);
     } else if (i >= 0) doc.setIn([...parentPath, i], doc.createNode(value));
@@ -152,7 +179,12 @@ function writePath(doc: Document.Parsed, segments: Segment[], value: unknown, de
     return;
   }
   const existing = doc.getIn([...parentPath, last], true);
-  if (existing && typeof existing === 'object' && 'value' in existing && (value === null || typeof value !== 'object')) {
+  if (
+    existing &&
+    typeof existing === 'object' &&
+    'value' in existing &&
+    (value === null || typeof value !== 'object')
+  ) {
     // Keep the scalar node (and its comment): change only its value.
     (existing as { value: unknown }).value = value;
     return;
@@ -161,15 +193,29 @@ function writePath(doc: Document.Parsed, segments: Segment[], value: unknown, de
 }
 
 /** JSON, Properties, Env and Text: merge on plain values, then write them back out. */
-function applyToPlain(toolchain: ToolchainType, text: string, changes: PathChange[], protectedPaths: Protected[]): MergeResult {
+function applyToPlain(
+  toolchain: ToolchainType,
+  text: string,
+  changes: PathChange[],
+  protectedPaths: Protected[],
+): MergeResult {
   const held: HeldChange[] = [];
   if (toolchain === 'AppConfig/Text') {
     const c = changes[0];
     if (!c) return { data: text, held };
-    if (touchesProtected(c, protectedPaths)) return { data: text, held: text === c.Value ? [] : [{ Resource: '', Path: '', Op: c.Op, UpstreamValue: c.Value, DownstreamValue: text }] };
+    if (touchesProtected(c, protectedPaths))
+      return {
+        data: text,
+        held:
+          text === c.Value ? [] : [{ Resource: '', Path: '', Op: c.Op, UpstreamValue: c.Value, DownstreamValue: text }],
+      };
     return { data: String(c.Value ?? ''), held };
   }
-  const obj: Record<string, unknown> = text.trim() ? (toolchain === 'AppConfig/JSON' ? (JSON.parse(text) as Record<string, unknown>) : parseLines(text)) : {};
+  const obj: Record<string, unknown> = text.trim()
+    ? toolchain === 'AppConfig/JSON'
+      ? (JSON.parse(text) as Record<string, unknown>)
+      : parseLines(text)
+    : {};
   for (const c of changes) {
     const segs = parsePath(c.Path).map(String);
     let parent: any = obj;
@@ -177,7 +223,8 @@ function applyToPlain(toolchain: ToolchainType, text: string, changes: PathChang
     const leaf = segs[segs.length - 1];
     const current = leaf === undefined ? obj : parent?.[leaf];
     if (touchesProtected(c, protectedPaths)) {
-      if (!isDeepStrictEqual(current, c.Value)) held.push({ Resource: '', Path: c.Path, Op: c.Op, UpstreamValue: c.Value, DownstreamValue: current });
+      if (!isDeepStrictEqual(current, c.Value))
+        held.push({ Resource: '', Path: c.Path, Op: c.Op, UpstreamValue: c.Value, DownstreamValue: current });
       continue;
     }
     if (leaf === undefined || !parent || typeof parent !== 'object') continue;

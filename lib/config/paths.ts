@@ -60,7 +60,8 @@ export function listKey(items: unknown[]): string | undefined {
   if (items.length === 0 || !items.every((i) => i && typeof i === 'object' && !Array.isArray(i))) return undefined;
   for (const k of LIST_KEYS) {
     const values = items.map((i) => (i as Record<string, unknown>)[k]);
-    if (values.every((v) => typeof v === 'string' || typeof v === 'number') && new Set(values).size === values.length) return k;
+    if (values.every((v) => typeof v === 'string' || typeof v === 'number') && new Set(values).size === values.length)
+      return k;
   }
   return undefined;
 }

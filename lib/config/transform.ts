@@ -24,7 +24,10 @@ function identity(js: Record<string, unknown>): { type?: string; name?: string }
   const ch = js.configHub as { configSchema?: string; configName?: string } | undefined;
   if (ch?.configSchema) return { type: ch.configSchema, name: ch.configName };
   const meta = js.metadata as { name?: string } | undefined;
-  return { type: js.apiVersion && js.kind ? `${String(js.apiVersion)}/${String(js.kind)}` : undefined, name: meta?.name };
+  return {
+    type: js.apiVersion && js.kind ? `${String(js.apiVersion)}/${String(js.kind)}` : undefined,
+    name: meta?.name,
+  };
 }
 
 const sameIdentity = (a: Record<string, unknown>, b: Record<string, unknown>) => {
@@ -47,8 +50,13 @@ type Entry = NonNullable<Link['UpstreamPaths']>[number];
 
 /** The upstream resource an UpstreamPaths entry reads: the one it names, or the first. */
 function resourceOf(link: LinkSpec, docs: Record<string, unknown>[], p: Entry): Record<string, unknown> {
-  const doc = p.Resource ? docs.find((d) => identity(d).type === p.Resource!.ResourceType && identity(d).name === p.Resource!.ResourceName) : docs[0];
-  if (!doc) throw new Invalid(`link '${link.Slug}': the upstream has no resource ${p.Resource ? `${p.Resource.ResourceType} ${p.Resource.ResourceName}` : ''}`.trim());
+  const doc = p.Resource
+    ? docs.find((d) => identity(d).type === p.Resource!.ResourceType && identity(d).name === p.Resource!.ResourceName)
+    : docs[0];
+  if (!doc)
+    throw new Invalid(
+      `link '${link.Slug}': the upstream has no resource ${p.Resource ? `${p.Resource.ResourceType} ${p.Resource.ResourceName}` : ''}`.trim(),
+    );
   return doc;
 }
 
@@ -66,7 +74,10 @@ export function upstreamValues(link: LinkSpec, upstream: string): Record<string,
     const v = p.Path ? valueAt(doc, p.Path) : doc;
     if (v === undefined || v === null) throw new Invalid(`link '${link.Slug}': ${p.Path} in the upstream is missing`);
     if (typeof v === 'object') {
-      if (!insert) throw new Invalid(`link '${link.Slug}': ${p.Path} in the upstream is not a single value (an Insert link inserts a whole map or list as text)`);
+      if (!insert)
+        throw new Invalid(
+          `link '${link.Slug}': ${p.Path} in the upstream is not a single value (an Insert link inserts a whole map or list as text)`,
+        );
       out[p.Name] = stringify(v, { lineWidth: 0 });
     } else out[p.Name] = String(v);
   }
@@ -77,7 +88,11 @@ export function upstreamValues(link: LinkSpec, upstream: string): Record<string,
 function runSetters(link: LinkSpec, values: Record<string, string>, data: string, written: ResourcePath[]): string {
   for (const s of link.DownstreamSetters ?? []) {
     const args = render(
-      s.FunctionInvocation.Arguments.map((a) => ({ ParameterName: a.ParameterName, Value: a.Value, ...(a.Evaluator === 'template' ? { Evaluator: 'template' as const } : {}) })),
+      s.FunctionInvocation.Arguments.map((a) => ({
+        ParameterName: a.ParameterName,
+        Value: a.Value,
+        ...(a.Evaluator === 'template' ? { Evaluator: 'template' as const } : {}),
+      })),
       values,
     );
     const r = runFunction(s.FunctionInvocation.FunctionName, args, data);
@@ -88,12 +103,24 @@ function runSetters(link: LinkSpec, values: Record<string, string>, data: string
 }
 
 /** Upsert: the upstream resources the Link carries, transformed by its setters, put in place of their namesakes downstream or after the rest. */
-function upsert(link: LinkSpec, upstream: string, downstream: string, values: Record<string, string>): { data: string; written: ResourcePath[] } {
+function upsert(
+  link: LinkSpec,
+  upstream: string,
+  downstream: string,
+  values: Record<string, string>,
+): { data: string; written: ResourcePath[] } {
   const upDocs = parseYaml(upstream);
   const named = (link.UpstreamPaths ?? []).filter((p) => p.Resource);
   const js = upDocs.map((d) => d.toJS() as Record<string, unknown>);
   for (const p of named) resourceOf(link, js, p);
-  const chosen = named.length ? upDocs.filter((_d, i) => named.some((p) => identity(js[i]!).type === p.Resource!.ResourceType && identity(js[i]!).name === p.Resource!.ResourceName)) : upDocs;
+  const chosen = named.length
+    ? upDocs.filter((_d, i) =>
+        named.some(
+          (p) =>
+            identity(js[i]!).type === p.Resource!.ResourceType && identity(js[i]!).name === p.Resource!.ResourceName,
+        ),
+      )
+    : upDocs;
   if (!chosen.length) throw new Invalid(`link '${link.Slug}': the upstream holds no resource to upsert`);
   const unused: ResourcePath[] = [];
   const carried = parseYaml(runSetters(link, values, stringifyYaml(chosen), unused));
@@ -101,7 +128,10 @@ function upsert(link: LinkSpec, upstream: string, downstream: string, values: Re
   const written: ResourcePath[] = [];
   for (const doc of carried) {
     const c = doc.toJS() as Record<string, unknown>;
-    if (identity(c).type === undefined) throw new Invalid(`link '${link.Slug}': an upstream resource has no type (apiVersion and kind, or configHub.configSchema) to upsert it by`);
+    if (identity(c).type === undefined)
+      throw new Invalid(
+        `link '${link.Slug}': an upstream resource has no type (apiVersion and kind, or configHub.configSchema) to upsert it by`,
+      );
     const at = down.findIndex((d) => sameIdentity(d.toJS() as Record<string, unknown>, c));
     if (at >= 0) down[at] = doc;
     else down.push(doc);
@@ -111,7 +141,11 @@ function upsert(link: LinkSpec, upstream: string, downstream: string, values: Re
 }
 
 /** Resolves one Link of the carrying types against the upstream data: the new downstream data, the paths written, the values read. */
-export function applyTransform(link: LinkSpec, upstream: string, downstream: string): { data: string; written: ResourcePath[]; values: Record<string, string> } {
+export function applyTransform(
+  link: LinkSpec,
+  upstream: string,
+  downstream: string,
+): { data: string; written: ResourcePath[]; values: Record<string, string> } {
   const values = upstreamValues(link, upstream);
   if (link.UpdateType === 'Upsert') return { ...upsert(link, upstream, downstream, values), values };
   const written: ResourcePath[] = [];

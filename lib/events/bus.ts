@@ -22,7 +22,9 @@ export class InProcessBus implements EventBus {
       for (const s of this.subscriptions) {
         if (!s.rule.source.includes(e.source) || !s.rule.detailType.includes(e.detailType)) continue;
         // Like EventBridge, a consumer's failure never reaches the producer.
-        await s.consumer(e).catch((err: unknown) => console.error(`consumer ${s.rule.name} failed on ${e.detailType}:`, err));
+        await s
+          .consumer(e)
+          .catch((err: unknown) => console.error(`consumer ${s.rule.name} failed on ${e.detailType}:`, err));
       }
     }
   }
@@ -37,9 +39,19 @@ export class EventBridgeBus implements EventBus {
     for (let i = 0; i < events.length; i += 10) {
       const batch = events.slice(i, i + 10);
       const r = await this.client.send(
-        new PutEventsCommand({ Entries: batch.map((e) => ({ EventBusName: this.busName, Source: e.source, DetailType: e.detailType, Detail: JSON.stringify(e.detail) })) }),
+        new PutEventsCommand({
+          Entries: batch.map((e) => ({
+            EventBusName: this.busName,
+            Source: e.source,
+            DetailType: e.detailType,
+            Detail: JSON.stringify(e.detail),
+          })),
+        }),
       );
-      if (r.FailedEntryCount) throw new Error(`EventBridge refused ${r.FailedEntryCount} event(s): ${r.Entries?.find((x) => x.ErrorCode)?.ErrorMessage ?? ''}`);
+      if (r.FailedEntryCount)
+        throw new Error(
+          `EventBridge refused ${r.FailedEntryCount} event(s): ${r.Entries?.find((x) => x.ErrorCode)?.ErrorMessage ?? ''}`,
+        );
     }
   }
 }

@@ -60,7 +60,12 @@ const InSpace = { SpaceID: z.uuid(), SpaceSlug: z.string() };
 
 /** What an ingest route puts on the bus: the caller's organization and the tool's body, unchanged. */
 /** A hook's body on the bus, with who sent it (a user or a service token), so the consumer writes only where they may report. */
-export const HookDetail = z.object({ ...InOrganization, ReceivedAt: z.string(), Payload: z.unknown(), Caller: z.custom<Caller>((v) => typeof v === 'object' && v !== null).optional() });
+export const HookDetail = z.object({
+  ...InOrganization,
+  ReceivedAt: z.string(),
+  Payload: z.unknown(),
+  Caller: z.custom<Caller>((v) => typeof v === 'object' && v !== null).optional(),
+});
 
 export const LiveStatusSchema = z.strictObject({
   Sync: z.enum(['Synced', 'OutOfSync', 'Unknown']).optional(),
@@ -168,7 +173,15 @@ export const PromotionOverriddenDetail = z.object({
   ...OfChangeOrder,
   Stage: z.string().optional(),
   SpaceIDs: z.array(z.uuid()),
-  FailedGates: z.array(z.object({ Prerequisite: z.string(), Satisfied: z.boolean(), SpaceID: z.string(), SpaceSlug: z.string(), Message: z.string() })),
+  FailedGates: z.array(
+    z.object({
+      Prerequisite: z.string(),
+      Satisfied: z.boolean(),
+      SpaceID: z.string(),
+      SpaceSlug: z.string(),
+      Message: z.string(),
+    }),
+  ),
   Reason: z.string(),
   UserID: z.string(),
 });
@@ -183,11 +196,31 @@ export const ArgoApplication = z.looseObject({
   }),
   status: z
     .looseObject({
-      sync: z.looseObject({ status: z.string().optional(), revision: z.string().optional(), revisions: z.array(z.string()).optional() }).optional(),
+      sync: z
+        .looseObject({
+          status: z.string().optional(),
+          revision: z.string().optional(),
+          revisions: z.array(z.string()).optional(),
+        })
+        .optional(),
       // Argo CD 3 adds lastTransitionTime (when the health last changed).
-      health: z.looseObject({ status: z.string().optional(), message: z.string().optional(), lastTransitionTime: z.string().optional() }).optional(),
+      health: z
+        .looseObject({
+          status: z.string().optional(),
+          message: z.string().optional(),
+          lastTransitionTime: z.string().optional(),
+        })
+        .optional(),
       operationState: z
-        .looseObject({ phase: z.string().optional(), message: z.string().optional(), finishedAt: z.string().optional(), startedAt: z.string().optional(), syncResult: z.looseObject({ revision: z.string().optional(), revisions: z.array(z.string()).optional() }).optional() })
+        .looseObject({
+          phase: z.string().optional(),
+          message: z.string().optional(),
+          finishedAt: z.string().optional(),
+          startedAt: z.string().optional(),
+          syncResult: z
+            .looseObject({ revision: z.string().optional(), revisions: z.array(z.string()).optional() })
+            .optional(),
+        })
         .optional(),
       reconciledAt: z.string().optional(),
     })
@@ -213,9 +246,17 @@ export interface Rule {
 }
 
 /** Deploy-tool events go to the live-status consumer. */
-export const LIVE_STATUS_RULE: Rule = { name: 'DeployToolLiveStatus', source: [HOOK_SOURCE], detailType: [DetailType.ArgoCd, DetailType.Flux] };
+export const LIVE_STATUS_RULE: Rule = {
+  name: 'DeployToolLiveStatus',
+  source: [HOOK_SOURCE],
+  detailType: [DetailType.ArgoCd, DetailType.Flux],
+};
 /** Baton's own Release events go to the stage re-evaluation: live status can complete a rollout. */
-export const STAGE_RULE: Rule = { name: 'ChangeOrderStageReevaluation', source: [SOURCE], detailType: [DetailType.ReleaseLiveStatusChanged, DetailType.AttestationRecorded, DetailType.AttestationRevoked] };
+export const STAGE_RULE: Rule = {
+  name: 'ChangeOrderStageReevaluation',
+  source: [SOURCE],
+  detailType: [DetailType.ReleaseLiveStatusChanged, DetailType.AttestationRecorded, DetailType.AttestationRevoked],
+};
 export const RULES: Rule[] = [LIVE_STATUS_RULE, STAGE_RULE];
 
 /** The contract of each event's detail: checked when the event is emitted, so nothing off-contract reaches the bus. */

@@ -13,7 +13,7 @@ export function eventsMarkdown(): string {
     'event is emitted: nothing off contract reaches the bus.',
     '',
     '**No event is lost.** An event is written as an outbox item in the same DynamoDB transaction as the',
-    'change it reports, then published from there: on AWS by a function reading the table\'s stream',
+    "change it reports, then published from there: on AWS by a function reading the table's stream",
     '(bounded retries, failed batches split, then a dead-letter queue), locally by the server as soon as the',
     'transaction commits (and, at start, whatever a stopped run left). Delivery is **at least once**: each of',
     "Baton's own events carries an `EventID`, the same on every delivery; consumers drop one they have handled",
@@ -23,7 +23,10 @@ export function eventsMarkdown(): string {
     '**Who consumes what** (the rules in lib/events/contracts.ts, read by the CDK stack and the local bus alike;',
     'each target retries twice within an hour, then dead-letters the event and raises an alarm):',
     '',
-    ...RULES.map((r) => `- \`${r.name}\`: ${r.detailType.map((d) => `\`${d}\``).join(', ')} → ${r === LIVE_STATUS_RULE ? "the live-status consumer (maps Argo CD and Flux reports to a Release's LiveStatus)" : r === STAGE_RULE ? "the Stage re-evaluation (a ChangeOrder's Stage and Completed, idempotent)" : 'a consumer'}`),
+    ...RULES.map(
+      (r) =>
+        `- \`${r.name}\`: ${r.detailType.map((d) => `\`${d}\``).join(', ')} → ${r === LIVE_STATUS_RULE ? "the live-status consumer (maps Argo CD and Flux reports to a Release's LiveStatus)" : r === STAGE_RULE ? "the Stage re-evaluation (a ChangeOrder's Stage and Completed, idempotent)" : 'a consumer'}`,
+    ),
     '',
     'Subscribe to any event with a rule of your own on the bus, matching `source` and `detail-type`.',
     '',
@@ -36,7 +39,7 @@ export function eventsMarkdown(): string {
         '## Deploy-tool reports',
         '',
         'The Argo CD and Flux examples below are posted, as written, by a test (test/integration/deploy-tools.test.ts),',
-        'into an organization these commands make, with `api.yaml` holding the Unit below; each Space\'s release 1',
+        "into an organization these commands make, with `api.yaml` holding the Unit below; each Space's release 1",
         `bundles it, digest \`sha256:${EXAMPLE_DIGEST}\` (\`cub release get --space acme-prod-use1 latest\`).`,
         'The last command makes the `ReportStatus` service token the tools send as `Authorization: Bearer …`.',
         '',
@@ -50,7 +53,16 @@ export function eventsMarkdown(): string {
         '',
       );
     }
-    lines.push(`## ${event.detailType}`, '', meaning, '', '```json', JSON.stringify({ source: event.source, 'detail-type': event.detailType, detail: event.detail }, null, 2), '```', '');
+    lines.push(
+      `## ${event.detailType}`,
+      '',
+      meaning,
+      '',
+      '```json',
+      JSON.stringify({ source: event.source, 'detail-type': event.detailType, detail: event.detail }, null, 2),
+      '```',
+      '',
+    );
     if (produces) {
       lines.push(
         `Its \`Payload\`, posted to \`POST ${produces.Hook}\` with that token (or this event put on the bus), answers 200 and leaves release ${produces.ReleaseNum} of \`${produces.SpaceSlug}\` with this LiveStatus; the same body again changes nothing:`,

@@ -14,7 +14,13 @@ const TARGET = 'b2c3d4e5-f6a7-4b8c-9d0e-f1a2b3c4d5e6';
 const ATTESTATION = 'd4e5f6a7-b8c9-4d0e-8f1a-2b3c4d5e6f7a';
 const USER = 'e5f6a7b8-c9d0-4e1f-9a2b-3c4d5e6f7a8b';
 const id = (n: number) => `0e0e0e0e-0000-4000-8000-00000000000${n}`;
-const gate = { Prerequisite: 'Healthy', Satisfied: false, SpaceID: PROD, SpaceSlug: 'acme-staging', Message: 'release 7 of acme-staging is Degraded' };
+const gate = {
+  Prerequisite: 'Healthy',
+  Satisfied: false,
+  SpaceID: PROD,
+  SpaceSlug: 'acme-staging',
+  Message: 'release 7 of acme-staging is Degraded',
+};
 
 /** The Unit the deploy-tool examples' Spaces release (`api.yaml`); release 1 of each bundles it alone. */
 export const EXAMPLE_UNIT = `apiVersion: apps/v1
@@ -57,7 +63,12 @@ export const DEPLOY_TOOL_SETUP = [
 const ARGO_APP = {
   apiVersion: 'argoproj.io/v1alpha1',
   kind: 'Application',
-  metadata: { name: 'acme-prod-use1', namespace: 'argocd', uid: '3f0c9a52-8d1e-4b7a-9c6d-2e5f1a0b7c84', resourceVersion: '918273' },
+  metadata: {
+    name: 'acme-prod-use1',
+    namespace: 'argocd',
+    uid: '3f0c9a52-8d1e-4b7a-9c6d-2e5f1a0b7c84',
+    resourceVersion: '918273',
+  },
   spec: {
     project: 'default',
     source: { repoURL: 'oci://registry.example.com/acme/api', targetRevision: 'sha256:' + EXAMPLE_DIGEST, path: '.' },
@@ -65,14 +76,32 @@ const ARGO_APP = {
     syncPolicy: { automated: { prune: true, selfHeal: true } },
   },
   status: {
-    sync: { status: 'Synced', revision: 'sha256:' + EXAMPLE_DIGEST, comparedTo: { source: { repoURL: 'oci://registry.example.com/acme/api', targetRevision: 'sha256:' + EXAMPLE_DIGEST, path: '.' }, destination: { server: 'https://kubernetes.default.svc', namespace: 'acme' } } },
+    sync: {
+      status: 'Synced',
+      revision: 'sha256:' + EXAMPLE_DIGEST,
+      comparedTo: {
+        source: {
+          repoURL: 'oci://registry.example.com/acme/api',
+          targetRevision: 'sha256:' + EXAMPLE_DIGEST,
+          path: '.',
+        },
+        destination: { server: 'https://kubernetes.default.svc', namespace: 'acme' },
+      },
+    },
     health: { status: 'Healthy', lastTransitionTime: '2026-12-03T10:09:45Z' },
     operationState: {
       phase: 'Succeeded',
       message: 'successfully synced (all tasks run)',
       startedAt: '2026-12-03T10:09:28Z',
       finishedAt: '2026-12-03T10:09:31Z',
-      syncResult: { revision: 'sha256:' + EXAMPLE_DIGEST, source: { repoURL: 'oci://registry.example.com/acme/api', targetRevision: 'sha256:' + EXAMPLE_DIGEST, path: '.' } },
+      syncResult: {
+        revision: 'sha256:' + EXAMPLE_DIGEST,
+        source: {
+          repoURL: 'oci://registry.example.com/acme/api',
+          targetRevision: 'sha256:' + EXAMPLE_DIGEST,
+          path: '.',
+        },
+      },
     },
     reconciledAt: '2026-12-03T10:09:50Z',
     sourceType: 'Directory',
@@ -80,7 +109,14 @@ const ARGO_APP = {
 };
 
 const FLUX_EVENT = {
-  involvedObject: { kind: 'Kustomization', namespace: 'flux-system', name: 'acme-prod-euw1', uid: '7d2e4f6a-1b3c-4d5e-8f9a-0b1c2d3e4f5a', apiVersion: 'kustomize.toolkit.fluxcd.io/v1', resourceVersion: '56412' },
+  involvedObject: {
+    kind: 'Kustomization',
+    namespace: 'flux-system',
+    name: 'acme-prod-euw1',
+    uid: '7d2e4f6a-1b3c-4d5e-8f9a-0b1c2d3e4f5a',
+    apiVersion: 'kustomize.toolkit.fluxcd.io/v1',
+    resourceVersion: '56412',
+  },
   severity: 'info',
   timestamp: '2026-12-03T10:09:59Z',
   message: 'Reconciliation finished in 1.204s, next run in 10m0s',
@@ -100,27 +136,288 @@ export interface HookOutcome {
 
 /** What each event means and an example of it (a deploy tool's, with what posting it produces). */
 export const EVENT_EXAMPLES: { meaning: string; event: BatonEvent; produces?: HookOutcome }[] = [
-  { meaning: 'A ChangeOrder was created in its base: the change has a name, a kind and a scope.', event: { source: SOURCE, detailType: DetailType.ChangeOrderCreated, detail: { EventID: id(1), OrganizationID: ORG, SpaceID: BASE, ChangeOrderID: CO, Slug: 'release-v452', UpdateType: 'UpgradeUnit', ChangeWorkflowID: id(9), InScopeSpaceIDs: [PROD], UserID: USER } } },
-  { meaning: 'The Stage a ChangeOrder has reached moved forward (it never moves back).', event: { source: SOURCE, detailType: DetailType.ChangeOrderStageAdvanced, detail: { EventID: id(2), OrganizationID: ORG, SpaceID: BASE, ChangeOrderID: CO, Slug: 'release-v452', Stage: 'Staging', PreviousStage: 'Development' } } },
-  { meaning: 'The last Stage satisfied the Final prerequisites: the rollout is done (sent with the Stage Advanced event to Completed).', event: { source: SOURCE, detailType: DetailType.ChangeOrderCompleted, detail: { EventID: id(3), OrganizationID: ORG, SpaceID: BASE, ChangeOrderID: CO, Slug: 'release-v452', Stage: 'Completed', PreviousStage: 'Production' } } },
-  { meaning: 'A ChangeOrder was aborted: it is not coming to the Spaces still waiting for it.', event: { source: SOURCE, detailType: DetailType.ChangeOrderAborted, detail: { EventID: id(4), OrganizationID: ORG, SpaceID: BASE, ChangeOrderID: CO, Slug: 'release-v452', AbortedReason: 'superseded by v453', AbortedAt: '2026-12-03T10:00:00.000Z', AbortedBy: USER } } },
-  { meaning: 'A demote took the ChangeOrder back out of one Space: each Unit it had marked there is back at its start revision.', event: { source: SOURCE, detailType: DetailType.ChangeOrderRestored, detail: { EventID: id(5), OrganizationID: ORG, SpaceID: PROD, SpaceSlug: 'acme-prod-use1', ChangeOrderID: CO, Slug: 'release-v452', RestoredAt: '2026-12-03T10:05:00.000Z', UserID: USER, Units: [{ UnitID: id(6), UnitSlug: 'deployment', RevisionNum: 5 }] } } },
-  { meaning: 'A promotion did not land in every Space it targeted: the ones it failed or blocked in.', event: { source: SOURCE, detailType: DetailType.PromotionFailed, detail: { EventID: id(6), OrganizationID: ORG, ChangeOrderID: CO, Slug: 'release-v452', Stage: 'Production', SpaceIDs: [PROD] } } },
-  { meaning: 'A promotion was forced past failing gates with `--force --force-reason`: the gates, the Spaces, who and why.', event: { source: SOURCE, detailType: DetailType.PromotionOverridden, detail: { EventID: id(7), OrganizationID: ORG, ChangeOrderID: CO, Slug: 'release-v452', Stage: 'Production', SpaceIDs: [PROD], FailedGates: [gate], Reason: 'hotfix for INC-1234', UserID: USER } } },
-  { meaning: 'A Release was published in a Space (carrying a ChangeOrder when it released one).', event: { source: SOURCE, detailType: DetailType.ReleasePublished, detail: { EventID: id(8), OrganizationID: ORG, SpaceID: PROD, SpaceSlug: 'acme-prod-use1', ReleaseID: RELEASE, ReleaseNum: 7, TargetID: TARGET, Digest: 'sha256:5e1f…', UnitCount: 2, ChangeOrderID: CO } } },
-  { meaning: "A Release's live status changed (reported by Argo CD or Flux, or written through the API): Stages are re-evaluated.", event: { source: SOURCE, detailType: DetailType.ReleaseLiveStatusChanged, detail: { EventID: id(9), OrganizationID: ORG, SpaceID: PROD, SpaceSlug: 'acme-prod-use1', ReleaseID: RELEASE, ReleaseNum: 7, LiveStatus: { Sync: 'Synced', Health: 'Healthy', Reporter: 'argocd', ObservedAt: '2026-12-03T10:10:00.000Z' }, Previous: { Sync: 'Synced', Health: 'Progressing' } } } },
-  { meaning: 'An attestation (an approval, a rejection, another type) was recorded in a Space: Stages are re-evaluated.', event: { source: SOURCE, detailType: DetailType.AttestationRecorded, detail: { EventID: id(1), OrganizationID: ORG, SpaceID: PROD, SpaceSlug: 'acme-prod-use1', AttestationID: ATTESTATION, Type: 'Approval', Result: 'Pass', UserID: USER, ChangeOrderID: CO } } },
-  { meaning: 'A hold was placed: while it is in force, promotions into what it covers (here: the ChangeOrders of one workflow) wait, unless forced with a reason.', event: { source: SOURCE, detailType: DetailType.HoldPlaced, detail: { EventID: id(4), OrganizationID: ORG, HoldID: id(5), Slug: 'year-end-freeze', Scope: 'Workflow', SpaceID: BASE, ChangeWorkflowID: id(9), Blocks: ['promote'], Reason: 'year-end change freeze', OwnerID: USER, ExpiresAt: '2027-01-04T00:00:00.000Z' } } },
-  { meaning: 'A hold was lifted by its owner or an Admin, with a note.', event: { source: SOURCE, detailType: DetailType.HoldLifted, detail: { EventID: id(6), OrganizationID: ORG, HoldID: id(5), Slug: 'year-end-freeze', Scope: 'Workflow', SpaceID: BASE, ChangeWorkflowID: id(9), Blocks: ['promote'], Reason: 'year-end change freeze', OwnerID: USER, LiftedBy: USER, LiftNote: 'freeze over early' } } },
-  { meaning: 'An attestation was revoked (a revocation recorded beside it, naming it): Stages are re-evaluated.', event: { source: SOURCE, detailType: DetailType.AttestationRevoked, detail: { EventID: id(2), OrganizationID: ORG, SpaceID: PROD, SpaceSlug: 'acme-prod-use1', AttestationID: id(3), Type: 'Approval', Result: 'Pass', UserID: USER, ChangeOrderID: CO, RevokedAttestationID: ATTESTATION } } },
   {
-    meaning: "An Argo CD application, as Argo CD Notifications sends it (`{\"app\": {{toJson .app}}}`), put on the bus by a sender of your own (`POST /hooks/argocd` applies the same body at once and answers whether it took it); the live-status consumer applies it to a Release's LiveStatus by the same rules, and records what it cannot apply in its dead-letter queue. The Target `clusters/prod-use1` names the application, so it applies to the Space releasing to that Target; its revision is the digest of that Space's release 1.",
-    event: { source: HOOK_SOURCE, detailType: DetailType.ArgoCd, detail: { OrganizationID: ORG, ReceivedAt: '2026-12-03T10:09:58.000Z', Payload: { app: ARGO_APP } } },
-    produces: { Hook: '/hooks/argocd', SpaceSlug: 'acme-prod-use1', ReleaseNum: 1, LiveStatus: { Sync: 'Synced', Health: 'Healthy', Operation: 'Succeeded', Reporter: 'argocd', DataSource: 'argocd:argocd/acme-prod-use1', Message: 'successfully synced (all tasks run)', ObservedAt: '2026-12-03T10:09:50Z' } },
+    meaning: 'A ChangeOrder was created in its base: the change has a name, a kind and a scope.',
+    event: {
+      source: SOURCE,
+      detailType: DetailType.ChangeOrderCreated,
+      detail: {
+        EventID: id(1),
+        OrganizationID: ORG,
+        SpaceID: BASE,
+        ChangeOrderID: CO,
+        Slug: 'release-v452',
+        UpdateType: 'UpgradeUnit',
+        ChangeWorkflowID: id(9),
+        InScopeSpaceIDs: [PROD],
+        UserID: USER,
+      },
+    },
   },
   {
-    meaning: "A Flux notification-controller event, as its generic(-hmac) provider sends it, put on the bus by a sender of your own (`POST /hooks/flux` applies the same body at once); applied to a Release's LiveStatus by the same rules as the hook. The Target `clusters/prod-euw1` names the Kustomization; its OCI revision carries the digest of release 1 of the Space releasing there.",
-    event: { source: HOOK_SOURCE, detailType: DetailType.Flux, detail: { OrganizationID: ORG, ReceivedAt: '2026-12-03T10:09:59.000Z', Payload: FLUX_EVENT } },
-    produces: { Hook: '/hooks/flux', SpaceSlug: 'acme-prod-euw1', ReleaseNum: 1, LiveStatus: { Sync: 'Synced', Health: 'Healthy', Operation: 'Succeeded', Reporter: 'kustomize-controller', DataSource: 'flux:Kustomization/flux-system/acme-prod-euw1', Message: 'ReconciliationSucceeded: Reconciliation finished in 1.204s, next run in 10m0s', ObservedAt: '2026-12-03T10:09:59Z' } },
+    meaning: 'The Stage a ChangeOrder has reached moved forward (it never moves back).',
+    event: {
+      source: SOURCE,
+      detailType: DetailType.ChangeOrderStageAdvanced,
+      detail: {
+        EventID: id(2),
+        OrganizationID: ORG,
+        SpaceID: BASE,
+        ChangeOrderID: CO,
+        Slug: 'release-v452',
+        Stage: 'Staging',
+        PreviousStage: 'Development',
+      },
+    },
+  },
+  {
+    meaning:
+      'The last Stage satisfied the Final prerequisites: the rollout is done (sent with the Stage Advanced event to Completed).',
+    event: {
+      source: SOURCE,
+      detailType: DetailType.ChangeOrderCompleted,
+      detail: {
+        EventID: id(3),
+        OrganizationID: ORG,
+        SpaceID: BASE,
+        ChangeOrderID: CO,
+        Slug: 'release-v452',
+        Stage: 'Completed',
+        PreviousStage: 'Production',
+      },
+    },
+  },
+  {
+    meaning: 'A ChangeOrder was aborted: it is not coming to the Spaces still waiting for it.',
+    event: {
+      source: SOURCE,
+      detailType: DetailType.ChangeOrderAborted,
+      detail: {
+        EventID: id(4),
+        OrganizationID: ORG,
+        SpaceID: BASE,
+        ChangeOrderID: CO,
+        Slug: 'release-v452',
+        AbortedReason: 'superseded by v453',
+        AbortedAt: '2026-12-03T10:00:00.000Z',
+        AbortedBy: USER,
+      },
+    },
+  },
+  {
+    meaning:
+      'A demote took the ChangeOrder back out of one Space: each Unit it had marked there is back at its start revision.',
+    event: {
+      source: SOURCE,
+      detailType: DetailType.ChangeOrderRestored,
+      detail: {
+        EventID: id(5),
+        OrganizationID: ORG,
+        SpaceID: PROD,
+        SpaceSlug: 'acme-prod-use1',
+        ChangeOrderID: CO,
+        Slug: 'release-v452',
+        RestoredAt: '2026-12-03T10:05:00.000Z',
+        UserID: USER,
+        Units: [{ UnitID: id(6), UnitSlug: 'deployment', RevisionNum: 5 }],
+      },
+    },
+  },
+  {
+    meaning: 'A promotion did not land in every Space it targeted: the ones it failed or blocked in.',
+    event: {
+      source: SOURCE,
+      detailType: DetailType.PromotionFailed,
+      detail: {
+        EventID: id(6),
+        OrganizationID: ORG,
+        ChangeOrderID: CO,
+        Slug: 'release-v452',
+        Stage: 'Production',
+        SpaceIDs: [PROD],
+      },
+    },
+  },
+  {
+    meaning:
+      'A promotion was forced past failing gates with `--force --force-reason`: the gates, the Spaces, who and why.',
+    event: {
+      source: SOURCE,
+      detailType: DetailType.PromotionOverridden,
+      detail: {
+        EventID: id(7),
+        OrganizationID: ORG,
+        ChangeOrderID: CO,
+        Slug: 'release-v452',
+        Stage: 'Production',
+        SpaceIDs: [PROD],
+        FailedGates: [gate],
+        Reason: 'hotfix for INC-1234',
+        UserID: USER,
+      },
+    },
+  },
+  {
+    meaning: 'A Release was published in a Space (carrying a ChangeOrder when it released one).',
+    event: {
+      source: SOURCE,
+      detailType: DetailType.ReleasePublished,
+      detail: {
+        EventID: id(8),
+        OrganizationID: ORG,
+        SpaceID: PROD,
+        SpaceSlug: 'acme-prod-use1',
+        ReleaseID: RELEASE,
+        ReleaseNum: 7,
+        TargetID: TARGET,
+        Digest: 'sha256:5e1f…',
+        UnitCount: 2,
+        ChangeOrderID: CO,
+      },
+    },
+  },
+  {
+    meaning:
+      "A Release's live status changed (reported by Argo CD or Flux, or written through the API): Stages are re-evaluated.",
+    event: {
+      source: SOURCE,
+      detailType: DetailType.ReleaseLiveStatusChanged,
+      detail: {
+        EventID: id(9),
+        OrganizationID: ORG,
+        SpaceID: PROD,
+        SpaceSlug: 'acme-prod-use1',
+        ReleaseID: RELEASE,
+        ReleaseNum: 7,
+        LiveStatus: { Sync: 'Synced', Health: 'Healthy', Reporter: 'argocd', ObservedAt: '2026-12-03T10:10:00.000Z' },
+        Previous: { Sync: 'Synced', Health: 'Progressing' },
+      },
+    },
+  },
+  {
+    meaning:
+      'An attestation (an approval, a rejection, another type) was recorded in a Space: Stages are re-evaluated.',
+    event: {
+      source: SOURCE,
+      detailType: DetailType.AttestationRecorded,
+      detail: {
+        EventID: id(1),
+        OrganizationID: ORG,
+        SpaceID: PROD,
+        SpaceSlug: 'acme-prod-use1',
+        AttestationID: ATTESTATION,
+        Type: 'Approval',
+        Result: 'Pass',
+        UserID: USER,
+        ChangeOrderID: CO,
+      },
+    },
+  },
+  {
+    meaning:
+      'A hold was placed: while it is in force, promotions into what it covers (here: the ChangeOrders of one workflow) wait, unless forced with a reason.',
+    event: {
+      source: SOURCE,
+      detailType: DetailType.HoldPlaced,
+      detail: {
+        EventID: id(4),
+        OrganizationID: ORG,
+        HoldID: id(5),
+        Slug: 'year-end-freeze',
+        Scope: 'Workflow',
+        SpaceID: BASE,
+        ChangeWorkflowID: id(9),
+        Blocks: ['promote'],
+        Reason: 'year-end change freeze',
+        OwnerID: USER,
+        ExpiresAt: '2027-01-04T00:00:00.000Z',
+      },
+    },
+  },
+  {
+    meaning: 'A hold was lifted by its owner or an Admin, with a note.',
+    event: {
+      source: SOURCE,
+      detailType: DetailType.HoldLifted,
+      detail: {
+        EventID: id(6),
+        OrganizationID: ORG,
+        HoldID: id(5),
+        Slug: 'year-end-freeze',
+        Scope: 'Workflow',
+        SpaceID: BASE,
+        ChangeWorkflowID: id(9),
+        Blocks: ['promote'],
+        Reason: 'year-end change freeze',
+        OwnerID: USER,
+        LiftedBy: USER,
+        LiftNote: 'freeze over early',
+      },
+    },
+  },
+  {
+    meaning: 'An attestation was revoked (a revocation recorded beside it, naming it): Stages are re-evaluated.',
+    event: {
+      source: SOURCE,
+      detailType: DetailType.AttestationRevoked,
+      detail: {
+        EventID: id(2),
+        OrganizationID: ORG,
+        SpaceID: PROD,
+        SpaceSlug: 'acme-prod-use1',
+        AttestationID: id(3),
+        Type: 'Approval',
+        Result: 'Pass',
+        UserID: USER,
+        ChangeOrderID: CO,
+        RevokedAttestationID: ATTESTATION,
+      },
+    },
+  },
+  {
+    meaning:
+      'An Argo CD application, as Argo CD Notifications sends it (`{"app": {{toJson .app}}}`), put on the bus by a sender of your own (`POST /hooks/argocd` applies the same body at once and answers whether it took it); the live-status consumer applies it to a Release\'s LiveStatus by the same rules, and records what it cannot apply in its dead-letter queue. The Target `clusters/prod-use1` names the application, so it applies to the Space releasing to that Target; its revision is the digest of that Space\'s release 1.',
+    event: {
+      source: HOOK_SOURCE,
+      detailType: DetailType.ArgoCd,
+      detail: { OrganizationID: ORG, ReceivedAt: '2026-12-03T10:09:58.000Z', Payload: { app: ARGO_APP } },
+    },
+    produces: {
+      Hook: '/hooks/argocd',
+      SpaceSlug: 'acme-prod-use1',
+      ReleaseNum: 1,
+      LiveStatus: {
+        Sync: 'Synced',
+        Health: 'Healthy',
+        Operation: 'Succeeded',
+        Reporter: 'argocd',
+        DataSource: 'argocd:argocd/acme-prod-use1',
+        Message: 'successfully synced (all tasks run)',
+        ObservedAt: '2026-12-03T10:09:50Z',
+      },
+    },
+  },
+  {
+    meaning:
+      "A Flux notification-controller event, as its generic(-hmac) provider sends it, put on the bus by a sender of your own (`POST /hooks/flux` applies the same body at once); applied to a Release's LiveStatus by the same rules as the hook. The Target `clusters/prod-euw1` names the Kustomization; its OCI revision carries the digest of release 1 of the Space releasing there.",
+    event: {
+      source: HOOK_SOURCE,
+      detailType: DetailType.Flux,
+      detail: { OrganizationID: ORG, ReceivedAt: '2026-12-03T10:09:59.000Z', Payload: FLUX_EVENT },
+    },
+    produces: {
+      Hook: '/hooks/flux',
+      SpaceSlug: 'acme-prod-euw1',
+      ReleaseNum: 1,
+      LiveStatus: {
+        Sync: 'Synced',
+        Health: 'Healthy',
+        Operation: 'Succeeded',
+        Reporter: 'kustomize-controller',
+        DataSource: 'flux:Kustomization/flux-system/acme-prod-euw1',
+        Message: 'ReconciliationSucceeded: Reconciliation finished in 1.204s, next run in 10m0s',
+        ObservedAt: '2026-12-03T10:09:59Z',
+      },
+    },
   },
 ];

@@ -18,11 +18,19 @@ export class SqsJobQueue implements JobQueue {
           QueueUrl: this.queueUrl,
           Entries: batch.map((m, n) => {
             const part = `${m.JobID}.${m.Wave}.${m.Part}`;
-            return { Id: String(n), MessageBody: JSON.stringify(m), MessageGroupId: part, MessageDeduplicationId: part };
+            return {
+              Id: String(n),
+              MessageBody: JSON.stringify(m),
+              MessageGroupId: part,
+              MessageDeduplicationId: part,
+            };
           }),
         }),
       );
-      if (r.Failed?.length) throw new Error(`SQS refused ${r.Failed.length} job part(s): ${r.Failed[0]?.Message ?? r.Failed[0]?.Code ?? ''}`);
+      if (r.Failed?.length)
+        throw new Error(
+          `SQS refused ${r.Failed.length} job part(s): ${r.Failed[0]?.Message ?? r.Failed[0]?.Code ?? ''}`,
+        );
     }
   }
 }

@@ -44,22 +44,42 @@ function num(v: string | undefined): number | undefined {
 export function mapArgoCd(payload: unknown, receivedAt: string): LiveStatusReport | { error: string } {
   const body = payload && typeof payload === 'object' && 'app' in payload ? (payload as { app: unknown }).app : payload;
   const parsed = ArgoApplication.safeParse(body);
-  if (!parsed.success) return { error: `not an Argo CD application: ${parsed.error.issues[0]?.path.join('.')} ${parsed.error.issues[0]?.message}` };
+  if (!parsed.success)
+    return {
+      error: `not an Argo CD application: ${parsed.error.issues[0]?.path.join('.')} ${parsed.error.issues[0]?.message}`,
+    };
   const app = parsed.data;
   const notes = { ...app.metadata.labels, ...app.metadata.annotations };
   const sync = app.status?.sync?.status;
   const health = app.status?.health?.status;
   const phase = app.status?.operationState?.phase;
   // The revision synced (one source's, or the first of a multi-source app's that names a digest), else the last operation's.
-  const revisions = [app.status?.sync?.revision, ...(app.status?.sync?.revisions ?? []), app.status?.operationState?.syncResult?.revision, ...(app.status?.operationState?.syncResult?.revisions ?? [])].filter((r): r is string => !!r);
+  const revisions = [
+    app.status?.sync?.revision,
+    ...(app.status?.sync?.revisions ?? []),
+    app.status?.operationState?.syncResult?.revision,
+    ...(app.status?.operationState?.syncResult?.revisions ?? []),
+  ].filter((r): r is string => !!r);
   const revision = revisions.find((r) => digestOf(r)) ?? revisions[0];
   // Observed when the newest of the times the application carries says; a body without one, when it arrived.
-  const times = [app.status?.reconciledAt, app.status?.operationState?.finishedAt, app.status?.health?.lastTransitionTime].filter((t): t is string => !!t && !Number.isNaN(Date.parse(t)));
+  const times = [
+    app.status?.reconciledAt,
+    app.status?.operationState?.finishedAt,
+    app.status?.health?.lastTransitionTime,
+  ].filter((t): t is string => !!t && !Number.isNaN(Date.parse(t)));
   const observedAt = times.length ? times.reduce((a, b) => (Date.parse(b) > Date.parse(a) ? b : a)) : receivedAt;
   const status: ReleaseLiveStatus = {
     Sync: sync === 'Synced' || sync === 'OutOfSync' ? sync : 'Unknown',
-    Health: (['Healthy', 'Progressing', 'Degraded', 'Suspended', 'Missing'] as const).find((h) => h === health) ?? 'Unknown',
-    Operation: phase === 'Running' || phase === 'Terminating' ? 'Running' : phase === 'Succeeded' ? 'Succeeded' : phase === 'Failed' || phase === 'Error' ? 'Failed' : '',
+    Health:
+      (['Healthy', 'Progressing', 'Degraded', 'Suspended', 'Missing'] as const).find((h) => h === health) ?? 'Unknown',
+    Operation:
+      phase === 'Running' || phase === 'Terminating'
+        ? 'Running'
+        : phase === 'Succeeded'
+          ? 'Succeeded'
+          : phase === 'Failed' || phase === 'Error'
+            ? 'Failed'
+            : '',
     Reporter: 'argocd',
     DataSource: `argocd:${app.metadata.namespace ? `${app.metadata.namespace}/` : ''}${app.metadata.name}`,
     Message: app.status?.operationState?.message ?? app.status?.health?.message ?? '',
@@ -78,7 +98,12 @@ export function mapArgoCd(payload: unknown, receivedAt: string): LiveStatusRepor
 }
 
 /** Flux reasons that mean the reconciliation is still under way. */
-const FLUX_PROGRESSING = new Set(['Progressing', 'ProgressingWithRetry', 'DependencyNotReady', 'ReconciliationStarted']);
+const FLUX_PROGRESSING = new Set([
+  'Progressing',
+  'ProgressingWithRetry',
+  'DependencyNotReady',
+  'ReconciliationStarted',
+]);
 /** Flux reasons that mean the cluster drifted from what was applied. */
 const FLUX_DRIFT = new Set(['DriftDetected']);
 
@@ -89,11 +114,14 @@ const FLUX_DRIFT = new Set(['DriftDetected']);
  */
 export function mapFlux(payload: unknown, receivedAt: string): LiveStatusReport | { error: string } {
   const parsed = FluxEvent.safeParse(payload);
-  if (!parsed.success) return { error: `not a Flux event: ${parsed.error.issues[0]?.path.join('.')} ${parsed.error.issues[0]?.message}` };
+  if (!parsed.success)
+    return { error: `not a Flux event: ${parsed.error.issues[0]?.path.join('.')} ${parsed.error.issues[0]?.message}` };
   const e = parsed.data;
-  if (!['Kustomization', 'HelmRelease'].includes(e.involvedObject.kind)) return { error: `Flux ${e.involvedObject.kind} events carry no release status` };
+  if (!['Kustomization', 'HelmRelease'].includes(e.involvedObject.kind))
+    return { error: `Flux ${e.involvedObject.kind} events carry no release status` };
   let status: ReleaseLiveStatus;
-  if (e.severity === 'error') status = { Sync: FLUX_DRIFT.has(e.reason) ? 'OutOfSync' : 'Unknown', Health: 'Degraded', Operation: 'Failed' };
+  if (e.severity === 'error')
+    status = { Sync: FLUX_DRIFT.has(e.reason) ? 'OutOfSync' : 'Unknown', Health: 'Degraded', Operation: 'Failed' };
   else if (FLUX_DRIFT.has(e.reason)) status = { Sync: 'OutOfSync', Health: 'Progressing', Operation: 'Running' };
   else if (FLUX_PROGRESSING.has(e.reason)) status = { Sync: 'Unknown', Health: 'Progressing', Operation: 'Running' };
   else status = { Sync: 'Synced', Health: 'Healthy', Operation: 'Succeeded' };
@@ -107,6 +135,12 @@ export function mapFlux(payload: unknown, receivedAt: string): LiveStatusReport 
     releaseNum: num(pick(e.metadata, RELEASE_KEYS)),
     digest: digestOf(pick(e.metadata, DIGEST_KEYS)) ?? digestOf(revision),
     revision,
-    status: { ...status, Reporter: e.reportingController ?? 'flux', DataSource: `flux:${e.involvedObject.kind}/${e.involvedObject.namespace ? `${e.involvedObject.namespace}/` : ''}${e.involvedObject.name}`, Message: `${e.reason}: ${e.message}`, ObservedAt: e.timestamp || receivedAt },
+    status: {
+      ...status,
+      Reporter: e.reportingController ?? 'flux',
+      DataSource: `flux:${e.involvedObject.kind}/${e.involvedObject.namespace ? `${e.involvedObject.namespace}/` : ''}${e.involvedObject.name}`,
+      Message: `${e.reason}: ${e.message}`,
+      ObservedAt: e.timestamp || receivedAt,
+    },
   };
 }

@@ -14,9 +14,19 @@ export function eventOps(deps: Pick<Deps, 'now' | 'newId'>, events: BatonEvent[]
   return events.map((e) => {
     const checked = CONTRACTS[e.detailType].safeParse(e.detail);
     // A detail off its contract is a bug in Baton, never the caller's: it must not reach the bus.
-    if (!checked.success) throw new Error(`event '${e.detailType}' does not meet its contract: ${checked.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+    if (!checked.success)
+      throw new Error(
+        `event '${e.detailType}' does not meet its contract: ${checked.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+      );
     const EventID = deps.newId();
-    const item: OutboxItem = { EventID, OrganizationID: String(e.detail.OrganizationID), Source: e.source, DetailType: e.detailType, Detail: { ...checked.data, EventID }, CreatedAt: now };
+    const item: OutboxItem = {
+      EventID,
+      OrganizationID: String(e.detail.OrganizationID),
+      Source: e.source,
+      DetailType: e.detailType,
+      Detail: { ...checked.data, EventID },
+      CreatedAt: now,
+    };
     return { op: 'create' as const, kind: 'Outbox' as const, item };
   });
 }
@@ -74,7 +84,10 @@ export function publishingStore(store: Store, bus: EventBus): Store {
       if (prop === 'transactGroups') {
         return async (groups: StoreOp[][], o?: { tail?: number }) => {
           const outcomes = await target.transactGroups(groups, o);
-          const items = groups.flatMap((g, i) => (outcomes[i] === 'landed' ? g : [])).filter((op) => op.kind === 'Outbox' && op.op === 'create').map((op) => op.item as OutboxItem);
+          const items = groups
+            .flatMap((g, i) => (outcomes[i] === 'landed' ? g : []))
+            .filter((op) => op.kind === 'Outbox' && op.op === 'create')
+            .map((op) => op.item as OutboxItem);
           if (items.length) await publishOutbox(target, bus, items);
           return outcomes;
         };
@@ -89,7 +102,12 @@ export function publishingStore(store: Store, bus: EventBus): Store {
 export const DEDUPE_SECONDS = 7 * 24 * 3600;
 
 /** Runs a consumer once per EventID: a second delivery of the same event is dropped. The record is written after the work, so a failed run is retried. */
-export async function onceFor(deps: Pick<Deps, 'store' | 'now'>, consumer: string, e: BatonEvent, work: () => Promise<void>): Promise<'done' | 'duplicate'> {
+export async function onceFor(
+  deps: Pick<Deps, 'store' | 'now'>,
+  consumer: string,
+  e: BatonEvent,
+  work: () => Promise<void>,
+): Promise<'done' | 'duplicate'> {
   const id = typeof e.detail.EventID === 'string' ? e.detail.EventID : undefined;
   if (id && (await deps.store.eventProcessed(id, consumer))) return 'duplicate';
   await work();

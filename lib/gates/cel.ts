@@ -18,12 +18,28 @@ export const CEL_VARIABLES = ['Space', 'ChangeOrder', 'Release'] as const;
  * regex engine, which a pattern such as `(a+)+$` stalls (a where `~` in the Stage's WhereSpace runs on
  * RE2 instead).
  */
-export const CEL_LIMITS = { maxLength: 2048, maxAstNodes: 256, maxDepth: 24, maxListElements: 64, maxMapEntries: 64, maxCallArguments: 8 } as const;
+export const CEL_LIMITS = {
+  maxLength: 2048,
+  maxAstNodes: 256,
+  maxDepth: 24,
+  maxListElements: 64,
+  maxMapEntries: 64,
+  maxCallArguments: 8,
+} as const;
 const COMPREHENSIONS = new Set(['all', 'exists', 'exists_one', 'map', 'filter']);
 
 const ENV = CEL_VARIABLES.reduce(
   (env, name) => env.registerVariable(name, 'dyn'),
-  new Environment({ unlistedVariablesAreDyn: false, limits: { maxAstNodes: CEL_LIMITS.maxAstNodes, maxDepth: CEL_LIMITS.maxDepth, maxListElements: CEL_LIMITS.maxListElements, maxMapEntries: CEL_LIMITS.maxMapEntries, maxCallArguments: CEL_LIMITS.maxCallArguments } }),
+  new Environment({
+    unlistedVariablesAreDyn: false,
+    limits: {
+      maxAstNodes: CEL_LIMITS.maxAstNodes,
+      maxDepth: CEL_LIMITS.maxDepth,
+      maxListElements: CEL_LIMITS.maxListElements,
+      maxMapEntries: CEL_LIMITS.maxMapEntries,
+      maxCallArguments: CEL_LIMITS.maxCallArguments,
+    },
+  }),
 );
 
 interface AstNode {
@@ -39,9 +55,15 @@ function checkShape(node: unknown, inComprehension: boolean): void {
   const args = Array.isArray(node.args) ? node.args : [node.args];
   if (node.op === 'rcall' || node.op === 'call') {
     const name = String(args[0]);
-    if (name === 'matches') throw new Error('matches() is not available in gate expressions (it would run a backtracking regular expression); select Spaces by pattern with a where ~ instead');
+    if (name === 'matches')
+      throw new Error(
+        'matches() is not available in gate expressions (it would run a backtracking regular expression); select Spaces by pattern with a where ~ instead',
+      );
     if (node.op === 'rcall' && COMPREHENSIONS.has(name)) {
-      if (inComprehension) throw new Error(`${name}() inside another comprehension is not allowed: nested comprehensions multiply their cost`);
+      if (inComprehension)
+        throw new Error(
+          `${name}() inside another comprehension is not allowed: nested comprehensions multiply their cost`,
+        );
       checkShape(args[1], inComprehension);
       return checkShape(args[2], true);
     }
@@ -58,11 +80,15 @@ export function compileCel(expression: string): CompiledCel {
   if (!expression.startsWith('cel:')) throw new Error("a custom prerequisite's Expression must start with 'cel:'");
   const body = expression.slice(4).trim();
   if (!body) throw new Error('the CEL expression is empty');
-  if (body.length > CEL_LIMITS.maxLength) throw new Error(`the CEL expression is ${body.length} characters, more than ${CEL_LIMITS.maxLength}`);
+  if (body.length > CEL_LIMITS.maxLength)
+    throw new Error(`the CEL expression is ${body.length} characters, more than ${CEL_LIMITS.maxLength}`);
   const parsed = ENV.parse(body);
   checkShape((parsed as unknown as { ast: unknown }).ast, false);
   const checked = parsed.check();
-  if (!checked.valid) throw new Error(`${checked.error?.message.split('\n')[0] ?? 'it does not type-check'} (an expression may name ${CEL_VARIABLES.join(', ')})`);
+  if (!checked.valid)
+    throw new Error(
+      `${checked.error?.message.split('\n')[0] ?? 'it does not type-check'} (an expression may name ${CEL_VARIABLES.join(', ')})`,
+    );
   const fn = parsed as unknown as CompiledCel;
   if (compiled.size >= 1000) compiled.delete(compiled.keys().next().value!);
   compiled.set(expression, fn);
@@ -89,7 +115,12 @@ export function celReads(expression: string): string[][] {
       const base = pathOf(args[0]);
       return base && [...base, String(args[1])];
     }
-    if (n.op === '[]' && isNode(args[1]) && args[1].op === 'value' && (typeof args[1].args === 'string' || typeof args[1].args === 'number' || typeof args[1].args === 'bigint')) {
+    if (
+      n.op === '[]' &&
+      isNode(args[1]) &&
+      args[1].op === 'value' &&
+      (typeof args[1].args === 'string' || typeof args[1].args === 'number' || typeof args[1].args === 'bigint')
+    ) {
       const base = pathOf(args[0]);
       return base && [...base, String(args[1].args)];
     }

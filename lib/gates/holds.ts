@@ -12,20 +12,40 @@ export function holdsOn(holds: Hold[], subject: HoldSubject, now: Date): Hold[] 
   const spaces = new Set(subject.spaceIds);
   return holds
     .filter((h) => inForce(h, now) && h.Blocks.includes(subject.action))
-    .filter((h) => (h.Scope === 'Organization' ? true : h.Scope === 'Space' ? spaces.has(h.SpaceID ?? '') : !!subject.changeWorkflowId && h.ChangeWorkflowID === subject.changeWorkflowId))
+    .filter((h) =>
+      h.Scope === 'Organization'
+        ? true
+        : h.Scope === 'Space'
+          ? spaces.has(h.SpaceID ?? '')
+          : !!subject.changeWorkflowId && h.ChangeWorkflowID === subject.changeWorkflowId,
+    )
     .sort((a, b) => (a.Slug < b.Slug ? -1 : 1));
 }
 
 /** A hold as a gate that does not hold: its name, owner, reason and expiry, and how to get past it. */
 export function holdGate(h: Hold, names: { owner: string; space?: string }): GateResult {
-  const covers = h.Scope === 'Organization' ? 'the organization' : h.Scope === 'Space' ? `space '${names.space ?? h.SpaceID}'` : 'this workflow';
+  const covers =
+    h.Scope === 'Organization'
+      ? 'the organization'
+      : h.Scope === 'Space'
+        ? `space '${names.space ?? h.SpaceID}'`
+        : 'this workflow';
   return {
     Prerequisite: 'Hold',
     Satisfied: false,
     SpaceID: h.SpaceID ?? '',
     SpaceSlug: names.space ?? '',
     Message: `hold '${h.Slug}' on ${covers} is in force (placed by ${names.owner}${h.ExpiresAt ? `, until ${h.ExpiresAt}` : ''}): ${h.Reason}; lift it (cub hold lift ${h.Slug}) or pass it with --force --force-reason`,
-    Evidence: { Hold: h.Slug, Scope: h.Scope, Covers: covers, Owner: names.owner, Reason: h.Reason, Blocks: h.Blocks, ExpiresAt: h.ExpiresAt ?? null, PlacedAt: h.CreatedAt },
+    Evidence: {
+      Hold: h.Slug,
+      Scope: h.Scope,
+      Covers: covers,
+      Owner: names.owner,
+      Reason: h.Reason,
+      Blocks: h.Blocks,
+      ExpiresAt: h.ExpiresAt ?? null,
+      PlacedAt: h.CreatedAt,
+    },
     Opens: `${h.ExpiresAt ? `its expiry at ${h.ExpiresAt}, or ` : ''}its owner (${names.owner}) or an Admin lifting it (or a promotion with --force --force-reason): cub hold lift ${h.Slug} --note "lifted to promote"`,
   };
 }

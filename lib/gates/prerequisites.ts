@@ -1,6 +1,20 @@
-import { BUILTIN_PREREQUISITES, failureAllowance, parseDuration, type GateResult, type Release, type Space, type WorkflowDefinition, type WorkflowStage } from '../model/entities.ts';
+import {
+  BUILTIN_PREREQUISITES,
+  failureAllowance,
+  parseDuration,
+  type GateResult,
+  type Release,
+  type Space,
+  type WorkflowDefinition,
+  type WorkflowStage,
+} from '../model/entities.ts';
 import { celReads, compileCel } from './cel.ts';
-import { evaluateAttestationRequirement, explainAttestationRequirement, type AttestationFacts, type AttestedUnit } from './attestations.ts';
+import {
+  evaluateAttestationRequirement,
+  explainAttestationRequirement,
+  type AttestationFacts,
+  type AttestedUnit,
+} from './attestations.ts';
 
 /** What the gates read about one Space, gathered by the caller at evaluation time (never cached). */
 export interface SpaceGateState {
@@ -46,7 +60,12 @@ export function carryingRelease(s: SpaceGateState): Release | undefined {
 
 /** Has the Space taken the change: checked before any declared prerequisite. */
 export function takenGate(co: GateChangeOrder, s: SpaceGateState): GateResult {
-  const r = result('Taken', s, s.taken, s.taken ? `has taken change order '${co.slug}'` : `has not taken change order '${co.slug}'`);
+  const r = result(
+    'Taken',
+    s,
+    s.taken,
+    s.taken ? `has taken change order '${co.slug}'` : `has not taken change order '${co.slug}'`,
+  );
   return s.explain ? explainGate(r, co, s) : r;
 }
 
@@ -71,14 +90,25 @@ export function explainGate(r: GateResult, co: GateChangeOrder, s: SpaceGateStat
     evidence = { Taken: s.taken };
     opens = `promote change order '${co.slug}' into space '${s.space.Slug}': cub variant promote ${s.space.Slug} --change-order ${co.ref}`;
   } else if (name === BUILTIN_PREREQUISITES.Validated) {
-    evidence = { Units: s.changed.map((u) => ({ Unit: u.slug, RevisionNum: u.revision, ValidationErrors: u.validationErrors })) };
+    evidence = {
+      Units: s.changed.map((u) => ({ Unit: u.slug, RevisionNum: u.revision, ValidationErrors: u.validationErrors })),
+    };
     opens = `fix the validation errors in ${s.space.Slug} (a new revision the change carries); its Units: cub unit list --space ${s.space.Slug}`;
   } else if (name === BUILTIN_PREREQUISITES.Released) {
-    evidence = { ReleaseTarget: s.space.ReleaseTargetID ?? null, Releases: s.published.slice(0, GATE_RELEASES_SHOWN).map((x) => ({ ReleaseNum: x.ReleaseNum, Digest: x.Digest, CarriesChange: s.carries(x) })) };
+    evidence = {
+      ReleaseTarget: s.space.ReleaseTargetID ?? null,
+      Releases: s.published
+        .slice(0, GATE_RELEASES_SHOWN)
+        .map((x) => ({ ReleaseNum: x.ReleaseNum, Digest: x.Digest, CarriesChange: s.carries(x) })),
+    };
     opens = `publish a release of the change there: cub release publish ${s.space.Slug} --revision ChangeOrder:${co.ref}`;
   } else if (name === BUILTIN_PREREQUISITES.Healthy || soakDuration(name) !== undefined) {
     const latest = s.published[0];
-    evidence = { ReleaseTarget: s.space.ReleaseTargetID ?? null, Latest: latest ? { ...liveOf(latest), CarriesChange: s.carries(latest) } : null, ...(soakDuration(name) !== undefined && latest ? { History: (latest.LiveStatusHistory ?? []).slice(-10) } : {}) };
+    evidence = {
+      ReleaseTarget: s.space.ReleaseTargetID ?? null,
+      Latest: latest ? { ...liveOf(latest), CarriesChange: s.carries(latest) } : null,
+      ...(soakDuration(name) !== undefined && latest ? { History: (latest.LiveStatusHistory ?? []).slice(-10) } : {}),
+    };
     const soak = soakDuration(name);
     opens =
       !latest || !s.carries(latest)
@@ -89,7 +119,13 @@ export function explainGate(r: GateResult, co: GateChangeOrder, s: SpaceGateStat
   } else if (co.workflow.CustomPrerequisites?.some((c) => c.Name === name)) {
     const custom = co.workflow.CustomPrerequisites.find((c) => c.Name === name)!;
     const vars: Record<string, unknown> = { Space: s.space, ChangeOrder: co.json, Release: release ?? null };
-    const read = (path: string[]) => path.slice(1).reduce<unknown>((v, k) => (v && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined), vars[path[0]!]);
+    const read = (path: string[]) =>
+      path
+        .slice(1)
+        .reduce<unknown>(
+          (v, k) => (v && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined),
+          vars[path[0]!],
+        );
     let reads: string[][] = [];
     try {
       reads = celReads(custom.Expression);
@@ -104,9 +140,22 @@ export function explainGate(r: GateResult, co: GateChangeOrder, s: SpaceGateStat
       const o = v as Record<string, unknown>;
       if (NAMING.some((k) => k in o)) return Object.fromEntries(NAMING.filter((k) => k in o).map((k) => [k, o[k]]));
       const entries = Object.entries(o);
-      return Object.fromEntries(entries.length > 20 ? [...entries.slice(0, 20), ['…', `${entries.length - 20} more`]] : entries);
+      return Object.fromEntries(
+        entries.length > 20 ? [...entries.slice(0, 20), ['…', `${entries.length - 20} more`]] : entries,
+      );
     };
-    evidence = { Expression: custom.Expression, Values: Object.fromEntries(reads.map((p) => [p.map((k, i) => (i === 0 || /^[A-Za-z_]\w*$/.test(k) ? k : `['${k}']`)).join('.').replace(/\.\[/g, '['), compact(read(p)) ?? null])) };
+    evidence = {
+      Expression: custom.Expression,
+      Values: Object.fromEntries(
+        reads.map((p) => [
+          p
+            .map((k, i) => (i === 0 || /^[A-Za-z_]\w*$/.test(k) ? k : `['${k}']`))
+            .join('.')
+            .replace(/\.\[/g, '['),
+          compact(read(p)) ?? null,
+        ]),
+      ),
+    };
     opens = `make ${custom.Expression.slice(4).trim()} true for space '${s.space.Slug}'${custom.Description ? ` (${custom.Description})` : ''}; what it reads of the Space: cub space get ${s.space.Slug} -o yaml`;
   } else if (co.workflow.AttestationPrerequisites?.some((a) => a.Name === name)) {
     const req = co.workflow.AttestationPrerequisites.find((a) => a.Name === name)!;
@@ -124,30 +173,74 @@ function evaluateOne(name: string, co: GateChangeOrder, s: SpaceGateState): Gate
   switch (name) {
     case BUILTIN_PREREQUISITES.Validated: {
       const bad = s.changed.filter((u) => Object.keys(u.validationErrors).length);
-      return result(name, s, !bad.length, bad.length ? `has validation errors: ${bad.map((u) => `${u.slug} revision ${u.revision} (${Object.values(u.validationErrors).join('; ')})`).join(', ')}` : 'no validation errors in what a release would bundle');
+      return result(
+        name,
+        s,
+        !bad.length,
+        bad.length
+          ? `has validation errors: ${bad.map((u) => `${u.slug} revision ${u.revision} (${Object.values(u.validationErrors).join('; ')})`).join(', ')}`
+          : 'no validation errors in what a release would bundle',
+      );
     }
     case BUILTIN_PREREQUISITES.Released: {
       if (!hasTarget) return result(name, s, true, 'has no release target, so nothing to release');
       const r = carryingRelease(s);
-      return result(name, s, !!r, r ? `released it in release ${r.ReleaseNum}` : `has taken change order '${co.slug}' but has not released it`);
+      return result(
+        name,
+        s,
+        !!r,
+        r ? `released it in release ${r.ReleaseNum}` : `has taken change order '${co.slug}' but has not released it`,
+      );
     }
     case BUILTIN_PREREQUISITES.Healthy: {
-      if (!hasTarget) return result(name, s, false, 'has no release target: nothing is deployed from it, so it is never healthy');
+      if (!hasTarget)
+        return result(name, s, false, 'has no release target: nothing is deployed from it, so it is never healthy');
       const latest = s.published[0];
-      if (!latest || !s.carries(latest)) return result(name, s, false, `has taken change order '${co.slug}' but its latest published release does not carry it`);
+      if (!latest || !s.carries(latest))
+        return result(
+          name,
+          s,
+          false,
+          `has taken change order '${co.slug}' but its latest published release does not carry it`,
+        );
       const l = latest.LiveStatus ?? {};
-      if (!l.Sync && !l.Health) return result(name, s, false, `release ${latest.ReleaseNum} has not been reported on yet`);
-      const healthy = l.Sync === 'Synced' && l.Health === 'Healthy' && l.Operation !== 'Running' && l.Operation !== 'Failed';
-      return result(name, s, healthy, healthy ? `release ${latest.ReleaseNum} is Synced and Healthy` : `release ${latest.ReleaseNum} is ${l.Sync ?? 'Unknown'}, ${l.Health ?? 'Unknown'}${l.Operation ? `, operation ${l.Operation}` : ''}`);
+      if (!l.Sync && !l.Health)
+        return result(name, s, false, `release ${latest.ReleaseNum} has not been reported on yet`);
+      const healthy =
+        l.Sync === 'Synced' && l.Health === 'Healthy' && l.Operation !== 'Running' && l.Operation !== 'Failed';
+      return result(
+        name,
+        s,
+        healthy,
+        healthy
+          ? `release ${latest.ReleaseNum} is Synced and Healthy`
+          : `release ${latest.ReleaseNum} is ${l.Sync ?? 'Unknown'}, ${l.Health ?? 'Unknown'}${l.Operation ? `, operation ${l.Operation}` : ''}`,
+      );
     }
   }
   const custom = co.workflow.CustomPrerequisites?.find((c) => c.Name === name);
   if (custom) {
     try {
-      const v = compileCel(custom.Expression)({ Space: s.space, ChangeOrder: co.json, Release: carryingRelease(s) ?? null });
-      return result(name, s, v === true, v === true ? (custom.Description ?? 'holds') : `requires ${name}${custom.Description ? ` (${custom.Description})` : ''}: the expression is ${JSON.stringify(typeof v === 'bigint' ? Number(v) : v)}`);
+      const v = compileCel(custom.Expression)({
+        Space: s.space,
+        ChangeOrder: co.json,
+        Release: carryingRelease(s) ?? null,
+      });
+      return result(
+        name,
+        s,
+        v === true,
+        v === true
+          ? (custom.Description ?? 'holds')
+          : `requires ${name}${custom.Description ? ` (${custom.Description})` : ''}: the expression is ${JSON.stringify(typeof v === 'bigint' ? Number(v) : v)}`,
+      );
     } catch (e) {
-      return result(name, s, false, `requires ${name}: the expression cannot be evaluated here: ${(e as Error).message.split('\n')[0]}`);
+      return result(
+        name,
+        s,
+        false,
+        `requires ${name}: the expression cannot be evaluated here: ${(e as Error).message.split('\n')[0]}`,
+      );
     }
   }
   const attestation = co.workflow.AttestationPrerequisites?.find((a) => a.Name === name);
@@ -166,7 +259,8 @@ export function soakDuration(name: string): number | undefined {
   return parseDuration(m[1]!) ?? Number.NaN;
 }
 
-const isHealthy = (t: { Sync?: string; Health?: string; Operation?: string }) => t.Sync === 'Synced' && t.Health === 'Healthy' && t.Operation !== 'Running' && t.Operation !== 'Failed';
+const isHealthy = (t: { Sync?: string; Health?: string; Operation?: string }) =>
+  t.Sync === 'Synced' && t.Health === 'Healthy' && t.Operation !== 'Running' && t.Operation !== 'Failed';
 
 function formatDuration(ms: number): string {
   const s = Math.max(0, Math.floor(ms / 1000));
@@ -177,7 +271,9 @@ function formatDuration(ms: number): string {
 
 /** When a Release's latest unbroken healthy run began: its first healthy report, in ObservedAt order. */
 function healthySince(release: Release): string {
-  const history = [...(release.LiveStatusHistory ?? [])].sort((a, b) => Date.parse(a.ObservedAt) - Date.parse(b.ObservedAt));
+  const history = [...(release.LiveStatusHistory ?? [])].sort(
+    (a, b) => Date.parse(a.ObservedAt) - Date.parse(b.ObservedAt),
+  );
   let since: string | undefined;
   for (let i = history.length - 1; i >= 0 && isHealthy(history[i]!); i--) since = history[i]!.ObservedAt;
   return since ?? release.LiveStatus?.ObservedAt ?? release.PublishedAt;
@@ -190,17 +286,33 @@ function healthySince(release: Release): string {
  */
 export function evaluateSoak(name: string, need: number, co: GateChangeOrder, s: SpaceGateState): GateResult {
   const healthy = evaluatePrerequisite(BUILTIN_PREREQUISITES.Healthy, co, s);
-  if (!healthy.Satisfied) return result(name, s, false, `${healthy.Message}; it must be Healthy for ${formatDuration(need)} first`);
+  if (!healthy.Satisfied)
+    return result(name, s, false, `${healthy.Message}; it must be Healthy for ${formatDuration(need)} first`);
   const release = s.published[0]!;
   const since = healthySince(release);
   const now = s.now ?? new Date();
   const held = now.getTime() - Date.parse(since);
-  if (held >= need) return result(name, s, true, `release ${release.ReleaseNum} has been Synced and Healthy for ${formatDuration(held)} (since ${since}), at least ${formatDuration(need)}`);
-  return result(name, s, false, `release ${release.ReleaseNum} has been Synced and Healthy for ${formatDuration(held)} (since ${since}); Soak needs ${formatDuration(need)}: it opens at ${new Date(Date.parse(since) + need).toISOString()} if it stays Healthy`);
+  if (held >= need)
+    return result(
+      name,
+      s,
+      true,
+      `release ${release.ReleaseNum} has been Synced and Healthy for ${formatDuration(held)} (since ${since}), at least ${formatDuration(need)}`,
+    );
+  return result(
+    name,
+    s,
+    false,
+    `release ${release.ReleaseNum} has been Synced and Healthy for ${formatDuration(held)} (since ${since}); Soak needs ${formatDuration(need)}: it opens at ${new Date(Date.parse(since) + need).toISOString()} if it stays Healthy`,
+  );
 }
 
 /** Gates a Stage's failure budget may forgive: deploy outcomes, never approvals or policy. */
-const isDeployGate = (g: GateResult) => g.Prerequisite === 'Taken' || g.Prerequisite === BUILTIN_PREREQUISITES.Released || g.Prerequisite === BUILTIN_PREREQUISITES.Healthy || g.Prerequisite.startsWith('Soak=');
+const isDeployGate = (g: GateResult) =>
+  g.Prerequisite === 'Taken' ||
+  g.Prerequisite === BUILTIN_PREREQUISITES.Released ||
+  g.Prerequisite === BUILTIN_PREREQUISITES.Healthy ||
+  g.Prerequisite.startsWith('Soak=');
 
 /**
  * A Stage's failure budget and MinHealthyPercent applied to the gates evaluated over its Spaces: when the
@@ -218,9 +330,12 @@ export function tolerate(results: GateResult[], stage: { spaces: Space[]; def?: 
   if (results.some((g) => !g.Satisfied && !isDeployGate(g))) return results;
   const total = stage.spaces.length;
   const passing = total - failing.size;
-  if ((min !== undefined && passing * 100 < min * total) || (allowance !== undefined && failing.size > allowance)) return results;
+  if ((min !== undefined && passing * 100 < min * total) || (allowance !== undefined && failing.size > allowance))
+    return results;
   const why = `tolerated: ${passing} of ${total} space(s) pass${min !== undefined ? ` (at least ${min}% needed)` : ''}${allowance !== undefined ? `, ${failing.size} within the failure budget of ${allowance}` : ''}`;
-  return results.map((g) => (!g.Satisfied && isDeployGate(g) ? { ...g, Satisfied: true, Message: `${g.Message} (${why})` } : g));
+  return results.map((g) =>
+    !g.Satisfied && isDeployGate(g) ? { ...g, Satisfied: true, Message: `${g.Message} (${why})` } : g,
+  );
 }
 
 /** A Stage's entry gates over the Spaces of the Stage before: taken first, then each prerequisite. */

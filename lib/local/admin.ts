@@ -15,7 +15,9 @@ import { createOrganization } from './bootstrap.ts';
 import { EventBridgeBus } from '../events/bus.ts';
 import { drainPending } from '../events/outbox.ts';
 
-const program = new Command('admin').description('Operate a Baton table directly (needs DynamoDB access to it)').exitOverride();
+const program = new Command('admin')
+  .description('Operate a Baton table directly (needs DynamoDB access to it)')
+  .exitOverride();
 program
   .command('create-organization')
   .description('Create an organization with one admin user; print the admin token (shown once)')
@@ -25,18 +27,39 @@ program
   .option('--endpoint <url>', 'a DynamoDB endpoint (DynamoDB Local, LocalStack); default AWS_ENDPOINT_URL or AWS')
   .option('-o, --output <format>', 'text or json', 'text')
   .action(async (name: string, o: { table: string; admin: string; endpoint?: string; output: string }) => {
-    if (!SLUG_PATTERN.test(name) || name.length > 128) throw new Invalid(`'${name}' is not a slug: letters, digits, - and _, starting and ending with a letter or digit`);
+    if (!SLUG_PATTERN.test(name) || name.length > 128)
+      throw new Invalid(
+        `'${name}' is not a slug: letters, digits, - and _, starting and ending with a letter or digit`,
+      );
     if (!SLUG_PATTERN.test(o.admin)) throw new Invalid(`--admin '${o.admin}' is not a slug`);
     if (o.output !== 'text' && o.output !== 'json') throw new Invalid(`-o ${o.output}: text or json`);
     const store = new DynamoStore(dynamoClient(o.endpoint ?? process.env.AWS_ENDPOINT_URL), o.table);
-    const { caller, token } = await createOrganization(systemDeps(store, { put: async () => undefined }), name, o.admin);
-    if (o.output === 'json') console.log(JSON.stringify({ OrganizationID: caller.OrganizationID, Organization: name, UserID: caller.UserID, User: o.admin, Token: token }));
-    else console.log(`Created organization '${name}' (${caller.OrganizationID}) with admin user '${o.admin}'.\nAdmin token (shown once; only its hash is stored):\n\n  ${token}\n\nUse it with: cub context set <name> --server <ApiUrl> --token <token>`);
+    const { caller, token } = await createOrganization(
+      systemDeps(store, { put: async () => undefined }),
+      name,
+      o.admin,
+    );
+    if (o.output === 'json')
+      console.log(
+        JSON.stringify({
+          OrganizationID: caller.OrganizationID,
+          Organization: name,
+          UserID: caller.UserID,
+          User: o.admin,
+          Token: token,
+        }),
+      );
+    else
+      console.log(
+        `Created organization '${name}' (${caller.OrganizationID}) with admin user '${o.admin}'.\nAdmin token (shown once; only its hash is stored):\n\n  ${token}\n\nUse it with: cub context set <name> --server <ApiUrl> --token <token>`,
+      );
   });
 
 program
   .command('publish-outbox')
-  .description('Publish the events still waiting in the outbox (the stream publisher gave up on them: see its dead-letter queue), oldest first')
+  .description(
+    'Publish the events still waiting in the outbox (the stream publisher gave up on them: see its dead-letter queue), oldest first',
+  )
   .requiredOption('--table <table>', 'the DynamoDB table')
   .requiredOption('--bus <bus>', 'the EventBridge bus (the stack output BusName)')
   .option('--endpoint <url>', 'a DynamoDB and EventBridge endpoint (LocalStack); default AWS_ENDPOINT_URL or AWS')

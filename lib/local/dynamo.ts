@@ -37,7 +37,15 @@ function jarDir(): string {
 export async function startDynamoLocal(opts: { port?: number; dbPath?: string } = {}): Promise<DynamoLocal> {
   const port = opts.port ?? (await freePort());
   const dir = jarDir();
-  const args = [`-Djava.library.path=${join(dir, 'DynamoDBLocal_lib')}`, '-jar', join(dir, 'DynamoDBLocal.jar'), '-port', String(port), '-sharedDb', '-disableTelemetry'];
+  const args = [
+    `-Djava.library.path=${join(dir, 'DynamoDBLocal_lib')}`,
+    '-jar',
+    join(dir, 'DynamoDBLocal.jar'),
+    '-port',
+    String(port),
+    '-sharedDb',
+    '-disableTelemetry',
+  ];
   args.push(...(opts.dbPath ? ['-dbPath', opts.dbPath] : ['-inMemory']));
   const child: ChildProcess = spawn('java', args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
@@ -49,7 +57,8 @@ export async function startDynamoLocal(opts: { port?: number; dbPath?: string } 
   const client = dynamoClient(endpoint);
   const deadline = Date.now() + 60_000;
   for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`DynamoDB Local exited (is Java 17 installed?):\n${output}`);
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`DynamoDB Local exited (is Java 17 installed?):\n${output}`);
     try {
       await client.send(new ListTablesCommand({ Limit: 1 }));
       break;

@@ -77,14 +77,19 @@ export class LocalJobPool implements JobQueue {
       if (item.attempt >= attempts) {
         this.queued.delete(key);
         // The last attempt: the part's Spaces are written as failed (if even that fails, the job is resumed at the next start).
-        await runPart(deps, item.msg, why).catch((e2: unknown) => (deps.telemetry ?? consoleTelemetry).error(`job ${item.msg.JobID}: recording a part given up failed`, e2));
+        await runPart(deps, item.msg, why).catch((e2: unknown) =>
+          (deps.telemetry ?? consoleTelemetry).error(`job ${item.msg.JobID}: recording a part given up failed`, e2),
+        );
         return;
       }
-      const t = setTimeout(() => {
-        this.timers.delete(t);
-        this.waiting.push({ msg: item.msg, attempt: item.attempt + 1 });
-        this.pump();
-      }, (this.o.backoff ?? ((n) => 250 * 4 ** (n - 1)))(item.attempt));
+      const t = setTimeout(
+        () => {
+          this.timers.delete(t);
+          this.waiting.push({ msg: item.msg, attempt: item.attempt + 1 });
+          this.pump();
+        },
+        (this.o.backoff ?? ((n) => 250 * 4 ** (n - 1)))(item.attempt),
+      );
       this.timers.add(t);
     }
   }

@@ -47,15 +47,60 @@ export interface SeedStep {
 export function acmeFleet(fixtures: string): SeedStep[] {
   return [
     { args: ['space', 'create', 'acme-workflows'] },
-    { args: ['changeworkflow', 'create', '--space', 'acme-workflows', 'acme-main-line', '--filename', '-'], input: ACME_WORKFLOW },
+    {
+      args: ['changeworkflow', 'create', '--space', 'acme-workflows', 'acme-main-line', '--filename', '-'],
+      input: ACME_WORKFLOW,
+    },
     { args: ['variant', 'upload', '--component', 'acme', '--variant', 'base', fixtures] },
     { args: ['space', 'create', 'acme-infra'] },
     ...ACME_VARIANTS.flatMap(([name, stage, region]) => [
       { args: ['target', 'create', '--space', 'acme-infra', `t-${name}`] },
-      { args: ['variant', 'create', name, 'acme-base', '--stage', stage, '--region', region, '--namespace', 'acme', '--target', `acme-infra/t-${name}`] },
+      {
+        args: [
+          'variant',
+          'create',
+          name,
+          'acme-base',
+          '--stage',
+          stage,
+          '--region',
+          region,
+          '--namespace',
+          'acme',
+          '--target',
+          `acme-infra/t-${name}`,
+        ],
+      },
     ]),
-    { args: ['function', 'set', '--space', 'acme-base', '--unit', 'deployment', '--change-desc', 'Release v452: bump the image tag', '--', 'set-image-reference-by-uri', 'ghcr.io/acme/acme', ':v452'] },
-    { args: ['changeorder', 'create', '--space', 'acme-base', 'release-v452', '--description', 'Release v452: bump the image tag', '--change-workflow', 'acme-workflows/acme-main-line'] },
+    {
+      args: [
+        'function',
+        'set',
+        '--space',
+        'acme-base',
+        '--unit',
+        'deployment',
+        '--change-desc',
+        'Release v452: bump the image tag',
+        '--',
+        'set-image-reference-by-uri',
+        'ghcr.io/acme/acme',
+        ':v452',
+      ],
+    },
+    {
+      args: [
+        'changeorder',
+        'create',
+        '--space',
+        'acme-base',
+        'release-v452',
+        '--description',
+        'Release v452: bump the image tag',
+        '--change-workflow',
+        'acme-workflows/acme-main-line',
+      ],
+    },
   ];
 }
 
@@ -63,14 +108,29 @@ export function acmeFleet(fixtures: string): SeedStep[] {
 export const ACME_DEV_DONE: SeedStep[] = [
   { args: ['variant', 'promote', '--change-order', 'acme-base/release-v452'] },
   { args: ['release', 'publish', '--revision', 'ChangeOrder:acme-base/release-v452', 'acme-dev'] },
-  { args: ['release', 'report', '--space', 'acme-dev', '--sync', 'Synced', '--health', 'Healthy', '--reporter', 'argocd'] },
+  {
+    args: [
+      'release',
+      'report',
+      '--space',
+      'acme-dev',
+      '--sync',
+      'Synced',
+      '--health',
+      'Healthy',
+      '--reporter',
+      'argocd',
+    ],
+  },
 ];
 
 /** Runs the bundled cub with these arguments against the server and token of cub's context (or CUB_SERVER/CUB_TOKEN). */
 function cub(step: SeedStep): Promise<string> {
   const bin = fileURLToPath(new URL('../../cli/bin.js', import.meta.url));
   return new Promise((resolve, reject) => {
-    const child = execFile(process.execPath, [bin, ...step.args], (err, stdout, stderr) => (err ? reject(new Error(`cub ${step.args.join(' ')}: ${stderr.trim() || err.message}`)) : resolve(stdout)));
+    const child = execFile(process.execPath, [bin, ...step.args], (err, stdout, stderr) =>
+      err ? reject(new Error(`cub ${step.args.join(' ')}: ${stderr.trim() || err.message}`)) : resolve(stdout),
+    );
     child.stdin?.end(step.input ?? '');
   });
 }
@@ -82,7 +142,9 @@ async function main(): Promise<void> {
     process.stdout.write(`$ cub ${step.args.map((a) => (/[\s'"$]/.test(a) ? `'${a}'` : a)).join(' ')}\n`);
     process.stdout.write(await cub(step));
   }
-  process.stdout.write('\nThe acme fleet is seeded: open the rollout page (/ui/ on the same server: http://127.0.0.1:4000/ui/ for npm start) and promote release-v452 into staging.\n');
+  process.stdout.write(
+    '\nThe acme fleet is seeded: open the rollout page (/ui/ on the same server: http://127.0.0.1:4000/ui/ for npm start) and promote release-v452 into staging.\n',
+  );
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {

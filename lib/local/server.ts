@@ -19,7 +19,10 @@ class ClientGone extends Error {}
 /** Reads a request body up to a limit: past it, reading stops and the request is 413 (nothing more is buffered). */
 async function readBody(req: IncomingMessage, limit: number): Promise<string> {
   const declared = Number(req.headers['content-length'] ?? 0);
-  if (declared > limit) throw new TooLarge(`the request body is ${Math.ceil(declared / 1024)} KB, more than this route takes (${limit / 1024} KB)`);
+  if (declared > limit)
+    throw new TooLarge(
+      `the request body is ${Math.ceil(declared / 1024)} KB, more than this route takes (${limit / 1024} KB)`,
+    );
   const chunks: Buffer[] = [];
   let size = 0;
   try {
@@ -39,7 +42,10 @@ async function readBody(req: IncomingMessage, limit: number): Promise<string> {
  * Serves the HTTP API on one machine: each request becomes the API Gateway (payload 2.0) event the
  * Lambda would get, after the same authorizer code, and goes to the same handler.
  */
-export async function startServer(deps: Deps, opts: { port?: number; host?: string; uiToken?: () => string | undefined } = {}): Promise<LocalServer> {
+export async function startServer(
+  deps: Deps,
+  opts: { port?: number; host?: string; uiToken?: () => string | undefined } = {},
+): Promise<LocalServer> {
   const server = createServer(async (req, res) => {
     let result;
     try {
@@ -50,10 +56,21 @@ export async function startServer(deps: Deps, opts: { port?: number; host?: stri
       const match = matchRoute(method, url.pathname);
       if (!match) throw new NotFound(`no route ${method} ${url.pathname}`);
       if ('allowed' in match) {
-        result = { statusCode: 405, headers: { 'content-type': 'application/json', allow: match.allowed.join(', ') }, body: JSON.stringify({ Code: 'MethodNotAllowed', Message: `${method} is not allowed on ${url.pathname}; allowed: ${match.allowed.join(', ')}` }) };
+        result = {
+          statusCode: 405,
+          headers: { 'content-type': 'application/json', allow: match.allowed.join(', ') },
+          body: JSON.stringify({
+            Code: 'MethodNotAllowed',
+            Message: `${method} is not allowed on ${url.pathname}; allowed: ${match.allowed.join(', ')}`,
+          }),
+        };
       } else {
-        const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(',') : v]));
-        const auth = isPublicRoute(match.routeKey) ? { isAuthorized: true, context: undefined } : await authorizeRequest(deps.store, headers, deps.now());
+        const headers = Object.fromEntries(
+          Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(',') : v]),
+        );
+        const auth = isPublicRoute(match.routeKey)
+          ? { isAuthorized: true, context: undefined }
+          : await authorizeRequest(deps.store, headers, deps.now());
         if (!auth.isAuthorized) throw new Unauthorized(('error' in auth ? auth.error : undefined) ?? 'unauthorized');
         const query: Record<string, string> = {};
         url.searchParams.forEach((v, k) => (query[k] = k in query ? `${query[k]},${v}` : v));

@@ -16,13 +16,19 @@ import { resume } from '../changes/job-kinds.ts';
  * in use), keeping every other context; a file of the first format, `{server, token}`, becomes `default`.
  */
 function saveDefaultContext(file: string, set: { server: string; token?: string }): void {
-  let raw: { current?: string; contexts?: Record<string, { server?: string; token?: string }>; server?: string; token?: string } = {};
+  let raw: {
+    current?: string;
+    contexts?: Record<string, { server?: string; token?: string }>;
+    server?: string;
+    token?: string;
+  } = {};
   try {
     raw = JSON.parse(readFileSync(file, 'utf8')) as typeof raw;
   } catch {
     /* no context file yet */
   }
-  const contexts = raw.contexts ?? (raw.server || raw.token ? { default: { server: raw.server, token: raw.token } } : {});
+  const contexts =
+    raw.contexts ?? (raw.server || raw.token ? { default: { server: raw.server, token: raw.token } } : {});
   contexts.default = { ...contexts.default, ...set };
   mkdirSync(dirname(file), { recursive: true });
   writeFileSync(file, JSON.stringify({ current: raw.current ?? 'default', contexts }, null, 2) + '\n', { mode: 0o600 });
@@ -31,7 +37,10 @@ function saveDefaultContext(file: string, set: { server: string; token?: string 
 /** The token of the `default` context (the one `npm start` writes), for the rollout page opened on this machine. */
 function defaultToken(file: string): string | undefined {
   try {
-    const raw = JSON.parse(readFileSync(file, 'utf8')) as { contexts?: Record<string, { token?: string }>; token?: string };
+    const raw = JSON.parse(readFileSync(file, 'utf8')) as {
+      contexts?: Record<string, { token?: string }>;
+      token?: string;
+    };
     return raw.contexts?.default?.token ?? raw.token;
   } catch {
     return undefined;
@@ -65,15 +74,22 @@ async function main(): Promise<void> {
   if (late) console.log(`Published ${late} event(s) a previous run left in the outbox`);
   // Jobs a previous run stopped in the middle of are taken up where the table says they are.
   const unfinished = await store.runningJobs();
-  for (const id of unfinished) await resume(deps, id).catch((e: unknown) => console.error(`resuming job ${id} failed:`, e));
+  for (const id of unfinished)
+    await resume(deps, id).catch((e: unknown) => console.error(`resuming job ${id} failed:`, e));
   if (unfinished.length) console.log(`Resumed ${unfinished.length} job(s) a previous run left unfinished`);
   const ctxFile = contextPath();
-  const server = await startServer(deps, { port, host: process.env.HOST ?? '127.0.0.1', uiToken: () => defaultToken(ctxFile) });
+  const server = await startServer(deps, {
+    port,
+    host: process.env.HOST ?? '127.0.0.1',
+    uiToken: () => defaultToken(ctxFile),
+  });
   const existing = await deps.store.firstOrganization();
   if (!existing) {
     const { token } = await createOrganization(deps, 'default');
     saveDefaultContext(ctxFile, { server: server.url, token });
-    console.log(`Created organization 'default' with user 'admin'. Admin token (shown once; also saved to ${ctxFile}):\n\n  ${token}\n`);
+    console.log(
+      `Created organization 'default' with user 'admin'. Admin token (shown once; also saved to ${ctxFile}):\n\n  ${token}\n`,
+    );
   } else {
     saveDefaultContext(ctxFile, { server: server.url });
     console.log(`Organization '${existing.Slug}' already set up; cub reads its token from ${ctxFile}.`);

@@ -7,16 +7,23 @@ import { publishingStore } from '../events/outbox.ts';
 import { LocalJobPool, type PoolOptions } from './jobs.ts';
 import { DEFAULT_JOB_THRESHOLD } from '../changes/jobs.ts';
 
-
 /**
  * One machine's wiring: each transaction's outbox events are published as soon as it commits, and the
  * in-process bus delivers them to the same consumers, by the same rules, as EventBridge does on AWS.
  */
-export function localDeps(store: Store, overrides: Partial<Deps> = {}, o: { keepEventLog?: boolean; jobs?: PoolOptions & { thresholdSpaces?: number; partSpaces?: number } } = {}): { deps: Deps; bus: InProcessBus; pool: LocalJobPool } {
+export function localDeps(
+  store: Store,
+  overrides: Partial<Deps> = {},
+  o: { keepEventLog?: boolean; jobs?: PoolOptions & { thresholdSpaces?: number; partSpaces?: number } } = {},
+): { deps: Deps; bus: InProcessBus; pool: LocalJobPool } {
   const bus = new InProcessBus(o.keepEventLog);
   const pool = new LocalJobPool(o.jobs);
   const thresholdSpaces = o.jobs?.thresholdSpaces ?? Number(process.env.BATON_JOB_THRESHOLD ?? DEFAULT_JOB_THRESHOLD);
-  const deps: Deps = { ...systemDeps(publishingStore(store, bus), bus), jobs: { queue: pool, thresholdSpaces, partSpaces: o.jobs?.partSpaces }, ...overrides };
+  const deps: Deps = {
+    ...systemDeps(publishingStore(store, bus), bus),
+    jobs: { queue: pool, thresholdSpaces, partSpaces: o.jobs?.partSpaces },
+    ...overrides,
+  };
   pool.deps = deps;
   for (const rule of RULES) {
     bus.subscribe(rule, async (e) => {

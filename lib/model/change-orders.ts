@@ -24,7 +24,10 @@ export interface WorkflowStage {
 }
 
 /** How many Spaces of `total` a Stage's failure budget allows to fail (undefined: no budget). */
-export function failureAllowance(stage: Pick<WorkflowStage, 'FailureBudget'> | undefined, total: number): number | undefined {
+export function failureAllowance(
+  stage: Pick<WorkflowStage, 'FailureBudget'> | undefined,
+  total: number,
+): number | undefined {
   const b = stage?.FailureBudget;
   if (!b) return undefined;
   if (b.MaxFailedSpaces !== undefined) return b.MaxFailedSpaces;
@@ -66,7 +69,14 @@ export const PriorRevisionsModes = ['Include', 'Skip', 'Error', 'All'] as const;
 export type PriorRevisions = (typeof PriorRevisionsModes)[number];
 
 /** How a ChangeOrder carries its change: along the clone lineage, or along MergeUnits Links. */
-export const ChangeOrderUpdateTypes = ['UpgradeUnit', 'MergeUnits', 'Invoke', 'TransformPaths', 'Insert', 'Upsert'] as const;
+export const ChangeOrderUpdateTypes = [
+  'UpgradeUnit',
+  'MergeUnits',
+  'Invoke',
+  'TransformPaths',
+  'Insert',
+  'Upsert',
+] as const;
 /** The ChangeOrder types whose change was made in sources outside their scope, reached by Links of that type. */
 export const LINK_CHANGE_TYPES = ['TransformPaths', 'Insert', 'Upsert'] as const;
 
@@ -114,7 +124,13 @@ export interface PromotionFailure {
   FailedAt: string;
   UserID: string;
   Stage?: string;
-  Spaces: { SpaceID: string; SpaceSlug: string; Action: string; Error?: string; Units: { UnitID: string; UnitSlug: string; Error: string }[] }[];
+  Spaces: {
+    SpaceID: string;
+    SpaceSlug: string;
+    Action: string;
+    Error?: string;
+    Units: { UnitID: string; UnitSlug: string; Error: string }[];
+  }[];
 }
 
 export interface PromotionOverride {
@@ -148,7 +164,14 @@ export interface ChangeOrder extends InSpace {
   AbortedBy?: string;
   /** Invoke: the Invocation run in each Space (copied, so every Space gets the same), its parameter values, and the Units it selects. */
   InvocationID?: string;
-  Invocation?: { Slug: string; ToolchainType: string; FunctionInvocations: { FunctionName: string; Arguments: { ParameterName: string; Value: string; Evaluator?: 'template' }[] }[] };
+  Invocation?: {
+    Slug: string;
+    ToolchainType: string;
+    FunctionInvocations: {
+      FunctionName: string;
+      Arguments: { ParameterName: string; Value: string; Evaluator?: 'template' }[];
+    }[];
+  };
   Parameters?: Record<string, string>;
   WhereUnit?: string;
   UnitFilterID?: string;
@@ -162,7 +185,14 @@ export interface ChangeOrder extends InSpace {
   PromotionFailures: PromotionFailure[];
   PromotionOverrides: PromotionOverride[];
   /** Promotions that stopped starting Spaces because more than the Stage's failure budget had failed. */
-  PromotionHalts?: { HaltedAt: string; Stage?: string; UserID: string; Allowance: number; FailedSpaceIDs: string[]; NotStartedSpaceIDs: string[] }[];
+  PromotionHalts?: {
+    HaltedAt: string;
+    Stage?: string;
+    UserID: string;
+    Allowance: number;
+    FailedSpaceIDs: string[];
+    NotStartedSpaceIDs: string[];
+  }[];
   /** Held while a promotion runs, so a second one waits (409) instead of racing it; lapses at ExpiresAt if its holder dies. */
   PromotionLease?: { LeaseID: string; UserID: string; AcquiredAt: string; ExpiresAt: string };
 }
@@ -201,7 +231,8 @@ export interface Progress {
 }
 
 /** Whether a Space's progress has a Release still to record: the change's, or after a demote the restore's. */
-export const releaseToRecord = (p: Pick<Progress, 'ReleaseID' | 'RestoredAt' | 'RestoreReleaseID'>): boolean => !p.ReleaseID || (!!p.RestoredAt && !p.RestoreReleaseID);
+export const releaseToRecord = (p: Pick<Progress, 'ReleaseID' | 'RestoredAt' | 'RestoreReleaseID'>): boolean =>
+  !p.ReleaseID || (!!p.RestoredAt && !p.RestoreReleaseID);
 
 /** What `cub changeorder explain` answers (and `promote --dry-run --explain` prints). */
 export interface Explanation {

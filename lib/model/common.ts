@@ -22,9 +22,22 @@ export interface InSpace extends Common {
 export type WithSpaceSlug<T> = T & { SpaceSlug: string };
 
 /** The fields every new entity starts with: its organization, slug, display name, labels, times and Version 1. */
-export function newEntity(clock: { now(): Date }, orgId: string, f: { Slug: string; DisplayName?: string; Labels?: StringMap; Annotations?: StringMap }): Common {
+export function newEntity(
+  clock: { now(): Date },
+  orgId: string,
+  f: { Slug: string; DisplayName?: string; Labels?: StringMap; Annotations?: StringMap },
+): Common {
   const now = clock.now().toISOString();
-  return { OrganizationID: orgId, Slug: f.Slug, DisplayName: f.DisplayName ?? f.Slug, Labels: f.Labels ?? {}, Annotations: f.Annotations ?? {}, CreatedAt: now, UpdatedAt: now, Version: 1 };
+  return {
+    OrganizationID: orgId,
+    Slug: f.Slug,
+    DisplayName: f.DisplayName ?? f.Slug,
+    Labels: f.Labels ?? {},
+    Annotations: f.Annotations ?? {},
+    CreatedAt: now,
+    UpdatedAt: now,
+    Version: 1,
+  };
 }
 
 /** Applies a JSON merge-patch to a string map: null removes a key. */

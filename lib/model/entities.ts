@@ -17,7 +17,6 @@ export interface Organization {
   CreatedAt: string;
 }
 
-
 export interface Space extends Common {
   SpaceID: string;
   ComponentID?: string;
@@ -51,7 +50,15 @@ export interface MergeConflict {
 }
 
 /** The toolchains a Unit's data can be written in. */
-export const TOOLCHAIN_TYPES = ['Kubernetes/YAML', 'AppConfig/YAML', 'AppConfig/Properties', 'AppConfig/JSON', 'AppConfig/Env', 'AppConfig/Text', 'ConfigHub/YAML'] as const;
+export const TOOLCHAIN_TYPES = [
+  'Kubernetes/YAML',
+  'AppConfig/YAML',
+  'AppConfig/Properties',
+  'AppConfig/JSON',
+  'AppConfig/Env',
+  'AppConfig/Text',
+  'ConfigHub/YAML',
+] as const;
 export type ToolchainType = (typeof TOOLCHAIN_TYPES)[number];
 
 /** The toolchain whose Units describe rather than deploy: never released, never promoted. */
@@ -114,7 +121,14 @@ export interface Mutation {
   MergeEndRevisionNum?: number;
   RestoredRevisionNum?: number;
   /** The path-level changes; a value over VALUE_KEPT bytes is left out (`ValueOmitted`), and past the budget only their count is kept. */
-  Changes: { Resource: string; Path: string; Op: string; Value?: unknown; ValueOmitted?: boolean; Protected?: boolean }[];
+  Changes: {
+    Resource: string;
+    Path: string;
+    Op: string;
+    Value?: unknown;
+    ValueOmitted?: boolean;
+    Protected?: boolean;
+  }[];
   /** How many further changes the revision made that this record does not list (read them with a diff of the revisions). */
   ChangesOmitted?: number;
   CreatedAt: string;
@@ -233,7 +247,15 @@ export interface Release extends InSpace {
 }
 
 /** How a Link carries changes. UpgradeUnit and MergeUnits merge; the others write values (later issues). */
-export const LinkUpdateTypes = ['UpgradeUnit', 'MergeUnits', 'TransformPaths', 'Insert', 'Upsert', 'NeedsProvides', 'None'] as const;
+export const LinkUpdateTypes = [
+  'UpgradeUnit',
+  'MergeUnits',
+  'TransformPaths',
+  'Insert',
+  'Upsert',
+  'NeedsProvides',
+  'None',
+] as const;
 export type LinkUpdateType = (typeof LinkUpdateTypes)[number];
 
 export interface Link extends InSpace {
@@ -250,7 +272,13 @@ export interface Link extends InSpace {
   UpstreamLastMergedRevisionNum: number;
   DownstreamLastMergedRevisionNum: number;
   UpstreamPaths?: { Name: string; Path?: string; Resource?: { ResourceType: string; ResourceName: string } }[];
-  DownstreamSetters?: { Parameters: string[]; FunctionInvocation: { FunctionName: string; Arguments: { ParameterName: string; Value: string; Evaluator?: string }[] } }[];
+  DownstreamSetters?: {
+    Parameters: string[];
+    FunctionInvocation: {
+      FunctionName: string;
+      Arguments: { ParameterName: string; Value: string; Evaluator?: string }[];
+    };
+  }[];
 }
 
 /** A Link as read: `Stale` when its upstream has revisions past the cursor. */

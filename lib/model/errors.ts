@@ -96,5 +96,6 @@ export class Unprocessable extends BatonError {
 
 /** Refuses an update that carries a Version other than the one stored: the writer read a stale copy. */
 export function expectVersion(what: string, have: number, sent: number | undefined): void {
-  if (sent !== undefined && sent !== have) throw new Conflict(`${what} is at Version ${have}, not ${sent}; read it again and retry`);
+  if (sent !== undefined && sent !== have)
+    throw new Conflict(`${what} is at Version ${have}, not ${sent}; read it again and retry`);
 }

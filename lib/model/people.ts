@@ -107,8 +107,15 @@ export type AttestationView = Attestation & { RevokedBy?: string };
  * Spaces; otherwise whom the Space's Permissions name for that verb (users, or members of groups), or,
  * when they do not name it, the caller's role defaults. The system's own work (no Role) may do anything.
  */
-export function allows(caller: Caller, space: { SpaceID: string; Permissions?: Permissions }, verb: SpaceVerb): boolean {
-  if (caller.Service) return verb === 'ReportStatus' && (!caller.Service.SpaceIDs.length || caller.Service.SpaceIDs.includes(space.SpaceID));
+export function allows(
+  caller: Caller,
+  space: { SpaceID: string; Permissions?: Permissions },
+  verb: SpaceVerb,
+): boolean {
+  if (caller.Service)
+    return (
+      verb === 'ReportStatus' && (!caller.Service.SpaceIDs.length || caller.Service.SpaceIDs.includes(space.SpaceID))
+    );
   if (!caller.Role || caller.Role === 'Admin') return true;
   const grant = space.Permissions?.[verb];
   if (grant) return grant.UserIDs.includes(caller.UserID) || grant.GroupIDs.some((g) => caller.GroupIDs?.includes(g));
@@ -123,6 +130,12 @@ export function parseDuration(text: string): number | undefined {
 }
 
 /** Refuses (403, naming the verb and the Space) unless the caller may `verb` in every one of the Spaces. */
-export function requireVerb(caller: Caller, spaces: Iterable<{ SpaceID: string; Slug: string; Permissions?: Permissions }>, verb: SpaceVerb, what: string): void {
-  for (const s of spaces) if (!allows(caller, s, verb)) throw new Forbidden(`${verb} permission in space '${s.Slug}' is needed to ${what}`);
+export function requireVerb(
+  caller: Caller,
+  spaces: Iterable<{ SpaceID: string; Slug: string; Permissions?: Permissions }>,
+  verb: SpaceVerb,
+  what: string,
+): void {
+  for (const s of spaces)
+    if (!allows(caller, s, verb)) throw new Forbidden(`${verb} permission in space '${s.Slug}' is needed to ${what}`);
 }

@@ -12,7 +12,13 @@ export interface RolloutSpace {
   /** Has a release Target: a Release can be published from it and deployed. */
   HasTarget: boolean;
   /** Its latest published Release, whether that carries the change, and what the deploy tool last said of it. */
-  Release?: { ReleaseNum: number; Digest: string; PublishedAt: string; CarriesChange: boolean; LiveStatus: ReleaseLiveStatus };
+  Release?: {
+    ReleaseNum: number;
+    Digest: string;
+    PublishedAt: string;
+    CarriesChange: boolean;
+    LiveStatus: ReleaseLiveStatus;
+  };
   /** What this Space must meet before the change goes on from its Stage (the next Stage's prerequisites, or Final), with evidence; empty when nothing is asked or it has not taken the change. */
   Gates: GateResult[];
   /** The attestation requirements among those gates: how many each changed Unit has, and how many more it needs. */

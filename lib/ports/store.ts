@@ -1,8 +1,38 @@
-import type { ApiToken, AttestationView, ChangeOrder, Component, Group, Hold, Link, Mark, Progress, Mutation, Organization, Release, Revision, Space, StoredRevision, Tag, Target, Unit, User } from '../model/entities.ts';
+import type {
+  ApiToken,
+  AttestationView,
+  ChangeOrder,
+  Component,
+  Group,
+  Hold,
+  Link,
+  Mark,
+  Progress,
+  Mutation,
+  Organization,
+  Release,
+  Revision,
+  Space,
+  StoredRevision,
+  Tag,
+  Target,
+  Unit,
+  User,
+} from '../model/entities.ts';
 import type { Conflict } from '../model/errors.ts';
 
 /** The kinds of Space-resident entity stored alike: an ID, a slug unique in the Space, a Version. */
-export type SpaceKind = 'Tag' | 'ChangeSet' | 'Filter' | 'Target' | 'Link' | 'Release' | 'ChangeWorkflow' | 'ChangeOrder' | 'Attestation' | 'Invocation';
+export type SpaceKind =
+  | 'Tag'
+  | 'ChangeSet'
+  | 'Filter'
+  | 'Target'
+  | 'Link'
+  | 'Release'
+  | 'ChangeWorkflow'
+  | 'ChangeOrder'
+  | 'Attestation'
+  | 'Invocation';
 
 /** The kinds that live under the organization, slugs unique in it. */
 export type OrgKind = 'User' | 'Group' | 'Hold';
@@ -30,7 +60,22 @@ export interface ReleaseCounter {
 }
 
 /** The kinds a transaction can write. */
-export type WriteKind = 'Space' | 'Component' | 'Unit' | 'Revision' | 'Mutation' | 'Mark' | 'ReleaseCounter' | 'Progress' | 'ApiToken' | 'Outbox' | 'Job' | 'JobPart' | 'RunningJob' | OrgKind | SpaceKind;
+export type WriteKind =
+  | 'Space'
+  | 'Component'
+  | 'Unit'
+  | 'Revision'
+  | 'Mutation'
+  | 'Mark'
+  | 'ReleaseCounter'
+  | 'Progress'
+  | 'ApiToken'
+  | 'Outbox'
+  | 'Job'
+  | 'JobPart'
+  | 'RunningJob'
+  | OrgKind
+  | SpaceKind;
 
 /** The operations that run as jobs. */
 export type JobKind = 'Promote' | 'Approve' | 'Demote';
@@ -183,7 +228,12 @@ export interface Store {
   createSpace(space: Space): Promise<void>;
   getSpace(orgId: string, spaceId: string): Promise<Space | undefined>;
   /** A Space and the entity of a kind with this slug in it (`space/slug`), read together: `getSpace` and `idInSpace` in one request. */
-  spaceAndSlug(orgId: string, spaceId: string, kind: SluggedInSpace, slug: string): Promise<{ space?: Space; id?: string }>;
+  spaceAndSlug(
+    orgId: string,
+    spaceId: string,
+    kind: SluggedInSpace,
+    slug: string,
+  ): Promise<{ space?: Space; id?: string }>;
   listSpaces(orgId: string): Promise<Space[]>;
   updateSpace(space: Space, expectedVersion: number, oldSlug: string): Promise<void>;
   deleteSpace(space: Space): Promise<void>;
@@ -207,15 +257,30 @@ export interface Store {
   revisionsBetween(unitId: string, after: number, upTo: number): Promise<Revision[]>;
   listMutations(unitId: string): Promise<Mutation[]>;
 
-  createInSpace<T extends { SpaceID: string; Slug: string }>(kind: SpaceKind, item: T, also?: { marks?: MarkWrite[] }): Promise<void>;
+  createInSpace<T extends { SpaceID: string; Slug: string }>(
+    kind: SpaceKind,
+    item: T,
+    also?: { marks?: MarkWrite[] },
+  ): Promise<void>;
   getInSpace<T>(kind: SpaceKind, spaceId: string, id: string): Promise<T | undefined>;
   listInSpace<T>(kind: SpaceKind, spaceId: string): Promise<T[]>;
-  updateInSpace<T extends { SpaceID: string; Slug: string }>(kind: SpaceKind, item: T, expectedVersion: number, oldSlug: string): Promise<void>;
+  updateInSpace<T extends { SpaceID: string; Slug: string }>(
+    kind: SpaceKind,
+    item: T,
+    expectedVersion: number,
+    oldSlug: string,
+  ): Promise<void>;
   /** Deletes a Space-resident entity (a Tag with its marks). */
   deleteInSpace<T extends { SpaceID: string; Slug: string }>(kind: SpaceKind, item: T): Promise<void>;
 
   /** Closes a ChangeSet: its new state, its new Tags and their marks, and each Unit it locked unlocked, in one transaction. */
-  closeChangeSet(changeSet: { SpaceID: string; ChangeSetID: string; Version: number }, next: object, tags: Tag[], marks: MarkWrite[], unlock: Unit[]): Promise<void>;
+  closeChangeSet(
+    changeSet: { SpaceID: string; ChangeSetID: string; Version: number },
+    next: object,
+    tags: Tag[],
+    marks: MarkWrite[],
+    unlock: Unit[],
+  ): Promise<void>;
 
   /** Writes every op or none, as one transaction (at most TRANSACTION_MAX_ITEMS items, slug claims included). */
   transact(ops: StoreOp[]): Promise<void>;
@@ -240,7 +305,11 @@ export interface Store {
    * Completed nor aborted (from the organization's in-flight entries); with `toRelease`, only those with a
    * Release still to record there (`releaseToRecord`, from the Space's sparse index of such progress).
    */
-  changeOrdersReaching(orgId: string, spaceId: string, o: { inFlight: true } | { toRelease: true }): Promise<{ co: ChangeOrder; progress: Progress }[]>;
+  changeOrdersReaching(
+    orgId: string,
+    spaceId: string,
+    o: { inFlight: true } | { toRelease: true },
+  ): Promise<{ co: ChangeOrder; progress: Progress }[]>;
   /** A ChangeOrder's progress in one Space, read by key (consistently: as just written). */
   progressAt(changeOrderId: string, spaceId: string): Promise<Progress | undefined>;
   progressOf(changeOrderId: string): Promise<Progress[]>;
@@ -257,7 +326,12 @@ export interface Store {
    * `releasePage`; without those `o` rules out (as `changeOrdersOf`), so a page may be short of `limit`
    * while `next` says there is more.
    */
-  changeOrderPage(orgId: string, limit: number, after?: string, o?: { notCompleted?: boolean; notAborted?: boolean }): Promise<ChangeOrderPage>;
+  changeOrderPage(
+    orgId: string,
+    limit: number,
+    after?: string,
+    o?: { notCompleted?: boolean; notAborted?: boolean },
+  ): Promise<ChangeOrderPage>;
   /** A page of a Space's attestations, newest first (CreatedAt, then ID), each with RevokedBy if revoked; as `releasePage`. */
   attestationPage(spaceId: string, limit: number, after?: string): Promise<AttestationPage>;
   /** A page of a Unit's revisions (without their data), newest first, as `releasePage`. */
@@ -271,7 +345,11 @@ export interface Store {
    * content), each with RevokedBy if revoked: what the gates weigh, never the Space's whole history (a
    * Space with few attestations is read in one request; past that, by Unit and content).
    */
-  attestationsNaming(spaceId: string, units: { UnitID: string; DataHash: string }[], o?: { anyContent?: boolean }): Promise<AttestationView[]>;
+  attestationsNaming(
+    spaceId: string,
+    units: { UnitID: string; DataHash: string }[],
+    o?: { anyContent?: boolean },
+  ): Promise<AttestationView[]>;
 
   /** The request an Idempotency-Key was first used for, if any. */
   getIdempotency(orgId: string, userId: string, key: string): Promise<IdempotencyRecord | undefined>;
@@ -297,7 +375,12 @@ export interface Store {
    * a cursor this returned (the page's `next`, or a claim's own `Cursor`: resume right after it).
    * Invalid when `after` is not a cursor of this list.
    */
-  slugPage(scope: { orgId: string } | { spaceId: string }, kind: OrgKind | SluggedInSpace | 'Space' | 'Component', limit: number, after?: string): Promise<SlugPage>;
+  slugPage(
+    scope: { orgId: string } | { spaceId: string },
+    kind: OrgKind | SluggedInSpace | 'Space' | 'Component',
+    limit: number,
+    after?: string,
+  ): Promise<SlugPage>;
   /** The items of a kind with these IDs (those that exist, in any order), in as few requests as the store allows. */
   getMany<T>(kind: OrgKind | SluggedInSpace | 'Space' | 'Component', scopeId: string, ids: string[]): Promise<T[]>;
 
@@ -322,7 +405,11 @@ export interface Store {
    * each Tag read once: the end Tag's items may also hold the start and release marks of their Units
    * (the store keeps a Unit's three marks as one item where they were written together).
    */
-  changeOrderMarks(tags: { start?: string; end: string; release?: string }): Promise<{ start: Mark[]; end: Mark[]; release: Mark[] }>;
+  changeOrderMarks(tags: {
+    start?: string;
+    end: string;
+    release?: string;
+  }): Promise<{ start: Mark[]; end: Mark[]; release: Mark[] }>;
   /** A Unit's marks, of every Tag (a ChangeOrder's start and release marks included). */
   marksOfUnit(unitId: string): Promise<Mark[]>;
   /**

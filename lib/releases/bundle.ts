@@ -40,7 +40,10 @@ export async function releasesOf(deps: UnitDeps, space: Space): Promise<Release[
 }
 
 /** A Space's Releases newest first, a page at a time (10, then 100) with DynamoDB's cursor, until none are left. */
-async function* releasePages(deps: Deps<UnitStore & Pick<Store, 'releasePage'>>, space: Space): AsyncGenerator<Release[]> {
+async function* releasePages(
+  deps: Deps<UnitStore & Pick<Store, 'releasePage'>>,
+  space: Space,
+): AsyncGenerator<Release[]> {
   let after: string | undefined;
   for (let size = 10; ; size = 100) {
     const page = await deps.store.releasePage(space.SpaceID, size, after);
@@ -56,7 +59,11 @@ async function* releasePages(deps: Deps<UnitStore & Pick<Store, 'releasePage'>>,
  * without the Space's whole history when what it wants is recent. In the order `releasesOf` gives, as
  * far as they go.
  */
-export async function newestPublished(deps: Deps<UnitStore & Pick<Store, 'releasePage'>>, space: Space, enough: (newestFirst: Release[]) => boolean): Promise<Release[]> {
+export async function newestPublished(
+  deps: Deps<UnitStore & Pick<Store, 'releasePage'>>,
+  space: Space,
+  enough: (newestFirst: Release[]) => boolean,
+): Promise<Release[]> {
   const read: Release[] = [];
   for await (const page of releasePages(deps, space)) {
     read.push(...page.filter((r) => r.Published));
@@ -70,7 +77,11 @@ export async function newestPublished(deps: Deps<UnitStore & Pick<Store, 'releas
  * The newest Release of a Space that `wanted` accepts, read newest first a page at a time: usually the
  * first page, the Space's whole history only when none is wanted.
  */
-export async function newestRelease(deps: Deps<UnitStore & Pick<Store, 'releasePage'>>, space: Space, wanted: (r: Release) => boolean): Promise<Release | undefined> {
+export async function newestRelease(
+  deps: Deps<UnitStore & Pick<Store, 'releasePage'>>,
+  space: Space,
+  wanted: (r: Release) => boolean,
+): Promise<Release | undefined> {
   for await (const page of releasePages(deps, space)) {
     const hit = page.find(wanted);
     if (hit) return hit;
@@ -92,7 +103,11 @@ export async function releaseByNum(deps: UnitDeps, space: Space, num: number): P
 }
 
 /** A Release of a Space by ID or by ReleaseNum. */
-export async function findRelease(deps: Deps<UnitStore & Pick<Store, 'releasePage'>>, space: Space, ref: string): Promise<Release> {
+export async function findRelease(
+  deps: Deps<UnitStore & Pick<Store, 'releasePage'>>,
+  space: Space,
+  ref: string,
+): Promise<Release> {
   // `latest`: the Space's newest published Release, what a deploy tool (or `cub release report`) reports on.
   if (ref === 'latest') {
     const r = await newestRelease(deps, space, (x) => x.Published);
@@ -109,13 +124,15 @@ export async function findRelease(deps: Deps<UnitStore & Pick<Store, 'releasePag
   return r;
 }
 
-
 /** The bundle text of a published Release, read again from the revisions it names. */
 export async function releaseData(deps: UnitDeps, space: Space, release: Release): Promise<string> {
   const units = await Promise.all(
     release.Units.map(async (u) => {
       const unit = await deps.store.getUnit(space.SpaceID, u.UnitID);
-      if (!unit) throw new NotFound(`unit '${u.Slug}' of release ${release.ReleaseNum} has been deleted, and its revisions with it`);
+      if (!unit)
+        throw new NotFound(
+          `unit '${u.Slug}' of release ${release.ReleaseNum} has been deleted, and its revisions with it`,
+        );
       return { unit, rev: u.RevisionNum };
     }),
   );

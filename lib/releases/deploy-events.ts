@@ -31,7 +31,10 @@ export interface ReportApplied {
   Reason?: string;
 }
 
-const same = (a: ReleaseLiveStatus | undefined, b: ReleaseLiveStatus) => (['Sync', 'Health', 'Operation', 'Message', 'DataSource', 'Reporter'] as const).every((k) => (a?.[k] ?? '') === (b[k] ?? ''));
+const same = (a: ReleaseLiveStatus | undefined, b: ReleaseLiveStatus) =>
+  (['Sync', 'Health', 'Operation', 'Message', 'DataSource', 'Reporter'] as const).every(
+    (k) => (a?.[k] ?? '') === (b[k] ?? ''),
+  );
 
 /**
  * Applies an Argo CD or Flux report, as the tool sent it, to the LiveStatus of the Release it is about
@@ -41,10 +44,20 @@ const same = (a: ReleaseLiveStatus | undefined, b: ReleaseLiveStatus) => (['Sync
  * what it already says (the tool's retry of a send), changes nothing; a report only ever touches its
  * own Release, so news of an older Release never overwrites a newer one's status.
  */
-export async function applyDeployToolReport(deps: Deps, tool: DeployTool, payload: unknown, receivedAt: string, organizationId: string, caller?: Caller): Promise<ReportApplied> {
+export async function applyDeployToolReport(
+  deps: Deps,
+  tool: DeployTool,
+  payload: unknown,
+  receivedAt: string,
+  organizationId: string,
+  caller?: Caller,
+): Promise<ReportApplied> {
   const mapped = tool === 'argocd' ? mapArgoCd(payload, receivedAt) : mapFlux(payload, receivedAt);
   if ('error' in mapped) throw new Invalid(mapped.error);
-  if (mapped.releaseNum === undefined && !mapped.digest) throw new Unprocessable(`the ${tool === 'argocd' ? 'Argo CD application' : 'Flux event'} (${mapped.status.DataSource}) names no Release: its revision${mapped.revision ? ` '${mapped.revision}'` : ''} carries no sha256 digest of a Release's bundle; set the baton.io/release annotation (Argo CD) or metadata (Flux) to its number`);
+  if (mapped.releaseNum === undefined && !mapped.digest)
+    throw new Unprocessable(
+      `the ${tool === 'argocd' ? 'Argo CD application' : 'Flux event'} (${mapped.status.DataSource}) names no Release: its revision${mapped.revision ? ` '${mapped.revision}'` : ''} carries no sha256 digest of a Release's bundle; set the baton.io/release annotation (Argo CD) or metadata (Flux) to its number`,
+    );
   const problem = observedAtProblem(mapped.status.ObservedAt, deps.now());
   if (problem) throw new Invalid(problem);
   const { spaces, object } = await spacesOf(deps, organizationId, mapped);
@@ -62,12 +75,38 @@ export async function applyDeployToolReport(deps: Deps, tool: DeployTool, payloa
           break;
         }
       }
-      const where = spaces.length > 1 ? `the spaces ${object} deploys (${spaces.map((x) => `'${x.Slug}'`).join(', ')})` : `space '${space.Slug}'`;
-      if (!release) throw new NotFound(mapped.releaseNum !== undefined ? `${where} ${spaces.length > 1 ? 'have' : 'has'} no release ${mapped.releaseNum}` : `${where} ${spaces.length > 1 ? 'have' : 'has'} no release with digest sha256:${mapped.digest} (revision '${mapped.revision}'): Baton never published that bundle there`);
-      const base = { Applied: true as const, SpaceID: space.SpaceID, SpaceSlug: space.Slug, ReleaseID: release.ReleaseID, ReleaseNum: release.ReleaseNum };
+      const where =
+        spaces.length > 1
+          ? `the spaces ${object} deploys (${spaces.map((x) => `'${x.Slug}'`).join(', ')})`
+          : `space '${space.Slug}'`;
+      if (!release)
+        throw new NotFound(
+          mapped.releaseNum !== undefined
+            ? `${where} ${spaces.length > 1 ? 'have' : 'has'} no release ${mapped.releaseNum}`
+            : `${where} ${spaces.length > 1 ? 'have' : 'has'} no release with digest sha256:${mapped.digest} (revision '${mapped.revision}'): Baton never published that bundle there`,
+        );
+      const base = {
+        Applied: true as const,
+        SpaceID: space.SpaceID,
+        SpaceSlug: space.Slug,
+        ReleaseID: release.ReleaseID,
+        ReleaseNum: release.ReleaseNum,
+      };
       const have = release.LiveStatus?.ObservedAt;
-      if (have && mapped.status.ObservedAt && Date.parse(mapped.status.ObservedAt) < Date.parse(have)) return { ...base, Changed: false, LiveStatus: release.LiveStatus!, Reason: `the report (observed ${mapped.status.ObservedAt}) is older than release ${release.ReleaseNum}'s (${have})` };
-      if (same(release.LiveStatus, mapped.status)) return { ...base, Changed: false, LiveStatus: release.LiveStatus!, Reason: `release ${release.ReleaseNum} already has this status` };
+      if (have && mapped.status.ObservedAt && Date.parse(mapped.status.ObservedAt) < Date.parse(have))
+        return {
+          ...base,
+          Changed: false,
+          LiveStatus: release.LiveStatus!,
+          Reason: `the report (observed ${mapped.status.ObservedAt}) is older than release ${release.ReleaseNum}'s (${have})`,
+        };
+      if (same(release.LiveStatus, mapped.status))
+        return {
+          ...base,
+          Changed: false,
+          LiveStatus: release.LiveStatus!,
+          Reason: `release ${release.ReleaseNum} already has this status`,
+        };
       deps.telemetry?.count('LiveStatusEvents', 1, { Tool: tool === 'argocd' ? 'ArgoCD' : 'Flux' });
       const written = await writeLiveStatus(deps, space, release, { LiveStatus: mapped.status });
       return { ...base, Changed: true, LiveStatus: written.LiveStatus! };
@@ -86,7 +125,8 @@ export async function applyDeployToolReport(deps: Deps, tool: DeployTool, payloa
  */
 export async function consumeDeployToolEvent(deps: Deps, event: BatonEvent): Promise<Outcome> {
   const detail = HookDetail.safeParse(event.detail);
-  const tool: DeployTool | undefined = event.detailType === DetailType.ArgoCd ? 'argocd' : event.detailType === DetailType.Flux ? 'flux' : undefined;
+  const tool: DeployTool | undefined =
+    event.detailType === DetailType.ArgoCd ? 'argocd' : event.detailType === DetailType.Flux ? 'flux' : undefined;
   const dropped = (reason: string) => {
     deps.telemetry?.count('DroppedEvents', 1, { DetailType: event.detailType });
     return drop(reason, event);
@@ -94,7 +134,14 @@ export async function consumeDeployToolEvent(deps: Deps, event: BatonEvent): Pro
   if (!detail.success) return dropped('event detail is not a hook envelope');
   if (!tool) return dropped(`no mapping for ${event.detailType}`);
   try {
-    const r = await applyDeployToolReport(deps, tool, detail.data.Payload, detail.data.ReceivedAt, detail.data.OrganizationID, detail.data.Caller);
+    const r = await applyDeployToolReport(
+      deps,
+      tool,
+      detail.data.Payload,
+      detail.data.ReceivedAt,
+      detail.data.OrganizationID,
+      detail.data.Caller,
+    );
     return { applied: true, ReleaseID: r.ReleaseID };
   } catch (e) {
     if (e instanceof BatonError) return dropped(e.message);
@@ -107,7 +154,11 @@ export async function consumeDeployToolEvent(deps: Deps, event: BatonEvent): Pro
  * Target that names its object (cub target update --argocd-application / --flux-object), else the Space
  * of the object's name. None is a 404 saying how to map the object.
  */
-async function spacesOf(deps: Deps, organizationId: string, r: LiveStatusReport): Promise<{ spaces: Space[]; object: string }> {
+async function spacesOf(
+  deps: Deps,
+  organizationId: string,
+  r: LiveStatusReport,
+): Promise<{ spaces: Space[]; object: string }> {
   const object = r.objects[0] ?? r.status.DataSource ?? '';
   const bySlug = async (slug: string) => {
     const id = await deps.store.spaceIdBySlug(organizationId, slug);
@@ -121,13 +172,24 @@ async function spacesOf(deps: Deps, organizationId: string, r: LiveStatusReport)
   for (const o of r.objects) {
     const [target, ...more] = await deps.store.targetsDeploying(organizationId, o);
     if (!target) continue;
-    if (more.length) throw new Conflict(`${o} is named by more than one target (${[target, ...more].map((t) => `'${t.Slug}'`).join(', ')}); keep it on one`);
-    const spaces = (await deps.store.spacesReleasingTo(target.TargetID)).filter((s) => s.OrganizationID === organizationId).sort((a, b) => (a.Slug < b.Slug ? -1 : 1));
-    if (!spaces.length) throw new NotFound(`${o} deploys target '${target.Slug}', but no space releases to it (cub space update <space> --release-target ${(await deps.store.getSpace(organizationId, target.SpaceID))?.Slug ?? target.SpaceID}/${target.Slug})`);
+    if (more.length)
+      throw new Conflict(
+        `${o} is named by more than one target (${[target, ...more].map((t) => `'${t.Slug}'`).join(', ')}); keep it on one`,
+      );
+    const spaces = (await deps.store.spacesReleasingTo(target.TargetID))
+      .filter((s) => s.OrganizationID === organizationId)
+      .sort((a, b) => (a.Slug < b.Slug ? -1 : 1));
+    if (!spaces.length)
+      throw new NotFound(
+        `${o} deploys target '${target.Slug}', but no space releases to it (cub space update <space> --release-target ${(await deps.store.getSpace(organizationId, target.SpaceID))?.Slug ?? target.SpaceID}/${target.Slug})`,
+      );
     return { spaces, object: o };
   }
   const space = await bySlug(r.objectName);
-  if (!space) throw new NotFound(`no target deploys ${object} and no space is named '${r.objectName}': map it with cub target update <target> ${object.startsWith('flux:') ? `--flux-object ${object.slice(5)}` : `--argocd-application ${object.slice(7)}`} (or the baton.io/space annotation)`);
+  if (!space)
+    throw new NotFound(
+      `no target deploys ${object} and no space is named '${r.objectName}': map it with cub target update <target> ${object.startsWith('flux:') ? `--flux-object ${object.slice(5)}` : `--argocd-application ${object.slice(7)}`} (or the baton.io/space annotation)`,
+    );
   return { spaces: [space], object };
 }
 

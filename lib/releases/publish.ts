@@ -37,35 +37,74 @@ export type ReleaseDeps = Deps<UnitStore & Pick<Store, 'releaseCounter' | 'relea
  * selector names. Validation errors in what would be bundled block it; nothing changed since the
  * latest published Release makes none.
  */
-export async function publish(deps: ReleaseDeps, caller: Caller, space: Space, opts: { revision?: string | number; dryRun?: boolean; description?: string; changeOrderId?: string; tagSlug?: (n: number) => string }): Promise<PublishResult> {
-  if (!space.ReleaseTargetID) throw new Unprocessable(`space '${space.Slug}' has no release target; set one with cub space update ${space.Slug} --release-target <space>/<target>`);
+export async function publish(
+  deps: ReleaseDeps,
+  caller: Caller,
+  space: Space,
+  opts: {
+    revision?: string | number;
+    dryRun?: boolean;
+    description?: string;
+    changeOrderId?: string;
+    tagSlug?: (n: number) => string;
+  },
+): Promise<PublishResult> {
+  if (!space.ReleaseTargetID)
+    throw new Unprocessable(
+      `space '${space.Slug}' has no release target; set one with cub space update ${space.Slug} --release-target <space>/<target>`,
+    );
   const units = releasable(await deps.store.listUnits(space.SpaceID));
   if (!units.length) throw new Unprocessable(`space '${space.Slug}' has no units to release`);
-  if (units.length > MAX_RELEASE_UNITS) throw new Unprocessable(`space '${space.Slug}' has ${units.length} units; a release holds at most ${MAX_RELEASE_UNITS}`);
+  if (units.length > MAX_RELEASE_UNITS)
+    throw new Unprocessable(
+      `space '${space.Slug}' has ${units.length} units; a release holds at most ${MAX_RELEASE_UNITS}`,
+    );
   // The revision named, for every Unit at once: what it names is found once, the Units' marks read in one batch.
   const nums = await revisionNums(deps, caller, space, units, opts.revision ?? 'HeadRevisionNum');
   const chosen = units.map((unit, i) => ({ unit, rev: nums[i]! }));
   // Each revision read once, all in one batch: their validation errors, hashes and data (the bundle).
-  const stored = new Map((await deps.store.getRevisions(chosen.map(({ unit, rev }) => ({ UnitID: unit.UnitID, RevisionNum: rev })))).map((r) => [`${r.UnitID}#${r.RevisionNum}`, r]));
+  const stored = new Map(
+    (await deps.store.getRevisions(chosen.map(({ unit, rev }) => ({ UnitID: unit.UnitID, RevisionNum: rev })))).map(
+      (r) => [`${r.UnitID}#${r.RevisionNum}`, r],
+    ),
+  );
   const revs = chosen.map(({ unit, rev }) => {
     const r = stored.get(`${unit.UnitID}#${rev}`);
     if (!r) throw noRevision(unit, rev);
     return r;
   });
-  const invalid = chosen.map((c, i) => ({ ...c, errors: revs[i]?.ValidationErrors ?? {} })).filter((c) => Object.keys(c.errors).length);
+  const invalid = chosen
+    .map((c, i) => ({ ...c, errors: revs[i]?.ValidationErrors ?? {} }))
+    .filter((c) => Object.keys(c.errors).length);
   if (invalid.length) {
     throw new Unprocessable(
       `unable to publish a release of space '${space.Slug}': ${invalid.map((c) => `unit '${c.unit.Slug}' revision ${c.rev} has validation errors (${Object.values(c.errors).join('; ')})`).join('; ')}`,
     );
   }
   const text = bundleOf(revs.map((r) => decompress(r.Data)));
-  const bundled: BundledUnit[] = chosen.map(({ unit, rev }, i) => ({ UnitID: unit.UnitID, Slug: unit.Slug, RevisionNum: rev, DataHash: revs[i]!.DataHash }));
-  const result: PublishResult = { DryRun: !!opts.dryRun, Units: bundled, Digest: digest(text), UnitCount: bundled.length };
+  const bundled: BundledUnit[] = chosen.map(({ unit, rev }, i) => ({
+    UnitID: unit.UnitID,
+    Slug: unit.Slug,
+    RevisionNum: rev,
+    DataHash: revs[i]!.DataHash,
+  }));
+  const result: PublishResult = {
+    DryRun: !!opts.dryRun,
+    Units: bundled,
+    Digest: digest(text),
+    UnitCount: bundled.length,
+  };
   // The newest published to this Target: usually the newest, so not the Space's whole history of Releases.
   const latest = await newestRelease(deps, space, (r) => r.Published && r.TargetID === space.ReleaseTargetID);
-  const same = (r: Release) => r.Units.length === bundled.length && r.Units.every((u, i) => u.UnitID === bundled[i]!.UnitID && u.RevisionNum === bundled[i]!.RevisionNum);
+  const same = (r: Release) =>
+    r.Units.length === bundled.length &&
+    r.Units.every((u, i) => u.UnitID === bundled[i]!.UnitID && u.RevisionNum === bundled[i]!.RevisionNum);
   if (latest && same(latest) && latest.ChangeOrderID === opts.changeOrderId) {
-    return { ...result, Release: latest, Message: `nothing changed since release ${latest.ReleaseNum} of space '${space.Slug}'; no new release` };
+    return {
+      ...result,
+      Release: latest,
+      Message: `nothing changed since release ${latest.ReleaseNum} of space '${space.Slug}'; no new release`,
+    };
   }
   if (opts.dryRun) return result;
   const counter = await deps.store.releaseCounter(space.ReleaseTargetID);
@@ -109,12 +148,21 @@ export async function publish(deps: ReleaseDeps, caller: Caller, space: Space, o
   const ops: StoreOp[] = [
     counter.Version === 0
       ? { op: 'create', kind: 'ReleaseCounter', item: { TargetID: counter.TargetID, Value: num, Version: 1 } }
-      : { op: 'update', kind: 'ReleaseCounter', item: { TargetID: counter.TargetID, Value: num, Version: counter.Version + 1 }, expectedVersion: counter.Version },
+      : {
+          op: 'update',
+          kind: 'ReleaseCounter',
+          item: { TargetID: counter.TargetID, Value: num, Version: counter.Version + 1 },
+          expectedVersion: counter.Version,
+        },
     { op: 'create', kind: 'Release', item: release },
     { op: 'create', kind: 'Tag', item: tag },
   ];
   for (const { unit, rev } of chosen) {
-    ops.push({ op: 'create', kind: 'Mark', item: { TagID: tag.TagID, UnitID: unit.UnitID, SpaceID: space.SpaceID, RevisionNum: rev, UpdatedAt: now } });
+    ops.push({
+      op: 'create',
+      kind: 'Mark',
+      item: { TagID: tag.TagID, UnitID: unit.UnitID, SpaceID: space.SpaceID, RevisionNum: rev, UpdatedAt: now },
+    });
     const next: Unit = { ...unit, LastReleasedRevisionNum: rev, Version: unit.Version + 1, UpdatedAt: now };
     ops.push({ op: 'update', kind: 'Unit', item: next, expectedVersion: unit.Version });
   }
@@ -123,7 +171,17 @@ export async function publish(deps: ReleaseDeps, caller: Caller, space: Space, o
       {
         source: SOURCE,
         detailType: DetailType.ReleasePublished,
-        detail: { OrganizationID: caller.OrganizationID, SpaceID: space.SpaceID, SpaceSlug: space.Slug, ReleaseID: release.ReleaseID, ReleaseNum: num, TargetID: release.TargetID, Digest: release.Digest, UnitCount: release.UnitCount, ChangeOrderID: release.ChangeOrderID },
+        detail: {
+          OrganizationID: caller.OrganizationID,
+          SpaceID: space.SpaceID,
+          SpaceSlug: space.Slug,
+          ReleaseID: release.ReleaseID,
+          ReleaseNum: num,
+          TargetID: release.TargetID,
+          Digest: release.Digest,
+          UnitCount: release.UnitCount,
+          ChangeOrderID: release.ChangeOrderID,
+        },
       },
     ]),
   );

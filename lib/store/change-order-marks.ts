@@ -25,7 +25,8 @@ const pairKey = (m: Mark) => `${m.ChangeOrderID}#${m.UnitID}`;
  * when written at the same time in the same Space, so what is read back is exactly what was written.
  */
 export function foldChangeOrderMarks(ops: StoreOp[]): StoreOp[] {
-  const created = (o: StoreOp, role: MarkRole) => o.op === 'create' && o.kind === 'Mark' && itemOf(o).Role === role && !!itemOf(o).ChangeOrderID;
+  const created = (o: StoreOp, role: MarkRole) =>
+    o.op === 'create' && o.kind === 'Mark' && itemOf(o).Role === role && !!itemOf(o).ChangeOrderID;
   const ends = new Map(ops.filter((o) => created(o, MarkRole.end)).map((o) => [pairKey(itemOf(o)), o]));
   if (!ends.size) return ops;
   const carried = new Map<StoreOp, Pick<StoredMark, 'PublishTagID' | 'StartTagID' | 'StartRevisionNum'>>();
@@ -49,7 +50,9 @@ export function foldChangeOrderMarks(ops: StoreOp[]): StoreOp[] {
     folded.add(o);
   }
   if (!folded.size) return ops;
-  return ops.filter((o) => !folded.has(o)).map((o) => (carried.has(o) ? { ...o, item: { ...itemOf(o), ...carried.get(o) } } : o));
+  return ops
+    .filter((o) => !folded.has(o))
+    .map((o) => (carried.has(o) ? { ...o, item: { ...itemOf(o), ...carried.get(o) } } : o));
 }
 
 /** A stored mark as readers know it (without what it carries). */
@@ -60,7 +63,15 @@ function plain(m: StoredMark): Mark {
 
 /** The start and release marks an end mark carries. */
 function carriedBy(end: StoredMark): Mark[] {
-  const as = (TagID: string, RevisionNum: number, Role: MarkRole): Mark => ({ TagID, UnitID: end.UnitID, SpaceID: end.SpaceID, RevisionNum, UpdatedAt: end.UpdatedAt, ChangeOrderID: end.ChangeOrderID, Role });
+  const as = (TagID: string, RevisionNum: number, Role: MarkRole): Mark => ({
+    TagID,
+    UnitID: end.UnitID,
+    SpaceID: end.SpaceID,
+    RevisionNum,
+    UpdatedAt: end.UpdatedAt,
+    ChangeOrderID: end.ChangeOrderID,
+    Role,
+  });
   const out: Mark[] = [];
   if (end.StartTagID) out.push(as(end.StartTagID, end.StartRevisionNum ?? 0, MarkRole.start));
   if (end.PublishTagID) out.push(as(end.PublishTagID, end.RevisionNum, MarkRole.publish));

@@ -2,7 +2,16 @@ import { createConversions } from 'electrodb';
 import type { Hold } from '../model/entities.ts';
 import { COMPLETED } from '../model/change-orders.ts';
 import { Conflict, Invalid, Unavailable } from '../model/errors.ts';
-import type { IdempotencyRecord, JobPartRecord, JobRecord, OrgKind, OutboxItem, SlugPage, SluggedInSpace, SpaceKind } from '../ports/store.ts';
+import type {
+  IdempotencyRecord,
+  JobPartRecord,
+  JobRecord,
+  OrgKind,
+  OutboxItem,
+  SlugPage,
+  SluggedInSpace,
+  SpaceKind,
+} from '../ports/store.ts';
 import * as E from './entities.ts';
 import { documentClient, makeService, type BatonService } from './entities.ts';
 import { BatchGetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -37,7 +46,6 @@ export const ID_FIELD: Record<SpaceKind | OrgKind | 'Space' | 'Component' | 'Uni
   Target: 'TargetID',
 };
 
-
 /** Slug claims' keys as DynamoDB cursors (ExclusiveStartKey, base64url JSON) and back: the same for every table. */
 const claimCursors = createConversions(E.SlugClaim);
 
@@ -51,16 +59,29 @@ export function tryCursor<T>(f: () => T): T | undefined {
 }
 
 /** The filter the database applies to an organization's ChangeOrders: not Completed, not aborted (either or both). */
-export function changeOrderFilter(o: { notCompleted?: boolean; notAborted?: boolean }): ((a: AnyEntity, op: AnyEntity) => string) | undefined {
+export function changeOrderFilter(o: {
+  notCompleted?: boolean;
+  notAborted?: boolean;
+}): ((a: AnyEntity, op: AnyEntity) => string) | undefined {
   if (!o.notCompleted && !o.notAborted) return undefined;
-  return (a, op) => [o.notCompleted ? `(${op.notExists(a.Stage)} OR ${op.ne(a.Stage, COMPLETED)})` : '', o.notAborted ? op.notExists(a.AbortedReason) : ''].filter(Boolean).join(' AND ');
+  return (a, op) =>
+    [
+      o.notCompleted ? `(${op.notExists(a.Stage)} OR ${op.ne(a.Stage, COMPLETED)})` : '',
+      o.notAborted ? op.notExists(a.AbortedReason) : '',
+    ]
+      .filter(Boolean)
+      .join(' AND ');
 }
 
 /**
  * Sends a batch request, then again with what the database left unprocessed (backing off, 50 ms
  * doubling), until nothing is left: Unavailable after 8 tries.
  */
-export async function untilProcessed<T>(what: 'read' | 'write', items: T[], send: (left: T[]) => Promise<T[]>): Promise<void> {
+export async function untilProcessed<T>(
+  what: 'read' | 'write',
+  items: T[],
+  send: (left: T[]) => Promise<T[]>,
+): Promise<void> {
   for (let attempt = 0, left = items; left.length; attempt++) {
     if (attempt >= 8) throw new Unavailable(`the database kept leaving part of a batch ${what} unprocessed; try again`);
     if (attempt) await new Promise((r) => setTimeout(r, 25 * 2 ** attempt));
@@ -112,13 +133,15 @@ export abstract class DynamoRecords {
   }
 
   async getIdempotency(orgId: string, userId: string, key: string): Promise<IdempotencyRecord | undefined> {
-    return ((await this.db.IdempotencyRecord.get({ OrganizationID: orgId, UserID: userId, Key: key }).go()).data ?? undefined) as IdempotencyRecord | undefined;
+    return ((await this.db.IdempotencyRecord.get({ OrganizationID: orgId, UserID: userId, Key: key }).go()).data ??
+      undefined) as IdempotencyRecord | undefined;
   }
   async claimIdempotency(record: IdempotencyRecord): Promise<void> {
     try {
       await this.db.IdempotencyRecord.create(record).go();
     } catch (e) {
-      if ((e as Error).message.includes('conditional request failed')) throw new Conflict(`Idempotency-Key '${record.Key}' is taken`);
+      if ((e as Error).message.includes('conditional request failed'))
+        throw new Conflict(`Idempotency-Key '${record.Key}' is taken`);
       throw e;
     }
   }
@@ -129,24 +152,43 @@ export abstract class DynamoRecords {
     await this.db.IdempotencyRecord.delete({ OrganizationID: orgId, UserID: userId, Key: key }).go();
   }
 
-
-  async slugPage(scope: { orgId: string } | { spaceId: string }, kind: OrgKind | SluggedInSpace | 'Space' | 'Component', limit: number, after?: string): Promise<SlugPage> {
+  async slugPage(
+    scope: { orgId: string } | { spaceId: string },
+    kind: OrgKind | SluggedInSpace | 'Space' | 'Component',
+    limit: number,
+    after?: string,
+  ): Promise<SlugPage> {
     const Scope = 'orgId' in scope ? orgScope(scope.orgId) : spaceScope(scope.spaceId);
     const Kind = kind.toLowerCase();
     // A cursor that is not one of this list's (another list's, or made up) is refused before it is sent.
     if (after !== undefined) {
       const start = tryCursor(() => claimCursors.fromCursor.toComposite(after));
-      if (!start || start.Scope !== Scope || start.Kind !== Kind) throw new Invalid('continue token is not one this list issued');
+      if (!start || start.Scope !== Scope || start.Kind !== Kind)
+        throw new Invalid('continue token is not one this list issued');
     }
     const page = await this.db.SlugClaim.query.primary({ Scope, Kind }).go({ limit, cursor: after ?? null });
     return {
-      claims: page.data.map((c) => ({ ID: c.ID, Slug: c.Slug, Cursor: claimCursors.fromComposite.toCursor({ Scope, Kind, Slug: c.Slug }) })),
+      claims: page.data.map((c) => ({
+        ID: c.ID,
+        Slug: c.Slug,
+        Cursor: claimCursors.fromComposite.toCursor({ Scope, Kind, Slug: c.Slug }),
+      })),
       next: page.cursor ?? undefined,
     };
   }
-  async getMany<T>(kind: OrgKind | SluggedInSpace | 'Space' | 'Component', scopeId: string, ids: string[]): Promise<T[]> {
-    const scopeField = kind === 'Space' || kind === 'Component' || kind === 'User' || kind === 'Group' || kind === 'Hold' ? 'OrganizationID' : 'SpaceID';
-    const out = await this.batchRead<T>(this.e[kind], ids.map((id) => ({ [scopeField]: scopeId, [ID_FIELD[kind]]: id })));
+  async getMany<T>(
+    kind: OrgKind | SluggedInSpace | 'Space' | 'Component',
+    scopeId: string,
+    ids: string[],
+  ): Promise<T[]> {
+    const scopeField =
+      kind === 'Space' || kind === 'Component' || kind === 'User' || kind === 'Group' || kind === 'Hold'
+        ? 'OrganizationID'
+        : 'SpaceID';
+    const out = await this.batchRead<T>(
+      this.e[kind],
+      ids.map((id) => ({ [scopeField]: scopeId, [ID_FIELD[kind]]: id })),
+    );
     return out;
   }
 
@@ -156,37 +198,50 @@ export abstract class DynamoRecords {
     for (let i = 0; i < keys.length; i += 100) {
       const { data, unprocessed } = await entity.get(keys.slice(i, i + 100)).go({ unprocessed: 'item' });
       out.push(...(data as T[]));
-      if (unprocessed.length) out.push(...((await Promise.all((unprocessed as object[]).map(async (k) => (await entity.get(k).go()).data))) as T[]).filter(Boolean));
+      if (unprocessed.length)
+        out.push(
+          ...(
+            (await Promise.all((unprocessed as object[]).map(async (k) => (await entity.get(k).go()).data))) as T[]
+          ).filter(Boolean),
+        );
     }
     return out;
   }
-
 
   async listHolds(orgId: string, o: { inForceAt?: Date } = {}): Promise<Hold[]> {
     const q = this.db.Hold.query.primary({ OrganizationID: orgId });
     if (!o.inForceAt) return (await q.go({ pages: 'all' })).data as Hold[];
     // In force: not lifted, not expired (expiries are ISO times in UTC, which compare as strings do).
     const now = o.inForceAt.toISOString();
-    return (await q.where((a: AnyEntity, op: AnyEntity) => `${op.notExists(a.LiftedAt)} AND (${op.notExists(a.ExpiresAt)} OR ${op.gt(a.ExpiresAt, now)})`).go({ pages: 'all' })).data as Hold[];
+    return (
+      await q
+        .where(
+          (a: AnyEntity, op: AnyEntity) =>
+            `${op.notExists(a.LiftedAt)} AND (${op.notExists(a.ExpiresAt)} OR ${op.gt(a.ExpiresAt, now)})`,
+        )
+        .go({ pages: 'all' })
+    ).data as Hold[];
   }
   async getHold(orgId: string, holdId: string): Promise<Hold | undefined> {
-    return ((await this.db.Hold.get({ OrganizationID: orgId, HoldID: holdId }).go()).data ?? undefined) as Hold | undefined;
+    return ((await this.db.Hold.get({ OrganizationID: orgId, HoldID: holdId }).go()).data ?? undefined) as
+      Hold | undefined;
   }
-
 
   async getJob(jobId: string): Promise<JobRecord | undefined> {
-    return ((await this.db.Job.get({ JobID: jobId }).go({ consistent: true })).data ?? undefined) as JobRecord | undefined;
+    return ((await this.db.Job.get({ JobID: jobId }).go({ consistent: true })).data ?? undefined) as
+      JobRecord | undefined;
   }
   async jobParts(jobId: string): Promise<JobPartRecord[]> {
-    return (await this.db.JobPart.query.primary({ JobID: jobId }).go({ pages: 'all', consistent: true })).data as JobPartRecord[];
+    return (await this.db.JobPart.query.primary({ JobID: jobId }).go({ pages: 'all', consistent: true }))
+      .data as JobPartRecord[];
   }
   async jobPartDone(jobId: string, part: string): Promise<boolean> {
-    return !!(await this.db.JobPart.get({ JobID: jobId, Part: part }).go({ consistent: true, attributes: ['JobID'] })).data;
+    return !!(await this.db.JobPart.get({ JobID: jobId, Part: part }).go({ consistent: true, attributes: ['JobID'] }))
+      .data;
   }
   async runningJobs(): Promise<string[]> {
     return (await this.db.RunningJob.query.primary({}).go({ pages: 'all' })).data.map((j) => j.JobID);
   }
-
 
   async pendingEvents(limit: number): Promise<OutboxItem[]> {
     return (await this.db.Outbox.query.pending({}).go({ limit })).data as OutboxItem[];

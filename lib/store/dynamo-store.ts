@@ -1,7 +1,34 @@
 import { createConversions, type EntityItem } from 'electrodb';
-import type { ApiToken, ChangeOrder, Component, Group, Link, Mark, Progress, Mutation, Organization, Revision, Space, StoredRevision, Tag, Target, Unit, User } from '../model/entities.ts';
+import type {
+  ApiToken,
+  ChangeOrder,
+  Component,
+  Group,
+  Link,
+  Mark,
+  Progress,
+  Mutation,
+  Organization,
+  Revision,
+  Space,
+  StoredRevision,
+  Tag,
+  Target,
+  Unit,
+  User,
+} from '../model/entities.ts';
 import { Invalid } from '../model/errors.ts';
-import type { MarkWrite, MutationPage, OrgKind, ReleaseCounter, RevisionPage, SluggedInSpace, SpaceKind, Store, StoreOp } from '../ports/store.ts';
+import type {
+  MarkWrite,
+  MutationPage,
+  OrgKind,
+  ReleaseCounter,
+  RevisionPage,
+  SluggedInSpace,
+  SpaceKind,
+  Store,
+  StoreOp,
+} from '../ports/store.ts';
 import * as E from './entities.ts';
 import { changeOrderFilter, ID_FIELD, orgScope, spaceScope, tryCursor, type AnyEntity } from './dynamo-records.ts';
 import { DynamoWrites, GLOBAL, REASONS, releaseCounterName } from './dynamo-writes.ts';
@@ -39,14 +66,35 @@ export const ITEMS_READ_AS_ENTITIES: [
 ] = [true, true, true, true, true, true, true, true, true, true];
 
 /** A revision without its data: what a list of revisions reads. */
-const REVISION_META = ['OrganizationID', 'SpaceID', 'UnitID', 'RevisionID', 'RevisionNum', 'Description', 'Source', 'UserID', 'ChangeSetID', 'DataHash', 'DataSize', 'CreatedAt'] as const;
+const REVISION_META = [
+  'OrganizationID',
+  'SpaceID',
+  'UnitID',
+  'RevisionID',
+  'RevisionNum',
+  'Description',
+  'Source',
+  'UserID',
+  'ChangeSetID',
+  'DataHash',
+  'DataSize',
+  'CreatedAt',
+] as const;
 /** A revision with its data, as the domain reads it: every attribute of the entity but the mutation its item carries (not sent back at all). */
-const REVISION_READ = Object.keys((E.Revision as unknown as { schema: { attributes: object } }).schema.attributes).filter((a) => a !== 'MutationRecord') as never[];
+const REVISION_READ = Object.keys(
+  (E.Revision as unknown as { schema: { attributes: object } }).schema.attributes,
+).filter((a) => a !== 'MutationRecord') as never[];
 /** A revision without its data or mutation: its hash and validation errors with the rest of what a list reads. */
 const REVISION_FACTS = REVISION_READ.filter((a) => a !== 'Data');
 /** What a revision's mutation is read from: the revision's keys and the mutation it carries. */
 const MUTATION_CARRIERS = ['OrganizationID', 'SpaceID', 'UnitID', 'RevisionNum', 'MutationRecord'] as const;
-type CarriedMutation = { OrganizationID: string; SpaceID: string; UnitID: string; RevisionNum: number; MutationRecord?: unknown };
+type CarriedMutation = {
+  OrganizationID: string;
+  SpaceID: string;
+  UnitID: string;
+  RevisionNum: number;
+  MutationRecord?: unknown;
+};
 /** Revisions' and mutations' keys (UnitID, RevisionNum) as DynamoDB cursors and back. */
 const revisionCursors = createConversions(E.Revision);
 const mutationCursors = createConversions(E.Mutation) as unknown as typeof revisionCursors;
@@ -55,10 +103,7 @@ const mutationCursors = createConversions(E.Mutation) as unknown as typeof revis
 export class DynamoStore extends DynamoWrites implements Store {
   async createOrganization(org: Organization, admin: User, token: ApiToken): Promise<void> {
     await this.run(
-      (e) => [
-        e.Organization.create(org).commit(),
-        this.claim(GLOBAL, 'organization', org.Slug, org.OrganizationID),
-      ],
+      (e) => [e.Organization.create(org).commit(), this.claim(GLOBAL, 'organization', org.Slug, org.OrganizationID)],
       ['organization exists', REASONS.slugTaken('organization', org.Slug)],
     );
     await this.transact([
@@ -76,16 +121,20 @@ export class DynamoStore extends DynamoWrites implements Store {
   }
   async tokenById(orgId: string, tokenId: string): Promise<ApiToken | undefined> {
     // The organization's index is keyed by TokenID: the one item, whatever the organization holds.
-    return ((await this.db.ApiToken.query.byOrg({ OrganizationID: orgId, TokenID: tokenId }).go()).data as ApiToken[]).find((t) => t.TokenID === tokenId);
+    return (
+      (await this.db.ApiToken.query.byOrg({ OrganizationID: orgId, TokenID: tokenId }).go()).data as ApiToken[]
+    ).find((t) => t.TokenID === tokenId);
   }
   async getUser(orgId: string, userId: string): Promise<User | undefined> {
-    return ((await this.db.User.get({ OrganizationID: orgId, UserID: userId }).go()).data ?? undefined) as User | undefined;
+    return ((await this.db.User.get({ OrganizationID: orgId, UserID: userId }).go()).data ?? undefined) as
+      User | undefined;
   }
   async listUsers(orgId: string): Promise<User[]> {
     return (await this.db.User.query.primary({ OrganizationID: orgId }).go({ pages: 'all' })).data as User[];
   }
   async getGroup(orgId: string, groupId: string): Promise<Group | undefined> {
-    return ((await this.db.Group.get({ OrganizationID: orgId, GroupID: groupId }).go()).data ?? undefined) as Group | undefined;
+    return ((await this.db.Group.get({ OrganizationID: orgId, GroupID: groupId }).go()).data ?? undefined) as
+      Group | undefined;
   }
   async listGroups(orgId: string): Promise<Group[]> {
     return (await this.db.Group.query.primary({ OrganizationID: orgId }).go({ pages: 'all' })).data as Group[];
@@ -124,7 +173,12 @@ export class DynamoStore extends DynamoWrites implements Store {
   async getSpace(orgId: string, spaceId: string): Promise<Space | undefined> {
     return (await this.db.Space.get({ OrganizationID: orgId, SpaceID: spaceId }).go()).data ?? undefined;
   }
-  async spaceAndSlug(orgId: string, spaceId: string, kind: SluggedInSpace, slug: string): Promise<{ space?: Space; id?: string }> {
+  async spaceAndSlug(
+    orgId: string,
+    spaceId: string,
+    kind: SluggedInSpace,
+    slug: string,
+  ): Promise<{ space?: Space; id?: string }> {
     const [space, claim] = (await this.getAcross([
       { entity: this.db.Space, key: { OrganizationID: orgId, SpaceID: spaceId } },
       { entity: this.db.SlugClaim, key: { Scope: spaceScope(spaceId), Kind: kind.toLowerCase(), Slug: slug } },
@@ -166,8 +220,12 @@ export class DynamoStore extends DynamoWrites implements Store {
     await this.transact([{ op: 'delete', kind: 'Unit', item: unit }]);
     // Revisions, mutations and marks are history: removed after the unit, in batches; nothing reads them without the unit.
     const [revs, muts, marks] = await Promise.all([
-      this.db.Revision.query.primary({ UnitID: unit.UnitID }).go({ pages: 'all', attributes: ['UnitID', 'RevisionNum'] }),
-      this.db.Mutation.query.primary({ UnitID: unit.UnitID }).go({ pages: 'all', attributes: ['UnitID', 'RevisionNum'] }),
+      this.db.Revision.query
+        .primary({ UnitID: unit.UnitID })
+        .go({ pages: 'all', attributes: ['UnitID', 'RevisionNum'] }),
+      this.db.Mutation.query
+        .primary({ UnitID: unit.UnitID })
+        .go({ pages: 'all', attributes: ['UnitID', 'RevisionNum'] }),
       this.storedMarksOfUnit(unit.UnitID),
     ]);
     if (revs.data.length) await this.db.Revision.delete(revs.data).go();
@@ -188,10 +246,16 @@ export class DynamoStore extends DynamoWrites implements Store {
   private async revisionBatches<T>(keys: { UnitID: string; RevisionNum: number }[], attributes: never[]): Promise<T[]> {
     const out: T[] = [];
     for (let i = 0; i < keys.length; i += 100) {
-      const { data, unprocessed } = await this.db.Revision.get(keys.slice(i, i + 100).map((k) => ({ UnitID: k.UnitID, RevisionNum: k.RevisionNum }))).go({ unprocessed: 'item', attributes });
+      const { data, unprocessed } = await this.db.Revision.get(
+        keys.slice(i, i + 100).map((k) => ({ UnitID: k.UnitID, RevisionNum: k.RevisionNum })),
+      ).go({ unprocessed: 'item', attributes });
       out.push(...(data as T[]));
       for (const u of unprocessed) {
-        const r = (await this.db.Revision.get({ UnitID: String(u.UnitID), RevisionNum: Number(u.RevisionNum) }).go({ attributes })).data;
+        const r = (
+          await this.db.Revision.get({ UnitID: String(u.UnitID), RevisionNum: Number(u.RevisionNum) }).go({
+            attributes,
+          })
+        ).data;
         if (r) out.push(r as T);
       }
     }
@@ -199,10 +263,16 @@ export class DynamoStore extends DynamoWrites implements Store {
   }
   async revisionsBetween(unitId: string, after: number, upTo: number): Promise<Revision[]> {
     if (upTo <= after) return [];
-    return (await this.db.Revision.query.primary({ UnitID: unitId }).between({ RevisionNum: after + 1 }, { RevisionNum: upTo }).go({ pages: 'all', attributes: REVISION_META })).data;
+    return (
+      await this.db.Revision.query
+        .primary({ UnitID: unitId })
+        .between({ RevisionNum: after + 1 }, { RevisionNum: upTo })
+        .go({ pages: 'all', attributes: REVISION_META })
+    ).data;
   }
   async listRevisions(unitId: string): Promise<Revision[]> {
-    return (await this.db.Revision.query.primary({ UnitID: unitId }).go({ pages: 'all', attributes: REVISION_META })).data;
+    return (await this.db.Revision.query.primary({ UnitID: unitId }).go({ pages: 'all', attributes: REVISION_META }))
+      .data;
   }
   async revisionPage(unitId: string, limit: number, after?: string): Promise<RevisionPage> {
     const page = await this.unitPage<Revision>(this.db.Revision, revisionCursors, unitId, limit, after, REVISION_META);
@@ -215,51 +285,126 @@ export class DynamoStore extends DynamoWrites implements Store {
   async mutationPage(unitId: string, limit: number, after?: string): Promise<MutationPage> {
     // Its tokens are cursors over the Mutation items (as before revisions carried them), naming the same place among the revisions.
     const at = after === undefined ? undefined : tryCursor(() => mutationCursors.fromCursor.toComposite(after));
-    if (after !== undefined && (at?.UnitID !== unitId || at.RevisionNum === undefined)) throw new Invalid('continue token is not one this list issued');
-    const from = at ? revisionCursors.fromComposite.toCursor({ UnitID: unitId, RevisionNum: Number(at.RevisionNum) }) : undefined;
-    const page = await this.unitPage<CarriedMutation>(this.db.Revision, revisionCursors, unitId, limit, from, MUTATION_CARRIERS);
-    const asMutation = (cursor: string) => mutationCursors.fromComposite.toCursor({ UnitID: unitId, RevisionNum: Number(revisionCursors.fromCursor.toComposite(cursor)!.RevisionNum) });
-    const mutations = await this.mutationsOf(unitId, page.items.map(({ item }) => item), async (nums) => {
-      const { data, unprocessed } = await this.db.Mutation.get(nums.map((n) => ({ UnitID: unitId, RevisionNum: n }))).go({ unprocessed: 'item' });
-      // What the batch read left unread is read one by one.
-      const rest = await Promise.all(unprocessed.map(async (u) => (await this.db.Mutation.get({ UnitID: unitId, RevisionNum: Number(u.RevisionNum) }).go()).data));
-      return [...data, ...rest.filter((m) => m !== null)] as Mutation[];
-    });
-    return { items: page.items.flatMap(({ item, cursor }) => (mutations.has(item.RevisionNum) ? [{ mutation: mutations.get(item.RevisionNum)!, cursor: asMutation(cursor) }] : [])), next: page.next && asMutation(page.next) };
+    if (after !== undefined && (at?.UnitID !== unitId || at.RevisionNum === undefined))
+      throw new Invalid('continue token is not one this list issued');
+    const from = at
+      ? revisionCursors.fromComposite.toCursor({ UnitID: unitId, RevisionNum: Number(at.RevisionNum) })
+      : undefined;
+    const page = await this.unitPage<CarriedMutation>(
+      this.db.Revision,
+      revisionCursors,
+      unitId,
+      limit,
+      from,
+      MUTATION_CARRIERS,
+    );
+    const asMutation = (cursor: string) =>
+      mutationCursors.fromComposite.toCursor({
+        UnitID: unitId,
+        RevisionNum: Number(revisionCursors.fromCursor.toComposite(cursor)!.RevisionNum),
+      });
+    const mutations = await this.mutationsOf(
+      unitId,
+      page.items.map(({ item }) => item),
+      async (nums) => {
+        const { data, unprocessed } = await this.db.Mutation.get(
+          nums.map((n) => ({ UnitID: unitId, RevisionNum: n })),
+        ).go({ unprocessed: 'item' });
+        // What the batch read left unread is read one by one.
+        const rest = await Promise.all(
+          unprocessed.map(
+            async (u) => (await this.db.Mutation.get({ UnitID: unitId, RevisionNum: Number(u.RevisionNum) }).go()).data,
+          ),
+        );
+        return [...data, ...rest.filter((m) => m !== null)] as Mutation[];
+      },
+    );
+    return {
+      items: page.items.flatMap(({ item, cursor }) =>
+        mutations.has(item.RevisionNum)
+          ? [{ mutation: mutations.get(item.RevisionNum)!, cursor: asMutation(cursor) }]
+          : [],
+      ),
+      next: page.next && asMutation(page.next),
+    };
   }
   /** The Mutations of revisions read with MUTATION_CARRIERS, by revision number: carried, or read (`older`) for those written before. */
-  private async mutationsOf(unitId: string, revs: CarriedMutation[], older: (nums: number[]) => Promise<Mutation[]>): Promise<Map<number, Mutation>> {
+  private async mutationsOf(
+    unitId: string,
+    revs: CarriedMutation[],
+    older: (nums: number[]) => Promise<Mutation[]>,
+  ): Promise<Map<number, Mutation>> {
     const out = new Map<number, Mutation>();
-    for (const r of revs) if (r.MutationRecord) out.set(r.RevisionNum, { ...(r.MutationRecord as Omit<Mutation, 'UnitID' | 'RevisionNum' | 'OrganizationID' | 'SpaceID'>), OrganizationID: r.OrganizationID, SpaceID: r.SpaceID, UnitID: unitId, RevisionNum: r.RevisionNum });
+    for (const r of revs)
+      if (r.MutationRecord)
+        out.set(r.RevisionNum, {
+          ...(r.MutationRecord as Omit<Mutation, 'UnitID' | 'RevisionNum' | 'OrganizationID' | 'SpaceID'>),
+          OrganizationID: r.OrganizationID,
+          SpaceID: r.SpaceID,
+          UnitID: unitId,
+          RevisionNum: r.RevisionNum,
+        });
     const missing = revs.filter((r) => !r.MutationRecord).map((r) => r.RevisionNum);
     if (missing.length) for (const m of await older(missing)) out.set(m.RevisionNum, m);
     return out;
   }
   /** A page of a Unit's items keyed by revision number (revisions, mutations), newest first, with DynamoDB's cursor; another Unit's cursor is Invalid. */
-  private async unitPage<T extends { RevisionNum: number }>(entity: AnyEntity, cursors: typeof revisionCursors, unitId: string, limit: number, after?: string, attributes?: readonly string[]): Promise<{ items: { item: T; cursor: string }[]; next?: string }> {
-    if (after !== undefined && tryCursor(() => cursors.fromCursor.toComposite(after))?.UnitID !== unitId) throw new Invalid('continue token is not one this list issued');
-    const page = await entity.query.primary({ UnitID: unitId }).go({ order: 'desc', limit, cursor: after ?? null, ...(attributes ? { attributes } : {}) });
-    return { items: (page.data as T[]).map((item) => ({ item, cursor: cursors.fromComposite.toCursor({ UnitID: unitId, RevisionNum: item.RevisionNum }) })), next: page.cursor ?? undefined };
+  private async unitPage<T extends { RevisionNum: number }>(
+    entity: AnyEntity,
+    cursors: typeof revisionCursors,
+    unitId: string,
+    limit: number,
+    after?: string,
+    attributes?: readonly string[],
+  ): Promise<{ items: { item: T; cursor: string }[]; next?: string }> {
+    if (after !== undefined && tryCursor(() => cursors.fromCursor.toComposite(after))?.UnitID !== unitId)
+      throw new Invalid('continue token is not one this list issued');
+    const page = await entity.query
+      .primary({ UnitID: unitId })
+      .go({ order: 'desc', limit, cursor: after ?? null, ...(attributes ? { attributes } : {}) });
+    return {
+      items: (page.data as T[]).map((item) => ({
+        item,
+        cursor: cursors.fromComposite.toCursor({ UnitID: unitId, RevisionNum: item.RevisionNum }),
+      })),
+      next: page.cursor ?? undefined,
+    };
   }
   async listMutations(unitId: string): Promise<Mutation[]> {
-    const revs = (await this.db.Revision.query.primary({ UnitID: unitId }).go({ pages: 'all', attributes: MUTATION_CARRIERS })).data as CarriedMutation[];
+    const revs = (
+      await this.db.Revision.query.primary({ UnitID: unitId }).go({ pages: 'all', attributes: MUTATION_CARRIERS })
+    ).data as CarriedMutation[];
     // Those written before revisions carried them: the Unit's Mutation items, in one query.
-    const mutations = await this.mutationsOf(unitId, revs, async () => (await this.db.Mutation.query.primary({ UnitID: unitId }).go({ pages: 'all' })).data);
+    const mutations = await this.mutationsOf(
+      unitId,
+      revs,
+      async () => (await this.db.Mutation.query.primary({ UnitID: unitId }).go({ pages: 'all' })).data,
+    );
     return [...mutations.values()].sort((a, b) => a.RevisionNum - b.RevisionNum);
   }
 
   // Tags, ChangeSets, Filters, Targets: Space-resident, one shape.
 
-  async createInSpace<T extends { SpaceID: string; Slug: string }>(kind: SpaceKind, item: T, also?: { marks?: MarkWrite[] }): Promise<void> {
+  async createInSpace<T extends { SpaceID: string; Slug: string }>(
+    kind: SpaceKind,
+    item: T,
+    also?: { marks?: MarkWrite[] },
+  ): Promise<void> {
     await this.transact([{ op: 'create', kind, item }, ...(also?.marks ?? []).map((m) => DynamoStore.markOp(m))]);
   }
   async getInSpace<T>(kind: SpaceKind, spaceId: string, id: string): Promise<T | undefined> {
-    return ((await this.e[kind].get({ SpaceID: spaceId, [ID_FIELD[kind]]: id }).go()).data ?? undefined) as T | undefined;
+    return ((await this.e[kind].get({ SpaceID: spaceId, [ID_FIELD[kind]]: id }).go()).data ?? undefined) as
+      T | undefined;
   }
   async listInSpace<T>(kind: SpaceKind, spaceId: string): Promise<T[]> {
     return (await this.e[kind].query.primary({ SpaceID: spaceId }).go({ pages: 'all' })).data as T[];
   }
-  async updateInSpace<T extends { SpaceID: string; Slug: string }>(kind: SpaceKind, item: T, expectedVersion: number, oldSlug: string): Promise<void> {
+  async updateInSpace<T extends { SpaceID: string; Slug: string }>(
+    kind: SpaceKind,
+    item: T,
+    expectedVersion: number,
+    oldSlug: string,
+  ): Promise<void> {
     await this.transact([{ op: 'update', kind, item, expectedVersion, oldSlug }]);
   }
   async deleteInSpace<T extends { SpaceID: string; Slug: string }>(kind: SpaceKind, item: T): Promise<void> {
@@ -270,22 +415,35 @@ export class DynamoStore extends DynamoWrites implements Store {
     }
   }
 
-  async closeChangeSet(cs: { SpaceID: string; ChangeSetID: string; Version: number }, next: object, tags: Tag[], marks: MarkWrite[], unlock: Unit[]): Promise<void> {
+  async closeChangeSet(
+    cs: { SpaceID: string; ChangeSetID: string; Version: number },
+    next: object,
+    tags: Tag[],
+    marks: MarkWrite[],
+    unlock: Unit[],
+  ): Promise<void> {
     await this.transact([
       { op: 'update', kind: 'ChangeSet', item: next, expectedVersion: cs.Version },
       ...tags.map((t): StoreOp => ({ op: 'create', kind: 'Tag', item: t })),
       ...marks.map((m) => DynamoStore.markOp(m)),
-      ...unlock.map((u): StoreOp => ({ op: 'update', kind: 'Unit', item: { ...u, ChangeSetID: undefined, ChangeSetStartRevisionNum: undefined, Version: u.Version + 1 }, expectedVersion: u.Version })),
+      ...unlock.map((u): StoreOp => ({
+        op: 'update',
+        kind: 'Unit',
+        item: { ...u, ChangeSetID: undefined, ChangeSetStartRevisionNum: undefined, Version: u.Version + 1 },
+        expectedVersion: u.Version,
+      })),
     ]);
   }
-
 
   async releaseCounter(targetId: string): Promise<ReleaseCounter> {
     const { data } = await this.db.Counter.get({ Name: releaseCounterName(targetId) }).go();
     return { TargetID: targetId, Value: data?.Value ?? 0, Version: data?.Version ?? 0 };
   }
 
-  async changeOrdersOf(orgId: string, o: { notCompleted?: boolean; notAborted?: boolean } = {}): Promise<ChangeOrder[]> {
+  async changeOrdersOf(
+    orgId: string,
+    o: { notCompleted?: boolean; notAborted?: boolean } = {},
+  ): Promise<ChangeOrder[]> {
     const q = this.db.ChangeOrder.query.byOrg({ OrganizationID: orgId });
     const where = changeOrderFilter(o);
     return (await (where ? q.where(where) : q).go({ pages: 'all' })).data;
@@ -296,7 +454,8 @@ export class DynamoStore extends DynamoWrites implements Store {
   }
 
   async targetsDeploying(orgId: string, deployObject: string): Promise<Target[]> {
-    return (await this.db.Target.query.byDeployObject({ DeployKey: `${orgId}#${deployObject}` }).go({ pages: 'all' })).data as Target[];
+    return (await this.db.Target.query.byDeployObject({ DeployKey: `${orgId}#${deployObject}` }).go({ pages: 'all' }))
+      .data as Target[];
   }
 
   async spacesReleasingTo(targetId: string): Promise<Space[]> {
@@ -313,17 +472,32 @@ export class DynamoStore extends DynamoWrites implements Store {
   async marksOfTag(tagId: string): Promise<Mark[]> {
     return tagMarksAsRead(tagId, await this.storedMarksOfTag(tagId));
   }
-  async changeOrderMarks(tags: { start?: string; end: string; release?: string }): Promise<{ start: Mark[]; end: Mark[]; release: Mark[] }> {
+  async changeOrderMarks(tags: {
+    start?: string;
+    end: string;
+    release?: string;
+  }): Promise<{ start: Mark[]; end: Mark[]; release: Mark[] }> {
     const own = (t?: string) => (t ? this.storedMarksOfTag(t) : Promise.resolve([]));
-    const [end, start, release] = await Promise.all([this.storedMarksOfTag(tags.end), own(tags.start), own(tags.release)]);
-    return { start: tags.start ? tagMarksAsRead(tags.start, start, end) : [], end: tagMarksAsRead(tags.end, end), release: tags.release ? tagMarksAsRead(tags.release, release, end) : [] };
+    const [end, start, release] = await Promise.all([
+      this.storedMarksOfTag(tags.end),
+      own(tags.start),
+      own(tags.release),
+    ]);
+    return {
+      start: tags.start ? tagMarksAsRead(tags.start, start, end) : [],
+      end: tagMarksAsRead(tags.end, end),
+      release: tags.release ? tagMarksAsRead(tags.release, release, end) : [],
+    };
   }
   async marksOfUnit(unitId: string): Promise<Mark[]> {
     return unitMarksAsRead(await this.storedMarksOfUnit(unitId));
   }
   async marksAt(unitIds: string[], tagIds: string[]): Promise<Mark[]> {
     const [units, tags] = [[...new Set(unitIds)], new Set(tagIds)];
-    const stored = await this.batchRead<StoredMark>(this.db.Mark, units.flatMap((UnitID) => [...tags].map((TagID) => ({ TagID, UnitID }))));
+    const stored = await this.batchRead<StoredMark>(
+      this.db.Mark,
+      units.flatMap((UnitID) => [...tags].map((TagID) => ({ TagID, UnitID }))),
+    );
     const byUnit = new Map<string, StoredMark[]>();
     for (const m of stored) byUnit.set(m.UnitID, [...(byUnit.get(m.UnitID) ?? []), m]);
     return units.flatMap((u) => unitMarksAsRead(byUnit.get(u) ?? []).filter((m) => tags.has(m.TagID)));

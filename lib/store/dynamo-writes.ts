@@ -3,7 +3,14 @@ import type { GroupOutcome, MarkWrite, ReleaseCounter, SpaceKind, StoreOp, Write
 import { TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
 import { landGroups } from '../util/groups.ts';
 import { foldChangeOrderMarks } from './change-order-marks.ts';
-import { attestationCoversOf, attestationEntryOps, changeOrderEntryOf, changeOrderReleaseOf, releaseEntryOf, tokenEntryOf } from './dynamo-entries.ts';
+import {
+  attestationCoversOf,
+  attestationEntryOps,
+  changeOrderEntryOf,
+  changeOrderReleaseOf,
+  releaseEntryOf,
+  tokenEntryOf,
+} from './dynamo-entries.ts';
 import { DynamoProgress, inFlight, inFlightOf } from './dynamo-progress.ts';
 import { ID_FIELD, orgScope, spaceScope, untilProcessed, type AnyEntity } from './dynamo-records.ts';
 
@@ -20,8 +27,10 @@ export const GLOBAL = 'GLOBAL';
 
 /** Why a conditional write in a transaction failed, said once per item kind. */
 export const REASONS = {
-  slugTaken: (kind: string, slug: string) => `${/^[AEIOUaeiou]/.test(kind) ? 'an' : 'a'} ${kind} with slug '${slug}' already exists`,
-  stale: (kind: string) => `the ${kind} was changed by someone else since it was read (its Version no longer matches); read it again and retry`,
+  slugTaken: (kind: string, slug: string) =>
+    `${/^[AEIOUaeiou]/.test(kind) ? 'an' : 'a'} ${kind} with slug '${slug}' already exists`,
+  stale: (kind: string) =>
+    `the ${kind} was changed by someone else since it was read (its Version no longer matches); read it again and retry`,
   revisionTaken: 'another write made that revision first; read the unit again and retry',
   marked: 'the Tag already marks another revision of that Unit; use --move to move it',
 };
@@ -34,12 +43,19 @@ function checkItemSize(kind: string, item: object): void {
   const size = Buffer.byteLength(JSON.stringify(item));
   if (size > MAX_ITEM_BYTES) {
     const what = kind === 'Revision' ? 'the data, compressed,' : `the ${kind}`;
-    throw new TooLarge(`${what} would take ${Math.ceil(size / 1024)} KB, more than one stored item holds (${MAX_ITEM_BYTES / 1024} KB); make it smaller, or split it into several Units`);
+    throw new TooLarge(
+      `${what} would take ${Math.ceil(size / 1024)} KB, more than one stored item holds (${MAX_ITEM_BYTES / 1024} KB); make it smaller, or split it into several Units`,
+    );
   }
 }
 
 /** An update as ElectroDB builds it for a transaction. */
-type UpdateParams = { UpdateExpression: string; ConditionExpression?: string; ExpressionAttributeNames: Record<string, string>; ExpressionAttributeValues: Record<string, unknown> };
+type UpdateParams = {
+  UpdateExpression: string;
+  ConditionExpression?: string;
+  ExpressionAttributeNames: Record<string, string>;
+  ExpressionAttributeValues: Record<string, unknown>;
+};
 
 /**
  * An update that no longer sets the named attributes (each `#name = :value` of its SET clause), their
@@ -73,11 +89,19 @@ export abstract class DynamoWrites extends DynamoProgress {
    */
   protected async run(build: (e: Record<string, AnyEntity>) => unknown[], reasons: string[]): Promise<void> {
     const ops = build(this.e);
-    if (ops.length > TRANSACTION_MAX_ITEMS) throw new Conflict(`this write touches ${ops.length} items, more than one transaction can hold (${TRANSACTION_MAX_ITEMS})`);
+    if (ops.length > TRANSACTION_MAX_ITEMS)
+      throw new Conflict(
+        `this write touches ${ops.length} items, more than one transaction can hold (${TRANSACTION_MAX_ITEMS})`,
+      );
     const result = await (this.svc.transaction.write as AnyEntity)(() => ops).go();
     if (result.canceled) {
-      const i = (result.data as { rejected?: boolean; code?: string }[]).findIndex((d) => d.rejected || (d.code && d.code !== 'None'));
-      throw new WriteRefused(reasons[i] ?? reasons[reasons.length - 1] ?? 'the write conflicted with another; retry', i < 0 ? ops.length - 1 : i);
+      const i = (result.data as { rejected?: boolean; code?: string }[]).findIndex(
+        (d) => d.rejected || (d.code && d.code !== 'None'),
+      );
+      throw new WriteRefused(
+        reasons[i] ?? reasons[reasons.length - 1] ?? 'the write conflicted with another; retry',
+        i < 0 ? ops.length - 1 : i,
+      );
     }
   }
 
@@ -97,14 +121,31 @@ export abstract class DynamoWrites extends DynamoProgress {
    * read. Given the item as read (`before`), only what differs from it: at that Version the stored item
    * is the one read, so the write is the same, smaller (an index key's fields go together).
    */
-  private patch(entity: AnyEntity, keys: Record<string, unknown>, next: Record<string, unknown>, expectedVersion: number, given?: Record<string, unknown>): unknown {
+  private patch(
+    entity: AnyEntity,
+    keys: Record<string, unknown>,
+    next: Record<string, unknown>,
+    expectedVersion: number,
+    given?: Record<string, unknown>,
+  ): unknown {
     // An index with a condition (a sparse one: Progress's) is judged on what the write sets: such an item is written whole.
-    const before = Object.values(entity.schema.indexes as Record<string, { condition?: unknown }>).some((i) => i.condition) ? undefined : given;
+    const before = Object.values(entity.schema.indexes as Record<string, { condition?: unknown }>).some(
+      (i) => i.condition,
+    )
+      ? undefined
+      : given;
     const attrs = entity.schema.attributes as Record<string, { required?: boolean }>;
-    const same = (name: string) => before !== undefined && (next[name] === before[name] || (typeof next[name] === 'object' && next[name] !== null && JSON.stringify(next[name]) === JSON.stringify(before[name])));
+    const same = (name: string) =>
+      before !== undefined &&
+      (next[name] === before[name] ||
+        (typeof next[name] === 'object' &&
+          next[name] !== null &&
+          JSON.stringify(next[name]) === JSON.stringify(before[name])));
     const changed = new Set(Object.keys(attrs).filter((name) => !(name in keys) && !same(name)));
     if (before) {
-      for (const index of Object.values(entity.schema.indexes as Record<string, { pk: { composite: string[] }; sk?: { composite: string[] } }>)) {
+      for (const index of Object.values(
+        entity.schema.indexes as Record<string, { pk: { composite: string[] }; sk?: { composite: string[] } }>,
+      )) {
         const composite = [...index.pk.composite, ...(index.sk?.composite ?? [])];
         if (composite.some((c) => changed.has(c))) for (const c of composite) if (!(c in keys)) changed.add(c);
       }
@@ -119,7 +160,9 @@ export abstract class DynamoWrites extends DynamoProgress {
     }
     let op = entity.patch(keys).set(set);
     if (remove.length) op = op.remove(remove);
-    const params = op.where((a: AnyEntity, o: AnyEntity) => o.eq(a.Version, expectedVersion)).commit() as { Update: UpdateParams };
+    const params = op.where((a: AnyEntity, o: AnyEntity) => o.eq(a.Version, expectedVersion)).commit() as {
+      Update: UpdateParams;
+    };
     // The item is there at the Version read, written by this entity with these keys: its key fields and
     // ElectroDB's entity name and version, which a patch sets again, are already what they would be set to.
     if (before) withoutSetting(params.Update, new Set([...Object.keys(keys), '__edb_e__', '__edb_v__']));
@@ -135,7 +178,13 @@ export abstract class DynamoWrites extends DynamoProgress {
 
   /** A mark as a store op: `Move` replaces one already there, otherwise it must be new. */
   protected static markOp(m: MarkWrite): StoreOp {
-    const item = { TagID: m.TagID, UnitID: m.UnitID, SpaceID: m.SpaceID, RevisionNum: m.RevisionNum, UpdatedAt: m.UpdatedAt };
+    const item = {
+      TagID: m.TagID,
+      UnitID: m.UnitID,
+      SpaceID: m.SpaceID,
+      RevisionNum: m.RevisionNum,
+      UpdatedAt: m.UpdatedAt,
+    };
     return m.Move ? { op: 'put', kind: 'Mark', item } : { op: 'create', kind: 'Mark', item };
   }
 
@@ -173,8 +222,23 @@ export abstract class DynamoWrites extends DynamoProgress {
 
   /** Where a kind's slugs are unique, or undefined for kinds without slugs. */
   private static slugScope(kind: WriteKind, item: Record<string, unknown>): string | undefined {
-    if (kind === 'Space' || kind === 'Component' || kind === 'User' || kind === 'Group' || kind === 'Hold') return orgScope(String(item.OrganizationID));
-    if (kind === 'Revision' || kind === 'Mutation' || kind === 'Mark' || kind === 'ReleaseCounter' || kind === 'Release' || kind === 'Progress' || kind === 'ApiToken' || kind === 'Attestation' || kind === 'Outbox' || kind === 'Job' || kind === 'JobPart' || kind === 'RunningJob') return undefined;
+    if (kind === 'Space' || kind === 'Component' || kind === 'User' || kind === 'Group' || kind === 'Hold')
+      return orgScope(String(item.OrganizationID));
+    if (
+      kind === 'Revision' ||
+      kind === 'Mutation' ||
+      kind === 'Mark' ||
+      kind === 'ReleaseCounter' ||
+      kind === 'Release' ||
+      kind === 'Progress' ||
+      kind === 'ApiToken' ||
+      kind === 'Attestation' ||
+      kind === 'Outbox' ||
+      kind === 'Job' ||
+      kind === 'JobPart' ||
+      kind === 'RunningJob'
+    )
+      return undefined;
     return spaceScope(String(item.SpaceID));
   }
 
@@ -190,13 +254,18 @@ export abstract class DynamoWrites extends DynamoProgress {
    * cover whose attestation did not land is passed over when read (`attestationsNaming`).
    */
   private async writeCovers(ops: StoreOp[]): Promise<void> {
-    const covers = ops.flatMap((o) => (o.op === 'create' && o.kind === 'Attestation' ? attestationCoversOf(o.item as Record<string, unknown>) : []));
-    const key = (c: { UnitID: string; DataHash: string; AttestationID: string }) => `${c.UnitID}#${c.DataHash}#${c.AttestationID}`;
+    const covers = ops.flatMap((o) =>
+      o.op === 'create' && o.kind === 'Attestation' ? attestationCoversOf(o.item as Record<string, unknown>) : [],
+    );
+    const key = (c: { UnitID: string; DataHash: string; AttestationID: string }) =>
+      `${c.UnitID}#${c.DataHash}#${c.AttestationID}`;
     const byKey = new Map(covers.map((c) => [key(c), c]));
     await untilProcessed('write', covers, async (left) => {
       // What the database left is named by its keys: written again whole.
       const { unprocessed } = await this.e.AttestationCover!.put(left).go();
-      return (unprocessed as { UnitID: string; DataHash: string; AttestationID: string }[]).map((k) => byKey.get(key(k))!);
+      return (unprocessed as { UnitID: string; DataHash: string; AttestationID: string }[]).map((k) =>
+        byKey.get(key(k))!,
+      );
     });
   }
 
@@ -208,7 +277,17 @@ export abstract class DynamoWrites extends DynamoProgress {
   async transactGroups(groups: StoreOp[][], o: { tail?: number } = {}): Promise<GroupOutcome[]> {
     const built = groups.map((g) => this.items(g));
     await this.writeCovers(groups.flat());
-    return landGroups(built, (b) => b.items.length, TRANSACTION_MAX_ITEMS, (part) => this.run(() => part.flatMap((b) => b.items), part.flatMap((b) => b.reasons)), o.tail);
+    return landGroups(
+      built,
+      (b) => b.items.length,
+      TRANSACTION_MAX_ITEMS,
+      (part) =>
+        this.run(
+          () => part.flatMap((b) => b.items),
+          part.flatMap((b) => b.reasons),
+        ),
+      o.tail,
+    );
   }
 
   /**
@@ -218,7 +297,11 @@ export abstract class DynamoWrites extends DynamoProgress {
    */
   private static foldMutations(ops: StoreOp[]): StoreOp[] {
     const key = (i: Record<string, unknown>) => `${String(i.UnitID)}#${String(i.RevisionNum)}`;
-    const mutations = new Map(ops.filter((o) => o.op === 'create' && o.kind === 'Mutation').map((o) => [key(o.item as Record<string, unknown>), o]));
+    const mutations = new Map(
+      ops
+        .filter((o) => o.op === 'create' && o.kind === 'Mutation')
+        .map((o) => [key(o.item as Record<string, unknown>), o]),
+    );
     if (!mutations.size) return ops;
     const folded = new Set<StoreOp>();
     const out = ops.map((o) => {
@@ -228,7 +311,10 @@ export abstract class DynamoWrites extends DynamoProgress {
       if (!m) return o;
       const { UnitID: _u, RevisionNum: _n, OrganizationID, SpaceID, ...record } = m.item as Record<string, unknown>;
       if (OrganizationID !== rev.OrganizationID || SpaceID !== rev.SpaceID) return o;
-      const item = { ...rev, MutationRecord: Object.fromEntries(Object.entries(record).filter(([, v]) => v !== undefined)) };
+      const item = {
+        ...rev,
+        MutationRecord: Object.fromEntries(Object.entries(record).filter(([, v]) => v !== undefined)),
+      };
       if (Buffer.byteLength(JSON.stringify(item)) > MAX_ITEM_BYTES) return o;
       folded.add(m);
       return { ...o, item };
@@ -245,7 +331,12 @@ export abstract class DynamoWrites extends DynamoProgress {
     const e = this.e;
     const items = ops.flatMap((o) => {
       // A release counter is stored under the name of its Target's counter.
-      const item = o.kind === 'ReleaseCounter' ? { ...(o.item as ReleaseCounter), Name: releaseCounterName((o.item as ReleaseCounter).TargetID) } : o.kind === 'Target' ? DynamoWrites.deployKeyed(o.item as Record<string, unknown>) : (o.item as Record<string, unknown>);
+      const item =
+        o.kind === 'ReleaseCounter'
+          ? { ...(o.item as ReleaseCounter), Name: releaseCounterName((o.item as ReleaseCounter).TargetID) }
+          : o.kind === 'Target'
+            ? DynamoWrites.deployKeyed(o.item as Record<string, unknown>)
+            : (o.item as Record<string, unknown>);
       const entity = e[o.kind === 'ReleaseCounter' ? 'Counter' : o.kind];
       const scope = DynamoWrites.slugScope(o.kind, item);
       const slugKind = o.kind.toLowerCase();
@@ -257,41 +348,73 @@ export abstract class DynamoWrites extends DynamoProgress {
       };
       switch (o.op) {
         case 'create':
-          if (scope) add(this.claim(scope, slugKind, slug, String(item[ID_FIELD[o.kind as SpaceKind]])), REASONS.slugTaken(o.kind, slug));
-          add(entity.create(DynamoWrites.clean(entity, item)).commit(), o.kind === 'Revision' || o.kind === 'Mutation' ? REASONS.revisionTaken : o.kind === 'Mark' ? REASONS.marked : `the ${o.kind} already exists`);
+          if (scope)
+            add(
+              this.claim(scope, slugKind, slug, String(item[ID_FIELD[o.kind as SpaceKind]])),
+              REASONS.slugTaken(o.kind, slug),
+            );
+          add(
+            entity.create(DynamoWrites.clean(entity, item)).commit(),
+            o.kind === 'Revision' || o.kind === 'Mutation'
+              ? REASONS.revisionTaken
+              : o.kind === 'Mark'
+                ? REASONS.marked
+                : `the ${o.kind} already exists`,
+          );
           // A Release takes its place in its Space's order with it, and among its ChangeOrder's Releases there.
           if (o.kind === 'Release') add(e.ReleaseEntry.put(releaseEntryOf(item)).commit(), 'release entry');
-          if (o.kind === 'Release' && changeOrderReleaseOf(item)) add(e.ChangeOrderRelease.put(changeOrderReleaseOf(item)!).commit(), 'change order release entry');
+          if (o.kind === 'Release' && changeOrderReleaseOf(item))
+            add(e.ChangeOrderRelease.put(changeOrderReleaseOf(item)!).commit(), 'change order release entry');
           // A ChangeOrder takes its place in its organization's order, and among those in flight.
-          if (o.kind === 'ChangeOrder') add(e.ChangeOrderEntry.put(changeOrderEntryOf(item)).commit(), 'change order entry');
-          if (o.kind === 'ChangeOrder' && inFlight(item)) add(e.InFlightChangeOrder.put(inFlightOf(item)).commit(), 'change order in flight');
+          if (o.kind === 'ChangeOrder')
+            add(e.ChangeOrderEntry.put(changeOrderEntryOf(item)).commit(), 'change order entry');
+          if (o.kind === 'ChangeOrder' && inFlight(item))
+            add(e.InFlightChangeOrder.put(inFlightOf(item)).commit(), 'change order in flight');
           // A token too.
           if (o.kind === 'ApiToken') add(e.TokenEntry.put(tokenEntryOf(item)).commit(), 'token entry');
           // An Attestation too; one that revokes another marks that one revoked.
           if (o.kind === 'Attestation') for (const op of attestationEntryOps(e, item)) add(op, 'attestation entry');
           break;
         case 'update': {
-          add(this.patch(entity, DynamoWrites.keyOf(o.kind, item), item, o.expectedVersion, o.before as Record<string, unknown> | undefined), REASONS.stale(o.kind));
+          add(
+            this.patch(
+              entity,
+              DynamoWrites.keyOf(o.kind, item),
+              item,
+              o.expectedVersion,
+              o.before as Record<string, unknown> | undefined,
+            ),
+            REASONS.stale(o.kind),
+          );
           // A ChangeOrder written Completed or aborted (neither comes undone) leaves those in flight.
-          if (o.kind === 'ChangeOrder' && !inFlight(item)) add(e.InFlightChangeOrder.delete(inFlightOf(item)).commit(), 'change order in flight');
+          if (o.kind === 'ChangeOrder' && !inFlight(item))
+            add(e.InFlightChangeOrder.delete(inFlightOf(item)).commit(), 'change order in flight');
           if (scope && o.oldSlug !== undefined && o.oldSlug !== slug) {
-            add(this.claim(scope, slugKind, slug, String(item[ID_FIELD[o.kind as SpaceKind]])), REASONS.slugTaken(o.kind, slug));
+            add(
+              this.claim(scope, slugKind, slug, String(item[ID_FIELD[o.kind as SpaceKind]])),
+              REASONS.slugTaken(o.kind, slug),
+            );
             add(this.unclaim(scope, slugKind, o.oldSlug), 'slug claim missing');
           }
           break;
         }
         case 'delete': {
           let del = entity.delete(DynamoWrites.keyOf(o.kind, item));
-          if (typeof item.Version === 'number') del = del.where((a: AnyEntity, op: AnyEntity) => op.eq(a.Version, item.Version));
+          if (typeof item.Version === 'number')
+            del = del.where((a: AnyEntity, op: AnyEntity) => op.eq(a.Version, item.Version));
           add(del.commit(), REASONS.stale(o.kind));
           if (scope) add(this.unclaim(scope, slugKind, slug), 'slug claim missing');
           if (o.kind === 'Release') add(e.ReleaseEntry.delete(releaseEntryOf(item)).commit(), 'release entry');
-          if (o.kind === 'Release' && changeOrderReleaseOf(item)) add(e.ChangeOrderRelease.delete(changeOrderReleaseOf(item)!).commit(), 'change order release entry');
+          if (o.kind === 'Release' && changeOrderReleaseOf(item))
+            add(e.ChangeOrderRelease.delete(changeOrderReleaseOf(item)!).commit(), 'change order release entry');
           // A ChangeOrder (deleted with its Space) leaves its place in its organization's order.
-          if (o.kind === 'ChangeOrder' && item.OrganizationID && item.Slug) add(e.ChangeOrderEntry.delete(changeOrderEntryOf(item)).commit(), 'change order entry');
-          if (o.kind === 'ChangeOrder' && item.OrganizationID) add(e.InFlightChangeOrder.delete(inFlightOf(item)).commit(), 'change order in flight');
+          if (o.kind === 'ChangeOrder' && item.OrganizationID && item.Slug)
+            add(e.ChangeOrderEntry.delete(changeOrderEntryOf(item)).commit(), 'change order entry');
+          if (o.kind === 'ChangeOrder' && item.OrganizationID)
+            add(e.InFlightChangeOrder.delete(inFlightOf(item)).commit(), 'change order in flight');
           // A token's entry in its organization's order (a token given by its hash alone keeps it: passed over when read).
-          if (o.kind === 'ApiToken' && item.OrganizationID && item.CreatedAt && item.TokenID) add(e.TokenEntry.delete(tokenEntryOf(item)).commit(), 'token entry');
+          if (o.kind === 'ApiToken' && item.OrganizationID && item.CreatedAt && item.TokenID)
+            add(e.TokenEntry.delete(tokenEntryOf(item)).commit(), 'token entry');
           break;
         }
         case 'put':

@@ -2,11 +2,48 @@
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { Entity, Service } from 'electrodb';
-import { ChangeOrderUpdateTypes, LinkUpdateTypes, PriorRevisionsModes, releaseToRecord, ROLES, TOOLCHAIN_TYPES } from '../model/entities.ts';
+import {
+  ChangeOrderUpdateTypes,
+  LinkUpdateTypes,
+  PriorRevisionsModes,
+  releaseToRecord,
+  ROLES,
+  TOOLCHAIN_TYPES,
+} from '../model/entities.ts';
 import { any, common, key, num, primary, reqAny, reqNum, reqStr, service, str } from './entity-kit.ts';
-import { AttestationCover, AttestationEntry, AttestationRevoked, ChangeOrderEntry, ChangeOrderRelease, IdempotencyRecord, InFlightChangeOrder, Job, JobPart, Outbox, ProcessedEvent, ReleaseEntry, RunningJob, TokenEntry } from './record-entities.ts';
+import {
+  AttestationCover,
+  AttestationEntry,
+  AttestationRevoked,
+  ChangeOrderEntry,
+  ChangeOrderRelease,
+  IdempotencyRecord,
+  InFlightChangeOrder,
+  Job,
+  JobPart,
+  Outbox,
+  ProcessedEvent,
+  ReleaseEntry,
+  RunningJob,
+  TokenEntry,
+} from './record-entities.ts';
 
-export { AttestationCover, AttestationEntry, AttestationRevoked, ChangeOrderEntry, ChangeOrderRelease, IdempotencyRecord, InFlightChangeOrder, Job, JobPart, Outbox, ProcessedEvent, ReleaseEntry, RunningJob, TokenEntry } from './record-entities.ts';
+export {
+  AttestationCover,
+  AttestationEntry,
+  AttestationRevoked,
+  ChangeOrderEntry,
+  ChangeOrderRelease,
+  IdempotencyRecord,
+  InFlightChangeOrder,
+  Job,
+  JobPart,
+  Outbox,
+  ProcessedEvent,
+  ReleaseEntry,
+  RunningJob,
+  TokenEntry,
+} from './record-entities.ts';
 
 const MARK_ROLES = ['start', 'end', 'publish', 'restore'] as const;
 
@@ -19,20 +56,55 @@ export const Organization = new Entity({
 /** An organization member. */
 export const User = new Entity({
   model: { entity: 'user', version: '1', service },
-  attributes: { OrganizationID: reqStr, UserID: reqStr, Slug: reqStr, DisplayName: str, Role: { type: ROLES, required: true }, CreatedAt: reqStr, UpdatedAt: reqStr, Version: reqNum },
+  attributes: {
+    OrganizationID: reqStr,
+    UserID: reqStr,
+    Slug: reqStr,
+    DisplayName: str,
+    Role: { type: ROLES, required: true },
+    CreatedAt: reqStr,
+    UpdatedAt: reqStr,
+    Version: reqNum,
+  },
   indexes: { primary: primary(['OrganizationID'], ['UserID']) },
 });
 
 export const Group = new Entity({
   model: { entity: 'group', version: '1', service },
-  attributes: { OrganizationID: reqStr, GroupID: reqStr, Slug: reqStr, DisplayName: str, MemberUserIDs: reqAny, CreatedAt: reqStr, UpdatedAt: reqStr, Version: reqNum },
+  attributes: {
+    OrganizationID: reqStr,
+    GroupID: reqStr,
+    Slug: reqStr,
+    DisplayName: str,
+    MemberUserIDs: reqAny,
+    CreatedAt: reqStr,
+    UpdatedAt: reqStr,
+    Version: reqNum,
+  },
   indexes: { primary: primary(['OrganizationID'], ['GroupID']) },
 });
 
 /** A hold on promotions (or publishes) into a Space, a workflow's ChangeOrders, or the organization; slug unique in the organization. */
 export const Hold = new Entity({
   model: { entity: 'hold', version: '1', service },
-  attributes: { OrganizationID: reqStr, HoldID: reqStr, Slug: reqStr, Reason: reqStr, OwnerID: reqStr, Scope: { type: ['Space', 'Workflow', 'Organization'] as const, required: true }, SpaceID: str, ChangeWorkflowID: str, Blocks: reqAny, ExpiresAt: str, LiftedAt: str, LiftedBy: str, LiftNote: str, CreatedAt: reqStr, UpdatedAt: reqStr, Version: reqNum },
+  attributes: {
+    OrganizationID: reqStr,
+    HoldID: reqStr,
+    Slug: reqStr,
+    Reason: reqStr,
+    OwnerID: reqStr,
+    Scope: { type: ['Space', 'Workflow', 'Organization'] as const, required: true },
+    SpaceID: str,
+    ChangeWorkflowID: str,
+    Blocks: reqAny,
+    ExpiresAt: str,
+    LiftedAt: str,
+    LiftedBy: str,
+    LiftNote: str,
+    CreatedAt: reqStr,
+    UpdatedAt: reqStr,
+    Version: reqNum,
+  },
   indexes: { primary: primary(['OrganizationID'], ['HoldID']) },
 });
 
@@ -70,17 +142,34 @@ export const SlugClaim = new Entity({
 
 export const Space = new Entity({
   model: { entity: 'space', version: '1', service },
-  attributes: { ...common, SpaceID: reqStr, ComponentID: str, ReleaseTargetID: str, UpstreamSpaceID: str, Permissions: any },
+  attributes: {
+    ...common,
+    SpaceID: reqStr,
+    ComponentID: str,
+    ReleaseTargetID: str,
+    UpstreamSpaceID: str,
+    Permissions: any,
+  },
   indexes: {
     primary: primary(['OrganizationID'], ['SpaceID']),
     // The Spaces a Target is attached to (where a deploy tool's report about it applies).
-    byTarget: { index: 'gsi1', condition: (s: Record<string, unknown>) => !!s.ReleaseTargetID, pk: key(['ReleaseTargetID'], 'gsi1pk'), sk: key([], 'gsi1sk') },
+    byTarget: {
+      index: 'gsi1',
+      condition: (s: Record<string, unknown>) => !!s.ReleaseTargetID,
+      pk: key(['ReleaseTargetID'], 'gsi1pk'),
+      sk: key([], 'gsi1sk'),
+    },
   },
 });
 
 export const Component = new Entity({
   model: { entity: 'component', version: '1', service },
-  attributes: { ...common, ComponentID: reqStr, AllowedChangeWorkflowIDs: any, ChangeWorkflowRequired: { type: 'boolean' } },
+  attributes: {
+    ...common,
+    ComponentID: reqStr,
+    AllowedChangeWorkflowIDs: any,
+    ChangeWorkflowRequired: { type: 'boolean' },
+  },
   indexes: { primary: primary(['OrganizationID'], ['ComponentID']) },
 });
 
@@ -173,9 +262,18 @@ const spaceEntity = (entity: string, idField: string, extra: Record<string, unkn
   });
 
 export const Tag = spaceEntity('tag', 'TagID', { ChangeOrderID: str, ChangeSetID: str, ReleaseID: str });
-export const ChangeSet = spaceEntity('changeset', 'ChangeSetID', { Description: str, StartTagID: str, EndTagID: str, State: str });
+export const ChangeSet = spaceEntity('changeset', 'ChangeSetID', {
+  Description: str,
+  StartTagID: str,
+  EndTagID: str,
+  State: str,
+});
 export const Filter = spaceEntity('filter', 'FilterID', { From: str, Where: str });
-export const Invocation = spaceEntity('invocation', 'InvocationID', { ToolchainType: reqStr, FunctionInvocations: reqAny, Parameters: reqAny } as never);
+export const Invocation = spaceEntity('invocation', 'InvocationID', {
+  ToolchainType: reqStr,
+  FunctionInvocations: reqAny,
+  Parameters: reqAny,
+} as never);
 /** A release Target; DeployObject (the Argo CD Application or Flux object that deploys it) is found by the organization's index of them. */
 export const Target = new Entity({
   model: { entity: 'target', version: '1', service },
@@ -190,7 +288,12 @@ export const Target = new Entity({
   },
   indexes: {
     primary: primary(['SpaceID'], ['TargetID']),
-    byDeployObject: { index: 'gsi1', condition: (t: Record<string, unknown>) => !!t.DeployObject, pk: key(['DeployKey'], 'gsi1pk'), sk: key([], 'gsi1sk') },
+    byDeployObject: {
+      index: 'gsi1',
+      condition: (t: Record<string, unknown>) => !!t.DeployObject,
+      pk: key(['DeployKey'], 'gsi1pk'),
+      sk: key([], 'gsi1sk'),
+    },
   },
 });
 
@@ -263,7 +366,12 @@ export const Attestation = spaceEntity('attestation', 'AttestationID', {
   Revisions: reqAny,
 } as never);
 
-export const ChangeWorkflow = spaceEntity('changeworkflow', 'ChangeWorkflowID', { Stages: any, Final: any, CustomPrerequisites: any, AttestationPrerequisites: any } as never);
+export const ChangeWorkflow = spaceEntity('changeworkflow', 'ChangeWorkflowID', {
+  Stages: any,
+  Final: any,
+  CustomPrerequisites: any,
+  AttestationPrerequisites: any,
+} as never);
 
 /** A ChangeOrder lives in its base Space; the GSI serves "the ChangeOrders of an organization". */
 export const ChangeOrder = new Entity({
@@ -310,14 +418,31 @@ export const ChangeOrder = new Entity({
 /** (ChangeOrder, Space) progress: one query reads every Space's progress with a ChangeOrder. */
 export const Progress = new Entity({
   model: { entity: 'progress', version: '1', service },
-  attributes: { ChangeOrderID: reqStr, SpaceID: reqStr, BaseSpaceID: str, ResolvedAt: reqStr, ReleaseID: str, ReleaseNum: num, ReleasedAt: str, RestoredAt: str, RestoreReleaseID: str, RestoreReleaseNum: num, Version: { type: 'number', required: true } },
+  attributes: {
+    ChangeOrderID: reqStr,
+    SpaceID: reqStr,
+    BaseSpaceID: str,
+    ResolvedAt: reqStr,
+    ReleaseID: str,
+    ReleaseNum: num,
+    ReleasedAt: str,
+    RestoredAt: str,
+    RestoreReleaseID: str,
+    RestoreReleaseNum: num,
+    Version: { type: 'number', required: true },
+  },
   indexes: {
     primary: primary(['ChangeOrderID'], ['SpaceID']),
     // The ChangeOrders that reached a Space with a Release still to record there: what a Release there reads to record
     // itself on them, not the organization's ChangeOrders nor the Space's whole history of them. Sparse: the keys are
     // written while the progress has a Release to record (ElectroDB's index condition, judged on the whole item each
     // write, as the store writes progress whole) and removed with the write that records it.
-    toRelease: { index: 'gsi1', condition: (p: Record<string, unknown>) => releaseToRecord(p), pk: key(['SpaceID'], 'gsi1pk'), sk: key(['ChangeOrderID'], 'gsi1sk') },
+    toRelease: {
+      index: 'gsi1',
+      condition: (p: Record<string, unknown>) => releaseToRecord(p),
+      pk: key(['SpaceID'], 'gsi1pk'),
+      sk: key(['ChangeOrderID'], 'gsi1sk'),
+    },
   },
 });
 
@@ -325,7 +450,18 @@ export const Progress = new Entity({
 export const Mark = new Entity({
   model: { entity: 'mark', version: '1', service },
   // On an end mark: the ChangeOrder's start Tag (and the revision it marks) and release Tag it also stands for (change-order-marks.ts).
-  attributes: { TagID: reqStr, UnitID: reqStr, SpaceID: reqStr, RevisionNum: { type: 'number', required: true }, UpdatedAt: reqStr, ChangeOrderID: str, Role: { type: MARK_ROLES }, PublishTagID: str, StartTagID: str, StartRevisionNum: num },
+  attributes: {
+    TagID: reqStr,
+    UnitID: reqStr,
+    SpaceID: reqStr,
+    RevisionNum: { type: 'number', required: true },
+    UpdatedAt: reqStr,
+    ChangeOrderID: str,
+    Role: { type: MARK_ROLES },
+    PublishTagID: str,
+    StartTagID: str,
+    StartRevisionNum: num,
+  },
   indexes: {
     primary: primary(['TagID'], ['UnitID']),
     byUnit: { index: 'gsi1', pk: key(['UnitID'], 'gsi1pk'), sk: key(['TagID'], 'gsi1sk') },
@@ -337,14 +473,57 @@ export const Mark = new Entity({
 export function documentClient(raw: unknown): DynamoDBDocumentClient {
   // Optional fields left undefined inside maps and lists are dropped, not refused; an object with a key named
   // like a prototype member (a label called `constructor`) is still written as a map.
-  return DynamoDBDocumentClient.from(raw as DynamoDBClient, { marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: true } });
+  return DynamoDBDocumentClient.from(raw as DynamoDBClient, {
+    marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: true },
+  });
 }
 
 export function makeService(raw: unknown, table: string, client = documentClient(raw)) {
-  const all = { Organization, User, Group, ApiToken, Attestation, Invocation, SlugClaim, Space, Component, Unit, Revision, Mutation, Tag, ChangeSet, Filter, Target, Mark, Link, Release, ReleaseEntry, ChangeOrderRelease, InFlightChangeOrder, AttestationEntry, AttestationRevoked, AttestationCover, ChangeOrderEntry, TokenEntry, Counter, ChangeWorkflow, ChangeOrder, Progress, Outbox, ProcessedEvent, IdempotencyRecord, Job, JobPart, RunningJob, Hold };
+  const all = {
+    Organization,
+    User,
+    Group,
+    ApiToken,
+    Attestation,
+    Invocation,
+    SlugClaim,
+    Space,
+    Component,
+    Unit,
+    Revision,
+    Mutation,
+    Tag,
+    ChangeSet,
+    Filter,
+    Target,
+    Mark,
+    Link,
+    Release,
+    ReleaseEntry,
+    ChangeOrderRelease,
+    InFlightChangeOrder,
+    AttestationEntry,
+    AttestationRevoked,
+    AttestationCover,
+    ChangeOrderEntry,
+    TokenEntry,
+    Counter,
+    ChangeWorkflow,
+    ChangeOrder,
+    Progress,
+    Outbox,
+    ProcessedEvent,
+    IdempotencyRecord,
+    Job,
+    JobPart,
+    RunningJob,
+    Hold,
+  };
   // A Service binds its entities to its table and client: each store gets entities of its own, so two
   // stores on two tables in one process (tests, benchmarks) never write through each other's.
-  const own = Object.fromEntries(Object.entries(all).map(([name, e]) => [name, new Entity((e as unknown as { schema: never }).schema)])) as unknown as typeof all;
+  const own = Object.fromEntries(
+    Object.entries(all).map(([name, e]) => [name, new Entity((e as unknown as { schema: never }).schema)]),
+  ) as unknown as typeof all;
   return new Service(own, { client: client as never, table });
 }
 export type BatonService = ReturnType<typeof makeService>;

@@ -10,7 +10,11 @@ export const num = { type: 'number' } as const;
 export const any = { type: 'any' } as const;
 export const reqNum = { type: 'number', required: true } as const;
 export const reqAny = { type: 'any', required: true } as const;
-export const key = <const C extends readonly string[]>(composite: C, field: string) => ({ field, composite: [...composite] as [...C], casing: 'none' as const });
+export const key = <const C extends readonly string[]>(composite: C, field: string) => ({
+  field,
+  composite: [...composite] as [...C],
+  casing: 'none' as const,
+});
 
 export const common = {
   OrganizationID: reqStr,
@@ -23,4 +27,7 @@ export const common = {
   Version: { type: 'number', required: true },
 } as const;
 
-export const primary = <const P extends readonly string[], const S extends readonly string[]>(pk: P, sk: S) => ({ pk: key(pk, 'pk'), sk: key(sk, 'sk') });
+export const primary = <const P extends readonly string[], const S extends readonly string[]>(pk: P, sk: S) => ({
+  pk: key(pk, 'pk'),
+  sk: key(sk, 'sk'),
+});

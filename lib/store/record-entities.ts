@@ -10,7 +10,14 @@ import { any, key, num, primary, reqAny, reqNum, reqStr, service, str } from './
  */
 export const Outbox = new Entity({
   model: { entity: 'outbox', version: '1', service },
-  attributes: { EventID: reqStr, OrganizationID: reqStr, Source: reqStr, DetailType: reqStr, Detail: reqAny, CreatedAt: reqStr },
+  attributes: {
+    EventID: reqStr,
+    OrganizationID: reqStr,
+    Source: reqStr,
+    DetailType: reqStr,
+    Detail: reqAny,
+    CreatedAt: reqStr,
+  },
   indexes: {
     primary: primary(['EventID'], []),
     pending: { index: 'gsi1', pk: key([], 'gsi1pk'), sk: key(['CreatedAt', 'EventID'], 'gsi1sk') },
@@ -27,7 +34,18 @@ export const ProcessedEvent = new Entity({
 /** A POST made with an Idempotency-Key: what it asked (hashed) and, once done, what it answered; kept a day (TTL). */
 export const IdempotencyRecord = new Entity({
   model: { entity: 'idempotency', version: '1', service },
-  attributes: { OrganizationID: reqStr, UserID: reqStr, Key: reqStr, RequestHash: reqStr, State: { type: ['InProgress', 'Done'] as const, required: true }, Status: num, Body: str, Headers: any, CreatedAt: reqStr, ExpiresAtEpoch: reqNum },
+  attributes: {
+    OrganizationID: reqStr,
+    UserID: reqStr,
+    Key: reqStr,
+    RequestHash: reqStr,
+    State: { type: ['InProgress', 'Done'] as const, required: true },
+    Status: num,
+    Body: str,
+    Headers: any,
+    CreatedAt: reqStr,
+    ExpiresAtEpoch: reqNum,
+  },
   indexes: { primary: primary(['OrganizationID', 'UserID', 'Key'], []) },
 });
 
@@ -68,7 +86,16 @@ export const Job = new Entity({
 /** One finished part of a job: what its Spaces came to (compressed). Written with the job's count, once. */
 export const JobPart = new Entity({
   model: { entity: 'jobpart', version: '1', service },
-  attributes: { JobID: reqStr, Part: reqStr, Wave: reqNum, Index: reqNum, Result: reqStr, GaveUp: { type: 'boolean' }, CreatedAt: reqStr, ExpiresAtEpoch: num },
+  attributes: {
+    JobID: reqStr,
+    Part: reqStr,
+    Wave: reqNum,
+    Index: reqNum,
+    Result: reqStr,
+    GaveUp: { type: 'boolean' },
+    CreatedAt: reqStr,
+    ExpiresAtEpoch: num,
+  },
   indexes: { primary: primary(['JobID'], ['Part']) },
 });
 
@@ -86,7 +113,11 @@ export const RunningJob = new Entity({
  */
 export const ReleaseEntry = new Entity({
   model: { entity: 'releaseentry', version: '1', service },
-  attributes: { SpaceID: reqStr, ReleaseNum: { type: 'number', required: true, padding: { length: 10, char: '0' } }, ReleaseID: reqStr },
+  attributes: {
+    SpaceID: reqStr,
+    ReleaseNum: { type: 'number', required: true, padding: { length: 10, char: '0' } },
+    ReleaseID: reqStr,
+  },
   indexes: { primary: primary(['SpaceID'], ['ReleaseNum', 'ReleaseID']) },
 });
 
@@ -162,6 +193,10 @@ export const TokenEntry = new Entity({
   attributes: { OrganizationID: reqStr, CreatedAt: reqStr, TokenID: reqStr, TokenHash: reqStr, UserID: str },
   indexes: {
     primary: primary(['OrganizationID'], ['CreatedAt', 'TokenID']),
-    byUser: { index: 'gsi1', pk: key(['OrganizationID', 'UserID'], 'gsi1pk'), sk: key(['CreatedAt', 'TokenID'], 'gsi1sk') },
+    byUser: {
+      index: 'gsi1',
+      pk: key(['OrganizationID', 'UserID'], 'gsi1pk'),
+      sk: key(['CreatedAt', 'TokenID'], 'gsi1sk'),
+    },
   },
 });

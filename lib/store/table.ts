@@ -1,4 +1,9 @@
-import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ResourceNotFoundException } from '@aws-sdk/client-dynamodb';
+import {
+  CreateTableCommand,
+  DescribeTableCommand,
+  DynamoDBClient,
+  ResourceNotFoundException,
+} from '@aws-sdk/client-dynamodb';
 
 /** The table's key schema, shared by local set-up and the CDK stack so the two cannot drift. */
 export const TABLE_KEYS = {
@@ -15,7 +20,9 @@ export function dynamoClient(endpoint = process.env.AWS_ENDPOINT_URL): DynamoDBC
   return new DynamoDBClient({
     endpoint,
     region: process.env.AWS_REGION ?? 'us-east-1',
-    ...(local && !process.env.AWS_ACCESS_KEY_ID ? { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
+    ...(local && !process.env.AWS_ACCESS_KEY_ID
+      ? { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }
+      : {}),
   });
 }
 
@@ -27,7 +34,11 @@ export async function ensureTable(client: DynamoDBClient, table: string): Promis
   } catch (e) {
     if (!(e instanceof ResourceNotFoundException) && (e as Error).name !== 'ResourceNotFoundException') throw e;
   }
-  const attrs = [TABLE_KEYS.partitionKey, TABLE_KEYS.sortKey, ...TABLE_KEYS.indexes.flatMap((i) => [i.partitionKey, i.sortKey])];
+  const attrs = [
+    TABLE_KEYS.partitionKey,
+    TABLE_KEYS.sortKey,
+    ...TABLE_KEYS.indexes.flatMap((i) => [i.partitionKey, i.sortKey]),
+  ];
   await client.send(
     new CreateTableCommand({
       TableName: table,

@@ -12,7 +12,13 @@ export type GroupOutcome = 'landed' | 'skipped' | Conflict;
  * marks and progress after its Units); once one is refused, the tail groups after it are skipped. Any
  * other failure is thrown: what landed before it stays.
  */
-export async function landGroups<G>(groups: G[], size: (g: G) => number, max: number, send: (part: G[]) => Promise<void>, tail = 0): Promise<GroupOutcome[]> {
+export async function landGroups<G>(
+  groups: G[],
+  size: (g: G) => number,
+  max: number,
+  send: (part: G[]) => Promise<void>,
+  tail = 0,
+): Promise<GroupOutcome[]> {
   const out: GroupOutcome[] = groups.map(() => 'skipped');
   const firstTail = groups.length - tail;
   let refused = false;

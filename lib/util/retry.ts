@@ -8,9 +8,13 @@ export const CONFLICT_ATTEMPTS = 5;
  * up to `attempts` times; any other error is thrown at once. After the last lost race, `onExhausted`
  * decides: it returns a value, or throws.
  */
-export async function retryOnConflict<T>(attempt: () => Promise<T>, onExhausted: () => T = () => {
-  throw new Conflict('the record kept changing under the write; retry');
-}, attempts = CONFLICT_ATTEMPTS): Promise<T> {
+export async function retryOnConflict<T>(
+  attempt: () => Promise<T>,
+  onExhausted: () => T = () => {
+    throw new Conflict('the record kept changing under the write; retry');
+  },
+  attempts = CONFLICT_ATTEMPTS,
+): Promise<T> {
   for (let i = 0; i < attempts; i++) {
     try {
       return await attempt();

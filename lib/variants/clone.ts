@@ -18,7 +18,13 @@ export interface CloneOptions {
  * UpgradeUnit Link from it whose cursor is that revision, and, with a namespace, a second revision
  * that fills it in.
  */
-export async function cloneOps(deps: UnitDeps, caller: Caller, space: Space, upstream: Unit, o: CloneOptions): Promise<{ unit: Unit; link: Link; ops: StoreOp[] }> {
+export async function cloneOps(
+  deps: UnitDeps,
+  caller: Caller,
+  space: Space,
+  upstream: Unit,
+  o: CloneOptions,
+): Promise<{ unit: Unit; link: Link; ops: StoreOp[] }> {
   const rev = o.revision ?? upstream.HeadRevisionNum;
   const data = await dataAt(deps, upstream, rev);
   const created = newUnit(
@@ -45,7 +51,11 @@ export async function cloneOps(deps: UnitDeps, caller: Caller, space: Space, ups
   if (o.namespace && unit.ToolchainType === 'Kubernetes/YAML') {
     const filled = runFunction('set-namespace', [o.namespace], data);
     if (filled.data !== data) {
-      const step = advance(deps, caller, unit, data, filled.data, { source: 'FunctionInvocation', description: `set namespace ${o.namespace}`, functionInvocation: { FunctionName: 'set-namespace', Arguments: [o.namespace] } });
+      const step = advance(deps, caller, unit, data, filled.data, {
+        source: 'FunctionInvocation',
+        description: `set namespace ${o.namespace}`,
+        functionInvocation: { FunctionName: 'set-namespace', Arguments: [o.namespace] },
+      });
       unit = step.unit;
       ops.push(...step.ops);
     }
@@ -78,7 +88,14 @@ function linkSlug(unitSlug: string): string {
 }
 
 /** The ops that copy an upstream Space's other Links of a cloned Unit onto its clone, mapping units inside that Space to their clones. */
-export function copyLinksOps(deps: UnitDeps, caller: Caller, space: Space, upstreamLinks: Link[], clonesByUpstreamId: Map<string, Unit>, existingSlugs: Set<string>): StoreOp[] {
+export function copyLinksOps(
+  deps: UnitDeps,
+  caller: Caller,
+  space: Space,
+  upstreamLinks: Link[],
+  clonesByUpstreamId: Map<string, Unit>,
+  existingSlugs: Set<string>,
+): StoreOp[] {
   const ops: StoreOp[] = [];
   const now = deps.now().toISOString();
   for (const l of upstreamLinks) {
@@ -103,4 +120,3 @@ export function copyLinksOps(deps: UnitDeps, caller: Caller, space: Space, upstr
   }
   return ops;
 }
-

@@ -24,8 +24,14 @@ export function gated(units: Unit[]): string[] {
  * from it keeps its data and loses only its upstream.
  */
 export async function deleteUnitCascade(deps: Deps, unit: Unit, report: DeleteReport): Promise<void> {
-  const [own, into] = await Promise.all([deps.store.listInSpace<Link>('Link', unit.SpaceID), deps.store.linksInto(unit.UnitID)]);
-  const links = [...own.filter((l) => l.FromUnitID === unit.UnitID), ...into.filter((l) => l.FromUnitID !== unit.UnitID)];
+  const [own, into] = await Promise.all([
+    deps.store.listInSpace<Link>('Link', unit.SpaceID),
+    deps.store.linksInto(unit.UnitID),
+  ]);
+  const links = [
+    ...own.filter((l) => l.FromUnitID === unit.UnitID),
+    ...into.filter((l) => l.FromUnitID !== unit.UnitID),
+  ];
   for (const l of links) {
     const fresh = await deps.store.getInSpace<Link>('Link', l.SpaceID, l.LinkID);
     if (!fresh) continue;
@@ -34,7 +40,17 @@ export async function deleteUnitCascade(deps: Deps, unit: Unit, report: DeleteRe
       report.RemovedLinks.push({ LinkID: fresh.LinkID, Slug: fresh.Slug, SpaceID: fresh.SpaceID });
       const down = await deps.store.getUnit(fresh.SpaceID, fresh.FromUnitID);
       if (down && down.UpstreamUnitID === unit.UnitID) {
-        await deps.store.updateUnit({ ...down, UpstreamUnitID: undefined, UpstreamSpaceID: undefined, Version: down.Version + 1, UpdatedAt: deps.now().toISOString() }, down.Version, down.Slug);
+        await deps.store.updateUnit(
+          {
+            ...down,
+            UpstreamUnitID: undefined,
+            UpstreamSpaceID: undefined,
+            Version: down.Version + 1,
+            UpdatedAt: deps.now().toISOString(),
+          },
+          down.Version,
+          down.Slug,
+        );
       }
     }
   }
@@ -59,16 +75,31 @@ const HELD: [SpaceKind, string, string][] = [
 ];
 
 /** Deletes a Space: refused while not empty unless recursive, and past delete gates only when forced. */
-export async function deleteSpace(deps: Deps, space: Space, opts: { recursive: boolean; force: boolean }): Promise<DeleteReport> {
+export async function deleteSpace(
+  deps: Deps,
+  space: Space,
+  opts: { recursive: boolean; force: boolean },
+): Promise<DeleteReport> {
   const kinds = HELD.map(([k]) => k);
-  const [units, ...others] = await Promise.all([deps.store.listUnits(space.SpaceID), ...kinds.map((k) => deps.store.listInSpace<{ SpaceID: string; Slug: string }>(k, space.SpaceID))]);
+  const [units, ...others] = await Promise.all([
+    deps.store.listUnits(space.SpaceID),
+    ...kinds.map((k) => deps.store.listInSpace<{ SpaceID: string; Slug: string }>(k, space.SpaceID)),
+  ]);
   const gates = gated(units);
-  if (gates.length && !opts.force) throw new Conflict(`space '${space.Slug}' has units with delete gates: ${gates.join(', ')}; use --recursive-force to delete past them`);
+  if (gates.length && !opts.force)
+    throw new Conflict(
+      `space '${space.Slug}' has units with delete gates: ${gates.join(', ')}; use --recursive-force to delete past them`,
+    );
   const held = units.length + others.reduce((n, l) => n + l.length, 0);
   if (held && !opts.recursive && !opts.force) {
     // What it holds, each kind it has: a workflow or a change order alone is not nothing.
-    const counts = [[units.length, 'unit', 'units'] as const, ...others.map((l, i) => [l.length, HELD[i]![1], HELD[i]![2]] as const)].filter(([n]) => n > 0);
-    throw new Conflict(`space '${space.Slug}' is not empty (${counts.map(([n, one, many]) => `${n} ${n === 1 ? one : many}`).join(', ')}); delete them first or use --recursive`);
+    const counts = [
+      [units.length, 'unit', 'units'] as const,
+      ...others.map((l, i) => [l.length, HELD[i]![1], HELD[i]![2]] as const),
+    ].filter(([n]) => n > 0);
+    throw new Conflict(
+      `space '${space.Slug}' is not empty (${counts.map(([n, one, many]) => `${n} ${n === 1 ? one : many}`).join(', ')}); delete them first or use --recursive`,
+    );
   }
   const report: DeleteReport = { DeletedUnits: [], RemovedLinks: [] };
   for (const u of units) await deleteUnitCascade(deps, u, report);

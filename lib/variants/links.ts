@@ -17,7 +17,10 @@ export async function withStale(deps: Deps, links: Link[]): Promise<LinkView[]> 
 }
 
 /** What a person gives to link a Unit of a Space to an upstream Unit. */
-export interface CreateLinkInput extends Pick<Link, 'UpdateType' | 'AutoUpdate' | 'Protect' | 'Squash' | 'UpstreamPaths' | 'DownstreamSetters' | 'DisplayName'> {
+export interface CreateLinkInput extends Pick<
+  Link,
+  'UpdateType' | 'AutoUpdate' | 'Protect' | 'Squash' | 'UpstreamPaths' | 'DownstreamSetters' | 'DisplayName'
+> {
   Slug?: string;
   Labels?: Record<string, string>;
   Annotations?: Record<string, string>;
@@ -36,24 +39,33 @@ function checkCarrying(body: Pick<Link, 'UpdateType' | 'UpstreamPaths' | 'Downst
   const paths = body.UpstreamPaths ?? [];
   const setters = body.DownstreamSetters ?? [];
   if (t !== 'TransformPaths' && t !== 'Insert' && t !== 'Upsert') {
-    if (paths.length || setters.length) throw new Invalid(`UpstreamPaths and DownstreamSetters belong to TransformPaths, Insert and Upsert links, not ${t}`);
+    if (paths.length || setters.length)
+      throw new Invalid(
+        `UpstreamPaths and DownstreamSetters belong to TransformPaths, Insert and Upsert links, not ${t}`,
+      );
     return;
   }
-  if (t !== 'Upsert' && (!paths.length || !setters.length)) throw new Invalid(`a ${t} link needs UpstreamPaths and DownstreamSetters`);
+  if (t !== 'Upsert' && (!paths.length || !setters.length))
+    throw new Invalid(`a ${t} link needs UpstreamPaths and DownstreamSetters`);
   const names = new Set<string>();
   for (const p of paths) {
     if (names.has(p.Name)) throw new Invalid(`UpstreamPaths name '${p.Name}' twice`);
     names.add(p.Name);
-    if (!p.Path && t === 'TransformPaths') throw new Invalid(`UpstreamPaths '${p.Name}' needs a Path: a TransformPaths link reads single values`);
+    if (!p.Path && t === 'TransformPaths')
+      throw new Invalid(`UpstreamPaths '${p.Name}' needs a Path: a TransformPaths link reads single values`);
     if (!p.Path && !p.Resource) throw new Invalid(`UpstreamPaths '${p.Name}' needs a Path or a Resource`);
   }
   for (const s of setters) {
     functionParams(s.FunctionInvocation.FunctionName);
-    if (isReadOnly(s.FunctionInvocation.FunctionName)) throw new Invalid(`DownstreamSetters function '${s.FunctionInvocation.FunctionName}' only reads; a setter must write`);
+    if (isReadOnly(s.FunctionInvocation.FunctionName))
+      throw new Invalid(
+        `DownstreamSetters function '${s.FunctionInvocation.FunctionName}' only reads; a setter must write`,
+      );
     for (const p of s.Parameters) {
       const u = paths.find((x) => x.Name === p);
       if (!u) throw new Invalid(`DownstreamSetters parameter '${p}' is not one of the UpstreamPaths`);
-      if (!u.Path && t === 'Upsert') throw new Invalid(`DownstreamSetters parameter '${p}' reads no value: UpstreamPaths '${p}' has no Path`);
+      if (!u.Path && t === 'Upsert')
+        throw new Invalid(`DownstreamSetters parameter '${p}' reads no value: UpstreamPaths '${p}' has no Path`);
     }
   }
 }
@@ -65,11 +77,20 @@ export async function createLink(deps: Deps, caller: Caller, space: Space, body:
   const { unit: to, space: toSpace } = await findUnitRef(deps, caller, toHome, body.ToUnitID);
   if (to.UnitID === from.UnitID) throw new Invalid('a link cannot point a unit at itself');
   const merging = body.UpdateType === 'UpgradeUnit' || body.UpdateType === 'MergeUnits';
-  if (merging && body.Protect) throw new Invalid(`Protect is not allowed on ${body.UpdateType} links; protect paths with --protect on the writes instead`);
+  if (merging && body.Protect)
+    throw new Invalid(
+      `Protect is not allowed on ${body.UpdateType} links; protect paths with --protect on the writes instead`,
+    );
   checkCarrying(body);
-  if (merging && from.ToolchainType !== to.ToolchainType) throw new Invalid(`cannot merge ${to.ToolchainType} unit '${to.Slug}' into ${from.ToolchainType} unit '${from.Slug}'`);
+  if (merging && from.ToolchainType !== to.ToolchainType)
+    throw new Invalid(
+      `cannot merge ${to.ToolchainType} unit '${to.Slug}' into ${from.ToolchainType} unit '${from.Slug}'`,
+    );
   const existing = await deps.store.listInSpace<Link>('Link', space.SpaceID);
-  if (body.UpdateType === 'UpgradeUnit' && existing.some((l) => l.FromUnitID === from.UnitID && l.UpdateType === 'UpgradeUnit')) {
+  if (
+    body.UpdateType === 'UpgradeUnit' &&
+    existing.some((l) => l.FromUnitID === from.UnitID && l.UpdateType === 'UpgradeUnit')
+  ) {
     throw new Conflict(`unit '${from.Slug}' already has an UpgradeUnit link; a unit has one upstream`);
   }
   const now = deps.now().toISOString();
@@ -98,7 +119,14 @@ export async function createLink(deps: Deps, caller: Caller, space: Space, body:
   };
   const ops: StoreOp[] = [{ op: 'create', kind: 'Link', item: link }];
   if (body.UpdateType === 'UpgradeUnit') {
-    const next: Unit = { ...from, UpstreamUnitID: to.UnitID, UpstreamSpaceID: toSpace.SpaceID, UpstreamRevisionNum: 0, Version: from.Version + 1, UpdatedAt: now };
+    const next: Unit = {
+      ...from,
+      UpstreamUnitID: to.UnitID,
+      UpstreamSpaceID: toSpace.SpaceID,
+      UpstreamRevisionNum: 0,
+      Version: from.Version + 1,
+      UpdatedAt: now,
+    };
     ops.push({ op: 'update', kind: 'Unit', item: next, expectedVersion: from.Version });
   }
   await deps.store.transact(ops);
@@ -110,7 +138,13 @@ export async function deleteLink(deps: Deps, space: Space, link: Link): Promise<
   const ops: StoreOp[] = [{ op: 'delete', kind: 'Link', item: link }];
   const from = await deps.store.getUnit(space.SpaceID, link.FromUnitID);
   if (link.UpdateType === 'UpgradeUnit' && from?.UpstreamUnitID === link.ToUnitID) {
-    const next: Unit = { ...from, UpstreamUnitID: undefined, UpstreamSpaceID: undefined, Version: from.Version + 1, UpdatedAt: deps.now().toISOString() };
+    const next: Unit = {
+      ...from,
+      UpstreamUnitID: undefined,
+      UpstreamSpaceID: undefined,
+      Version: from.Version + 1,
+      UpdatedAt: deps.now().toISOString(),
+    };
     ops.push({ op: 'update', kind: 'Unit', item: next, expectedVersion: from.Version });
   }
   await deps.store.transact(ops);

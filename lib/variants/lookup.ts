@@ -7,7 +7,22 @@ import { isId } from '../model/ids.ts';
 
 export { isId };
 
-type LookupDeps = Pick<Deps<Pick<Store, 'spaceIdBySlug' | 'getSpace' | 'spaceAndSlug' | 'idInSpace' | 'getUnit' | 'getInSpace' | 'componentIdBySlug' | 'getComponent'>>, 'store'>;
+type LookupDeps = Pick<
+  Deps<
+    Pick<
+      Store,
+      | 'spaceIdBySlug'
+      | 'getSpace'
+      | 'spaceAndSlug'
+      | 'idInSpace'
+      | 'getUnit'
+      | 'getInSpace'
+      | 'componentIdBySlug'
+      | 'getComponent'
+    >
+  >,
+  'store'
+>;
 
 /** Finds a Space of the caller's organization by ID or slug; another organization's Space is simply not found. */
 export async function findSpace(deps: LookupDeps, caller: Caller, ref: string): Promise<Space> {
@@ -24,7 +39,8 @@ async function spaceIdOf(deps: LookupDeps, caller: Caller, ref: string): Promise
 /** The Space found, if the caller may see it. */
 function visible(caller: Caller, space: Space | undefined, ref: string): Space {
   // A Space the caller may not View is not found, as another organization's is (a service token finds those it reports on).
-  if (!space || !(allows(caller, space, 'View') || (caller.Service && allows(caller, space, 'ReportStatus')))) throw new NotFound(`space '${ref}' not found`);
+  if (!space || !(allows(caller, space, 'View') || (caller.Service && allows(caller, space, 'ReportStatus'))))
+    throw new NotFound(`space '${ref}' not found`);
   return space;
 }
 
@@ -48,7 +64,13 @@ export async function findUnit(deps: LookupDeps, space: Space, ref: string): Pro
  * Finds a Space-resident entity by ID or slug; `space/slug` names one in another Space. Without a
  * Space to default to, only the `space/slug` form can be resolved.
  */
-export async function findInSpace<T>(deps: LookupDeps, caller: Caller, space: Space | undefined, kind: SpaceKind, ref: string): Promise<{ item: T; space: Space }> {
+export async function findInSpace<T>(
+  deps: LookupDeps,
+  caller: Caller,
+  space: Space | undefined,
+  kind: SpaceKind,
+  ref: string,
+): Promise<{ item: T; space: Space }> {
   let home = space;
   let name = ref;
   /** The ID named, once known (the `space/slug` path learns it with the Space). */
@@ -75,11 +97,27 @@ export async function findInSpace<T>(deps: LookupDeps, caller: Caller, space: Sp
 }
 
 function kindName(kind: SpaceKind): string {
-  return { Tag: 'tag', ChangeSet: 'changeset', Filter: 'filter', Target: 'target', Link: 'link', Release: 'release', ChangeWorkflow: 'changeworkflow', ChangeOrder: 'changeorder', Attestation: 'attestation', Invocation: 'invocation' }[kind];
+  return {
+    Tag: 'tag',
+    ChangeSet: 'changeset',
+    Filter: 'filter',
+    Target: 'target',
+    Link: 'link',
+    Release: 'release',
+    ChangeWorkflow: 'changeworkflow',
+    ChangeOrder: 'changeorder',
+    Attestation: 'attestation',
+    Invocation: 'invocation',
+  }[kind];
 }
 
 /** Finds a Unit named `unit` (in `space`) or `space/unit`. */
-export async function findUnitRef(deps: LookupDeps, caller: Caller, space: Space, ref: string): Promise<{ space: Space; unit: Unit }> {
+export async function findUnitRef(
+  deps: LookupDeps,
+  caller: Caller,
+  space: Space,
+  ref: string,
+): Promise<{ space: Space; unit: Unit }> {
   const slash = ref.indexOf('/');
   const home = slash > 0 ? await findSpace(deps, caller, ref.slice(0, slash)) : space;
   return { space: home, unit: await findUnit(deps, home, slash > 0 ? ref.slice(slash + 1) : ref) };
@@ -91,7 +129,11 @@ export function bySlug<T extends { Slug: string }>(a: T, b: T): number {
 }
 
 /** A Space's release Target, named `space/target` (the Target lives in some Space of the organization). */
-export async function releaseTargetId(deps: LookupDeps, caller: Caller, ref: string | null | undefined): Promise<string | undefined> {
+export async function releaseTargetId(
+  deps: LookupDeps,
+  caller: Caller,
+  ref: string | null | undefined,
+): Promise<string | undefined> {
   if (!ref) return undefined;
   if (ref.indexOf('/') <= 0) throw new Invalid(`ReleaseTargetID '${ref}' must name a target as <space>/<target>`);
   return (await findInSpace<Target>(deps, caller, undefined, 'Target', ref)).item.TargetID;

@@ -45,7 +45,9 @@ const MAX_REVISIONS_PER_MERGE = Math.floor((TRANSACTION_MAX_ITEMS - 10) / 2);
 
 /** The Links that merge into a Unit: its UpgradeUnit Link (clone lineage) first, then MergeUnits Links. */
 export async function mergeLinksOf(deps: UnitDeps, spaceId: string, unitId: string): Promise<Link[]> {
-  const links = (await deps.store.listInSpace<Link>('Link', spaceId)).filter((l) => l.FromUnitID === unitId && (l.UpdateType === 'UpgradeUnit' || l.UpdateType === 'MergeUnits'));
+  const links = (await deps.store.listInSpace<Link>('Link', spaceId)).filter(
+    (l) => l.FromUnitID === unitId && (l.UpdateType === 'UpgradeUnit' || l.UpdateType === 'MergeUnits'),
+  );
   return links.sort((a, b) => (a.UpdateType === b.UpdateType ? 0 : a.UpdateType === 'UpgradeUnit' ? -1 : 1));
 }
 
@@ -95,7 +97,12 @@ export function storeReader(deps: UnitDeps): UpstreamReader {
  * promoted side by side ask for theirs together) go to the store as one request.
  */
 function batchingReader(deps: UnitDeps): UpstreamReader {
-  type Ask = { unit: Unit; num: number; resolve: (r: { data: string; description?: string }) => void; reject: (e: unknown) => void };
+  type Ask = {
+    unit: Unit;
+    num: number;
+    resolve: (r: { data: string; description?: string }) => void;
+    reject: (e: unknown) => void;
+  };
   let pending: Ask[] = [];
   const flush = async () => {
     const batch = pending;
@@ -125,9 +132,15 @@ function batchingReader(deps: UnitDeps): UpstreamReader {
 export function cachedReader(deps: UnitDeps): PrimedReader {
   const cache = new Map<string, Promise<{ data: string; description?: string }>>();
   const read = batchingReader(deps);
-  const reader = ((unit: Unit, num: number) => sharedRead(cache, `${unit.UnitID}#${num}`, () => read(unit, num))) as PrimedReader;
+  const reader = ((unit: Unit, num: number) =>
+    sharedRead(cache, `${unit.UnitID}#${num}`, () => read(unit, num))) as PrimedReader;
   reader.prime = (revs) => {
-    for (const r of revs) if (!cache.has(`${r.UnitID}#${r.RevisionNum}`)) cache.set(`${r.UnitID}#${r.RevisionNum}`, Promise.resolve({ data: decompress(r.Data), description: r.Description }));
+    for (const r of revs)
+      if (!cache.has(`${r.UnitID}#${r.RevisionNum}`))
+        cache.set(
+          `${r.UnitID}#${r.RevisionNum}`,
+          Promise.resolve({ data: decompress(r.Data), description: r.Description }),
+        );
   };
   return reader;
 }
@@ -142,28 +155,63 @@ export interface PrimedReader extends UpstreamReader {
  * (one in all with squash), protected paths held as conflicts, the Link's cursor moved, all in one
  * transaction guarded by the Unit's and the Link's Versions, so a racing merge gets 409.
  */
-export async function mergeInto(deps: UnitDeps, caller: Caller, space: Space, unit: Unit, o: MergeOptions): Promise<UnitResult> {
+export async function mergeInto(
+  deps: UnitDeps,
+  caller: Caller,
+  space: Space,
+  unit: Unit,
+  o: MergeOptions,
+): Promise<UnitResult> {
   const { source, base, end } = o;
   if (base < 0 || end < base || end > source.HeadRevisionNum) {
-    throw new Invalid(`merge range ${base}..${end} is outside unit '${source.Slug}' (revisions 1..${source.HeadRevisionNum})`);
+    throw new Invalid(
+      `merge range ${base}..${end} is outside unit '${source.Slug}' (revisions 1..${source.HeadRevisionNum})`,
+    );
   }
   if (unit.ChangeSetID) {
     const cs = await deps.store.getInSpace<{ Slug: string }>('ChangeSet', unit.SpaceID, unit.ChangeSetID);
-    throw new Conflict(`unit '${unit.Slug}' is locked by open changeset '${cs?.Slug ?? unit.ChangeSetID}'; close it before merging into it`);
+    throw new Conflict(
+      `unit '${unit.Slug}' is locked by open changeset '${cs?.Slug ?? unit.ChangeSetID}'; close it before merging into it`,
+    );
   }
-  if (unit.ToolchainType !== source.ToolchainType) throw new Invalid(`cannot merge ${source.ToolchainType} unit '${source.Slug}' into ${unit.ToolchainType} unit '${unit.Slug}'`);
-  const result: UnitResult = { UnitID: unit.UnitID, UnitSlug: unit.Slug, SpaceID: space.SpaceID, Action: 'Unchanged', RevisionNums: [], Changes: [], Conflicts: [] };
+  if (unit.ToolchainType !== source.ToolchainType)
+    throw new Invalid(
+      `cannot merge ${source.ToolchainType} unit '${source.Slug}' into ${unit.ToolchainType} unit '${unit.Slug}'`,
+    );
+  const result: UnitResult = {
+    UnitID: unit.UnitID,
+    UnitSlug: unit.Slug,
+    SpaceID: space.SpaceID,
+    Action: 'Unchanged',
+    RevisionNums: [],
+    Changes: [],
+    Conflicts: [],
+  };
   if (end === base) {
     // Nothing to replay: only the cursor (when it moves) and any marks are written.
     const ops: StoreOp[] = o.marks ? o.marks(unit.HeadRevisionNum, unit.HeadRevisionNum) : [];
-    if (o.link && end > o.link.UpstreamLastMergedRevisionNum) ops.push({ op: 'update', kind: 'Link', item: cursorMoved(o.link, end, unit.HeadRevisionNum, deps.now().toISOString()), expectedVersion: o.link.Version, before: o.link });
+    if (o.link && end > o.link.UpstreamLastMergedRevisionNum)
+      ops.push({
+        op: 'update',
+        kind: 'Link',
+        item: cursorMoved(o.link, end, unit.HeadRevisionNum, deps.now().toISOString()),
+        expectedVersion: o.link.Version,
+        before: o.link,
+      });
     if (ops.length && !o.dryRun) await (o.write ?? ((x) => deps.store.transact(x)))(ops);
     if (o.dryRun && o.onPreview) o.onPreview(unit, await dataAt(deps, unit, unit.HeadRevisionNum));
     return result;
   }
-  const steps: [number, number][] = end === base ? [] : o.squash || o.link?.Squash ? [[base, end]] : Array.from({ length: end - base }, (_, i) => [base + i, base + i + 1]);
+  const steps: [number, number][] =
+    end === base
+      ? []
+      : o.squash || o.link?.Squash
+        ? [[base, end]]
+        : Array.from({ length: end - base }, (_, i) => [base + i, base + i + 1]);
   if (steps.length > MAX_REVISIONS_PER_MERGE) {
-    throw new Invalid(`merging ${steps.length} revisions of '${source.Slug}' into '${unit.Slug}' is more than one write can hold (${MAX_REVISIONS_PER_MERGE}); use --squash`);
+    throw new Invalid(
+      `merging ${steps.length} revisions of '${source.Slug}' into '${unit.Slug}' is more than one write can hold (${MAX_REVISIONS_PER_MERGE}); use --squash`,
+    );
   }
   // Only the revisions a step starts or ends at are read: a squash reads two, a replay every one.
   const read = o.readUpstream ?? storeReader(deps);
@@ -205,7 +253,13 @@ export async function mergeInto(deps: UnitDeps, caller: Caller, space: Space, un
   ops.unshift({ op: 'update', kind: 'Unit', item: next, expectedVersion: unit.Version, before: unit });
   if (o.marks) ops.push(...o.marks(unit.HeadRevisionNum, next.HeadRevisionNum));
   if (o.link && end > o.link.UpstreamLastMergedRevisionNum) {
-    ops.push({ op: 'update', kind: 'Link', item: cursorMoved(o.link, end, next.HeadRevisionNum, next.UpdatedAt), expectedVersion: o.link.Version, before: o.link });
+    ops.push({
+      op: 'update',
+      kind: 'Link',
+      item: cursorMoved(o.link, end, next.HeadRevisionNum, next.UpdatedAt),
+      expectedVersion: o.link.Version,
+      before: o.link,
+    });
   }
   await (o.write ?? ((x) => deps.store.transact(x)))(ops);
   return result;
@@ -213,7 +267,13 @@ export async function mergeInto(deps: UnitDeps, caller: Caller, space: Space, un
 
 /** A Link whose merge cursor moved to (upstream, downstream). */
 function cursorMoved(link: Link, upstream: number, downstream: number, now: string): Link {
-  return { ...link, UpstreamLastMergedRevisionNum: upstream, DownstreamLastMergedRevisionNum: downstream, Version: link.Version + 1, UpdatedAt: now };
+  return {
+    ...link,
+    UpstreamLastMergedRevisionNum: upstream,
+    DownstreamLastMergedRevisionNum: downstream,
+    Version: link.Version + 1,
+    UpdatedAt: now,
+  };
 }
 
 function dedupeLast(held: MergeConflict[]): MergeConflict[] {
@@ -223,7 +283,13 @@ function dedupeLast(held: MergeConflict[]): MergeConflict[] {
 }
 
 /** Upgrades a Unit through each of its merge Links whose upstream moved past the cursor. */
-export async function upgradeUnit(deps: UnitDeps, caller: Caller, space: Space, unit: Unit, opts: { squash?: boolean; dryRun?: boolean } = {}): Promise<UnitResult> {
+export async function upgradeUnit(
+  deps: UnitDeps,
+  caller: Caller,
+  space: Space,
+  unit: Unit,
+  opts: { squash?: boolean; dryRun?: boolean } = {},
+): Promise<UnitResult> {
   const links = await mergeLinksOf(deps, space.SpaceID, unit.UnitID);
   if (!links.length) throw new Invalid(`unit '${unit.Slug}' has no UpgradeUnit or MergeUnits link to upgrade from`);
   let current = unit;
@@ -231,18 +297,49 @@ export async function upgradeUnit(deps: UnitDeps, caller: Caller, space: Space, 
   for (const link of links) {
     const source = await deps.store.getUnit(link.ToSpaceID, link.ToUnitID);
     if (!source || !isStale(link, source)) continue;
-    const r = await mergeInto(deps, caller, space, current, { source, base: link.UpstreamLastMergedRevisionNum, end: source.HeadRevisionNum, link, ...opts });
-    combined = combined ? { ...r, RevisionNums: [...combined.RevisionNums!, ...r.RevisionNums!], Changes: [...combined.Changes!, ...r.Changes!], Conflicts: [...combined.Conflicts!, ...r.Conflicts!], Action: combined.Action === UnitAction.Upgrade ? UnitAction.Upgrade : r.Action } : r;
+    const r = await mergeInto(deps, caller, space, current, {
+      source,
+      base: link.UpstreamLastMergedRevisionNum,
+      end: source.HeadRevisionNum,
+      link,
+      ...opts,
+    });
+    combined = combined
+      ? {
+          ...r,
+          RevisionNums: [...combined.RevisionNums!, ...r.RevisionNums!],
+          Changes: [...combined.Changes!, ...r.Changes!],
+          Conflicts: [...combined.Conflicts!, ...r.Conflicts!],
+          Action: combined.Action === UnitAction.Upgrade ? UnitAction.Upgrade : r.Action,
+        }
+      : r;
     if (!opts.dryRun) current = (await deps.store.getUnit(space.SpaceID, unit.UnitID))!;
   }
-  return combined ?? { UnitID: unit.UnitID, UnitSlug: unit.Slug, SpaceID: space.SpaceID, Action: 'Unchanged', RevisionNums: [], Changes: [], Conflicts: [] };
+  return (
+    combined ?? {
+      UnitID: unit.UnitID,
+      UnitSlug: unit.Slug,
+      SpaceID: space.SpaceID,
+      Action: 'Unchanged',
+      RevisionNums: [],
+      Changes: [],
+      Conflicts: [],
+    }
+  );
 }
 
-
 /** Merges a named source Unit (`unit` or `space/unit`) into a Unit over (base, end]: by default from the Link's cursor to the source's head. */
-export async function mergeFromSource(deps: UnitDeps, caller: Caller, space: Space, unit: Unit, o: { source: string; base?: number; end?: number; squash?: boolean; dryRun?: boolean }): Promise<UnitResult> {
+export async function mergeFromSource(
+  deps: UnitDeps,
+  caller: Caller,
+  space: Space,
+  unit: Unit,
+  o: { source: string; base?: number; end?: number; squash?: boolean; dryRun?: boolean },
+): Promise<UnitResult> {
   const { unit: source } = await findUnitRef(deps, caller, space, o.source);
-  const link = (await deps.store.listInSpace<Link>('Link', space.SpaceID)).find((l) => l.FromUnitID === unit.UnitID && l.ToUnitID === source.UnitID);
+  const link = (await deps.store.listInSpace<Link>('Link', space.SpaceID)).find(
+    (l) => l.FromUnitID === unit.UnitID && l.ToUnitID === source.UnitID,
+  );
   const base = o.base ?? link?.UpstreamLastMergedRevisionNum ?? 0;
   const end = o.end ?? source.HeadRevisionNum;
   return mergeInto(deps, caller, space, unit, { source, base, end, link, squash: o.squash, dryRun: o.dryRun });

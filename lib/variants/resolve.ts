@@ -26,11 +26,20 @@ export interface ResolveResult {
 function selectLinks(links: Link[], which: string): Link[] {
   if (!/^Link:/.test(which)) throw new Invalid(`--resolve takes Link:* or Link:<link>, not '${which}'`);
   const name = which.slice('Link:'.length);
-  const picked = links.filter((l) => (RESOLVED as readonly string[]).includes(l.UpdateType) && (name === '*' || l.Slug === name));
+  const picked = links.filter(
+    (l) => (RESOLVED as readonly string[]).includes(l.UpdateType) && (name === '*' || l.Slug === name),
+  );
   if (!picked.length) {
     const other = links.find((l) => l.Slug === name);
-    if (other) throw new Invalid(`link '${name}' is ${other.UpdateType}: --resolve resolves TransformPaths, Insert and Upsert links`);
-    throw new NotFound(name === '*' ? 'the unit has no TransformPaths, Insert or Upsert links to resolve' : `the unit has no link '${name}'`);
+    if (other)
+      throw new Invalid(
+        `link '${name}' is ${other.UpdateType}: --resolve resolves TransformPaths, Insert and Upsert links`,
+      );
+    throw new NotFound(
+      name === '*'
+        ? 'the unit has no TransformPaths, Insert or Upsert links to resolve'
+        : `the unit has no link '${name}'`,
+    );
   }
   return picked;
 }
@@ -49,7 +58,14 @@ export interface ResolvePlan {
  * Works out resolving `links` of a Unit, each against its upstream at `endOf(link)` (its head when
  * undefined), without writing: a caller adds its own ops (a ChangeOrder's marks) to the same transaction.
  */
-export async function planResolve(deps: UnitDeps, caller: Caller, unit: Unit, links: Link[], endOf: (l: Link) => number | undefined, description?: string): Promise<ResolvePlan> {
+export async function planResolve(
+  deps: UnitDeps,
+  caller: Caller,
+  unit: Unit,
+  links: Link[],
+  endOf: (l: Link) => number | undefined,
+  description?: string,
+): Promise<ResolvePlan> {
   const head = await dataAt(deps, unit, unit.HeadRevisionNum);
   let data = head;
   let protect = unit.ProtectedPaths;
@@ -58,14 +74,27 @@ export async function planResolve(deps: UnitDeps, caller: Caller, unit: Unit, li
     const up = await deps.store.getUnit(link.ToSpaceID, link.ToUnitID);
     if (!up) throw new NotFound(`link '${link.Slug}': its upstream unit no longer exists`);
     const rev = endOf(link) ?? up.HeadRevisionNum;
-    if (rev < 1 || rev > up.HeadRevisionNum) throw new NotFound(`link '${link.Slug}': unit '${up.Slug}' has no revision ${rev} (head is ${up.HeadRevisionNum})`);
+    if (rev < 1 || rev > up.HeadRevisionNum)
+      throw new NotFound(
+        `link '${link.Slug}': unit '${up.Slug}' has no revision ${rev} (head is ${up.HeadRevisionNum})`,
+      );
     const r = applyTransform(link, await dataAt(deps, up, rev), data);
     data = r.data;
-    if (link.Protect) protect = [...protect, ...r.written.filter((w) => !protect.some((p) => p.Resource === w.Resource && p.Path === w.Path))];
+    if (link.Protect)
+      protect = [
+        ...protect,
+        ...r.written.filter((w) => !protect.some((p) => p.Resource === w.Resource && p.Path === w.Path)),
+      ];
     moved.push({ link, upstreamRev: rev, values: r.values });
   }
   const changed = data !== head;
-  const result: ResolveResult = { UnitID: unit.UnitID, UnitSlug: unit.Slug, Changed: changed, RevisionNum: changed ? unit.HeadRevisionNum + 1 : unit.HeadRevisionNum, Links: moved.map((m) => ({ LinkSlug: m.link.Slug, UpstreamRevisionNum: m.upstreamRev, Values: m.values })) };
+  const result: ResolveResult = {
+    UnitID: unit.UnitID,
+    UnitSlug: unit.Slug,
+    Changed: changed,
+    RevisionNum: changed ? unit.HeadRevisionNum + 1 : unit.HeadRevisionNum,
+    Links: moved.map((m) => ({ LinkSlug: m.link.Slug, UpstreamRevisionNum: m.upstreamRev, Values: m.values })),
+  };
   const now = deps.now().toISOString();
   const ops: StoreOp[] = [];
   let next: Unit = unit;
@@ -74,13 +103,30 @@ export async function planResolve(deps: UnitDeps, caller: Caller, unit: Unit, li
     const step = advance(deps, caller, { ...unit, ProtectedPaths: protect }, head, data, {
       source: 'Resolve',
       description: description ?? `resolve ${moved.map((m) => `${m.link.Slug}@${m.upstreamRev}`).join(', ')}`,
-      merge: { MergeSourceID: first.link.ToUnitID, MergeBaseRevisionNum: first.link.UpstreamLastMergedRevisionNum, MergeEndRevisionNum: first.upstreamRev, LinkID: first.link.LinkID },
+      merge: {
+        MergeSourceID: first.link.ToUnitID,
+        MergeBaseRevisionNum: first.link.UpstreamLastMergedRevisionNum,
+        MergeEndRevisionNum: first.upstreamRev,
+        LinkID: first.link.LinkID,
+      },
     });
     next = { ...step.unit, Version: unit.Version + 1 };
     ops.push({ op: 'update', kind: 'Unit', item: next, expectedVersion: unit.Version }, ...step.ops);
   }
   // Each Link's cursor says which upstream revision the Unit now reflects.
-  for (const m of moved) ops.push({ op: 'update', kind: 'Link', item: { ...m.link, UpstreamLastMergedRevisionNum: m.upstreamRev, DownstreamLastMergedRevisionNum: next.HeadRevisionNum, UpdatedAt: now, Version: m.link.Version + 1 }, expectedVersion: m.link.Version });
+  for (const m of moved)
+    ops.push({
+      op: 'update',
+      kind: 'Link',
+      item: {
+        ...m.link,
+        UpstreamLastMergedRevisionNum: m.upstreamRev,
+        DownstreamLastMergedRevisionNum: next.HeadRevisionNum,
+        UpdatedAt: now,
+        Version: m.link.Version + 1,
+      },
+      expectedVersion: m.link.Version,
+    });
   return { result, unit: next, ops, changes: changed ? diffData(unit.ToolchainType, head, data) : [] };
 }
 
@@ -89,13 +135,25 @@ export async function writeResolve(deps: UnitDeps, unit: Unit, ops: StoreOp[]): 
   try {
     await deps.store.transact(ops);
   } catch (e) {
-    if (e instanceof Conflict) throw new Conflict(`unit '${unit.Slug}' or one of its links changed while resolving; run it again (${e.message})`);
+    if (e instanceof Conflict)
+      throw new Conflict(
+        `unit '${unit.Slug}' or one of its links changed while resolving; run it again (${e.message})`,
+      );
     throw e;
   }
 }
 
-export async function resolveLinks(deps: UnitDeps, caller: Caller, space: Space, unit: Unit, o: { which: string; mergeEnd?: number; dryRun?: boolean; description?: string }): Promise<ResolveResult> {
-  const links = selectLinks((await deps.store.listInSpace<Link>('Link', space.SpaceID)).filter((l) => l.FromUnitID === unit.UnitID), o.which);
+export async function resolveLinks(
+  deps: UnitDeps,
+  caller: Caller,
+  space: Space,
+  unit: Unit,
+  o: { which: string; mergeEnd?: number; dryRun?: boolean; description?: string },
+): Promise<ResolveResult> {
+  const links = selectLinks(
+    (await deps.store.listInSpace<Link>('Link', space.SpaceID)).filter((l) => l.FromUnitID === unit.UnitID),
+    o.which,
+  );
   const plan = await planResolve(deps, caller, unit, links, () => o.mergeEnd, o.description);
   if (!o.dryRun) await writeResolve(deps, unit, plan.ops);
   return plan.result;

@@ -14,7 +14,13 @@ import { noRevision } from './revisions.ts';
  * `Tag:<tag>`, `ChangeSet:<cs>` (its end), `ChangeOrder:<co>` (its release Tag) and `Before:` one of the
  * last three (the revision before what it marks; for a ChangeOrder, the state the change started from).
  */
-export async function revisionNum(deps: UnitDeps, caller: Caller, space: Space, unit: Unit, ref: string | number): Promise<number> {
+export async function revisionNum(
+  deps: UnitDeps,
+  caller: Caller,
+  space: Space,
+  unit: Unit,
+  ref: string | number,
+): Promise<number> {
   return (await revisionNums(deps, caller, space, [unit], ref))[0]!;
 }
 
@@ -23,7 +29,13 @@ export async function revisionNum(deps: UnitDeps, caller: Caller, space: Space, 
  * that has none refuses): the Tag, ChangeSet or ChangeOrder named is found once, and the marks of the Units
  * are read by key in one batch, not each Unit's marks whole.
  */
-export async function revisionNums(deps: UnitDeps, caller: Caller, space: Space, units: Unit[], ref: string | number): Promise<number[]> {
+export async function revisionNums(
+  deps: UnitDeps,
+  caller: Caller,
+  space: Space,
+  units: Unit[],
+  ref: string | number,
+): Promise<number[]> {
   return (await revisionNumsEach(deps, caller, space, units, ref)).map((n) => {
     if (n instanceof BatonError) throw n;
     return n;
@@ -35,7 +47,13 @@ export async function revisionNums(deps: UnitDeps, caller: Caller, space: Space,
  * no revision of it, say). What fails for every Unit alike (a Tag that does not exist, a reference that is
  * not one) is thrown.
  */
-export async function revisionNumsEach(deps: UnitDeps, caller: Caller, space: Space, units: Unit[], ref: string | number): Promise<(number | BatonError)[]> {
+export async function revisionNumsEach(
+  deps: UnitDeps,
+  caller: Caller,
+  space: Space,
+  units: Unit[],
+  ref: string | number,
+): Promise<(number | BatonError)[]> {
   const each = (f: (unit: Unit) => number) =>
     units.map((unit) => {
       try {
@@ -62,7 +80,10 @@ export async function revisionNumsEach(deps: UnitDeps, caller: Caller, space: Sp
   const before = ref.startsWith('Before:');
   const rest = before ? ref.slice('Before:'.length) : ref;
   const marksOf = async (tagIds: string[]) => {
-    const read = await deps.store.marksAt(units.map((u) => u.UnitID), tagIds);
+    const read = await deps.store.marksAt(
+      units.map((u) => u.UnitID),
+      tagIds,
+    );
     return (unit: Unit, tagId: string | undefined) => read.find((m) => m.UnitID === unit.UnitID && m.TagID === tagId);
   };
   /** The revision a mark names (before it, with Before:), or none when the Unit has no such mark. */
@@ -73,7 +94,11 @@ export async function revisionNumsEach(deps: UnitDeps, caller: Caller, space: Sp
   };
   if (rest.startsWith('Tag:')) {
     const { item: tag } = await findInSpace<Tag>(deps, caller, space, 'Tag', rest.slice(4));
-    const at = await tagMarksOn(deps, tag, units.map((u) => u.UnitID));
+    const at = await tagMarksOn(
+      deps,
+      tag,
+      units.map((u) => u.UnitID),
+    );
     return each((unit) => marked(unit, at.get(unit.UnitID), `tag '${tag.Slug}'`));
   }
   if (rest.startsWith('ChangeSet:')) {
@@ -83,13 +108,22 @@ export async function revisionNumsEach(deps: UnitDeps, caller: Caller, space: Sp
     const at = await marksOf([tagId]);
     return each((unit) => {
       const mark = at(unit, tagId);
-      if (mark) return before && mark.RevisionNum === 0 ? missing(unit, `the start of changeset '${cs.Slug}'`) : mark.RevisionNum;
+      if (mark)
+        return before && mark.RevisionNum === 0
+          ? missing(unit, `the start of changeset '${cs.Slug}'`)
+          : mark.RevisionNum;
       // Before: a ChangeSet's start is its own mark; with none, the Unit was not in it.
       return marked(unit, mark, `changeset '${cs.Slug}'`);
     });
   }
   if (rest.startsWith('ChangeOrder:')) {
-    const { item: co } = await findInSpace<ChangeOrder>(deps, caller, space, 'ChangeOrder', rest.slice('ChangeOrder:'.length));
+    const { item: co } = await findInSpace<ChangeOrder>(
+      deps,
+      caller,
+      space,
+      'ChangeOrder',
+      rest.slice('ChangeOrder:'.length),
+    );
     // The release Tag names what a Release of the change bundles; Before: is the state the change started from:
     // once a demote restored the Unit, exactly what the restore Tag marks (that state, written again). The end
     // Tag is read with them: its mark's item may hold the start and release marks.
@@ -104,7 +138,9 @@ export async function revisionNumsEach(deps: UnitDeps, caller: Caller, space: Sp
       return mark.RevisionNum;
     });
   }
-  throw new Invalid(`revision '${ref}' must be a number, HeadRevisionNum, LastReleasedRevisionNum, Tag:<tag>, ChangeSet:<changeset>, ChangeOrder:<space>/<change-order>, or Before: one of the last three`);
+  throw new Invalid(
+    `revision '${ref}' must be a number, HeadRevisionNum, LastReleasedRevisionNum, Tag:<tag>, ChangeSet:<changeset>, ChangeOrder:<space>/<change-order>, or Before: one of the last three`,
+  );
 }
 
 /**
@@ -112,7 +148,9 @@ export async function revisionNumsEach(deps: UnitDeps, caller: Caller, space: Sp
  * ChangeOrder's end Tag: the end mark's item may hold its marks.
  */
 export async function tagMarksOn(deps: UnitDeps, tag: Tag, unitIds: string[]): Promise<Map<string, Mark>> {
-  const co = tag.ChangeOrderID ? await deps.store.getInSpace<ChangeOrder>('ChangeOrder', tag.SpaceID, tag.ChangeOrderID) : undefined;
+  const co = tag.ChangeOrderID
+    ? await deps.store.getInSpace<ChangeOrder>('ChangeOrder', tag.SpaceID, tag.ChangeOrderID)
+    : undefined;
   const read = await deps.store.marksAt(unitIds, [tag.TagID, ...(co ? [co.EndTagID] : [])]);
   return new Map(read.filter((m) => m.TagID === tag.TagID).map((m) => [m.UnitID, m]));
 }

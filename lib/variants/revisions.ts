@@ -3,7 +3,17 @@ import { validateData } from '../config/documents.ts';
 import { compress, dataHash, decompress } from '../config/hash.ts';
 import { touchesProtected } from '../config/merge.ts';
 import { validationErrors } from '../config/validate.ts';
-import type { Caller, ChangeSet, Mutation, ProtectedPath, Space, StoredRevision, Target, ToolchainType, Unit } from '../model/entities.ts';
+import type {
+  Caller,
+  ChangeSet,
+  Mutation,
+  ProtectedPath,
+  Space,
+  StoredRevision,
+  Target,
+  ToolchainType,
+  Unit,
+} from '../model/entities.ts';
 import { ChangeSetState } from '../model/entities.ts';
 import { Conflict, Invalid, NotFound, TooLarge } from '../model/errors.ts';
 import type { UnitDeps } from './ports.ts';
@@ -28,20 +38,28 @@ export interface WriteMeta {
 function storable(data: string): string {
   const stored = compress(data);
   if (stored.length > MAX_STORED_DATA) {
-    throw new TooLarge(`unit data compresses to ${stored.length} bytes, more than the ${MAX_STORED_DATA} a revision can hold`);
+    throw new TooLarge(
+      `unit data compresses to ${stored.length} bytes, more than the ${MAX_STORED_DATA} a revision can hold`,
+    );
   }
   return stored;
 }
 
 async function openChangeSet(deps: UnitDeps, caller: Caller, space: Space, ref: string): Promise<ChangeSet> {
   const { item, space: home } = await findInSpace<ChangeSet>(deps, caller, space, 'ChangeSet', ref);
-  if (home.SpaceID !== space.SpaceID) throw new Invalid(`changeset '${ref}' is in space '${home.Slug}'; a ChangeSet covers the units of its own Space`);
+  if (home.SpaceID !== space.SpaceID)
+    throw new Invalid(`changeset '${ref}' is in space '${home.Slug}'; a ChangeSet covers the units of its own Space`);
   if (item.State !== ChangeSetState.Open) throw new Conflict(`changeset '${item.Slug}' is closed; open a new one`);
   return item;
 }
 
 /** Resolves a Target reference for a Unit of `space`. */
-export async function targetId(deps: UnitDeps, caller: Caller, space: Space, ref: string | null | undefined): Promise<string | undefined> {
+export async function targetId(
+  deps: UnitDeps,
+  caller: Caller,
+  space: Space,
+  ref: string | null | undefined,
+): Promise<string | undefined> {
   if (!ref) return undefined;
   return (await findInSpace<Target>(deps, caller, space, 'Target', ref)).item.TargetID;
 }
@@ -62,7 +80,14 @@ export interface NewUnit {
 }
 
 /** A new Unit at revision 1, and the store ops that create it with that revision (no write yet). */
-export function newUnit(deps: UnitDeps, caller: Caller, space: Space, fields: NewUnit, data: string, meta: WriteMeta): { unit: Unit; ops: StoreOp[] } {
+export function newUnit(
+  deps: UnitDeps,
+  caller: Caller,
+  space: Space,
+  fields: NewUnit,
+  data: string,
+  meta: WriteMeta,
+): { unit: Unit; ops: StoreOp[] } {
   validateData(fields.ToolchainType, data);
   const stored = storable(data);
   const now = deps.now().toISOString();
@@ -127,7 +152,15 @@ export async function createUnit(deps: UnitDeps, caller: Caller, space: Space, b
   return unit;
 }
 
-function revisionOf(deps: UnitDeps, caller: Caller, unit: Unit, data: string, stored: string, before: string, meta: WriteMeta) {
+function revisionOf(
+  deps: UnitDeps,
+  caller: Caller,
+  unit: Unit,
+  data: string,
+  stored: string,
+  before: string,
+  meta: WriteMeta,
+) {
   const now = unit.UpdatedAt;
   const revision: StoredRevision = {
     OrganizationID: unit.OrganizationID,
@@ -155,7 +188,12 @@ function revisionOf(deps: UnitDeps, caller: Caller, unit: Unit, data: string, st
     FunctionInvocation: meta.functionInvocation,
     ...(meta.merge ?? {}),
     RestoredRevisionNum: meta.restoredRevisionNum,
-    ...compactChanges(diffData(unit.ToolchainType, before, data).map((c) => ({ ...c, ...(touchesProtected(c, unit.ProtectedPaths) ? { Protected: true } : {}) }))),
+    ...compactChanges(
+      diffData(unit.ToolchainType, before, data).map((c) => ({
+        ...c,
+        ...(touchesProtected(c, unit.ProtectedPaths) ? { Protected: true } : {}),
+      })),
+    ),
     CreatedAt: now,
   };
   return { revision, mutation };
@@ -172,11 +210,12 @@ function sizeUpTo(v: unknown, limit: number): number {
     }
     size += 2;
     if (Array.isArray(x)) for (const y of x) walk(y);
-    else for (const k in x) {
-      size += k.length + 4;
-      walk((x as Record<string, unknown>)[k]);
-      if (size > limit) return;
-    }
+    else
+      for (const k in x) {
+        size += k.length + 4;
+        walk((x as Record<string, unknown>)[k]);
+        if (size > limit) return;
+      }
   };
   walk(v);
   return size;
@@ -208,7 +247,14 @@ export function compactChanges(changes: Mutation['Changes']): Pick<Mutation, 'Ch
  * The Unit one revision further on, with the store ops that write that revision and its mutation
  * (the caller adds the Unit's own guarded update, so several revisions can land in one transaction).
  */
-export function advance(deps: UnitDeps, caller: Caller, unit: Unit, before: string, data: string, meta: WriteMeta): { unit: Unit; ops: StoreOp[] } {
+export function advance(
+  deps: UnitDeps,
+  caller: Caller,
+  unit: Unit,
+  before: string,
+  data: string,
+  meta: WriteMeta,
+): { unit: Unit; ops: StoreOp[] } {
   const next: Unit = {
     ...unit,
     HeadRevisionNum: unit.HeadRevisionNum + 1,
@@ -219,7 +265,13 @@ export function advance(deps: UnitDeps, caller: Caller, unit: Unit, before: stri
     UpdatedAt: deps.now().toISOString(),
   };
   const { revision, mutation } = revisionOf(deps, caller, next, data, storable(data), before, meta);
-  return { unit: next, ops: [{ op: 'create', kind: 'Revision', item: revision }, { op: 'create', kind: 'Mutation', item: mutation }] };
+  return {
+    unit: next,
+    ops: [
+      { op: 'create', kind: 'Revision', item: revision },
+      { op: 'create', kind: 'Mutation', item: mutation },
+    ],
+  };
 }
 
 /** The answer when a Unit has no revision `num`: 404, naming its head. */
@@ -254,7 +306,9 @@ export async function writeData(
   const cs = meta.changeSetRef ? await openChangeSet(deps, caller, space, meta.changeSetRef) : undefined;
   if (unit.ChangeSetID && unit.ChangeSetID !== cs?.ChangeSetID) {
     const locker = await deps.store.getInSpace<ChangeSet>('ChangeSet', space.SpaceID, unit.ChangeSetID);
-    throw new Conflict(`unit '${unit.Slug}' is locked by open changeset '${locker?.Slug ?? unit.ChangeSetID}'; write under it (--changeset ${locker?.Slug ?? unit.ChangeSetID}) or close it first`);
+    throw new Conflict(
+      `unit '${unit.Slug}' is locked by open changeset '${locker?.Slug ?? unit.ChangeSetID}'; write under it (--changeset ${locker?.Slug ?? unit.ChangeSetID}) or close it first`,
+    );
   }
   const protect = mergeProtected(unit.ProtectedPaths, meta.protect ?? []);
   const hash = dataHash(data);
@@ -269,7 +323,8 @@ export async function writeData(
     return { unit: next };
   }
   const before = head ?? (await dataAt(deps, unit, unit.HeadRevisionNum));
-  const locked = cs && !unit.ChangeSetID ? { ChangeSetID: cs.ChangeSetID, ChangeSetStartRevisionNum: unit.HeadRevisionNum } : {};
+  const locked =
+    cs && !unit.ChangeSetID ? { ChangeSetID: cs.ChangeSetID, ChangeSetStartRevisionNum: unit.HeadRevisionNum } : {};
   const step = advance(deps, caller, { ...base, ProtectedPaths: protect, ...locked }, before, data, meta);
   const next: Unit = { ...step.unit, Version: unit.Version + 1 };
   await deps.store.transact([{ op: 'update', kind: 'Unit', item: next, expectedVersion: unit.Version }, ...step.ops]);

@@ -1,4 +1,18 @@
-import { ChangeSetState, newEntity, patched, patchMap, type Caller, type ChangeOrder, type ChangeSet, type InSpace, type Mark, type Invocation, type Space, type Tag, type Unit } from '../model/entities.ts';
+import {
+  ChangeSetState,
+  newEntity,
+  patched,
+  patchMap,
+  type Caller,
+  type ChangeOrder,
+  type ChangeSet,
+  type InSpace,
+  type Mark,
+  type Invocation,
+  type Space,
+  type Tag,
+  type Unit,
+} from '../model/entities.ts';
 import { nameArguments, validateInvocation } from '../config/invocations.ts';
 import { Conflict, expectVersion, Invalid } from '../model/errors.ts';
 import type { Deps } from '../ports/deps.ts';
@@ -9,18 +23,32 @@ import { FILTERABLE, parseWhere } from '../where/index.ts';
 export type SimpleKind = 'Tag' | 'ChangeSet' | 'Filter' | 'Target' | 'Invocation';
 
 /** What a person gives to create or change one: common fields, and the kind's own. */
-export type EntityInput = { Slug?: string; DisplayName?: string; Labels?: Record<string, string | null>; Annotations?: Record<string, string | null>; Version?: number } & Record<string, unknown>;
+export type EntityInput = {
+  Slug?: string;
+  DisplayName?: string;
+  Labels?: Record<string, string | null>;
+  Annotations?: Record<string, string | null>;
+  Version?: number;
+} & Record<string, unknown>;
 
 type Item = InSpace & Record<string, unknown>;
 
 /** Each kind's own rules: the fields a new one gets (checked), and how an update applies (or is refused). */
-const RULES: Record<SimpleKind, { idField: string; fields(body: EntityInput): Record<string, unknown>; apply?(item: Item, body: EntityInput): Record<string, unknown>}> = {
+const RULES: Record<
+  SimpleKind,
+  {
+    idField: string;
+    fields(body: EntityInput): Record<string, unknown>;
+    apply?(item: Item, body: EntityInput): Record<string, unknown>;
+  }
+> = {
   Tag: { idField: 'TagID', fields: () => ({}) },
   ChangeSet: {
     idField: 'ChangeSetID',
     fields: (body) => ({ Description: body.Description ?? '', State: ChangeSetState.Open }),
     apply(item, body) {
-      if (item.State === ChangeSetState.Closed && body.State === ChangeSetState.Open) throw new Conflict(`changeset '${item.Slug}' is closed and cannot be reopened; open a new one`);
+      if (item.State === ChangeSetState.Closed && body.State === ChangeSetState.Open)
+        throw new Conflict(`changeset '${item.Slug}' is closed and cannot be reopened; open a new one`);
       return { Description: body.Description ?? item.Description, State: body.State ?? item.State };
     },
   },
@@ -28,7 +56,8 @@ const RULES: Record<SimpleKind, { idField: string; fields(body: EntityInput): Re
     idField: 'FilterID',
     fields(body) {
       const from = String(body.From);
-      if (!FILTERABLE.includes(from)) throw new Invalid(`From '${from}' is not an entity a filter can select; one of ${FILTERABLE.join(', ')}`);
+      if (!FILTERABLE.includes(from))
+        throw new Invalid(`From '${from}' is not an entity a filter can select; one of ${FILTERABLE.join(', ')}`);
       parseWhere(String(body.Where), from);
       return { From: from, Where: body.Where };
     },
@@ -47,7 +76,12 @@ const RULES: Record<SimpleKind, { idField: string; fields(body: EntityInput): Re
     },
     apply(item, body) {
       const cur = item as unknown as Invocation;
-      const next = { FunctionInvocations: ((body.FunctionInvocations as Invocation['FunctionInvocations'] | undefined) ?? cur.FunctionInvocations).map(nameArguments), Parameters: (body.Parameters as Invocation['Parameters'] | undefined) ?? cur.Parameters };
+      const next = {
+        FunctionInvocations: (
+          (body.FunctionInvocations as Invocation['FunctionInvocations'] | undefined) ?? cur.FunctionInvocations
+        ).map(nameArguments),
+        Parameters: (body.Parameters as Invocation['Parameters'] | undefined) ?? cur.Parameters,
+      };
       validateInvocation(cur.ToolchainType, next.FunctionInvocations, next.Parameters);
       return next;
     },
@@ -56,7 +90,10 @@ const RULES: Record<SimpleKind, { idField: string; fields(body: EntityInput): Re
     idField: 'TargetID',
     fields: (body) => ({ Facts: body.Facts ?? {}, ...(body.DeployObject ? { DeployObject: body.DeployObject } : {}) }),
     apply: (item, body) => ({
-      Facts: patchMap((item.Facts ?? {}) as Record<string, string>, body.Facts as Record<string, string | null> | undefined),
+      Facts: patchMap(
+        (item.Facts ?? {}) as Record<string, string>,
+        body.Facts as Record<string, string | null> | undefined,
+      ),
       // null takes the deploy tool's object off; absent leaves it.
       DeployObject: body.DeployObject === null ? undefined : (body.DeployObject ?? item.DeployObject),
     }),
@@ -67,36 +104,69 @@ const RULES: Record<SimpleKind, { idField: string; fields(body: EntityInput): Re
 async function deployObjectFree(deps: Deps, target: Item): Promise<void> {
   const object = target.DeployObject as string | undefined;
   if (!object) return;
-  const other = (await deps.store.targetsDeploying(target.OrganizationID, object)).find((t) => t.TargetID !== target.TargetID);
+  const other = (await deps.store.targetsDeploying(target.OrganizationID, object)).find(
+    (t) => t.TargetID !== target.TargetID,
+  );
   if (other) {
     const home = await deps.store.getSpace(target.OrganizationID, other.SpaceID);
-    throw new Conflict(`${object} already deploys target '${home?.Slug ?? other.SpaceID}/${other.Slug}': a deploy tool's object names one Target; take it off that one first (cub target update --space ${home?.Slug ?? other.SpaceID} ${other.Slug} --remove-deploy-object)`);
+    throw new Conflict(
+      `${object} already deploys target '${home?.Slug ?? other.SpaceID}/${other.Slug}': a deploy tool's object names one Target; take it off that one first (cub target update --space ${home?.Slug ?? other.SpaceID} ${other.Slug} --remove-deploy-object)`,
+    );
   }
 }
 
 /** Creates a Tag, ChangeSet, Filter or Target in a Space. */
-export async function createSpaceEntity(deps: Deps, caller: Caller, space: Space, kind: SimpleKind, body: EntityInput & { Slug: string }): Promise<Item> {
+export async function createSpaceEntity(
+  deps: Deps,
+  caller: Caller,
+  space: Space,
+  kind: SimpleKind,
+  body: EntityInput & { Slug: string },
+): Promise<Item> {
   const rules = RULES[kind];
-  const item = { ...newEntity(deps, caller.OrganizationID, { ...body, Labels: body.Labels as Record<string, string> | undefined, Annotations: body.Annotations as Record<string, string> | undefined }), SpaceID: space.SpaceID, [rules.idField]: deps.newId(), ...rules.fields(body) } as Item;
+  const item = {
+    ...newEntity(deps, caller.OrganizationID, {
+      ...body,
+      Labels: body.Labels as Record<string, string> | undefined,
+      Annotations: body.Annotations as Record<string, string> | undefined,
+    }),
+    SpaceID: space.SpaceID,
+    [rules.idField]: deps.newId(),
+    ...rules.fields(body),
+  } as Item;
   if (kind === 'Target') await deployObjectFree(deps, item);
   await deps.store.createInSpace(kind, item);
   return item;
 }
 
 /** Updates one, guarded by its Version; closing an open ChangeSet mints its Tags and unlocks its Units in the same transaction. */
-export async function updateSpaceEntity(deps: Deps, space: Space, kind: SimpleKind, item: Item, body: EntityInput): Promise<Item> {
+export async function updateSpaceEntity(
+  deps: Deps,
+  space: Space,
+  kind: SimpleKind,
+  item: Item,
+  body: EntityInput,
+): Promise<Item> {
   expectVersion(`${kind} '${item.Slug}'`, item.Version, body.Version);
   const next = { ...patched(item, body, deps), ...(RULES[kind].apply?.(item, body) ?? {}) } as Item;
   if (kind === 'Target') await deployObjectFree(deps, next);
-  if (kind === 'ChangeSet' && item.State === ChangeSetState.Open && next.State === ChangeSetState.Closed) await closeChangeSet(deps, space, item as unknown as ChangeSet, next);
+  if (kind === 'ChangeSet' && item.State === ChangeSetState.Open && next.State === ChangeSetState.Closed)
+    await closeChangeSet(deps, space, item as unknown as ChangeSet, next);
   else await deps.store.updateInSpace(kind, next, item.Version, item.Slug);
   return next;
 }
 
 /** Deletes one; an open ChangeSet that still locks Units is refused, and so is a ChangeOrder's Tag (the ChangeOrder is read from them). */
 export async function deleteSpaceEntity(deps: Deps, space: Space, kind: SpaceKind, item: Item): Promise<void> {
-  if (kind === 'Tag' && item.ChangeOrderID) throw new Conflict(`tag '${item.Slug}' belongs to a change order; where the change has got to is read from its marks`);
-  if (kind === 'ChangeSet' && item.State === ChangeSetState.Open && (await lockedBy(deps, space, String(item.ChangeSetID))).length) {
+  if (kind === 'Tag' && item.ChangeOrderID)
+    throw new Conflict(
+      `tag '${item.Slug}' belongs to a change order; where the change has got to is read from its marks`,
+    );
+  if (
+    kind === 'ChangeSet' &&
+    item.State === ChangeSetState.Open &&
+    (await lockedBy(deps, space, String(item.ChangeSetID))).length
+  ) {
     throw new Conflict(`changeset '${item.Slug}' is open and locks units; close it first`);
   }
   await deps.store.deleteInSpace(kind, item);
@@ -109,13 +179,24 @@ async function lockedBy(deps: Deps, space: Space, changeSetId: string): Promise<
 /** Closing mints `<slug>-start` and `<slug>-end`, marks each unit it changed, and unlocks them, in one transaction. */
 async function closeChangeSet(deps: Deps, space: Space, cs: ChangeSet, next: Record<string, unknown>): Promise<void> {
   const units = await lockedBy(deps, space, cs.ChangeSetID);
-  const tag = (suffix: string): Tag => ({ ...newEntity(deps, cs.OrganizationID, { Slug: `${cs.Slug}-${suffix}` }), SpaceID: space.SpaceID, TagID: deps.newId(), ChangeSetID: cs.ChangeSetID });
+  const tag = (suffix: string): Tag => ({
+    ...newEntity(deps, cs.OrganizationID, { Slug: `${cs.Slug}-${suffix}` }),
+    SpaceID: space.SpaceID,
+    TagID: deps.newId(),
+    ChangeSetID: cs.ChangeSetID,
+  });
   const start = tag('start');
   const end = tag('end');
   Object.assign(next, { StartTagID: start.TagID, EndTagID: end.TagID });
   const now = String(next.UpdatedAt);
   const marks = units.flatMap((u) => [
-    { TagID: start.TagID, UnitID: u.UnitID, SpaceID: space.SpaceID, RevisionNum: u.ChangeSetStartRevisionNum ?? 0, UpdatedAt: now },
+    {
+      TagID: start.TagID,
+      UnitID: u.UnitID,
+      SpaceID: space.SpaceID,
+      RevisionNum: u.ChangeSetStartRevisionNum ?? 0,
+      UpdatedAt: now,
+    },
     { TagID: end.TagID, UnitID: u.UnitID, SpaceID: space.SpaceID, RevisionNum: u.HeadRevisionNum, UpdatedAt: now },
   ]);
   await deps.store.closeChangeSet(cs, next, [start, end], marks, units);
@@ -126,8 +207,12 @@ async function closeChangeSet(deps: Deps, space: Space, cs: ChangeSet, next: Rec
  * mark of their own on a Unit, the end mark's item holds theirs (the store keeps a Unit's three as one).
  */
 export async function marksOfTag(deps: Deps, tag: Tag): Promise<Mark[]> {
-  const co = tag.ChangeOrderID ? await deps.store.getInSpace<ChangeOrder>('ChangeOrder', tag.SpaceID, tag.ChangeOrderID) : undefined;
-  if (co?.StartTagID === tag.TagID) return (await deps.store.changeOrderMarks({ start: tag.TagID, end: co.EndTagID })).start;
-  if (co?.PublishTagID === tag.TagID) return (await deps.store.changeOrderMarks({ end: co.EndTagID, release: tag.TagID })).release;
+  const co = tag.ChangeOrderID
+    ? await deps.store.getInSpace<ChangeOrder>('ChangeOrder', tag.SpaceID, tag.ChangeOrderID)
+    : undefined;
+  if (co?.StartTagID === tag.TagID)
+    return (await deps.store.changeOrderMarks({ start: tag.TagID, end: co.EndTagID })).start;
+  if (co?.PublishTagID === tag.TagID)
+    return (await deps.store.changeOrderMarks({ end: co.EndTagID, release: tag.TagID })).release;
   return deps.store.marksOfTag(tag.TagID);
 }

@@ -1,5 +1,13 @@
 import { patchPermissions } from '../people/people.ts';
-import { newEntity, patched, type Caller, type CommonPatch, type Component, type Space, type SpaceVerb } from '../model/entities.ts';
+import {
+  newEntity,
+  patched,
+  type Caller,
+  type CommonPatch,
+  type Component,
+  type Space,
+  type SpaceVerb,
+} from '../model/entities.ts';
 import { expectVersion } from '../model/errors.ts';
 import type { Deps } from '../ports/deps.ts';
 import { findComponent, findSpace, releaseTargetId } from './lookup.ts';
@@ -41,17 +49,37 @@ export async function updateSpace(deps: Deps, caller: Caller, space: Space, body
   expectVersion(`space '${space.Slug}'`, space.Version, body.Version);
   const next: Space = {
     ...patched(space, body, deps),
-    ComponentID: body.ComponentID === undefined ? space.ComponentID : body.ComponentID ? (await findComponent(deps, caller, body.ComponentID)).ComponentID : undefined,
-    ReleaseTargetID: body.ReleaseTargetID === undefined ? space.ReleaseTargetID : await releaseTargetId(deps, caller, body.ReleaseTargetID),
-    Permissions: body.Permissions === undefined ? space.Permissions : await patchPermissions(deps, caller, space.Permissions, body.Permissions),
+    ComponentID:
+      body.ComponentID === undefined
+        ? space.ComponentID
+        : body.ComponentID
+          ? (await findComponent(deps, caller, body.ComponentID)).ComponentID
+          : undefined,
+    ReleaseTargetID:
+      body.ReleaseTargetID === undefined
+        ? space.ReleaseTargetID
+        : await releaseTargetId(deps, caller, body.ReleaseTargetID),
+    Permissions:
+      body.Permissions === undefined
+        ? space.Permissions
+        : await patchPermissions(deps, caller, space.Permissions, body.Permissions),
   };
   await deps.store.updateSpace(next, space.Version, space.Slug);
   return next;
 }
 
 /** Creates a Component. */
-export async function createComponent(deps: Deps, caller: Caller, body: { Slug: string; DisplayName?: string; Labels?: Record<string, string>; Annotations?: Record<string, string> }): Promise<Component> {
-  const c: Component = { ...newEntity(deps, caller.OrganizationID, body), ComponentID: deps.newId(), AllowedChangeWorkflowIDs: [], ChangeWorkflowRequired: false };
+export async function createComponent(
+  deps: Deps,
+  caller: Caller,
+  body: { Slug: string; DisplayName?: string; Labels?: Record<string, string>; Annotations?: Record<string, string> },
+): Promise<Component> {
+  const c: Component = {
+    ...newEntity(deps, caller.OrganizationID, body),
+    ComponentID: deps.newId(),
+    AllowedChangeWorkflowIDs: [],
+    ChangeWorkflowRequired: false,
+  };
   await deps.store.createComponent(c);
   return c;
 }

@@ -1,6 +1,18 @@
 import { diffData, type PathChange } from '../config/diff.ts';
 import { bindArguments, isReadOnly, runFunction } from '../config/functions.ts';
-import { MarkRole, newEntity, patched, type Caller, type CommonPatch, type Mark, type Revision, type RevisionView, type Space, type Tag, type Unit } from '../model/entities.ts';
+import {
+  MarkRole,
+  newEntity,
+  patched,
+  type Caller,
+  type CommonPatch,
+  type Mark,
+  type Revision,
+  type RevisionView,
+  type Space,
+  type Tag,
+  type Unit,
+} from '../model/entities.ts';
 import { BatonError, Conflict, expectVersion, Invalid, NotFound } from '../model/errors.ts';
 import type { Deps } from '../ports/deps.ts';
 import { matches, parseWhere } from '../where/index.ts';
@@ -18,11 +30,34 @@ export interface UpdateUnitInput extends CommonPatch {
 }
 
 /** Updates a Unit's fields, and writes new data as its next revision when given. */
-export async function updateUnit(deps: Deps, caller: Caller, space: Space, unit: Unit, body: UpdateUnitInput): Promise<Unit> {
+export async function updateUnit(
+  deps: Deps,
+  caller: Caller,
+  space: Space,
+  unit: Unit,
+  body: UpdateUnitInput,
+): Promise<Unit> {
   expectVersion(`unit '${unit.Slug}'`, unit.Version, body.Version);
   const { Slug, DisplayName, Labels, Annotations } = patched(unit, body, deps);
-  const meta: Partial<Unit> = { Slug, DisplayName, Labels, Annotations, TargetID: body.TargetID === undefined ? unit.TargetID : await targetId(deps, caller, space, body.TargetID) };
-  if (body.Data !== undefined) return (await writeData(deps, caller, space, unit, body.Data, { source: 'Update', description: body.LastChangeDescription, changeSetRef: body.ChangeSetID }, meta)).unit;
+  const meta: Partial<Unit> = {
+    Slug,
+    DisplayName,
+    Labels,
+    Annotations,
+    TargetID: body.TargetID === undefined ? unit.TargetID : await targetId(deps, caller, space, body.TargetID),
+  };
+  if (body.Data !== undefined)
+    return (
+      await writeData(
+        deps,
+        caller,
+        space,
+        unit,
+        body.Data,
+        { source: 'Update', description: body.LastChangeDescription, changeSetRef: body.ChangeSetID },
+        meta,
+      )
+    ).unit;
   const next: Unit = { ...patched(unit, body, deps), TargetID: meta.TargetID };
   await deps.store.updateUnit(next, unit.Version, unit.Slug);
   return next;
@@ -52,7 +87,12 @@ function carriedBy(marks: Mark[]): (num: number) => Record<string, string> {
     i[m.Role] = m.RevisionNum;
     intervals.set(m.ChangeOrderID, i);
   }
-  return (n) => Object.fromEntries([...intervals].filter(([, i]) => i.start !== undefined && i.end !== undefined && i.start < n && n <= i.end).map(([id]) => [id, '']));
+  return (n) =>
+    Object.fromEntries(
+      [...intervals]
+        .filter(([, i]) => i.start !== undefined && i.end !== undefined && i.start < n && n <= i.end)
+        .map(([id]) => [id, '']),
+    );
 }
 
 /** A revision as read: its Tags and the ChangeOrders it carries. */
@@ -66,7 +106,10 @@ function readWith(marks: Mark[]): (r: Revision) => RevisionRead {
 
 /** A Unit's revisions, newest first, each with its Tags and the ChangeOrders it carries. */
 export async function unitRevisions(deps: Deps, unit: Unit): Promise<RevisionRead[]> {
-  const [revisions, marks] = await Promise.all([deps.store.listRevisions(unit.UnitID), deps.store.marksOfUnit(unit.UnitID)]);
+  const [revisions, marks] = await Promise.all([
+    deps.store.listRevisions(unit.UnitID),
+    deps.store.marksOfUnit(unit.UnitID),
+  ]);
   return revisions.map(readWith(marks)).reverse();
 }
 
@@ -74,10 +117,17 @@ export async function unitRevisions(deps: Deps, unit: Unit): Promise<RevisionRea
  * A Unit's revisions a page at a time, newest first, each with its Tags and the ChangeOrders it carries (the
  * Unit's marks read once): the `read` of a `keyedPage`.
  */
-export function revisionReader<T = RevisionRead>(deps: Deps, unit: Unit, show: (r: RevisionRead) => T = (r) => r as T): (want: number, after?: string) => Promise<{ items: { item: T; cursor: string }[]; next?: string }> {
+export function revisionReader<T = RevisionRead>(
+  deps: Deps,
+  unit: Unit,
+  show: (r: RevisionRead) => T = (r) => r as T,
+): (want: number, after?: string) => Promise<{ items: { item: T; cursor: string }[]; next?: string }> {
   let marks: Promise<Mark[]> | undefined;
   return async (want, after) => {
-    const [page, ms] = await Promise.all([deps.store.revisionPage(unit.UnitID, want, after), (marks ??= deps.store.marksOfUnit(unit.UnitID))]);
+    const [page, ms] = await Promise.all([
+      deps.store.revisionPage(unit.UnitID, want, after),
+      (marks ??= deps.store.marksOfUnit(unit.UnitID)),
+    ]);
     const read = readWith(ms);
     return { items: page.items.map((x) => ({ item: show(read(x.revision)), cursor: x.cursor })), next: page.next };
   };
@@ -86,20 +136,38 @@ export function revisionReader<T = RevisionRead>(deps: Deps, unit: Unit, show: (
 /** The revisions of every Unit of a Space, by Unit slug, each Unit's newest first (a route's `where` then picks, say, what a ChangeOrder brought there). */
 export async function spaceRevisions(deps: Deps, space: Space): Promise<(RevisionRead & { UnitSlug: string })[]> {
   const units = (await deps.store.listUnits(space.SpaceID)).sort(bySlug);
-  return (await Promise.all(units.map(async (u) => (await unitRevisions(deps, u)).map((r) => ({ ...r, UnitSlug: u.Slug }))))).flat();
+  return (
+    await Promise.all(units.map(async (u) => (await unitRevisions(deps, u)).map((r) => ({ ...r, UnitSlug: u.Slug }))))
+  ).flat();
 }
 
 /** One revision of a Unit (by number, Tag, ChangeSet, ChangeOrder…), without its data, with its Tags and the ChangeOrders it carries. */
-export async function unitRevision(deps: Deps, caller: Caller, space: Space, unit: Unit, ref: string): Promise<RevisionRead> {
+export async function unitRevision(
+  deps: Deps,
+  caller: Caller,
+  space: Space,
+  unit: Unit,
+  ref: string,
+): Promise<RevisionRead> {
   const num = await revisionNum(deps, caller, space, unit, ref);
-  const [rev, marks] = await Promise.all([deps.store.getRevision(unit.UnitID, num), deps.store.marksOfUnit(unit.UnitID)]);
+  const [rev, marks] = await Promise.all([
+    deps.store.getRevision(unit.UnitID, num),
+    deps.store.marksOfUnit(unit.UnitID),
+  ]);
   if (!rev) throw new NotFound(`unit '${unit.Slug}' has no revision ${num}`);
   const { Data: _data, ...meta } = rev;
   return readWith(marks)(meta satisfies Revision);
 }
 
 /** The path-level changes between two revisions of a Unit (0 is before the first). */
-export async function diffRevisions(deps: Deps, caller: Caller, space: Space, unit: Unit, fromRef: string | number, toRef?: string | number): Promise<{ UnitID: string; FromRevisionNum: number; ToRevisionNum: number; Changes: PathChange[] }> {
+export async function diffRevisions(
+  deps: Deps,
+  caller: Caller,
+  space: Space,
+  unit: Unit,
+  fromRef: string | number,
+  toRef?: string | number,
+): Promise<{ UnitID: string; FromRevisionNum: number; ToRevisionNum: number; Changes: PathChange[] }> {
   const from = fromRef === 0 ? 0 : await revisionNum(deps, caller, space, unit, fromRef);
   const to = await revisionNum(deps, caller, space, unit, toRef ?? unit.HeadRevisionNum);
   const [a, b] = await Promise.all([dataAt(deps, unit, from), dataAt(deps, unit, to)]);
@@ -113,7 +181,11 @@ export async function findOrCreateTag(deps: Deps, caller: Caller, space: Space, 
   } catch (e) {
     if (ref.includes('/') || !(e instanceof NotFound)) throw e;
   }
-  const tag: Tag = { ...newEntity(deps, caller.OrganizationID, { Slug: ref }), SpaceID: space.SpaceID, TagID: deps.newId() };
+  const tag: Tag = {
+    ...newEntity(deps, caller.OrganizationID, { Slug: ref }),
+    SpaceID: space.SpaceID,
+    TagID: deps.newId(),
+  };
   await deps.store.createInSpace('Tag', tag);
   return tag;
 }
@@ -128,15 +200,37 @@ export interface TagMark {
 }
 
 /** Marks a revision with a Tag (made when new); a Tag marking another revision of the Unit moves only with `move`. */
-export async function tagRevision(deps: Deps, caller: Caller, space: Space, unit: Unit, tagRef: string, num: number, move: boolean): Promise<TagMark> {
+export async function tagRevision(
+  deps: Deps,
+  caller: Caller,
+  space: Space,
+  unit: Unit,
+  tagRef: string,
+  num: number,
+  move: boolean,
+): Promise<TagMark> {
   const tag = await findOrCreateTag(deps, caller, space, tagRef);
-  if (tag.ChangeSetID) throw new Conflict(`tag '${tag.Slug}' belongs to a changeset; its marks are set by the changeset`);
-  if (tag.ChangeOrderID) throw new Conflict(`tag '${tag.Slug}' belongs to a change order; its marks are set by the change order (a fix is adopted into its release with ChangeOrder:<space>/<change-order>)`);
+  if (tag.ChangeSetID)
+    throw new Conflict(`tag '${tag.Slug}' belongs to a changeset; its marks are set by the changeset`);
+  if (tag.ChangeOrderID)
+    throw new Conflict(
+      `tag '${tag.Slug}' belongs to a change order; its marks are set by the change order (a fix is adopted into its release with ChangeOrder:<space>/<change-order>)`,
+    );
   const [existing] = await deps.store.marksAt([unit.UnitID], [tag.TagID]);
   if (existing && existing.RevisionNum !== num && !move) {
-    throw new Conflict(`tag '${tag.Slug}' already marks revision ${existing.RevisionNum} of unit '${unit.Slug}'; use --move to move it to ${num}`);
+    throw new Conflict(
+      `tag '${tag.Slug}' already marks revision ${existing.RevisionNum} of unit '${unit.Slug}'; use --move to move it to ${num}`,
+    );
   }
-  if (existing?.RevisionNum !== num) await deps.store.putMark({ TagID: tag.TagID, UnitID: unit.UnitID, SpaceID: space.SpaceID, RevisionNum: num, UpdatedAt: deps.now().toISOString(), Move: !!existing });
+  if (existing?.RevisionNum !== num)
+    await deps.store.putMark({
+      TagID: tag.TagID,
+      UnitID: unit.UnitID,
+      SpaceID: space.SpaceID,
+      RevisionNum: num,
+      UpdatedAt: deps.now().toISOString(),
+      Move: !!existing,
+    });
   return { TagID: tag.TagID, TagSlug: tag.Slug, UnitID: unit.UnitID, SpaceID: space.SpaceID, RevisionNum: num };
 }
 
@@ -168,17 +262,27 @@ export interface InvokeResult {
  * function that fails on one writes on none; a write that fails on one of several is reported and the
  * rest land (`failed` counts them).
  */
-export async function invokeFunction(deps: Deps, caller: Caller, space: Space, body: InvokeInput): Promise<{ Results: InvokeResult[]; failed: number }> {
+export async function invokeFunction(
+  deps: Deps,
+  caller: Caller,
+  space: Space,
+  body: InvokeInput,
+): Promise<{ Results: InvokeResult[]; failed: number }> {
   bindArguments(body.FunctionName, body.Arguments);
   let units: Unit[];
   if (body.UnitIDs?.length) {
     units = [];
     for (const ref of body.UnitIDs) units.push(await findUnit(deps, space, ref));
     const other = units.find((u) => u.ToolchainType !== 'Kubernetes/YAML');
-    if (other) throw new Invalid(`unit '${other.Slug}' is ${other.ToolchainType}; ${body.FunctionName} works on Kubernetes/YAML units`);
+    if (other)
+      throw new Invalid(
+        `unit '${other.Slug}' is ${other.ToolchainType}; ${body.FunctionName} works on Kubernetes/YAML units`,
+      );
   } else {
     const q = body.Where ? parseWhere(body.Where, 'Unit') : undefined;
-    units = (await deps.store.listUnits(space.SpaceID)).filter((u) => u.ToolchainType === 'Kubernetes/YAML' && (!q || matches(q, { ...u, SpaceSlug: space.Slug }))).sort(bySlug);
+    units = (await deps.store.listUnits(space.SpaceID))
+      .filter((u) => u.ToolchainType === 'Kubernetes/YAML' && (!q || matches(q, { ...u, SpaceSlug: space.Slug })))
+      .sort(bySlug);
   }
   const runs = await Promise.all(
     units.map(async (unit) => {
@@ -186,22 +290,52 @@ export async function invokeFunction(deps: Deps, caller: Caller, space: Space, b
       return { unit, head, result: runFunction(body.FunctionName, body.Arguments, head) };
     }),
   );
-  if (isReadOnly(body.FunctionName)) return { Results: runs.map(({ unit, result }) => ({ UnitID: unit.UnitID, UnitSlug: unit.Slug, RevisionNum: unit.HeadRevisionNum, Output: result.output })), failed: 0 };
+  if (isReadOnly(body.FunctionName))
+    return {
+      Results: runs.map(({ unit, result }) => ({
+        UnitID: unit.UnitID,
+        UnitSlug: unit.Slug,
+        RevisionNum: unit.HeadRevisionNum,
+        Output: result.output,
+      })),
+      failed: 0,
+    };
   const results: InvokeResult[] = [];
   let failed = 0;
   for (const { unit, head, result } of runs) {
     if (body.DryRun) {
-      results.push({ UnitID: unit.UnitID, UnitSlug: unit.Slug, Changed: result.data !== head, Changes: diffData('Kubernetes/YAML', head, result.data) });
+      results.push({
+        UnitID: unit.UnitID,
+        UnitSlug: unit.Slug,
+        Changed: result.data !== head,
+        Changes: diffData('Kubernetes/YAML', head, result.data),
+      });
       continue;
     }
     try {
-      const meta = { source: 'FunctionInvocation', description: body.ChangeDescription, functionInvocation: { FunctionName: body.FunctionName, Arguments: body.Arguments }, protect: body.Protect ? result.written : [], changeSetRef: body.ChangeSetID };
+      const meta = {
+        source: 'FunctionInvocation',
+        description: body.ChangeDescription,
+        functionInvocation: { FunctionName: body.FunctionName, Arguments: body.Arguments },
+        protect: body.Protect ? result.written : [],
+        changeSetRef: body.ChangeSetID,
+      };
       const w = await writeData(deps, caller, space, unit, result.data, meta, {}, head);
-      results.push({ UnitID: unit.UnitID, UnitSlug: unit.Slug, Changed: w.revision !== undefined, RevisionNum: w.unit.HeadRevisionNum });
+      results.push({
+        UnitID: unit.UnitID,
+        UnitSlug: unit.Slug,
+        Changed: w.revision !== undefined,
+        RevisionNum: w.unit.HeadRevisionNum,
+      });
     } catch (e) {
       if (!(e instanceof BatonError) || units.length === 1) throw e;
       failed++;
-      results.push({ UnitID: unit.UnitID, UnitSlug: unit.Slug, Changed: false, Error: { Code: e.code, Message: e.message } });
+      results.push({
+        UnitID: unit.UnitID,
+        UnitSlug: unit.Slug,
+        Changed: false,
+        Error: { Code: e.code, Message: e.message },
+      });
     }
   }
   return { Results: results, failed };

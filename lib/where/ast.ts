@@ -9,17 +9,38 @@ export type Operand =
   | { kind: 'len'; path: string[]; type: 'int'; pos: number };
 
 /** A literal value as written. */
-export type Literal = { kind: 'string'; value: string; pos: number } | { kind: 'int'; value: number; pos: number } | { kind: 'bool'; value: boolean; pos: number };
+export type Literal =
+  | { kind: 'string'; value: string; pos: number }
+  | { kind: 'int'; value: number; pos: number }
+  | { kind: 'bool'; value: boolean; pos: number };
 
 export type Operator =
-  | '<' | '<=' | '>' | '>=' | '=' | '!=' | '?' | 'LIKE' | 'NOT LIKE' | 'ILIKE' | 'NOT ILIKE'
-  | '~' | '~*' | '!~' | '!~*' | 'IN' | 'NOT IN' | 'IS NULL' | 'IS NOT NULL';
+  | '<'
+  | '<='
+  | '>'
+  | '>='
+  | '='
+  | '!='
+  | '?'
+  | 'LIKE'
+  | 'NOT LIKE'
+  | 'ILIKE'
+  | 'NOT ILIKE'
+  | '~'
+  | '~*'
+  | '!~'
+  | '!~*'
+  | 'IN'
+  | 'NOT IN'
+  | 'IS NULL'
+  | 'IS NOT NULL';
 
 /** One comparison; `truth` is the trailing `IS [NOT] TRUE|FALSE`, if any. */
 export interface Term {
   left: Operand;
   op: Operator | 'IS BOOL';
-  right?: { kind: 'literal'; literal: Literal } | { kind: 'list'; items: Literal[] } | { kind: 'operand'; operand: Operand };
+  right?:
+    { kind: 'literal'; literal: Literal } | { kind: 'list'; items: Literal[] } | { kind: 'operand'; operand: Operand };
   truth?: { not: boolean; value: boolean };
   pos: number;
 }

@@ -70,7 +70,8 @@ function compare(t: Term, left: Value, item: Record<string, unknown>): boolean {
     if (Array.isArray(left)) return left.some((v) => v === right);
     // An idset holds the ID as a key; IDs compare without case.
     const id = typeof right === 'string' ? right.toLowerCase() : undefined;
-    if (t.left.type === 'idset' && left && typeof left === 'object' && id) return Object.keys(left).some((k) => k.toLowerCase() === id);
+    if (t.left.type === 'idset' && left && typeof left === 'object' && id)
+      return Object.keys(left).some((k) => k.toLowerCase() === id);
     return false;
   }
   if (isNull(left) || right === undefined || right === null) return false;

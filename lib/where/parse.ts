@@ -8,7 +8,26 @@ const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a
 
 /** Which operators each operand type accepts. */
 const OPS_BY_TYPE: Record<AttrType, readonly string[]> = {
-  string: ['<', '<=', '>', '>=', '=', '!=', 'LIKE', 'NOT LIKE', 'ILIKE', 'NOT ILIKE', '~', '~*', '!~', '!~*', 'IN', 'NOT IN', 'IS NULL', 'IS NOT NULL'],
+  string: [
+    '<',
+    '<=',
+    '>',
+    '>=',
+    '=',
+    '!=',
+    'LIKE',
+    'NOT LIKE',
+    'ILIKE',
+    'NOT ILIKE',
+    '~',
+    '~*',
+    '!~',
+    '!~*',
+    'IN',
+    'NOT IN',
+    'IS NULL',
+    'IS NOT NULL',
+  ],
   int: ['<', '<=', '>', '>=', '=', '!=', 'IN', 'NOT IN', 'IS NULL', 'IS NOT NULL'],
   bool: ['=', '!=', 'IS NULL', 'IS NOT NULL', 'IS BOOL'],
   uuid: ['=', '!=', 'IN', 'NOT IN', 'IS NULL', 'IS NOT NULL'],
@@ -32,7 +51,8 @@ export function parseWhere(text: string, entity: string): Query {
       terms.push(p.term());
       continue;
     }
-    if (t.kind === 'keyword' && t.text === 'OR') throw new WhereError('OR is not supported; only AND joins terms', t.pos);
+    if (t.kind === 'keyword' && t.text === 'OR')
+      throw new WhereError('OR is not supported; only AND joins terms', t.pos);
     throw new WhereError(`expected AND or end of query, found '${t.text}'`, t.pos);
   }
   return { terms, text };
@@ -97,7 +117,7 @@ class Parser {
     } else if (this.peek().kind === 'ident' || this.peek().kind === 'mapkey' || this.isKw('LEN')) {
       const operand = this.operand(false);
       const want = op === '?' ? 'string' : left.type;
-      if (operand.type !== want && !(compatible(want, operand.type))) {
+      if (operand.type !== want && !compatible(want, operand.type)) {
         throw new WhereError(`cannot compare ${left.type} with ${operand.type} attribute`, operand.pos);
       }
       right = { kind: 'operand', operand };
@@ -110,7 +130,8 @@ class Parser {
       const not = this.isKw('NOT');
       if (not) this.next();
       const t = this.next();
-      if (t.kind !== 'keyword' || (t.text !== 'TRUE' && t.text !== 'FALSE')) throw new WhereError(`expected TRUE or FALSE after IS, found ${describe(t)}`, t.pos ?? isTok.pos);
+      if (t.kind !== 'keyword' || (t.text !== 'TRUE' && t.text !== 'FALSE'))
+        throw new WhereError(`expected TRUE or FALSE after IS, found ${describe(t)}`, t.pos ?? isTok.pos);
       truth = { not, value: t.text === 'TRUE' };
     }
     return { left, op, right, truth, pos };
@@ -118,7 +139,10 @@ class Parser {
 
   private checkOp(left: Operand, op: Term['op'], at: Token): void {
     if (!OPS_BY_TYPE[left.type].includes(op)) {
-      throw new WhereError(`operator ${op === 'IS BOOL' ? 'IS TRUE/FALSE' : op} does not apply to ${operandName(left)} (${left.type})`, at.pos);
+      throw new WhereError(
+        `operator ${op === 'IS BOOL' ? 'IS TRUE/FALSE' : op} does not apply to ${operandName(left)} (${left.type})`,
+        at.pos,
+      );
     }
   }
 
@@ -132,7 +156,8 @@ class Parser {
       if (t.text === 'LIKE' || t.text === 'ILIKE' || t.text === 'IN') return t.text;
       if (t.text === 'NOT') {
         const u = this.next();
-        if (u.kind === 'keyword' && (u.text === 'LIKE' || u.text === 'ILIKE' || u.text === 'IN')) return `NOT ${u.text}` as Operator;
+        if (u.kind === 'keyword' && (u.text === 'LIKE' || u.text === 'ILIKE' || u.text === 'IN'))
+          return `NOT ${u.text}` as Operator;
         throw new WhereError(`expected LIKE, ILIKE or IN after NOT, found ${describe(u)}`, u.pos);
       }
     }
@@ -145,7 +170,8 @@ class Parser {
     let lit: Literal;
     if (t.kind === 'string') lit = { kind: 'string', value: t.text, pos: t.pos };
     else if (t.kind === 'int') lit = { kind: 'int', value: Number(t.text), pos: t.pos };
-    else if (t.kind === 'keyword' && (t.text === 'TRUE' || t.text === 'FALSE')) lit = { kind: 'bool', value: t.text === 'TRUE', pos: t.pos };
+    else if (t.kind === 'keyword' && (t.text === 'TRUE' || t.text === 'FALSE'))
+      lit = { kind: 'bool', value: t.text === 'TRUE', pos: t.pos };
     else throw new WhereError(`expected a literal, found ${describe(t)}`, t.pos);
     const ok =
       (want === 'string' && lit.kind === 'string') ||
@@ -154,13 +180,18 @@ class Parser {
       (want === 'uuid' && lit.kind === 'string') ||
       (want === 'time' && lit.kind === 'string');
     if (!ok) throw new WhereError(`${operandName(left)} needs ${article(want)} literal, found ${describe(t)}`, t.pos);
-    if (want === 'uuid' && lit.kind === 'string' && !UUID.test(lit.value)) throw new WhereError(`'${lit.value}' is not a UUID`, t.pos);
-    if (want === 'time' && lit.kind === 'string' && Number.isNaN(Date.parse(lit.value))) throw new WhereError(`'${lit.value}' is not a time`, t.pos);
+    if (want === 'uuid' && lit.kind === 'string' && !UUID.test(lit.value))
+      throw new WhereError(`'${lit.value}' is not a UUID`, t.pos);
+    if (want === 'time' && lit.kind === 'string' && Number.isNaN(Date.parse(lit.value)))
+      throw new WhereError(`'${lit.value}' is not a time`, t.pos);
     if (lit.kind === 'string' && (op === '~' || op === '~*' || op === '!~' || op === '!~*')) {
       try {
         compileRegex(lit.value, op === '~*' || op === '!~*');
       } catch (e) {
-        throw new WhereError(`bad regular expression '${lit.value}' (RE2 syntax: no backreferences or lookaround): ${(e as Error).message}`, t.pos);
+        throw new WhereError(
+          `bad regular expression '${lit.value}' (RE2 syntax: no backreferences or lookaround): ${(e as Error).message}`,
+          t.pos,
+        );
       }
     }
     return lit;
@@ -210,7 +241,8 @@ class Parser {
 }
 
 function checkName(t: Token): void {
-  if (t.text.length > MAX_ATTRIBUTE) throw new WhereError(`attribute name '${t.text.slice(0, 20)}…' is longer than ${MAX_ATTRIBUTE} characters`, t.pos);
+  if (t.text.length > MAX_ATTRIBUTE)
+    throw new WhereError(`attribute name '${t.text.slice(0, 20)}…' is longer than ${MAX_ATTRIBUTE} characters`, t.pos);
 }
 
 function compatible(a: AttrType, b: AttrType): boolean {
@@ -224,7 +256,11 @@ function operandName(o: Operand): string {
 }
 
 function article(t: AttrType): string {
-  return t === 'int' || t === 'uuid' ? `an ${t === 'int' ? 'integer' : 'UUID (quoted)'}` : t === 'time' ? 'a quoted time' : `a ${t}`;
+  return t === 'int' || t === 'uuid'
+    ? `an ${t === 'int' ? 'integer' : 'UUID (quoted)'}`
+    : t === 'time'
+      ? 'a quoted time'
+      : `a ${t}`;
 }
 
 function describe(t: Token): string {

@@ -49,7 +49,8 @@ export function likeMatches(pattern: string, value: string, caseInsensitive: boo
   if (segments.length === 1) return segments[0]!.length === v.length && segmentAt(segments[0]!, v, 0);
   const first = segments[0]!;
   const last = segments.at(-1)!;
-  if (first.length + last.length > v.length || !segmentAt(first, v, 0) || !segmentAt(last, v, v.length - last.length)) return false;
+  if (first.length + last.length > v.length || !segmentAt(first, v, 0) || !segmentAt(last, v, v.length - last.length))
+    return false;
   let at = first.length;
   const end = v.length - last.length;
   for (const seg of segments.slice(1, -1)) {

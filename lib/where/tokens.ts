@@ -28,7 +28,8 @@ export const MAX_INT_DIGITS = 10;
 
 /** Splits a where query into tokens; `Labels.` and `Annotations.` are followed by a raw map key. */
 export function tokenize(text: string): Token[] {
-  if (text.length > MAX_QUERY) throw new WhereError(`query is ${text.length} characters, more than ${MAX_QUERY}`, MAX_QUERY + 1);
+  if (text.length > MAX_QUERY)
+    throw new WhereError(`query is ${text.length} characters, more than ${MAX_QUERY}`, MAX_QUERY + 1);
   const out: Token[] = [];
   let i = 0;
   while (i < text.length) {
@@ -56,16 +57,19 @@ export function tokenize(text: string): Token[] {
         s += d;
         i++;
       }
-      if (s.length > MAX_STRING) throw new WhereError(`string literal is ${s.length} characters, more than ${MAX_STRING}`, pos);
+      if (s.length > MAX_STRING)
+        throw new WhereError(`string literal is ${s.length} characters, more than ${MAX_STRING}`, pos);
       out.push({ kind: 'string', text: s, pos });
       continue;
     }
     if (/[0-9]/.test(c) || (c === '-' && /[0-9]/.test(text[i + 1] ?? ''))) {
       let j = i + 1;
       while (j < text.length && /[0-9]/.test(text[j]!)) j++;
-      if (j < text.length && /[A-Za-z_]/.test(text[j]!)) throw new WhereError(`bad number '${text.slice(i, j + 1)}'`, pos);
+      if (j < text.length && /[A-Za-z_]/.test(text[j]!))
+        throw new WhereError(`bad number '${text.slice(i, j + 1)}'`, pos);
       const num = text.slice(i, j);
-      if (num.replace('-', '').length > MAX_INT_DIGITS) throw new WhereError(`integer ${num} has more than ${MAX_INT_DIGITS} digits`, pos);
+      if (num.replace('-', '').length > MAX_INT_DIGITS)
+        throw new WhereError(`integer ${num} has more than ${MAX_INT_DIGITS} digits`, pos);
       out.push({ kind: 'int', text: num, pos });
       i = j;
       continue;

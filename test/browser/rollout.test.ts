@@ -9,12 +9,18 @@ import { cubAt, cubOk, type CubResult } from '../support/cli.ts';
 import { startEnv, type Env } from '../support/harness.ts';
 
 /** Debian's chromium (apt-get install chromium; .ci/run installs it), or CHROMIUM_PATH. */
-const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'].find((p): p is string => !!p && existsSync(p));
+const CHROMIUM = [
+  process.env.CHROMIUM_PATH,
+  '/usr/bin/chromium',
+  '/usr/bin/chromium-browser',
+  '/usr/bin/google-chrome',
+].find((p): p is string => !!p && existsSync(p));
 const SHOTS = fileURLToPath(new URL('../../test-results/', import.meta.url));
 
 if (!CHROMIUM) {
   // In CI a missing browser is a failure (.ci/run installs it); on a developer's machine without one the page's tests are skipped, saying why.
-  if (process.env.CI) throw new Error('the rollout page is tested in Chromium: apt-get install chromium (or set CHROMIUM_PATH)');
+  if (process.env.CI)
+    throw new Error('the rollout page is tested in Chromium: apt-get install chromium (or set CHROMIUM_PATH)');
   console.warn('Skipping the rollout page tests: no Chromium found (apt-get install chromium, or set CHROMIUM_PATH)');
 }
 
@@ -29,7 +35,11 @@ const run = async (steps: SeedStep[]) => {
 const shot = (name: string, p: Page = page) => p.screenshot({ path: `${SHOTS}rollout-${name}.png`, fullPage: true });
 /** The page's globals the checks read, typed just enough (tests compile without the DOM library); used inside page.evaluate only. */
 interface PageGlobals {
-  document: { activeElement: { dataset?: Record<string, string> } | null; documentElement: { scrollWidth: number }; getElementById(id: string): { open?: boolean } | null };
+  document: {
+    activeElement: { dataset?: Record<string, string> } | null;
+    documentElement: { scrollWidth: number };
+    getElementById(id: string): { open?: boolean } | null;
+  };
   localStorage: { setItem(k: string, v: string): void };
 }
 /** A Space's cell in a Stage of the grid. */
@@ -62,7 +72,9 @@ describe.skipIf(!CHROMIUM)('the rollout page in Chromium, against a local server
     await page.fill('#token', env.api.token!);
     await page.press('#token', 'Enter');
     await page.waitForSelector('#changeorders tr[data-slug="release-v452"]');
-    expect(await text('#changeorders tr[data-slug="release-v452"]')).toBe('release-v452 acme-base New — Release v452: bump the image tag');
+    expect(await text('#changeorders tr[data-slug="release-v452"]')).toBe(
+      'release-v452 acme-base New — Release v452: bump the image tag',
+    );
     await page.fill('#where', "Slug = 'nothing-like-it'");
     await page.press('#where', 'Enter');
     await page.waitForSelector('text=0 change order(s)');
@@ -94,30 +106,60 @@ describe.skipIf(!CHROMIUM)('the rollout page in Chromium, against a local server
   it('promotes dev from the page: a dry-run preview first, then the promotion, and the grid follows', async () => {
     await page.click('[data-action=promote]');
     await page.waitForSelector('#promotion tr[data-space="acme-dev"]');
-    expect(await text('[data-field=preview-message]')).toMatch(/^Would promote change order into stage 'dev': 1 of 1 space\(s\)/);
-    expect(await text('#promotion tr[data-space="acme-dev"]')).toMatch(/^acme-dev Promote config Mark, deployment Upgrade$/);
+    expect(await text('[data-field=preview-message]')).toMatch(
+      /^Would promote change order into stage 'dev': 1 of 1 space\(s\)/,
+    );
+    expect(await text('#promotion tr[data-space="acme-dev"]')).toMatch(
+      /^acme-dev Promote config Mark, deployment Upgrade$/,
+    );
     // The preview wrote nothing.
-    expect(JSON.parse(await ok(['changeorder', 'get', '--space', 'acme-base', 'release-v452', '-o', 'json'])).ResolvedSpaceIDs).toHaveLength(1);
+    expect(
+      JSON.parse(await ok(['changeorder', 'get', '--space', 'acme-base', 'release-v452', '-o', 'json']))
+        .ResolvedSpaceIDs,
+    ).toHaveLength(1);
     await shot('promote-preview');
     await page.click('[data-action=confirm-promote]');
     await page.waitForSelector('[data-field=result-message]');
-    expect(await text('[data-field=result-message]')).toMatch(/^Promoted change order into stage 'dev': 1 of 1 space\(s\)/);
+    expect(await text('[data-field=result-message]')).toMatch(
+      /^Promoted change order into stage 'dev': 1 of 1 space\(s\)/,
+    );
     await page.click('dialog [data-action=close]');
     await page.waitForSelector('section[data-stage="dev"][data-status="Reached"]');
     expect(await page.getAttribute(cell('dev', 'acme-dev'), 'data-state')).toBe('taken');
-    expect(await page.getAttribute(`${cell('dev', 'acme-dev')} [data-gate="Released"]`, 'data-satisfied')).toBe('false');
-    expect(await page.getAttribute(`${cell('dev', 'acme-dev')} [data-gate="Validated"]`, 'data-satisfied')).toBe('true');
+    expect(await page.getAttribute(`${cell('dev', 'acme-dev')} [data-gate="Released"]`, 'data-satisfied')).toBe(
+      'false',
+    );
+    expect(await page.getAttribute(`${cell('dev', 'acme-dev')} [data-gate="Validated"]`, 'data-satisfied')).toBe(
+      'true',
+    );
     expect(await text('#next h2')).toBe('Next: staging blocked');
-    expect(await text('#next [data-gate="Released"]')).toMatch(/^Released · acme-dev has taken change order 'release-v452' but has not released it Opens: publish a release of the change there: cub release publish acme-dev/);
+    expect(await text('#next [data-gate="Released"]')).toMatch(
+      /^Released · acme-dev has taken change order 'release-v452' but has not released it Opens: publish a release of the change there: cub release publish acme-dev/,
+    );
     // The same promotion through cub now finds nothing to do: the page went through the same API.
-    expect(await ok(['variant', 'promote', '--change-order', 'acme-base/release-v452', '--target-stage', 'dev'])).toMatch(/acme-dev\s+Unchanged/);
+    expect(
+      await ok(['variant', 'promote', '--change-order', 'acme-base/release-v452', '--target-stage', 'dev']),
+    ).toMatch(/acme-dev\s+Unchanged/);
   });
 
   it('updates live as a release is published and the deploy tool reports it healthy', async () => {
     await ok(['release', 'publish', '--revision', 'ChangeOrder:acme-base/release-v452', 'acme-dev']);
-    await page.waitForSelector(`${cell('dev', 'acme-dev')} [data-field=release]:has-text("Release #1 · carries the change")`);
+    await page.waitForSelector(
+      `${cell('dev', 'acme-dev')} [data-field=release]:has-text("Release #1 · carries the change")`,
+    );
     expect(await text(`${cell('dev', 'acme-dev')} [data-field=live]`)).toBe('Not reported yet');
-    await ok(['release', 'report', '--space', 'acme-dev', '--sync', 'Synced', '--health', 'Healthy', '--reporter', 'argocd']);
+    await ok([
+      'release',
+      'report',
+      '--space',
+      'acme-dev',
+      '--sync',
+      'Synced',
+      '--health',
+      'Healthy',
+      '--reporter',
+      'argocd',
+    ]);
     await page.waitForSelector(`${cell('dev', 'acme-dev')} [data-field=live]:has-text("Healthy")`);
     expect(await text(`${cell('dev', 'acme-dev')} [data-field=live]`)).toMatch(/^Synced Healthy \d+s ago$/);
     await page.waitForSelector('#next[data-open="true"]');
@@ -130,17 +172,25 @@ describe.skipIf(!CHROMIUM)('the rollout page in Chromium, against a local server
     let focused = '';
     for (let i = 0; i < 40 && focused !== 'promote'; i++) {
       await page.keyboard.press('Tab');
-      focused = await page.evaluate(() => (globalThis as unknown as PageGlobals).document.activeElement?.dataset?.action ?? '');
+      focused = await page.evaluate(
+        () => (globalThis as unknown as PageGlobals).document.activeElement?.dataset?.action ?? '',
+      );
     }
     expect(focused).toBe('promote');
     await page.keyboard.press('Enter');
     await page.waitForSelector('#promotion tr[data-space="acme-staging-use1"]');
-    expect(await page.evaluate(() => (globalThis as unknown as PageGlobals).document.activeElement?.dataset?.action)).toBe('confirm-promote');
+    expect(
+      await page.evaluate(() => (globalThis as unknown as PageGlobals).document.activeElement?.dataset?.action),
+    ).toBe('confirm-promote');
     await page.keyboard.press('Enter');
     await page.waitForSelector('[data-field=result-message]');
-    expect(await text('[data-field=result-message]')).toMatch(/^Promoted change order into stage 'staging': 2 of 2 space\(s\)/);
+    expect(await text('[data-field=result-message]')).toMatch(
+      /^Promoted change order into stage 'staging': 2 of 2 space\(s\)/,
+    );
     await page.keyboard.press('Escape');
-    expect(await page.evaluate(() => (globalThis as unknown as PageGlobals).document.getElementById('dialog')?.open)).toBe(false);
+    expect(
+      await page.evaluate(() => (globalThis as unknown as PageGlobals).document.getElementById('dialog')?.open),
+    ).toBe(false);
     await page.waitForSelector('section[data-stage="staging"][data-status="Reached"]');
   });
 
@@ -162,26 +212,37 @@ describe.skipIf(!CHROMIUM)('the rollout page in Chromium, against a local server
     await page.waitForSelector('[data-field=approve-result]');
     expect(await text('[data-field=approve-result]')).toMatch(/acme-staging-use1: approved/);
     await page.click('dialog [data-action=close]');
-    await page.waitForSelector(`${cell('staging', 'acme-staging-use1')} [data-approval="one-approver"][data-missing="0"]`);
+    await page.waitForSelector(
+      `${cell('staging', 'acme-staging-use1')} [data-approval="one-approver"][data-missing="0"]`,
+    );
     expect(await page.locator('[data-action=approve-stage]').count()).toBe(0);
   });
 
   it('shows holds in force and why the next stage is blocked, at 1280 px and on a phone', async () => {
     await ok(['hold', 'create', 'freeze-euw1', '--space', 'acme-prod-euw1', '--reason', 'datacenter move']);
     await page.waitForSelector('#holds li[data-hold="freeze-euw1"]');
-    expect(await text('#holds li[data-hold="freeze-euw1"]')).toBe('freeze-euw1 on space acme-prod-euw1: datacenter move (placed by admin; blocks promote)');
+    expect(await text('#holds li[data-hold="freeze-euw1"]')).toBe(
+      'freeze-euw1 on space acme-prod-euw1: datacenter move (placed by admin; blocks promote)',
+    );
     expect(await text('#next h2')).toBe('Next: prod blocked');
     expect(await page.locator('#next [data-gate="Hold"][data-satisfied="false"]').count()).toBe(1);
     expect(await page.locator('#next [data-gate="Released"][data-satisfied="false"]').count()).toBe(2);
     await shot('blocked-1280');
     const phone = await browser.newPage({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
     await phone.goto(`${env.url}/ui/?poll=300#/co/acme-base/release-v452`);
-    await phone.evaluate((t) => (globalThis as unknown as PageGlobals).localStorage.setItem('baton.token', t), env.api.token!);
+    await phone.evaluate(
+      (t) => (globalThis as unknown as PageGlobals).localStorage.setItem('baton.token', t),
+      env.api.token!,
+    );
     await phone.reload();
     await phone.waitForSelector('section[data-stage="prod"] li.cell');
     // Nothing wider than the screen: no sideways scrolling.
-    expect(await phone.evaluate(() => (globalThis as unknown as PageGlobals).document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
-    const boxes = await phone.locator('section[data-stage="staging"] li.cell').evaluateAll((els) => els.map((e) => e.getBoundingClientRect().left));
+    expect(
+      await phone.evaluate(() => (globalThis as unknown as PageGlobals).document.documentElement.scrollWidth),
+    ).toBeLessThanOrEqual(390);
+    const boxes = await phone
+      .locator('section[data-stage="staging"] li.cell')
+      .evaluateAll((els) => els.map((e) => e.getBoundingClientRect().left));
     expect(new Set(boxes).size).toBe(1);
     await shot('blocked-phone', phone);
     await phone.close();
@@ -197,7 +258,9 @@ describe.skipIf(!CHROMIUM)('the rollout page in Chromium, against a local server
     await page.waitForSelector('[data-field=co-state] .badge:has-text("Aborted")');
     expect(await page.isDisabled('[data-action=promote]')).toBe(true);
     expect(await page.isDisabled('[data-action=abort]')).toBe(true);
-    expect(JSON.parse(await ok(['changeorder', 'get', '--space', 'acme-base', 'release-v452', '-o', 'json'])).AbortedReason).toBe('v452 leaks memory');
+    expect(
+      JSON.parse(await ok(['changeorder', 'get', '--space', 'acme-base', 'release-v452', '-o', 'json'])).AbortedReason,
+    ).toBe('v452 leaks memory');
     await shot('aborted');
   });
 

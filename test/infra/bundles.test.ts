@@ -21,9 +21,15 @@ async function bundle(name: string) {
     banner: { js: "import { createRequire as __cr } from 'module'; const require = __cr(import.meta.url);" },
     logLevel: 'error',
   });
-  const packages = new Set(Object.keys(r.metafile.inputs).flatMap((p) => p.match(/node_modules\/((?:@[^/]+\/)?[^/]+)/)?.[1] ?? []));
+  const packages = new Set(
+    Object.keys(r.metafile.inputs).flatMap((p) => p.match(/node_modules\/((?:@[^/]+\/)?[^/]+)/)?.[1] ?? []),
+  );
   // The code and its source map, as the deployment package holds them.
-  return { zipped: r.outputFiles.reduce((n, f) => n + deflateRawSync(f.contents).length, 0), files: r.outputFiles.length, packages };
+  return {
+    zipped: r.outputFiles.reduce((n, f) => n + deflateRawSync(f.contents).length, 0),
+    files: r.outputFiles.length,
+    packages,
+  };
 }
 
 describe('the Lambda bundles', () => {
@@ -37,7 +43,8 @@ describe('the Lambda bundles', () => {
 
   it('give the authorizer only what a token lookup needs', async () => {
     const { packages } = await bundle('authorizer');
-    for (const heavy of ['zod', 'zod-openapi', 'yaml', '@marcbachmann/cel-js', 'commander', 'aws-cdk-lib']) expect(packages.has(heavy), heavy).toBe(false);
+    for (const heavy of ['zod', 'zod-openapi', 'yaml', '@marcbachmann/cel-js', 'commander', 'aws-cdk-lib'])
+      expect(packages.has(heavy), heavy).toBe(false);
     expect(packages.has('electrodb')).toBe(true);
   }, 60_000);
 });

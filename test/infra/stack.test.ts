@@ -10,7 +10,8 @@ import { batonApp } from '../../infra/app.ts';
 let template: Template;
 let app: App;
 /** The app as `npx cdk synth -c stage=…` builds it (infra/app.ts), with the environment the CLI hands it; no function is bundled (bundles.test.ts checks that). */
-const cliApp = (stage: string, env: NodeJS.ProcessEnv, outdir: string) => batonApp({ outdir, context: { stage, 'aws:cdk:bundling-stacks': [] } }, env);
+const cliApp = (stage: string, env: NodeJS.ProcessEnv, outdir: string) =>
+  batonApp({ outdir, context: { stage, 'aws:cdk:bundling-stacks': [] } }, env);
 beforeAll(() => {
   process.env.CDK_DISABLE_CLI_TELEMETRY = 'true';
   // The CDK CLI with no Region configured hands the app us-east-1 and no account.
@@ -29,24 +30,52 @@ describe('the synthesized stack', () => {
   it.each([
     ['the CLI without a Region (us-east-1, no account)', 'dev', { CDK_DEFAULT_REGION: 'us-east-1' }],
     ['a Region set (AWS_REGION=eu-central-1)', 'prod', { CDK_DEFAULT_REGION: 'eu-central-1' }],
-    ['an account and a Region from credentials', 'staging', { CDK_DEFAULT_ACCOUNT: '123456789012', CDK_DEFAULT_REGION: 'ap-southeast-2' }],
+    [
+      'an account and a Region from credentials',
+      'staging',
+      { CDK_DEFAULT_ACCOUNT: '123456789012', CDK_DEFAULT_REGION: 'ap-southeast-2' },
+    ],
     ['no environment at all (environment-agnostic)', 'dev', {}],
-  ] as [string, string, NodeJS.ProcessEnv][])('synthesizes through infra/app.ts with cdk-nag for %s', (_what, stage, env) => {
-    const { app: other } = cliApp(stage, env, `/tmp/baton-cdk-test-${stage}-${Object.keys(env).length}-${process.pid}`);
-    const assembly = other.synth({ force: true });
-    expect(assembly.getStackByName(`Baton-${stage}`).environment.region).toBe(env.CDK_DEFAULT_REGION ?? 'unknown-region');
-  });
+  ] as [string, string, NodeJS.ProcessEnv][])(
+    'synthesizes through infra/app.ts with cdk-nag for %s',
+    (_what, stage, env) => {
+      const { app: other } = cliApp(
+        stage,
+        env,
+        `/tmp/baton-cdk-test-${stage}-${Object.keys(env).length}-${process.pid}`,
+      );
+      const assembly = other.synth({ force: true });
+      expect(assembly.getStackByName(`Baton-${stage}`).environment.region).toBe(
+        env.CDK_DEFAULT_REGION ?? 'unknown-region',
+      );
+    },
+  );
 
   it('refuses a stage that cannot name resources, naming the rule', () => {
-    expect(() => cliApp('Prod_1', {}, `/tmp/baton-cdk-test-bad-${process.pid}`)).toThrow('-c stage=Prod_1: a stage is a lowercase name of at most 20 letters, digits and dashes');
+    expect(() => cliApp('Prod_1', {}, `/tmp/baton-cdk-test-bad-${process.pid}`)).toThrow(
+      '-c stage=Prod_1: a stage is a lowercase name of at most 20 letters, digits and dashes',
+    );
   });
 
   it('serves the rollout page from a private bucket through CloudFront, with the API it talks to, and lets only its origin call the API', () => {
-    template.hasResourceProperties('AWS::S3::Bucket', { PublicAccessBlockConfiguration: { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true } });
+    template.hasResourceProperties('AWS::S3::Bucket', {
+      PublicAccessBlockConfiguration: {
+        BlockPublicAcls: true,
+        BlockPublicPolicy: true,
+        IgnorePublicAcls: true,
+        RestrictPublicBuckets: true,
+      },
+    });
     template.resourceCountIs('AWS::CloudFront::Distribution', 1);
     template.resourceCountIs('AWS::CloudFront::OriginAccessControl', 1);
-    template.hasResourceProperties('AWS::CloudFront::Distribution', { DistributionConfig: Match.objectLike({ DefaultRootObject: 'index.html', DefaultCacheBehavior: Match.objectLike({ ViewerProtocolPolicy: 'redirect-to-https' }) }) });
-    const csp = resources('AWS::CloudFront::ResponseHeadersPolicy')[0]![1].Properties.ResponseHeadersPolicyConfig.SecurityHeadersConfig.ContentSecurityPolicy.ContentSecurityPolicy;
+    template.hasResourceProperties('AWS::CloudFront::Distribution', {
+      DistributionConfig: Match.objectLike({
+        DefaultRootObject: 'index.html',
+        DefaultCacheBehavior: Match.objectLike({ ViewerProtocolPolicy: 'redirect-to-https' }),
+      }),
+    });
+    const csp = resources('AWS::CloudFront::ResponseHeadersPolicy')[0]![1].Properties.ResponseHeadersPolicyConfig
+      .SecurityHeadersConfig.ContentSecurityPolicy.ContentSecurityPolicy;
     expect(JSON.stringify(csp)).toMatch(/default-src 'self'; connect-src 'self' https:\/\/\*\.execute-api\./);
     const [distId] = resources('AWS::CloudFront::Distribution')[0]!;
     const cors = resources('AWS::ApiGatewayV2::Api')[0]![1].Properties.CorsConfiguration;
@@ -64,15 +93,24 @@ describe('the synthesized stack', () => {
 
   it('has one HTTP API route per entry of the route table, each behind the Lambda authorizer but the open contract', () => {
     const routes = resources('AWS::ApiGatewayV2::Route').map(([, r]) => r.Properties);
-    expect(routes.map((r) => r.RouteKey).sort()).toEqual([...ROUTES, ...PUBLIC_ROUTES].map((r) => `${r.method} ${r.path}`).sort());
+    expect(routes.map((r) => r.RouteKey).sort()).toEqual(
+      [...ROUTES, ...PUBLIC_ROUTES].map((r) => `${r.method} ${r.path}`).sort(),
+    );
     for (const r of routes) expect(r.AuthorizationType).toBe(r.RouteKey === 'GET /openapi.json' ? 'NONE' : 'CUSTOM');
     template.resourceCountIs('AWS::ApiGatewayV2::Authorizer', 1);
-    template.hasResourceProperties('AWS::ApiGatewayV2::Authorizer', { AuthorizerType: 'REQUEST', EnableSimpleResponses: true, IdentitySource: ['$request.header.Authorization'], AuthorizerResultTtlInSeconds: 60 });
+    template.hasResourceProperties('AWS::ApiGatewayV2::Authorizer', {
+      AuthorizerType: 'REQUEST',
+      EnableSimpleResponses: true,
+      IdentitySource: ['$request.header.Authorization'],
+      AuthorizerResultTtlInSeconds: 60,
+    });
   });
 
   it("grants API Gateway one invoke permission for the whole API: the function's resource policy stays far under Lambda's 20 KB", () => {
     const [apiId] = apiFunction();
-    const perms = resources('AWS::Lambda::Permission').filter(([, p]) => JSON.stringify(p.Properties.FunctionName).includes(apiId));
+    const perms = resources('AWS::Lambda::Permission').filter(([, p]) =>
+      JSON.stringify(p.Properties.FunctionName).includes(apiId),
+    );
     expect(perms).toHaveLength(1);
     // Each permission becomes one statement of the policy; a resolved statement is a few hundred bytes.
     const size = perms.reduce((n, [, p]) => n + JSON.stringify(p.Properties).length + 300, 0);
@@ -83,8 +121,17 @@ describe('the synthesized stack', () => {
     template.hasResourceProperties('AWS::DynamoDB::Table', { TableName: 'baton-test' });
     template.hasResourceProperties('AWS::Events::EventBus', { Name: 'baton-test' });
     template.hasResourceProperties('AWS::ApiGatewayV2::Api', { Name: 'baton-test' });
-    for (const [, f] of resources('AWS::Lambda::Function').filter(([, f]) => f.Properties.Environment?.Variables?.TABLE_NAME)) expect(f.Properties.FunctionName).toMatch(/^baton-test-/);
-    const other = Template.fromStack(new BatonStack(new App({ outdir: `/tmp/baton-cdk-test2-${process.pid}`, context: { 'aws:cdk:bundling-stacks': [] } }), 'Baton-prod', { stage: 'prod' }));
+    for (const [, f] of resources('AWS::Lambda::Function').filter(
+      ([, f]) => f.Properties.Environment?.Variables?.TABLE_NAME,
+    ))
+      expect(f.Properties.FunctionName).toMatch(/^baton-test-/);
+    const other = Template.fromStack(
+      new BatonStack(
+        new App({ outdir: `/tmp/baton-cdk-test2-${process.pid}`, context: { 'aws:cdk:bundling-stacks': [] } }),
+        'Baton-prod',
+        { stage: 'prod' },
+      ),
+    );
     other.hasResourceProperties('AWS::DynamoDB::Table', { TableName: 'baton-prod' });
   });
 
@@ -97,13 +144,30 @@ describe('the synthesized stack', () => {
       BillingMode: 'PAY_PER_REQUEST',
       StreamSpecification: { StreamViewType: 'NEW_IMAGE' },
       TimeToLiveSpecification: { AttributeName: 'ExpiresAtEpoch', Enabled: true },
-      GlobalSecondaryIndexes: [Match.objectLike({ IndexName: 'gsi1', KeySchema: [{ AttributeName: 'gsi1pk', KeyType: 'HASH' }, { AttributeName: 'gsi1sk', KeyType: 'RANGE' }] })],
+      GlobalSecondaryIndexes: [
+        Match.objectLike({
+          IndexName: 'gsi1',
+          KeySchema: [
+            { AttributeName: 'gsi1pk', KeyType: 'HASH' },
+            { AttributeName: 'gsi1sk', KeyType: 'RANGE' },
+          ],
+        }),
+      ],
     });
   });
 
   it('runs six functions on Node.js 22, traced, minified, with log retention', () => {
-    const ours = resources('AWS::Lambda::Function').filter(([, f]) => f.Properties.Environment?.Variables?.TABLE_NAME && f.Properties.Environment?.Variables?.BUS_NAME);
-    expect(ours.map(([, f]) => f.Properties.FunctionName).sort()).toEqual(['baton-test-Api', 'baton-test-Authorizer', 'baton-test-JobWorker', 'baton-test-LiveStatus', 'baton-test-OutboxPublisher', 'baton-test-Reevaluate']);
+    const ours = resources('AWS::Lambda::Function').filter(
+      ([, f]) => f.Properties.Environment?.Variables?.TABLE_NAME && f.Properties.Environment?.Variables?.BUS_NAME,
+    );
+    expect(ours.map(([, f]) => f.Properties.FunctionName).sort()).toEqual([
+      'baton-test-Api',
+      'baton-test-Authorizer',
+      'baton-test-JobWorker',
+      'baton-test-LiveStatus',
+      'baton-test-OutboxPublisher',
+      'baton-test-Reevaluate',
+    ]);
     for (const [, f] of ours) {
       expect(f.Properties.Runtime).toBe('nodejs22.x');
       expect(f.Properties.TracingConfig).toEqual({ Mode: 'Active' });
@@ -121,7 +185,16 @@ describe('the synthesized stack', () => {
       BisectBatchOnFunctionError: true,
       FunctionResponseTypes: ['ReportBatchItemFailures'],
       DestinationConfig: { OnFailure: { Destination: Match.anyValue() } },
-      FilterCriteria: { Filters: [{ Pattern: JSON.stringify({ eventName: ['INSERT'], dynamodb: { NewImage: { __edb_e__: { S: ['outbox'] } } } }) }] },
+      FilterCriteria: {
+        Filters: [
+          {
+            Pattern: JSON.stringify({
+              eventName: ['INSERT'],
+              dynamodb: { NewImage: { __edb_e__: { S: ['outbox'] } } },
+            }),
+          },
+        ],
+      },
     });
   });
 
@@ -132,47 +205,100 @@ describe('the synthesized stack', () => {
     ] as const) {
       const [, r] = resources('AWS::Events::Rule').find(([, x]) => x.Properties.Name === `baton-test-${rule.name}`)!;
       expect(r.Properties.EventPattern).toEqual({ source: rule.source, 'detail-type': rule.detailType });
-      expect(r.Properties.Targets).toEqual([expect.objectContaining({ RetryPolicy: { MaximumRetryAttempts: 2, MaximumEventAgeInSeconds: 3600 }, DeadLetterConfig: { Arn: expect.anything() } })]);
+      expect(r.Properties.Targets).toEqual([
+        expect.objectContaining({
+          RetryPolicy: { MaximumRetryAttempts: 2, MaximumEventAgeInSeconds: 3600 },
+          DeadLetterConfig: { Arn: expect.anything() },
+        }),
+      ]);
       expect(JSON.stringify(r.Properties.Targets[0].Arn)).toContain(consumer);
     }
-    template.hasResourceProperties('AWS::Events::Archive', { RetentionDays: 30, EventPattern: { source: ['baton', 'baton.hooks'] } });
+    template.hasResourceProperties('AWS::Events::Archive', {
+      RetentionDays: 30,
+      EventPattern: { source: ['baton', 'baton.hooks'] },
+    });
     // A deploy-tool event the consumer cannot apply is recorded in the live-status rule's dead-letter queue by the consumer itself (with why), which it may send to.
-    const [, live] = resources('AWS::Events::Rule').find(([, x]) => x.Properties.Name === `baton-test-${LIVE_STATUS_RULE.name}`)!;
+    const [, live] = resources('AWS::Events::Rule').find(
+      ([, x]) => x.Properties.Name === `baton-test-${LIVE_STATUS_RULE.name}`,
+    )!;
     const dlqId = live.Properties.Targets[0].DeadLetterConfig.Arn['Fn::GetAtt'][0];
-    const [, fn] = resources('AWS::Lambda::Function').find(([, f]) => f.Properties.FunctionName === 'baton-test-LiveStatus')!;
+    const [, fn] = resources('AWS::Lambda::Function').find(
+      ([, f]) => f.Properties.FunctionName === 'baton-test-LiveStatus',
+    )!;
     expect(fn.Properties.Environment.Variables.DROPPED_QUEUE_URL).toEqual({ Ref: dlqId });
-    const sends = resources('AWS::IAM::Policy').flatMap(([, p]) => p.Properties.PolicyDocument.Statement).filter((st: any) => JSON.stringify(st.Action).includes('sqs:SendMessage') && JSON.stringify(st.Resource).includes(dlqId));
+    const sends = resources('AWS::IAM::Policy')
+      .flatMap(([, p]) => p.Properties.PolicyDocument.Statement)
+      .filter(
+        (st: any) =>
+          JSON.stringify(st.Action).includes('sqs:SendMessage') && JSON.stringify(st.Resource).includes(dlqId),
+      );
     expect(sends).toHaveLength(1);
   });
 
   it('alarms on the API 5xx rate, on each dead-letter queue and on each consumer’s errors', () => {
-    const names = resources('AWS::CloudWatch::Alarm').map(([, a]) => a.Properties.AlarmName).sort();
+    const names = resources('AWS::CloudWatch::Alarm')
+      .map(([, a]) => a.Properties.AlarmName)
+      .sort();
     expect(names).toEqual(
-      ['Api5xxRate', 'JobDlqDepth', 'JobWorkerErrors', 'LiveStatusDlqDepth', 'LiveStatusErrors', 'OutboxDlqDepth', 'OutboxPublisherErrors', 'ReevaluateDlqDepth', 'ReevaluateErrors'].map((n) => `baton-test-${n}`).sort(),
+      [
+        'Api5xxRate',
+        'JobDlqDepth',
+        'JobWorkerErrors',
+        'LiveStatusDlqDepth',
+        'LiveStatusErrors',
+        'OutboxDlqDepth',
+        'OutboxPublisherErrors',
+        'ReevaluateDlqDepth',
+        'ReevaluateErrors',
+      ]
+        .map((n) => `baton-test-${n}`)
+        .sort(),
     );
     for (const [, a] of resources('AWS::CloudWatch::Alarm')) expect(a.Properties.AlarmActions).toHaveLength(1);
   });
 
   it('runs jobs on worker Lambdas from a FIFO queue, a part per message group, with a dead-letter queue after the last attempt', () => {
-    const [jobQueueId, q] = resources('AWS::SQS::Queue').find(([, x]) => x.Properties.QueueName === 'baton-test-jobs.fifo')!;
-    expect(q.Properties).toMatchObject({ FifoQueue: true, VisibilityTimeout: 360, RedrivePolicy: { maxReceiveCount: JOB_ATTEMPTS, deadLetterTargetArn: expect.anything() } });
+    const [jobQueueId, q] = resources('AWS::SQS::Queue').find(
+      ([, x]) => x.Properties.QueueName === 'baton-test-jobs.fifo',
+    )!;
+    expect(q.Properties).toMatchObject({
+      FifoQueue: true,
+      VisibilityTimeout: 360,
+      RedrivePolicy: { maxReceiveCount: JOB_ATTEMPTS, deadLetterTargetArn: expect.anything() },
+    });
     const [dlqId] = resources('AWS::SQS::Queue').find(([, x]) => x.Properties.QueueName === 'baton-test-JobDlq.fifo')!;
     expect(JSON.stringify(q.Properties.RedrivePolicy.deadLetterTargetArn)).toContain(dlqId);
-    const [, worker] = resources('AWS::Lambda::Function').find(([, f]) => f.Properties.FunctionName === 'baton-test-JobWorker')!;
+    const [, worker] = resources('AWS::Lambda::Function').find(
+      ([, f]) => f.Properties.FunctionName === 'baton-test-JobWorker',
+    )!;
     expect(worker.Properties.Timeout).toBe(300);
-    const [, mapping] = resources('AWS::Lambda::EventSourceMapping').find(([, m]) => JSON.stringify(m.Properties.EventSourceArn).includes(jobQueueId))!;
+    const [, mapping] = resources('AWS::Lambda::EventSourceMapping').find(([, m]) =>
+      JSON.stringify(m.Properties.EventSourceArn).includes(jobQueueId),
+    )!;
     expect(mapping.Properties).toMatchObject({ BatchSize: 1, FunctionResponseTypes: ['ReportBatchItemFailures'] });
     // The API starts jobs and the workers start the next wave: both send to the queue, and know where it is.
     for (const fnName of ['baton-test-Api', 'baton-test-JobWorker']) {
       const [, f] = resources('AWS::Lambda::Function').find(([, x]) => x.Properties.FunctionName === fnName)!;
       expect(JSON.stringify(f.Properties.Environment.Variables.JOB_QUEUE_URL)).toContain(jobQueueId);
     }
-    const senders = resources('AWS::IAM::Policy').filter(([, p]) => JSON.stringify(p.Properties.PolicyDocument).includes('sqs:SendMessage'));
-    expect(senders.map(([, p]) => JSON.stringify(p.Properties.Roles)).sort().join()).toMatch(/Api.*JobWorker|JobWorker.*Api/);
+    const senders = resources('AWS::IAM::Policy').filter(([, p]) =>
+      JSON.stringify(p.Properties.PolicyDocument).includes('sqs:SendMessage'),
+    );
+    expect(
+      senders
+        .map(([, p]) => JSON.stringify(p.Properties.Roles))
+        .sort()
+        .join(),
+    ).toMatch(/Api.*JobWorker|JobWorker.*Api/);
   });
 
   it('logs API access and throttles by default', () => {
-    template.hasResourceProperties('AWS::ApiGatewayV2::Stage', { StageName: '$default', AutoDeploy: true, DefaultRouteSettings: { ThrottlingRateLimit: 200, ThrottlingBurstLimit: 400 }, AccessLogSettings: { DestinationArn: Match.anyValue(), Format: Match.anyValue() } });
+    template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+      StageName: '$default',
+      AutoDeploy: true,
+      DefaultRouteSettings: { ThrottlingRateLimit: 200, ThrottlingBurstLimit: 400 },
+      AccessLogSettings: { DestinationArn: Match.anyValue(), Format: Match.anyValue() },
+    });
   });
 
   it('grants least privilege: no scans, no wildcards, and the authorizer only reads', () => {
@@ -185,7 +311,9 @@ describe('the synthesized stack', () => {
     // Head and upstream revisions are read in batches: without this every promotion would be denied.
     expect(actions).toContain('dynamodb:BatchGetItem');
     const authorizerPolicy = policies.find((p) => JSON.stringify(p.Properties.Roles).includes('Authorizer'));
-    const own = authorizerPolicy.Properties.PolicyDocument.Statement.filter((s: any) => JSON.stringify(s.Action).includes('dynamodb'));
+    const own = authorizerPolicy.Properties.PolicyDocument.Statement.filter((s: any) =>
+      JSON.stringify(s.Action).includes('dynamodb'),
+    );
     expect(own).toEqual([expect.objectContaining({ Action: ['dynamodb:GetItem', 'dynamodb:Query'], Effect: 'Allow' })]);
   });
 });

@@ -23,10 +23,28 @@ beforeAll(async () => {
 afterAll(async () => server.close());
 
 /** A base, `n` Production variants and a Staging one, a workflow (Production budgeted as given) and a change order. */
-async function fleet(name: string, n: number, production: Record<string, unknown>, next: Record<string, unknown> = {}): Promise<void> {
-  expect((await api.post('/variant/upload', { Component: name, Variant: 'base', Units: [{ Slug: 'app', Data: deploymentYaml('app') }] })).status).toBe(201);
-  for (let i = 0; i < n; i++) expect((await api.post('/variant', { Name: `p${i}`, UpstreamSpaceID: `${name}-base`, Stage: 'Production' })).status).toBe(201);
-  expect((await api.post('/variant', { Name: 'after', UpstreamSpaceID: `${name}-base`, Stage: 'After' })).status).toBe(201);
+async function fleet(
+  name: string,
+  n: number,
+  production: Record<string, unknown>,
+  next: Record<string, unknown> = {},
+): Promise<void> {
+  expect(
+    (
+      await api.post('/variant/upload', {
+        Component: name,
+        Variant: 'base',
+        Units: [{ Slug: 'app', Data: deploymentYaml('app') }],
+      })
+    ).status,
+  ).toBe(201);
+  for (let i = 0; i < n; i++)
+    expect(
+      (await api.post('/variant', { Name: `p${i}`, UpstreamSpaceID: `${name}-base`, Stage: 'Production' })).status,
+    ).toBe(201);
+  expect((await api.post('/variant', { Name: 'after', UpstreamSpaceID: `${name}-base`, Stage: 'After' })).status).toBe(
+    201,
+  );
   const wf = await api.post(`/space/${name}-base/change_workflow`, {
     Slug: 'w',
     Stages: [
@@ -35,14 +53,29 @@ async function fleet(name: string, n: number, production: Record<string, unknown
     ],
   });
   expect(wf.status, wf.text).toBe(201);
-  await api.post(`/space/${name}-base/function/invoke`, { FunctionName: 'set-replicas', Arguments: ['3'], UnitIDs: ['app'] });
-  expect((await api.post(`/space/${name}-base/change_order`, { Slug: 'scale', ChangeWorkflowID: `${name}-base/w` })).status).toBe(201);
+  await api.post(`/space/${name}-base/function/invoke`, {
+    FunctionName: 'set-replicas',
+    Arguments: ['3'],
+    UnitIDs: ['app'],
+  });
+  expect(
+    (await api.post(`/space/${name}-base/change_order`, { Slug: 'scale', ChangeWorkflowID: `${name}-base/w` })).status,
+  ).toBe(201);
 }
 
 /** Locks a Space's Unit under an open ChangeSet: a promotion's merge into it fails. */
 async function breakSpace(space: string): Promise<void> {
   expect((await api.post(`/space/${space}/change_set`, { Slug: 'held' })).status).toBe(201);
-  expect((await api.post(`/space/${space}/function/invoke`, { FunctionName: 'set-replicas', Arguments: ['9'], UnitIDs: ['app'], ChangeSetID: 'held' })).status).toBe(200);
+  expect(
+    (
+      await api.post(`/space/${space}/function/invoke`, {
+        FunctionName: 'set-replicas',
+        Arguments: ['9'],
+        UnitIDs: ['app'],
+        ChangeSetID: 'held',
+      })
+    ).status,
+  ).toBe(200);
 }
 
 describe('failure budgets', () => {
@@ -52,15 +85,36 @@ describe('failure budgets', () => {
     await breakSpace('halt-p2');
     const r = await api.post('/promote', { ChangeOrderID: 'halt-base/scale' });
     expect(r.status).toBe(207);
-    expect(r.body.Spaces.map((s: { SpaceSlug: string; Action: string }) => `${s.SpaceSlug}:${s.Action}`)).toEqual(['halt-p0:Promote', 'halt-p1:Failed', 'halt-p2:Failed', 'halt-p3:NotStarted', 'halt-p4:NotStarted', 'halt-p5:NotStarted']);
-    expect(r.body.Spaces[3].Error).toBe("not started: more than 1 space(s) of stage 'Production' failed, its failure budget; promote again once they are fixed");
+    expect(r.body.Spaces.map((s: { SpaceSlug: string; Action: string }) => `${s.SpaceSlug}:${s.Action}`)).toEqual([
+      'halt-p0:Promote',
+      'halt-p1:Failed',
+      'halt-p2:Failed',
+      'halt-p3:NotStarted',
+      'halt-p4:NotStarted',
+      'halt-p5:NotStarted',
+    ]);
+    expect(r.body.Spaces[3].Error).toBe(
+      "not started: more than 1 space(s) of stage 'Production' failed, its failure budget; promote again once they are fixed",
+    );
     const co = (await api.get('/space/halt-base/change_order/scale')).body;
-    expect(co.PromotionHalts).toEqual([expect.objectContaining({ Stage: 'Production', Allowance: 1, FailedSpaceIDs: [r.body.Spaces[1].SpaceID, r.body.Spaces[2].SpaceID], NotStartedSpaceIDs: r.body.Spaces.slice(3).map((s: { SpaceID: string }) => s.SpaceID) })]);
+    expect(co.PromotionHalts).toEqual([
+      expect.objectContaining({
+        Stage: 'Production',
+        Allowance: 1,
+        FailedSpaceIDs: [r.body.Spaces[1].SpaceID, r.body.Spaces[2].SpaceID],
+        NotStartedSpaceIDs: r.body.Spaces.slice(3).map((s: { SpaceID: string }) => s.SpaceID),
+      }),
+    ]);
     // Within the budget a wave runs to its end.
     await fleet('within', 4, { FailureBudget: { MaxFailedPercent: 25 } });
     await breakSpace('within-p0');
     const ok = await api.post('/promote', { ChangeOrderID: 'within-base/scale' });
-    expect(ok.body.Spaces.map((s: { Action: string }) => s.Action)).toEqual(['Failed', 'Promote', 'Promote', 'Promote']);
+    expect(ok.body.Spaces.map((s: { Action: string }) => s.Action)).toEqual([
+      'Failed',
+      'Promote',
+      'Promote',
+      'Promote',
+    ]);
     expect((await api.get('/space/within-base/change_order/scale')).body.PromotionHalts ?? []).toEqual([]);
   });
 
@@ -71,7 +125,12 @@ describe('failure budgets', () => {
     const next = await api.post('/promote', { ChangeOrderID: 'tol-base/scale', TargetStage: 'After' });
     expect(next.status, next.text).toBe(200);
     const forgiven = next.body.Gates.find((g: { SpaceSlug: string }) => g.SpaceSlug === 'tol-p2');
-    expect(forgiven).toMatchObject({ Prerequisite: 'Taken', Satisfied: true, Message: "has not taken change order 'scale' (tolerated: 3 of 4 space(s) pass (at least 75% needed), 1 within the failure budget of 1)" });
+    expect(forgiven).toMatchObject({
+      Prerequisite: 'Taken',
+      Satisfied: true,
+      Message:
+        "has not taken change order 'scale' (tolerated: 3 of 4 space(s) pass (at least 75% needed), 1 within the failure budget of 1)",
+    });
     // The rollout is done: a Stage within its budget counts as reached.
     expect((await api.get('/space/tol-base/change_order/scale')).body.Stage).toBe('Completed');
 
@@ -96,10 +155,27 @@ describe('failure budgets', () => {
 
   it('are checked when the workflow is written', async () => {
     await api.post('/space', { Slug: 'wf' });
-    const both = await api.post('/space/wf/change_workflow', { Slug: 'b', Stages: [{ Name: 's', WhereSpace: "Slug = 'x'", FailureBudget: { MaxFailedSpaces: 1, MaxFailedPercent: 5 } }] });
+    const both = await api.post('/space/wf/change_workflow', {
+      Slug: 'b',
+      Stages: [{ Name: 's', WhereSpace: "Slug = 'x'", FailureBudget: { MaxFailedSpaces: 1, MaxFailedPercent: 5 } }],
+    });
     expect(both.status).toBe(400);
     expect(both.body.Message).toBe("Stage 's' FailureBudget takes one of MaxFailedSpaces or MaxFailedPercent");
-    expect((await api.post('/space/wf/change_workflow', { Slug: 'c', Stages: [{ Name: 's', WhereSpace: "Slug = 'x'", MinHealthyPercent: 120 }] })).status).toBe(400);
-    expect((await api.post('/space/wf/change_workflow', { Slug: 'd', Stages: [{ Name: 's', WhereSpace: "Slug = 'x'", FailureBudget: { MaxFailedSpaces: -1 } }] })).status).toBe(400);
+    expect(
+      (
+        await api.post('/space/wf/change_workflow', {
+          Slug: 'c',
+          Stages: [{ Name: 's', WhereSpace: "Slug = 'x'", MinHealthyPercent: 120 }],
+        })
+      ).status,
+    ).toBe(400);
+    expect(
+      (
+        await api.post('/space/wf/change_workflow', {
+          Slug: 'd',
+          Stages: [{ Name: 's', WhereSpace: "Slug = 'x'", FailureBudget: { MaxFailedSpaces: -1 } }],
+        })
+      ).status,
+    ).toBe(400);
   });
 });

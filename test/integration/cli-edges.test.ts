@@ -25,8 +25,19 @@ afterAll(async () => env.close());
 /** A shell line, with cub as `$CUB` and the server but no token in the environment. */
 const sh = (line: string) =>
   new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
-    execFile('bash', ['-o', 'pipefail', '-c', line], { env: { ...process.env, CUB: `${process.execPath} ${BIN}`, CUB_SERVER: env.url, CUB_CONTEXT: '/nonexistent', CUB_TOKEN: '' } }, (err, stdout, stderr) =>
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    execFile(
+      'bash',
+      ['-o', 'pipefail', '-c', line],
+      {
+        env: {
+          ...process.env,
+          CUB: `${process.execPath} ${BIN}`,
+          CUB_SERVER: env.url,
+          CUB_CONTEXT: '/nonexistent',
+          CUB_TOKEN: '',
+        },
+      },
+      (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     ),
   );
 
@@ -38,7 +49,9 @@ describe('global flags', () => {
     expect(JSON.parse(before.stdout).map((s: { Slug: string }) => s.Slug)).toContain('clusters');
     const after = await sh(`$CUB space list --token ${token} -o json`);
     expect(JSON.parse(after.stdout)).toEqual(JSON.parse(before.stdout));
-    expect((await sh(`$CUB --token=${token} -q --server ${env.url} space list`)).stdout.split('\n')).toContain('clusters');
+    expect((await sh(`$CUB --token=${token} -q --server ${env.url} space list`)).stdout.split('\n')).toContain(
+      'clusters',
+    );
     // Without the token, wherever it goes, the server refuses.
     expect((await sh('$CUB -o json space list')).code).toBe(1);
   });
@@ -57,14 +70,18 @@ describe('a pipe closed early', () => {
 describe('-q', () => {
   it('prints only the names or ids, one a line, on the verbs that create and list', async () => {
     expect(await ok(['space', 'create', 'qa', '--release-target', 'clusters/prod', '-q'])).toBe('qa\n');
-    expect(await ok(['unit', 'create', '--space', 'qa', 'api', '-', '-q'], deploymentYaml('api', { namespace: 'qa' }))).toBe('api\n');
+    expect(
+      await ok(['unit', 'create', '--space', 'qa', 'api', '-', '-q'], deploymentYaml('api', { namespace: 'qa' })),
+    ).toBe('api\n');
     expect(await ok(['unit', 'list', '--space', 'qa', '-q'])).toBe('api\n');
     expect(await ok(['release', 'publish', 'qa', '-q'])).toBe('1\n');
     expect(await ok(['release', 'list', '--space', 'qa', '-q'])).toBe('1\n');
     expect(await ok(['variant', 'create', 'qa-eu', 'qa', '-q'])).toMatch(/^qa-eu\n$/);
     const secret = (await ok(['token', 'create', '--service', 'argocd', '--scope', 'ReportStatus', '-q'])).trim();
     expect(secret).toMatch(/^\S+$/);
-    expect((await sh(`$CUB --token ${secret} -q release report --space qa --sync Synced --health Healthy`)).code).toBe(0);
+    expect((await sh(`$CUB --token ${secret} -q release report --space qa --sync Synced --health Healthy`)).code).toBe(
+      0,
+    );
     expect((await ok(['token', 'list', '-q'])).trim().split('\n').length).toBeGreaterThanOrEqual(2);
     const user = (await ok(['user', 'create', 'bob', '-q'])).trim();
     expect(user).toMatch(/^\S+$/);
@@ -76,7 +93,9 @@ describe("the README's way to put cub on PATH", () => {
   it('npm install -g . gives a cub that runs from anywhere', async () => {
     const prefix = mkdtempSync(join(tmpdir(), 'cub-prefix-'));
     const root = fileURLToPath(new URL('../..', import.meta.url));
-    const install = await sh(`cd ${root} && npm install -g . --prefix ${prefix} --offline --no-audit --no-fund --loglevel=error`);
+    const install = await sh(
+      `cd ${root} && npm install -g . --prefix ${prefix} --offline --no-audit --no-fund --loglevel=error`,
+    );
     expect(install.code, install.stderr).toBe(0);
     const r = await sh(`cd / && ${prefix}/bin/cub --token ${env.api.token!} space list -q`);
     expect([r.code, r.stderr]).toEqual([0, '']);
@@ -86,11 +105,40 @@ describe("the README's way to put cub on PATH", () => {
 
 describe('wording', () => {
   it('an attestation of a type says what it recorded, in English', async () => {
-    const dry = await ok(['attestation', 'create', '--space', 'qa', '--type', 'ChangeRecord', '--claim', 'ticket=CHG-1', '--dry-run']);
+    const dry = await ok([
+      'attestation',
+      'create',
+      '--space',
+      'qa',
+      '--type',
+      'ChangeRecord',
+      '--claim',
+      'ticket=CHG-1',
+      '--dry-run',
+    ]);
     expect(dry.split('\n')[0]).toBe('Would record ChangeRecord for revisions in 1 space(s)');
-    const did = await ok(['attestation', 'create', '--space', 'qa', '--type', 'ChangeRecord', '--claim', 'ticket=CHG-1']);
+    const did = await ok([
+      'attestation',
+      'create',
+      '--space',
+      'qa',
+      '--type',
+      'ChangeRecord',
+      '--claim',
+      'ticket=CHG-1',
+    ]);
     expect(did.split('\n')[0]).toBe('Recorded ChangeRecord for revisions in 1 space(s)');
-    const no = await ok(['attestation', 'create', '--space', 'qa', '--type', 'ChangeRecord', '--reject', '--note', 'not yet']);
+    const no = await ok([
+      'attestation',
+      'create',
+      '--space',
+      'qa',
+      '--type',
+      'ChangeRecord',
+      '--reject',
+      '--note',
+      'not yet',
+    ]);
     expect(no.split('\n')[0]).toBe('Rejected revisions in 1 space(s)');
   });
 });
@@ -100,7 +148,8 @@ describe('tables show names, not IDs', () => {
     await ok(['component', 'create', 'shop']);
     await ok(['space', 'create', 'shop-base', '--component', 'shop']);
     await ok(['unit', 'create', '--space', 'shop-base', 'api', '-'], deploymentYaml('api', { namespace: 'shop' }));
-    for (const s of ['shop-dev', 'shop-tmp']) expect(await ok(['variant', 'create', 'x', 'shop-base', '--space-slug', s, '-q'])).toBe(`${s}\n`);
+    for (const s of ['shop-dev', 'shop-tmp'])
+      expect(await ok(['variant', 'create', 'x', 'shop-base', '--space-slug', s, '-q'])).toBe(`${s}\n`);
     expect(await ok(['link', 'list', '--space', 'shop-dev'])).toMatch(/\s+UpgradeUnit\s+api\s+shop-base\/api\s/);
     await ok(['attestation', 'create', '--space', 'shop-dev', '--type', 'ChangeRecord', '--claim', 'ticket=CHG-2']);
     const who = env.api.caller!.UserID;
@@ -110,7 +159,20 @@ describe('tables show names, not IDs', () => {
     await ok(['changeorder', 'create', '--space', 'shop-base', 'bump', '--component', 'shop']);
     // A Link made by hand, shown the same way.
     await ok(['unit', 'create', '--space', 'shop-dev', 'worker', '-'], deploymentYaml('worker', { namespace: 'shop' }));
-    expect(await ok(['link', 'create', '--space', 'shop-dev', 'worker-base', 'worker', 'api', 'shop-base', '--update-type', 'MergeUnits'])).toMatch(/worker-base\s+MergeUnits\s+worker\s+shop-base\/api\s/);
+    expect(
+      await ok([
+        'link',
+        'create',
+        '--space',
+        'shop-dev',
+        'worker-base',
+        'worker',
+        'api',
+        'shop-base',
+        '--update-type',
+        'MergeUnits',
+      ]),
+    ).toMatch(/worker-base\s+MergeUnits\s+worker\s+shop-base\/api\s/);
     await ok(['space', 'delete', 'shop-tmp', '--recursive']);
     const got = await ok(['changeorder', 'get', '--space', 'shop-base', 'bump']);
     expect(got).toMatch(/^Component\s+shop$/m);

@@ -8,9 +8,11 @@ import { deploymentYaml, startEnv, type Env } from '../support/harness.ts';
 import { cubAt } from '../support/cli.ts';
 
 const doc = (name: string) => readFileSync(new URL(`../../docs/integrations/${name}`, import.meta.url), 'utf8');
-const blocks = (text: string, lang: string) => [...text.matchAll(new RegExp('```' + lang + '\\n([\\s\\S]*?)```', 'g'))].map((m) => m[1]!);
+const blocks = (text: string, lang: string) =>
+  [...text.matchAll(new RegExp('```' + lang + '\\n([\\s\\S]*?)```', 'g'))].map((m) => m[1]!);
 const commands = (text: string) => blocks(text, 'sh').flatMap((b) => b.split('\n').filter((l) => l.startsWith('cub ')));
-const fixture = (name: string, revision: string) => readFileSync(new URL(`../fixtures/deploy-tools/${name}`, import.meta.url), 'utf8').replaceAll('REVISION', revision);
+const fixture = (name: string, revision: string) =>
+  readFileSync(new URL(`../fixtures/deploy-tools/${name}`, import.meta.url), 'utf8').replaceAll('REVISION', revision);
 
 let env: Env;
 let cub: ReturnType<typeof cubAt>;
@@ -51,19 +53,39 @@ describe('docs/integrations/argocd.md', () => {
     expect(subs.flatMap((s) => s.recipients)).toEqual(['baton']);
     const triggers = subs.flatMap((s) => s.triggers);
     expect(triggers).toEqual(['on-deployed', 'on-health-changed']);
-    for (const t of triggers) for (const c of parse(data[`trigger.${t}`]!) as { send: string[]; when: string }[]) expect([c.send, typeof c.when], t).toEqual([['baton-status'], 'string']);
-    const service = parse(data['service.webhook.baton']!) as { url: string; headers: { name: string; value: string }[] };
-    const template = parse(data['template.baton-status']!) as { webhook: Record<string, { method: string; body: string }> };
+    for (const t of triggers)
+      for (const c of parse(data[`trigger.${t}`]!) as { send: string[]; when: string }[])
+        expect([c.send, typeof c.when], t).toEqual([['baton-status'], 'string']);
+    const service = parse(data['service.webhook.baton']!) as {
+      url: string;
+      headers: { name: string; value: string }[];
+    };
+    const template = parse(data['template.baton-status']!) as {
+      webhook: Record<string, { method: string; body: string }>;
+    };
     expect(Object.keys(template.webhook)).toEqual(['baton']);
     expect([template.webhook.baton!.method, template.webhook.baton!.body.trim()]).toEqual(['POST', '{{toJson .app}}']);
     // What Argo CD sends: the webhook's URL and headers (the secret's $baton-token filled in), the body rendered.
     const app = fixture('argocd-application.json', `1.0.0@sha256:${digest}`);
     const headers = Object.fromEntries(service.headers.map((h) => [h.name, h.value.replace('$baton-token', token)]));
     expect(headers).toEqual({ 'Content-Type': 'application/json', Authorization: `Bearer ${token}` });
-    const send = () => fetch(service.url.replace('https://<your Baton API>', env.url), { method: 'POST', headers, body: template.webhook.baton!.body.replace('{{toJson .app}}', app) }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
+    const send = () =>
+      fetch(service.url.replace('https://<your Baton API>', env.url), {
+        method: 'POST',
+        headers,
+        body: template.webhook.baton!.body.replace('{{toJson .app}}', app),
+      }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
     const r = await send();
-    expect(r).toEqual({ status: 200, body: expect.objectContaining({ Applied: true, Changed: true, SpaceSlug: 'acme-prod', ReleaseNum: 1 }) });
-    expect(r.body.LiveStatus).toMatchObject({ Sync: 'Synced', Health: 'Healthy', Operation: 'Succeeded', DataSource: 'argocd:argocd/acme-prod' });
+    expect(r).toEqual({
+      status: 200,
+      body: expect.objectContaining({ Applied: true, Changed: true, SpaceSlug: 'acme-prod', ReleaseNum: 1 }),
+    });
+    expect(r.body.LiveStatus).toMatchObject({
+      Sync: 'Synced',
+      Health: 'Healthy',
+      Operation: 'Succeeded',
+      DataSource: 'argocd:argocd/acme-prod',
+    });
     // Argo CD's retry of the send.
     expect((await send()).body).toMatchObject({ Applied: true, Changed: false });
   });
@@ -79,13 +101,34 @@ describe('docs/integrations/flux.md', () => {
     expect(alert.spec.eventSources.map((s: { kind: string }) => s.kind)).toEqual(['Kustomization', 'HelmRelease']);
     // generic-hmac: the Secret's token is the HMAC key, its headers are sent as they are.
     const key = String(secret.stringData.token).replace('<the token>', token);
-    const extra = Object.fromEntries(Object.entries(parse(secret.stringData.headers) as Record<string, string>).map(([k, v]) => [k, v.replace('<the token>', token)]));
+    const extra = Object.fromEntries(
+      Object.entries(parse(secret.stringData.headers) as Record<string, string>).map(([k, v]) => [
+        k,
+        v.replace('<the token>', token),
+      ]),
+    );
     const body = fixture('flux-event.json', `latest@sha256:${digest}`);
     const post = (signature: string) =>
-      fetch(provider.spec.address.replace('https://<your Baton API>', env.url), { method: 'POST', headers: { 'Content-Type': 'application/json', 'Gotk-Component': 'kustomize-controller', 'X-Signature': signature, ...extra }, body }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
+      fetch(provider.spec.address.replace('https://<your Baton API>', env.url), {
+        method: 'POST',
+        headers: {
+          'Content-Type': 'application/json',
+          'Gotk-Component': 'kustomize-controller',
+          'X-Signature': signature,
+          ...extra,
+        },
+        body,
+      }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
     expect((await post(`sha256=${createHmac('sha256', 'not-the-key').update(body).digest('hex')}`)).status).toBe(401);
     const r = await post(`sha256=${createHmac('sha256', key).update(body).digest('hex')}`);
-    expect(r).toEqual({ status: 200, body: expect.objectContaining({ Applied: true, Changed: true, SpaceSlug: 'acme-prod', ReleaseNum: 1 }) });
-    expect(r.body.LiveStatus).toMatchObject({ Reporter: 'kustomize-controller', DataSource: 'flux:Kustomization/flux-system/acme-prod', ObservedAt: '2026-12-02T12:00:40Z' });
+    expect(r).toEqual({
+      status: 200,
+      body: expect.objectContaining({ Applied: true, Changed: true, SpaceSlug: 'acme-prod', ReleaseNum: 1 }),
+    });
+    expect(r.body.LiveStatus).toMatchObject({
+      Reporter: 'kustomize-controller',
+      DataSource: 'flux:Kustomization/flux-system/acme-prod',
+      ObservedAt: '2026-12-02T12:00:40Z',
+    });
   });
 });

@@ -21,7 +21,11 @@ const client = dynamoClient(inject('dynamoEndpoint'));
 beforeAll(async () => {
   const table = `jobs-${randomUUID().slice(0, 8)}`;
   await ensureTable(client, table);
-  ({ deps, pool } = localDeps(new DynamoStore(client, table), {}, { jobs: { thresholdSpaces: 3, partSpaces: 2, concurrency: 2, backoff: () => 10 } }));
+  ({ deps, pool } = localDeps(
+    new DynamoStore(client, table),
+    {},
+    { jobs: { thresholdSpaces: 3, partSpaces: 2, concurrency: 2, backoff: () => 10 } },
+  ));
   server = await startServer(deps);
   const { token } = await createOrganization(deps, `jobs-${table}`);
   api = new Api(server.url, token);
@@ -35,10 +39,22 @@ async function fleet(name: string, n: number, replicas = '4'): Promise<string[]>
   const units = ['a', 'b', 'c'].map((u) => ({ Slug: u, Data: deploymentYaml(u) }));
   expect((await api.post('/variant/upload', { Component: name, Variant: 'base', Units: units })).status).toBe(201);
   const spaces = Array.from({ length: n }, (_, i) => `p${i}`);
-  for (const v of spaces) expect((await api.post('/variant', { Name: v, UpstreamSpaceID: `${name}-base`, Stage: 'Production' })).status).toBe(201);
-  await api.post(`/space/${name}-base/change_workflow`, { Slug: 'w', Stages: [{ Name: 'Production', WhereSpace: `Labels.Stage = 'Production' AND Slug LIKE '${name}-%'` }] });
-  await api.post(`/space/${name}-base/function/invoke`, { FunctionName: 'set-replicas', Arguments: [replicas], UnitIDs: ['a', 'b', 'c'] });
-  expect((await api.post(`/space/${name}-base/change_order`, { Slug: 'scale', ChangeWorkflowID: `${name}-base/w` })).status).toBe(201);
+  for (const v of spaces)
+    expect((await api.post('/variant', { Name: v, UpstreamSpaceID: `${name}-base`, Stage: 'Production' })).status).toBe(
+      201,
+    );
+  await api.post(`/space/${name}-base/change_workflow`, {
+    Slug: 'w',
+    Stages: [{ Name: 'Production', WhereSpace: `Labels.Stage = 'Production' AND Slug LIKE '${name}-%'` }],
+  });
+  await api.post(`/space/${name}-base/function/invoke`, {
+    FunctionName: 'set-replicas',
+    Arguments: [replicas],
+    UnitIDs: ['a', 'b', 'c'],
+  });
+  expect(
+    (await api.post(`/space/${name}-base/change_order`, { Slug: 'scale', ChangeWorkflowID: `${name}-base/w` })).status,
+  ).toBe(201);
   return spaces.map((v) => `${name}-${v}`);
 }
 
@@ -55,7 +71,13 @@ async function follow(id: string): Promise<any[]> {
 }
 
 /** An answer with the names and ids that differ between two fleets taken out. */
-const normal = (body: unknown, name: string) => JSON.parse(JSON.stringify(body).replaceAll(name, 'X').replace(/"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"/g, '"ID"').replace(/"\d{4}-\d\d-\d\dT[^"]+"/g, '"T"'));
+const normal = (body: unknown, name: string) =>
+  JSON.parse(
+    JSON.stringify(body)
+      .replaceAll(name, 'X')
+      .replace(/"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"/g, '"ID"')
+      .replace(/"\d{4}-\d\d-\d\dT[^"]+"/g, '"T"'),
+  );
 
 describe('long promotions run as jobs', () => {
   it('a stage over the threshold answers 202; the job reports each Space, then exactly the answer the request would have given', async () => {
@@ -73,17 +95,31 @@ describe('long promotions run as jobs', () => {
     const accepted = await api.post('/promote', { ChangeOrderID: 'job-base/scale' });
     expect(accepted.status).toBe(202);
     expect(accepted.headers.get('location')).toBe(`/job/${accepted.body.JobID}`);
-    expect(accepted.body).toMatchObject({ Kind: 'Promote', State: 'Running', Total: 7, Subject: { ChangeOrderSlug: 'scale', Stage: 'Production' } });
+    expect(accepted.body).toMatchObject({
+      Kind: 'Promote',
+      State: 'Running',
+      Total: 7,
+      Subject: { ChangeOrderSlug: 'scale', Stage: 'Production' },
+    });
     // Another promotion of the same change order waits its turn, naming the job.
     const second = await api.post('/promote', { ChangeOrderID: 'job-base/scale', Async: false });
     expect(second.status).toBe(409);
     expect(second.body.Message).toContain(`being promoted already by job ${accepted.body.JobID}`);
-    for (let i = 0; i < 500 && (await api.get(`/job/${accepted.body.JobID}`)).body.Done < 5; i++) await new Promise((r) => setTimeout(r, 20));
+    for (let i = 0; i < 500 && (await api.get(`/job/${accepted.body.JobID}`)).body.Done < 5; i++)
+      await new Promise((r) => setTimeout(r, 20));
     const midway = (await api.get(`/job/${accepted.body.JobID}`)).body;
     expect(midway).toMatchObject({ State: 'Running', Done: 5, Total: 7 });
     expect(midway.Spaces.map((s: { SpaceSlug: string }) => s.SpaceSlug)).toEqual(targets);
-    expect(midway.Spaces.filter((s: { State: string }) => s.State === 'Pending').map((s: { SpaceSlug: string }) => s.SpaceSlug)).toEqual(['job-p2', 'job-p3']);
-    expect(midway.Spaces.filter((s: { State: string }) => s.State === 'Done').every((s: { Action: string }) => s.Action === 'Promote')).toBe(true);
+    expect(
+      midway.Spaces.filter((s: { State: string }) => s.State === 'Pending').map(
+        (s: { SpaceSlug: string }) => s.SpaceSlug,
+      ),
+    ).toEqual(['job-p2', 'job-p3']);
+    expect(
+      midway.Spaces.filter((s: { State: string }) => s.State === 'Done').every(
+        (s: { Action: string }) => s.Action === 'Promote',
+      ),
+    ).toBe(true);
     release();
     const seen = await follow(accepted.body.JobID);
     const done = seen.at(-1);
@@ -105,7 +141,8 @@ describe('long promotions run as jobs', () => {
     let failures = 0;
     pool.run = async (d, msg: JobMessage, giveUp) => {
       // The first part fails once and is retried; the last part fails every time.
-      if (giveUp === undefined && ((msg.Part === 0 && failures++ === 0) || msg.Part === 2)) throw new Error(`worker lost part ${msg.Part}`);
+      if (giveUp === undefined && ((msg.Part === 0 && failures++ === 0) || msg.Part === 2))
+        throw new Error(`worker lost part ${msg.Part}`);
       return runPart(d, msg, giveUp);
     };
     const accepted = await api.post('/promote', { ChangeOrderID: 'flaky-base/scale', Async: true });
@@ -116,7 +153,9 @@ describe('long promotions run as jobs', () => {
     expect(done.Result.Landed).toBe(4);
     const failed = done.Result.Spaces.filter((s: { Action: string }) => s.Action === 'Failed');
     expect(failed.map((s: { SpaceSlug: string }) => s.SpaceSlug)).toEqual(['flaky-p4']);
-    expect(failed[0].Error).toMatch(/the job's worker gave up on it after every attempt \(worker lost part 2\).*promote again to finish/);
+    expect(failed[0].Error).toMatch(
+      /the job's worker gave up on it after every attempt \(worker lost part 2\).*promote again to finish/,
+    );
     const co = (await api.get('/space/flaky-base/change_order/scale')).body;
     expect(co.PromotionFailures).toHaveLength(1);
     expect(co.PromotionLease).toBeUndefined();
@@ -124,7 +163,13 @@ describe('long promotions run as jobs', () => {
     expect(rerun.status).toBe(202);
     const again = (await follow(rerun.body.JobID)).at(-1);
     expect(again.Status).toBe(200);
-    expect(again.Result.Spaces.map((s: { Action: string }) => s.Action)).toEqual(['Unchanged', 'Unchanged', 'Unchanged', 'Unchanged', 'Promote']);
+    expect(again.Result.Spaces.map((s: { Action: string }) => s.Action)).toEqual([
+      'Unchanged',
+      'Unchanged',
+      'Unchanged',
+      'Unchanged',
+      'Promote',
+    ]);
     expect((await api.get('/space/flaky-base/change_order/scale')).body.State).toBe('Resolved');
   });
 
@@ -141,16 +186,24 @@ describe('long promotions run as jobs', () => {
     try {
       const accepted = await new Api(doomed.url, api.token).post('/promote', { ChangeOrderID: 'crash-base/scale' });
       expect(accepted.status).toBe(202);
-      for (let i = 0; i < 500 && (await api.get(`/job/${accepted.body.JobID}`)).body.Done < 2; i++) await new Promise((r) => setTimeout(r, 20));
+      for (let i = 0; i < 500 && (await api.get(`/job/${accepted.body.JobID}`)).body.Done < 2; i++)
+        await new Promise((r) => setTimeout(r, 20));
       dying.pool.stop();
-      expect((await api.get(`/job/${accepted.body.JobID}`)).body).toMatchObject({ State: 'Running', Done: 2, Total: 6 });
+      expect((await api.get(`/job/${accepted.body.JobID}`)).body).toMatchObject({
+        State: 'Running',
+        Done: 2,
+        Total: 6,
+      });
       expect(await deps.store.runningJobs()).toContain(accepted.body.JobID);
       // The next start (this server's pool) resumes what the table says is unfinished.
       for (const id of await deps.store.runningJobs()) await resume(deps, id);
       const done = (await follow(accepted.body.JobID)).at(-1);
       expect(done.Status).toBe(200);
       expect(done.Result.Landed).toBe(6);
-      expect((await api.get('/space/crash-base/change_order/scale')).body).toMatchObject({ State: 'Resolved', PromotionFailures: [] });
+      expect((await api.get('/space/crash-base/change_order/scale')).body).toMatchObject({
+        State: 'Resolved',
+        PromotionFailures: [],
+      });
     } finally {
       await doomed.close();
     }
@@ -160,7 +213,11 @@ describe('long promotions run as jobs', () => {
     await fleet('appr', 5);
     expect((await api.post('/promote', { ChangeOrderID: 'appr-base/scale' })).status).toBe(202);
     await pool.idle();
-    const approved = await api.post('/attest', { ChangeOrderID: 'appr-base/scale', Stage: 'Production', Note: 'looks right' });
+    const approved = await api.post('/attest', {
+      ChangeOrderID: 'appr-base/scale',
+      Stage: 'Production',
+      Note: 'looks right',
+    });
     expect(approved.status).toBe(202);
     const a = (await follow(approved.body.JobID)).at(-1);
     expect(a.Status).toBe(201);
@@ -169,10 +226,19 @@ describe('long promotions run as jobs', () => {
     const listed = (await api.get('/space/appr-p3/attestation')).body;
     expect(listed).toEqual([expect.objectContaining({ Note: 'looks right', Type: 'Approval', Result: 'Pass' })]);
     // A dry run is never a job, and Async says so.
-    expect((await api.post('/attest', { ChangeOrderID: 'appr-base/scale', Stage: 'Production', DryRun: true })).status).toBe(200);
-    const bad = await api.post('/attest', { ChangeOrderID: 'appr-base/scale', Stage: 'Production', DryRun: true, Async: true });
+    expect(
+      (await api.post('/attest', { ChangeOrderID: 'appr-base/scale', Stage: 'Production', DryRun: true })).status,
+    ).toBe(200);
+    const bad = await api.post('/attest', {
+      ChangeOrderID: 'appr-base/scale',
+      Stage: 'Production',
+      DryRun: true,
+      Async: true,
+    });
     expect(bad.status).toBe(400);
-    expect(bad.body.Message).toBe('Async does not apply to a dry run: it writes nothing and is answered in the request');
+    expect(bad.body.Message).toBe(
+      'Async does not apply to a dry run: it writes nothing and is answered in the request',
+    );
 
     const co = (await api.get('/space/appr-base/change_order/scale')).body;
     await api.patch('/space/appr-base/change_order/scale', { Version: co.Version, AbortedReason: 'too many replicas' });
@@ -180,7 +246,15 @@ describe('long promotions run as jobs', () => {
     expect(demoted.status).toBe(202);
     const d = (await follow(demoted.body.JobID)).at(-1);
     expect(d.Status).toBe(200);
-    expect(d.Result).toMatchObject({ SpaceSlug: 'appr-p1', Restored: true, Units: [{ UnitSlug: 'a', Action: 'Restore' }, { UnitSlug: 'b', Action: 'Restore' }, { UnitSlug: 'c', Action: 'Restore' }] });
+    expect(d.Result).toMatchObject({
+      SpaceSlug: 'appr-p1',
+      Restored: true,
+      Units: [
+        { UnitSlug: 'a', Action: 'Restore' },
+        { UnitSlug: 'b', Action: 'Restore' },
+        { UnitSlug: 'c', Action: 'Restore' },
+      ],
+    });
     expect((await api.get('/space/appr-p1/unit/a/data')).text).not.toContain('replicas: 4');
   });
 
@@ -193,7 +267,9 @@ describe('long promotions run as jobs', () => {
     expect(accepted.status).toBe(202);
     expect((await outsider.get(`/job/${accepted.body.JobID}`)).status).toBe(404);
     await pool.idle();
-    expect((await api.post('/promote', { Space: 'own-p0', Async: true })).body.Message).toBe('Async applies only to a change order promotion');
+    expect((await api.post('/promote', { Space: 'own-p0', Async: true })).body.Message).toBe(
+      'Async applies only to a change order promotion',
+    );
     expect((await api.post('/promote', { ChangeOrderID: 'own-base/scale', Async: 'yes' })).status).toBe(400);
   });
 });

@@ -14,7 +14,11 @@ client.middlewareStack.add(
   (next, context) => async (args) => {
     const out = await next(args);
     const input = args.input as { Limit?: number };
-    requests.push({ command: String(context.commandName), limit: input.Limit, count: (out.output as { Count?: number }).Count });
+    requests.push({
+      command: String(context.commandName),
+      limit: input.Limit,
+      count: (out.output as { Count?: number }).Count,
+    });
     return out;
   },
   { step: 'initialize', name: 'recordRequests' },
@@ -31,7 +35,16 @@ beforeAll(async () => {
   await api.post('/space', { Slug: 'big' });
   await api.post('/space', { Slug: 'other' });
   // 40 Units, created out of slug order; a Tag and a Target of the same slug (their claims share a prefix).
-  for (const i of Array.from({ length: 40 }, (_, n) => (n * 17) % 40)) expect((await api.post('/space/big/unit', { Slug: `u${String(i).padStart(2, '0')}`, Labels: { Even: String(i % 2 === 0) }, Data: deploymentYaml(`u${i}`) })).status).toBe(201);
+  for (const i of Array.from({ length: 40 }, (_, n) => (n * 17) % 40))
+    expect(
+      (
+        await api.post('/space/big/unit', {
+          Slug: `u${String(i).padStart(2, '0')}`,
+          Labels: { Even: String(i % 2 === 0) },
+          Data: deploymentYaml(`u${i}`),
+        })
+      ).status,
+    ).toBe(201);
   await api.post('/space/big/tag', { Slug: 't' });
   await api.post('/space/big/target', { Slug: 't' });
   await api.post('/space/big/target', { Slug: 'ta' });
@@ -79,7 +92,12 @@ describe('lists page with DynamoDB’s own cursor', () => {
     expect(await pages('/space/big/tag?limit=1')).toEqual([['t']]);
     expect((await pages('/space/big/target?limit=1')).flat()).toEqual(['t', 'ta']);
     const token = (await api.get('/space/big/unit?limit=2')).headers.get('x-continue')!;
-    for (const path of [`/space/other/unit?limit=2&continue=${token}`, `/space/big/tag?limit=2&continue=${token}`, '/space/big/unit?limit=2&continue=bm90LWEtdG9rZW4', '/space/big/unit?limit=2&continue=%2F%2F%2F']) {
+    for (const path of [
+      `/space/other/unit?limit=2&continue=${token}`,
+      `/space/big/tag?limit=2&continue=${token}`,
+      '/space/big/unit?limit=2&continue=bm90LWEtdG9rZW4',
+      '/space/big/unit?limit=2&continue=%2F%2F%2F',
+    ]) {
       const r = await api.get(path);
       expect(r.status, path).toBe(400);
       expect(r.body.Message).toBe('continue token is not one this list issued');

@@ -20,7 +20,10 @@ async function released(slug: string): Promise<string> {
   expect((await env.api.post(`/space/${slug}/release`, {})).status).toBe(201);
   return s.body.SpaceID;
 }
-const argoApp = (space: string, health: string) => ({ metadata: { name: 'acme', annotations: { 'baton.io/space': space, 'baton.io/release': '1' } }, status: { sync: { status: 'Synced' }, health: { status: health } } });
+const argoApp = (space: string, health: string) => ({
+  metadata: { name: 'acme', annotations: { 'baton.io/space': space, 'baton.io/release': '1' } },
+  status: { sync: { status: 'Synced' }, health: { status: health } },
+});
 
 beforeAll(async () => {
   env = await startEnv();
@@ -43,7 +46,10 @@ describe('users and tokens', () => {
     const realNow = env.deps.now;
     env.deps.now = () => new Date(realNow().getTime() + 2 * 3_600_000);
     try {
-      expect(await second.get('/space')).toMatchObject({ status: 401, body: { Message: `the bearer token expired at ${made.body.TokenInfo.ExpiresAt}` } });
+      expect(await second.get('/space')).toMatchObject({
+        status: 401,
+        body: { Message: `the bearer token expired at ${made.body.TokenInfo.ExpiresAt}` },
+      });
       expect((await ann.api.get('/space')).status).toBe(200);
     } finally {
       env.deps.now = realNow;
@@ -56,7 +62,10 @@ describe('users and tokens', () => {
     expect(((await env.api.get('/token')).body as { UserID?: string }[]).some((t) => t.UserID === ann.id)).toBe(true);
     // Deleting a user deletes their tokens in the same write: they stop at once.
     expect((await env.api.del('/user/ann')).body).toEqual({ Deleted: 'ann', RevokedTokens: 2 });
-    expect(await ann.api.get('/space')).toMatchObject({ status: 401, body: { Message: 'the bearer token is not valid' } });
+    expect(await ann.api.get('/space')).toMatchObject({
+      status: 401,
+      body: { Message: 'the bearer token is not valid' },
+    });
   });
 
   it('roles: only an Admin manages people; a Viewer reads and writes nothing; the last Admin stays', async () => {
@@ -64,9 +73,14 @@ describe('users and tokens', () => {
     const mo = await user('mo');
     expect((await mo.api.post('/user', { Slug: 'x' })).status).toBe(403);
     expect((await mo.api.post('/group', { Slug: 'x' })).status).toBe(403);
-    expect((await mo.api.post('/token', { User: 'vera' })).body.Message).toBe("only an Admin may create another user's tokens");
+    expect((await mo.api.post('/token', { User: 'vera' })).body.Message).toBe(
+      "only an Admin may create another user's tokens",
+    );
     expect((await vera.api.get('/space')).status).toBe(200);
-    expect((await vera.api.post('/space', { Slug: 'vera-space' })).body).toEqual({ Code: 'Forbidden', Message: 'a Viewer may only read; POST /space needs a Member or Admin' });
+    expect((await vera.api.post('/space', { Slug: 'vera-space' })).body).toEqual({
+      Code: 'Forbidden',
+      Message: 'a Viewer may only read; POST /space needs a Member or Admin',
+    });
     expect((await env.api.get('/space/vera-space')).status).toBe(404);
     const admin = (await env.api.get('/user')).body.find((u: { Role: string }) => u.Role === 'Admin');
     expect((await env.api.patch(`/user/${admin.UserID}`, { Version: admin.Version, Role: 'Member' })).status).toBe(409);
@@ -93,20 +107,41 @@ describe('Space permissions', () => {
     const quinn = await user('quinn');
     await env.api.post('/group', { Slug: 'insiders', Members: ['pia'] });
     await env.api.post('/space', { Slug: 'secret' });
-    expect((await quinn.api.patch('/space/secret', { Version: 1, Permissions: { View: { GroupIDs: ['insiders'] } } })).body.Message).toBe("Manage permission in space 'secret' is needed to change its permissions");
-    const set = await env.api.patch('/space/secret', { Version: 1, Permissions: { View: { GroupIDs: ['insiders'] }, Edit: { UserIDs: ['pia'] } } });
-    expect(set.body.Permissions).toEqual({ View: { UserIDs: [], GroupIDs: [expect.stringMatching(/^[0-9a-f-]{36}$/)] }, Edit: { UserIDs: [expect.stringMatching(/^[0-9a-f-]{36}$/)], GroupIDs: [] } });
+    expect(
+      (await quinn.api.patch('/space/secret', { Version: 1, Permissions: { View: { GroupIDs: ['insiders'] } } })).body
+        .Message,
+    ).toBe("Manage permission in space 'secret' is needed to change its permissions");
+    const set = await env.api.patch('/space/secret', {
+      Version: 1,
+      Permissions: { View: { GroupIDs: ['insiders'] }, Edit: { UserIDs: ['pia'] } },
+    });
+    expect(set.body.Permissions).toEqual({
+      View: { UserIDs: [], GroupIDs: [expect.stringMatching(/^[0-9a-f-]{36}$/)] },
+      Edit: { UserIDs: [expect.stringMatching(/^[0-9a-f-]{36}$/)], GroupIDs: [] },
+    });
     expect((await pia.api.get('/space/secret')).status).toBe(200);
     expect((await quinn.api.get('/space/secret')).status).toBe(404);
     expect(((await quinn.api.get('/space')).body as { Slug: string }[]).map((s) => s.Slug)).not.toContain('secret');
-    expect((await quinn.api.post('/space/secret/unit', { Slug: 'x', Data: deployment('ghcr.io/acme/acme:v1') })).status).toBe(404);
-    expect((await pia.api.post('/space/secret/unit', { Slug: 'x', Data: deployment('ghcr.io/acme/acme:v1') })).status).toBe(201);
+    expect(
+      (await quinn.api.post('/space/secret/unit', { Slug: 'x', Data: deployment('ghcr.io/acme/acme:v1') })).status,
+    ).toBe(404);
+    expect(
+      (await pia.api.post('/space/secret/unit', { Slug: 'x', Data: deployment('ghcr.io/acme/acme:v1') })).status,
+    ).toBe(201);
     // Naming an unknown user is refused, naming it, and nothing changes.
-    expect((await env.api.patch('/space/secret', { Version: 2, Permissions: { Approve: { UserIDs: ['nobody'] } } })).body.Message).toBe("user 'nobody' not found");
+    expect(
+      (await env.api.patch('/space/secret', { Version: 2, Permissions: { Approve: { UserIDs: ['nobody'] } } })).body
+        .Message,
+    ).toBe("user 'nobody' not found");
     // null gives the verb back to the role defaults.
-    expect((await env.api.patch('/space/secret', { Version: 2, Permissions: { View: null } })).body.Permissions).toEqual({ Edit: expect.any(Object) });
+    expect(
+      (await env.api.patch('/space/secret', { Version: 2, Permissions: { View: null } })).body.Permissions,
+    ).toEqual({ Edit: expect.any(Object) });
     expect((await quinn.api.get('/space/secret')).status).toBe(200);
-    expect((await quinn.api.post('/space/secret/unit', { Slug: 'y', Data: deployment('ghcr.io/acme/acme:v1') })).body.Message).toBe("Edit permission in space 'secret' is needed to POST /space/{space_id}/unit");
+    expect(
+      (await quinn.api.post('/space/secret/unit', { Slug: 'y', Data: deployment('ghcr.io/acme/acme:v1') })).body
+        .Message,
+    ).toBe("Edit permission in space 'secret' is needed to POST /space/{space_id}/unit");
   });
 });
 
@@ -117,10 +152,16 @@ describe('service tokens for deploy tools', () => {
     const made = await env.api.post('/token', { Service: 'argocd', Scope: 'ReportStatus', Spaces: ['svc-a'] });
     expect(made.body.TokenInfo).toMatchObject({ Service: 'argocd', Scope: 'ReportStatus', SpaceIDs: [a] });
     const argo = new Api(env.url, made.body.Token);
-    expect((await argo.post('/space', { Slug: 'argo-space' })).body.Message).toBe("the service token 'argocd' may only report status (POST /hooks/…, PATCH …/release/{n}), not POST /space");
+    expect((await argo.post('/space', { Slug: 'argo-space' })).body.Message).toBe(
+      "the service token 'argocd' may only report status (POST /hooks/…, PATCH …/release/{n}), not POST /space",
+    );
     expect((await argo.get('/space/svc-a')).status).toBe(403);
-    expect((await argo.patch('/space/svc-a/release/1', { LiveStatus: { Sync: 'Synced', Health: 'Healthy' } })).status).toBe(200);
-    expect((await argo.patch('/space/svc-b/release/1', { LiveStatus: { Sync: 'Synced', Health: 'Healthy' } })).status).toBe(404);
+    expect(
+      (await argo.patch('/space/svc-a/release/1', { LiveStatus: { Sync: 'Synced', Health: 'Healthy' } })).status,
+    ).toBe(200);
+    expect(
+      (await argo.patch('/space/svc-b/release/1', { LiveStatus: { Sync: 'Synced', Health: 'Healthy' } })).status,
+    ).toBe(404);
     expect((await argo.patch('/space/svc-a/release/1', { Labels: { x: 'y' } })).status).toBe(403);
     // Hooks: about its own Space, applied; about another, refused with why, nothing written.
     expect((await argo.post('/hooks/argocd', argoApp('svc-a', 'Degraded'))).status).toBe(200);
@@ -130,19 +171,35 @@ describe('service tokens for deploy tools', () => {
     expect((await env.api.get('/space/svc-b/release/1')).body.LiveStatus?.Health).toBeUndefined();
     // A Member cannot forge health either: ReportStatus is not among a Member's defaults.
     const mia = await user('mia');
-    expect((await mia.api.patch('/space/svc-a/release/1', { LiveStatus: { Health: 'Healthy' } })).body.Message).toBe("ReportStatus permission in space 'svc-a' is needed to PATCH /space/{space_id}/release/{release_id}");
+    expect((await mia.api.patch('/space/svc-a/release/1', { LiveStatus: { Health: 'Healthy' } })).body.Message).toBe(
+      "ReportStatus permission in space 'svc-a' is needed to PATCH /space/{space_id}/release/{release_id}",
+    );
     expect((await mia.api.post('/token', { Service: 'x', Scope: 'ReportStatus' })).status).toBe(403);
   });
 
-  it('cub release report with a ReportStatus token reports on the Space\'s newest published Release without --release, inside its scope', async () => {
+  it("cub release report with a ReportStatus token reports on the Space's newest published Release without --release, inside its scope", async () => {
     await released('svc-c');
     await env.api.post('/space/svc-c/unit', { Slug: 'worker', Data: deployment('ghcr.io/acme/worker:v1') });
     expect((await env.api.post('/space/svc-c/release', {})).body.Release.ReleaseNum).toBe(2);
     const made = await env.api.post('/token', { Service: 'pipeline', Scope: 'ReportStatus', Spaces: ['svc-c'] });
     const cub = cubAt(env.url, made.body.Token);
-    const r = await cub(['release', 'report', '--space', 'svc-c', '--sync', 'Synced', '--health', 'Progressing', '-o', 'json']);
+    const r = await cub([
+      'release',
+      'report',
+      '--space',
+      'svc-c',
+      '--sync',
+      'Synced',
+      '--health',
+      'Progressing',
+      '-o',
+      'json',
+    ]);
     expect([r.code, r.stderr]).toEqual([0, '']);
-    expect(JSON.parse(r.stdout)).toMatchObject({ ReleaseNum: 2, LiveStatus: { Sync: 'Synced', Health: 'Progressing', Reporter: 'cub' } });
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      ReleaseNum: 2,
+      LiveStatus: { Sync: 'Synced', Health: 'Progressing', Reporter: 'cub' },
+    });
     expect((await env.api.get('/space/svc-c/release/1')).body.LiveStatus?.Health).toBeUndefined();
     const outside = await cub(['release', 'report', '--space', 'svc-a', '--sync', 'Synced', '--health', 'Healthy']);
     expect([outside.code, outside.stderr]).toEqual([1, expect.stringMatching(/svc-a/)]);
@@ -152,9 +209,24 @@ describe('service tokens for deploy tools', () => {
     await released('flux-a');
     const made = await env.api.post('/token', { Service: 'flux', Scope: 'ReportStatus', RequireSignature: true });
     const secret = made.body.Token as string;
-    const event = JSON.stringify({ involvedObject: { kind: 'Kustomization', name: 'acme', namespace: 'flux-system' }, severity: 'info', timestamp: '2026-12-02T10:00:00Z', message: 'applied', reason: 'ReconciliationSucceeded', metadata: { 'baton.io/space': 'flux-a', 'baton.io/release': '1' } });
+    const event = JSON.stringify({
+      involvedObject: { kind: 'Kustomization', name: 'acme', namespace: 'flux-system' },
+      severity: 'info',
+      timestamp: '2026-12-02T10:00:00Z',
+      message: 'applied',
+      reason: 'ReconciliationSucceeded',
+      metadata: { 'baton.io/space': 'flux-a', 'baton.io/release': '1' },
+    });
     const send = (signature?: string) =>
-      fetch(`${env.url}/hooks/flux`, { method: 'POST', headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json', ...(signature ? { 'x-signature': signature } : {}) }, body: event });
+      fetch(`${env.url}/hooks/flux`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${secret}`,
+          'content-type': 'application/json',
+          ...(signature ? { 'x-signature': signature } : {}),
+        },
+        body: event,
+      });
     expect((await send()).status).toBe(401);
     expect((await send(`sha256=${createHmac('sha256', 'wrong').update(event).digest('hex')}`)).status).toBe(401);
     expect((await send(`sha256=${createHmac('sha256', secret).update(event).digest('hex')}`)).status).toBe(200);
@@ -169,9 +241,22 @@ describe('attestation requirements over a rollout', () => {
     await env.api.post('/space', { Slug: 'roll-infra' });
     await env.api.post('/space', { Slug: 'roll-base', Labels: { Stage: 'Base' } });
     await env.api.post('/space/roll-base/unit', { Slug: 'deployment', Data: deployment('ghcr.io/acme/acme:v1') });
-    for (const [name, stage] of [['stg', 'Staging'], ['prd', 'Production']]) {
+    for (const [name, stage] of [
+      ['stg', 'Staging'],
+      ['prd', 'Production'],
+    ]) {
       await env.api.post('/space/roll-infra/target', { Slug: `t-${name}` });
-      expect((await env.api.post('/variant', { Name: name, Slug: `roll-base-${name}`, UpstreamSpaceID: 'roll-base', Stage: stage, ReleaseTargetID: `roll-infra/t-${name}` })).status).toBe(201);
+      expect(
+        (
+          await env.api.post('/variant', {
+            Name: name,
+            Slug: `roll-base-${name}`,
+            UpstreamSpaceID: 'roll-base',
+            Stage: stage,
+            ReleaseTargetID: `roll-infra/t-${name}`,
+          })
+        ).status,
+      ).toBe(201);
     }
     const wf = await env.api.post('/space/roll-base/change_workflow', {
       Slug: 'signed',
@@ -183,23 +268,62 @@ describe('attestation requirements over a rollout', () => {
       AttestationPrerequisites: [{ Name: 'sign-off', FromUserIDs: ['rhea'] }],
     });
     expect(wf.body.AttestationPrerequisites).toEqual([{ Name: 'sign-off', FromUserIDs: [rev.id] }]);
-    expect((await env.api.post('/space/roll-base/change_workflow', { Slug: 'typo', Stages: [{ Name: 'a', WhereSpace: "Slug = 'x'", Prerequisites: ['p'] }], AttestationPrerequisites: [{ Name: 'p', FromGroupIDs: ['no-such-group'] }] })).body.Message).toBe("attestation prerequisite 'p' FromGroupIDs: group 'no-such-group' not found");
-    await dev.api.post('/space/roll-base/function/invoke', { FunctionName: 'set-image-reference-by-uri', Arguments: ['ghcr.io/acme/acme', ':v2'], UnitIDs: ['deployment'] });
-    expect((await dev.api.post('/space/roll-base/change_order', { Slug: 'v2', ChangeWorkflowID: 'roll-base/signed' })).status).toBe(201);
+    expect(
+      (
+        await env.api.post('/space/roll-base/change_workflow', {
+          Slug: 'typo',
+          Stages: [{ Name: 'a', WhereSpace: "Slug = 'x'", Prerequisites: ['p'] }],
+          AttestationPrerequisites: [{ Name: 'p', FromGroupIDs: ['no-such-group'] }],
+        })
+      ).body.Message,
+    ).toBe("attestation prerequisite 'p' FromGroupIDs: group 'no-such-group' not found");
+    await dev.api.post('/space/roll-base/function/invoke', {
+      FunctionName: 'set-image-reference-by-uri',
+      Arguments: ['ghcr.io/acme/acme', ':v2'],
+      UnitIDs: ['deployment'],
+    });
+    expect(
+      (await dev.api.post('/space/roll-base/change_order', { Slug: 'v2', ChangeWorkflowID: 'roll-base/signed' }))
+        .status,
+    ).toBe(201);
     expect((await dev.api.post('/promote', { ChangeOrderID: 'roll-base/v2' })).status).toBe(200);
-    const publish = (space: string) => dev.api.post(`/space/${space}/release`, { Revision: 'ChangeOrder:roll-base/v2' });
-    expect(await publish('roll-base-stg')).toMatchObject({ status: 422, body: { Message: "unable to publish a release of change order 'v2' in stage 'staging': requires sign-off: 1 Approval attestation(s) from eligible attesters who did not write the change; deployment revision 2 has 0 of 1" } });
+    const publish = (space: string) =>
+      dev.api.post(`/space/${space}/release`, { Revision: 'ChangeOrder:roll-base/v2' });
+    expect(await publish('roll-base-stg')).toMatchObject({
+      status: 422,
+      body: {
+        Message:
+          "unable to publish a release of change order 'v2' in stage 'staging': requires sign-off: 1 Approval attestation(s) from eligible attesters who did not write the change; deployment revision 2 has 0 of 1",
+      },
+    });
     // The reviewer approves the change where it stands in staging: the release gate opens, and so does prod's entry gate.
-    const approved = await rev.api.post('/attest', { ChangeOrderID: 'roll-base/v2', Stage: 'staging', Note: 'reviewed' });
+    const approved = await rev.api.post('/attest', {
+      ChangeOrderID: 'roll-base/v2',
+      Stage: 'staging',
+      Note: 'reviewed',
+    });
     expect(approved.status).toBe(201);
-    expect(approved.body.Spaces).toEqual([expect.objectContaining({ SpaceSlug: 'roll-base-stg', Action: 'Attest', Units: [expect.objectContaining({ UnitSlug: 'deployment', RevisionNum: 2 })] })]);
-    expect(env.bus.log.at(-1)).toMatchObject({ detailType: 'Attestation Recorded', detail: { SpaceSlug: 'roll-base-stg', Result: 'Pass' } });
+    expect(approved.body.Spaces).toEqual([
+      expect.objectContaining({
+        SpaceSlug: 'roll-base-stg',
+        Action: 'Attest',
+        Units: [expect.objectContaining({ UnitSlug: 'deployment', RevisionNum: 2 })],
+      }),
+    ]);
+    expect(env.bus.log.at(-1)).toMatchObject({
+      detailType: 'Attestation Recorded',
+      detail: { SpaceSlug: 'roll-base-stg', Result: 'Pass' },
+    });
     expect((await publish('roll-base-stg')).status).toBe(201);
     // A promotion needs Edit in every Space it writes.
     const prd = (await env.api.get('/space/roll-base-prd')).body;
     await env.api.patch('/space/roll-base-prd', { Version: prd.Version, Permissions: { Edit: { UserIDs: ['rhea'] } } });
-    expect((await dev.api.post('/promote', { ChangeOrderID: 'roll-base/v2', TargetStage: 'prod' })).body.Message).toBe("Edit permission in space 'roll-base-prd' is needed to promote change order 'v2' into it");
-    expect((await dev.api.post('/promote', { Space: 'roll-base-prd' })).body.Message).toBe("Edit permission in space 'roll-base-prd' is needed to promote it");
+    expect((await dev.api.post('/promote', { ChangeOrderID: 'roll-base/v2', TargetStage: 'prod' })).body.Message).toBe(
+      "Edit permission in space 'roll-base-prd' is needed to promote change order 'v2' into it",
+    );
+    expect((await dev.api.post('/promote', { Space: 'roll-base-prd' })).body.Message).toBe(
+      "Edit permission in space 'roll-base-prd' is needed to promote it",
+    );
     await env.api.patch('/space/roll-base-prd', { Version: prd.Version + 1, Permissions: { Edit: null } });
     expect((await dev.api.post('/promote', { ChangeOrderID: 'roll-base/v2', TargetStage: 'prod' })).status).toBe(200);
     const co = async () => (await env.api.get('/space/roll-base/change_order/v2')).body;
@@ -208,14 +332,28 @@ describe('attestation requirements over a rollout', () => {
     const last = await rev.api.post('/attest', { Spaces: ['roll-base-prd'], ChangeOrderID: 'roll-base/v2' });
     expect(last.status).toBe(201);
     expect((await co()).Stage).toBe('Completed');
-    const revoked = await rev.api.post(`/space/roll-base-prd/attestation/${last.body.Attestations[0].AttestationID}/revoke`, { Note: 'wrong one' });
+    const revoked = await rev.api.post(
+      `/space/roll-base-prd/attestation/${last.body.Attestations[0].AttestationID}/revoke`,
+      { Note: 'wrong one' },
+    );
     expect(revoked.status).toBe(201);
-    expect(env.bus.log.at(-1)).toMatchObject({ detailType: 'Attestation Revoked', detail: { RevokedAttestationID: last.body.Attestations[0].AttestationID } });
+    expect(env.bus.log.at(-1)).toMatchObject({
+      detailType: 'Attestation Revoked',
+      detail: { RevokedAttestationID: last.body.Attestations[0].AttestationID },
+    });
     // Attestations are never edited or deleted: there is no such route.
-    expect((await rev.api.del(`/space/roll-base-prd/attestation/${last.body.Attestations[0].AttestationID}`)).status).toBe(405);
+    expect(
+      (await rev.api.del(`/space/roll-base-prd/attestation/${last.body.Attestations[0].AttestationID}`)).status,
+    ).toBe(405);
     // Approving needs Approve in every Space, checked before anything is written.
-    await env.api.patch('/space/roll-base-prd', { Version: (await env.api.get('/space/roll-base-prd')).body.Version, Permissions: { Approve: { UserIDs: ['rhea'] } } });
-    expect((await dev.api.post('/attest', { Spaces: ['roll-base-stg', 'roll-base-prd'], ChangeOrderID: 'roll-base/v2' })).body.Message).toBe("Approve permission in space 'roll-base-prd' is needed to approve there");
+    await env.api.patch('/space/roll-base-prd', {
+      Version: (await env.api.get('/space/roll-base-prd')).body.Version,
+      Permissions: { Approve: { UserIDs: ['rhea'] } },
+    });
+    expect(
+      (await dev.api.post('/attest', { Spaces: ['roll-base-stg', 'roll-base-prd'], ChangeOrderID: 'roll-base/v2' }))
+        .body.Message,
+    ).toBe("Approve permission in space 'roll-base-prd' is needed to approve there");
     expect(((await env.api.get('/space/roll-base-stg/attestation')).body as unknown[]).length).toBe(1);
   });
 });

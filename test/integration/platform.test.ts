@@ -19,9 +19,17 @@ afterAll(async () => env.close());
 
 const root = (p: string) => fileURLToPath(new URL(`../../${p}`, import.meta.url));
 const withKey = (api: Api, key: string) => async (method: string, path: string, body?: unknown) => {
-  const res = await fetch(api.url + path, { method, headers: { authorization: `Bearer ${api.token}`, 'content-type': 'application/json', 'idempotency-key': key }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const res = await fetch(api.url + path, {
+    method,
+    headers: { authorization: `Bearer ${api.token}`, 'content-type': 'application/json', 'idempotency-key': key },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : undefined, replayed: res.headers.get('idempotent-replayed') };
+  return {
+    status: res.status,
+    body: text ? JSON.parse(text) : undefined,
+    replayed: res.headers.get('idempotent-replayed'),
+  };
 };
 
 describe('Idempotency-Key', () => {
@@ -34,8 +42,16 @@ describe('Idempotency-Key', () => {
     expect(again).toEqual({ status: 201, body: first.body, replayed: 'true' });
     expect((await env.api.get('/space')).body.filter((s: { Slug: string }) => s.Slug === 'idem-space')).toHaveLength(1);
     // The same key for another request is refused; another user's same key is theirs alone.
-    expect(await post('POST', '/space', { Slug: 'idem-other' })).toMatchObject({ status: 422, body: { Message: "Idempotency-Key 'create-idem-space-1' was used for a different request; use a new key for a new request" } });
-    expect((await withKey(env.other, 'create-idem-space-1')('POST', '/space', { Slug: 'idem-space' })).status).toBe(201);
+    expect(await post('POST', '/space', { Slug: 'idem-other' })).toMatchObject({
+      status: 422,
+      body: {
+        Message:
+          "Idempotency-Key 'create-idem-space-1' was used for a different request; use a new key for a new request",
+      },
+    });
+    expect((await withKey(env.other, 'create-idem-space-1')('POST', '/space', { Slug: 'idem-space' })).status).toBe(
+      201,
+    );
   });
 
   it('creates one change order however often a release pipeline retries it', async () => {
@@ -44,9 +60,15 @@ describe('Idempotency-Key', () => {
     const post = withKey(env.api, 'pipeline-run-1234');
     const first = await post('POST', '/space/idem-base/change_order', { Slug: 'release-1', InScopeSpaceIDs: [] });
     expect(first.status).toBe(201);
-    expect(await post('POST', '/space/idem-base/change_order', { Slug: 'release-1', InScopeSpaceIDs: [] })).toEqual({ status: 201, body: first.body, replayed: 'true' });
+    expect(await post('POST', '/space/idem-base/change_order', { Slug: 'release-1', InScopeSpaceIDs: [] })).toEqual({
+      status: 201,
+      body: first.body,
+      replayed: 'true',
+    });
     // Without the key, the retry is the conflict it always was.
-    expect((await env.api.post('/space/idem-base/change_order', { Slug: 'release-1', InScopeSpaceIDs: [] })).status).toBe(409);
+    expect(
+      (await env.api.post('/space/idem-base/change_order', { Slug: 'release-1', InScopeSpaceIDs: [] })).status,
+    ).toBe(409);
     expect((await env.api.get('/space/idem-base/change_order')).body).toHaveLength(1);
   });
 
@@ -56,7 +78,9 @@ describe('Idempotency-Key', () => {
     expect((await post('POST', '/space/nowhere/unit', unit)).status).toBe(404);
     await env.api.post('/space', { Slug: 'nowhere' });
     expect((await post('POST', '/space/nowhere/unit', unit)).status).toBe(201);
-    expect((await withKey(env.api, 'bad key with spaces')('POST', '/space', { Slug: 'x' })).body.Message).toBe('Idempotency-Key must be 1 to 255 visible ASCII characters (a UUID, say)');
+    expect((await withKey(env.api, 'bad key with spaces')('POST', '/space', { Slug: 'x' })).body.Message).toBe(
+      'Idempotency-Key must be 1 to 255 visible ASCII characters (a UUID, say)',
+    );
   });
 });
 
@@ -65,9 +89,15 @@ describe('the OpenAPI contract', () => {
     const res = await env.anonymous.get('/openapi.json');
     expect(res.status).toBe(200);
     expect(res.body.openapi).toBe('3.1.0');
-    for (const r of [...ROUTES, ...PUBLIC_ROUTES]) expect(res.body.paths[r.path]?.[r.method.toLowerCase()], `${r.method} ${r.path}`).toBeDefined();
-    expect(res.body.paths['/space'].post.requestBody.content['application/json'].schema.properties.Slug).toMatchObject({ type: 'string', maxLength: 128 });
-    expect(JSON.parse(readFileSync(root('docs/reference/openapi.json'), 'utf8'))).toEqual(JSON.parse(JSON.stringify(openApiDocument(ROUTES, PUBLIC_ROUTES))));
+    for (const r of [...ROUTES, ...PUBLIC_ROUTES])
+      expect(res.body.paths[r.path]?.[r.method.toLowerCase()], `${r.method} ${r.path}`).toBeDefined();
+    expect(res.body.paths['/space'].post.requestBody.content['application/json'].schema.properties.Slug).toMatchObject({
+      type: 'string',
+      maxLength: 128,
+    });
+    expect(JSON.parse(readFileSync(root('docs/reference/openapi.json'), 'utf8'))).toEqual(
+      JSON.parse(JSON.stringify(openApiDocument(ROUTES, PUBLIC_ROUTES))),
+    );
     // Every other route still wants a token.
     expect((await env.anonymous.get('/space')).status).toBe(401);
   });
@@ -92,7 +122,9 @@ describe('events', () => {
     const recorded = env.bus.log.slice(before).find((e) => e.detailType === DetailType.AttestationRecorded)!;
     expect(recorded.detail.EventID).toMatch(/^[0-9a-f-]{36}$/);
     expect(await env.deps.store.pendingEvents(10)).toEqual([]);
-    expect(await env.deps.store.eventProcessed(String(recorded.detail.EventID), 'ChangeOrderStageReevaluation')).toBe(true);
+    expect(await env.deps.store.eventProcessed(String(recorded.detail.EventID), 'ChangeOrderStageReevaluation')).toBe(
+      true,
+    );
     expect(await consumeStageEvent(env.deps, recorded)).toMatchObject({ applied: false, reason: 'duplicate event' });
   });
 });
@@ -100,8 +132,17 @@ describe('events', () => {
 describe('npm run admin -- create-organization', () => {
   const admin = (args: string[]) =>
     new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
-      execFile(process.execPath, ['--import', 'tsx', root('lib/local/admin.ts'), ...args], { env: { ...process.env, AWS_ENDPOINT_URL: inject('dynamoEndpoint'), AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' } }, (err, stdout, stderr) =>
-        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+      execFile(
+        process.execPath,
+        ['--import', 'tsx', root('lib/local/admin.ts'), ...args],
+        {
+          env: {
+            ...process.env,
+            AWS_ENDPOINT_URL: inject('dynamoEndpoint'),
+            AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+          },
+        },
+        (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
       ),
     );
   it('gives a table its first organization and an admin token that works, once per name', async () => {
@@ -111,10 +152,14 @@ describe('npm run admin -- create-organization', () => {
     expect(out).toMatchObject({ Organization: 'first-org', User: 'admin' });
     const api = new Api(env.url, out.Token);
     expect((await api.post('/space', { Slug: 'first' })).status).toBe(201);
-    expect((await api.get('/user')).body.map((u: { Slug: string; Role: string }) => [u.Slug, u.Role])).toEqual([['admin', 'Admin']]);
+    expect((await api.get('/user')).body.map((u: { Slug: string; Role: string }) => [u.Slug, u.Role])).toEqual([
+      ['admin', 'Admin'],
+    ]);
     const again = await admin(['create-organization', 'first-org', '--table', env.table]);
     expect(again).toMatchObject({ code: 1, stderr: "Failed: an organization with slug 'first-org' already exists\n" });
-    expect((await admin(['create-organization', 'Not A Slug', '--table', env.table])).stderr).toMatch(/^Failed: 'Not A Slug' is not a slug/);
+    expect((await admin(['create-organization', 'Not A Slug', '--table', env.table])).stderr).toMatch(
+      /^Failed: 'Not A Slug' is not a slug/,
+    );
   });
 });
 
@@ -140,18 +185,41 @@ describe('the API Lambda, observed', () => {
         headers: { authorization: `Bearer ${token}` },
         pathParameters: { space_id: 'no-such-space' },
         isBase64Encoded: false,
-        requestContext: { requestId: 'api-req-42', authorizer: { lambda: { caller: JSON.stringify(env.api.caller) } }, http: { method: 'GET', path: '/space/no-such-space' } },
+        requestContext: {
+          requestId: 'api-req-42',
+          authorizer: { lambda: { caller: JSON.stringify(env.api.caller) } },
+          http: { method: 'GET', path: '/space/no-such-space' },
+        },
       };
-      const res = await handler(event as never, { awsRequestId: 'lambda-req-7', functionName: 'baton-test-Api', functionVersion: '1', invokedFunctionArn: 'arn', memoryLimitInMB: '1024', getRemainingTimeInMillis: () => 1000 } as never);
+      const res = await handler(
+        event as never,
+        {
+          awsRequestId: 'lambda-req-7',
+          functionName: 'baton-test-Api',
+          functionVersion: '1',
+          invokedFunctionArn: 'arn',
+          memoryLimitInMB: '1024',
+          getRemainingTimeInMillis: () => 1000,
+        } as never,
+      );
       expect(res.statusCode).toBe(404);
     } finally {
       spy.mockRestore();
     }
     const text = lines.join('');
     expect(text).not.toContain(token);
-    const logs = text.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const logs = text
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     const answered = logs.find((l) => l.message === 'answered')!;
-    expect(answered).toMatchObject({ level: 'INFO', status: 404, apiRequestId: 'api-req-42', function_request_id: 'lambda-req-7', organizationId: env.api.caller!.OrganizationID });
+    expect(answered).toMatchObject({
+      level: 'INFO',
+      status: 404,
+      apiRequestId: 'api-req-42',
+      function_request_id: 'lambda-req-7',
+      organizationId: env.api.caller!.OrganizationID,
+    });
     const emf = logs.find((l) => l._aws && 'Http4xx' in l)!;
     expect(emf).toMatchObject({ Http4xx: 1 });
   });

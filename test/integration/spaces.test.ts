@@ -27,7 +27,9 @@ describe('auth and organization scope', () => {
     expect(mine.status).toBe(201);
     expect((await env.other.get('/space/private-space')).status).toBe(404);
     expect((await env.other.get(`/space/${mine.body.SpaceID}`)).status).toBe(404);
-    expect((await env.other.post(`/space/${mine.body.SpaceID}/unit`, { Slug: 'x', Data: deploymentYaml('x') })).status).toBe(404);
+    expect(
+      (await env.other.post(`/space/${mine.body.SpaceID}/unit`, { Slug: 'x', Data: deploymentYaml('x') })).status,
+    ).toBe(404);
     expect((await env.other.get('/space')).body.map((s: any) => s.Slug)).not.toContain('private-space');
     // The same slug is free in another organization.
     expect((await env.other.post('/space', { Slug: 'private-space' })).status).toBe(201);
@@ -36,9 +38,19 @@ describe('auth and organization scope', () => {
 
 describe('spaces', () => {
   it('creates, reads and lists a space with labels', async () => {
-    const r = await env.api.post('/space', { Slug: 'acme-dev', Labels: { Stage: 'Development' }, Annotations: { owner: 'team-a' } });
+    const r = await env.api.post('/space', {
+      Slug: 'acme-dev',
+      Labels: { Stage: 'Development' },
+      Annotations: { owner: 'team-a' },
+    });
     expect(r.status).toBe(201);
-    expect(r.body).toMatchObject({ Slug: 'acme-dev', Labels: { Stage: 'Development' }, Annotations: { owner: 'team-a' }, Version: 1, OrganizationID: env.api.caller!.OrganizationID });
+    expect(r.body).toMatchObject({
+      Slug: 'acme-dev',
+      Labels: { Stage: 'Development' },
+      Annotations: { owner: 'team-a' },
+      Version: 1,
+      OrganizationID: env.api.caller!.OrganizationID,
+    });
     const got = await env.api.get('/space/acme-dev');
     expect(got.body.SpaceID).toBe(r.body.SpaceID);
   });
@@ -72,9 +84,17 @@ describe('spaces', () => {
 
   it('updates with the Version read, merge-patching labels, and refuses a stale Version with 409', async () => {
     const s = (await env.api.post('/space', { Slug: 'upd-space', Labels: { Stage: 'Staging', Region: 'eu' } })).body;
-    const r = await env.api.patch('/space/upd-space', { Version: s.Version, Labels: { Region: null, Tier: 'gold' }, Annotations: { 'code-freeze': 'true' } });
+    const r = await env.api.patch('/space/upd-space', {
+      Version: s.Version,
+      Labels: { Region: null, Tier: 'gold' },
+      Annotations: { 'code-freeze': 'true' },
+    });
     expect(r.status).toBe(200);
-    expect(r.body).toMatchObject({ Version: 2, Labels: { Stage: 'Staging', Tier: 'gold' }, Annotations: { 'code-freeze': 'true' } });
+    expect(r.body).toMatchObject({
+      Version: 2,
+      Labels: { Stage: 'Staging', Tier: 'gold' },
+      Annotations: { 'code-freeze': 'true' },
+    });
     expect(r.body.Labels.Region).toBeUndefined();
     const stale = await env.api.patch('/space/upd-space', { Version: s.Version, Labels: { Tier: 'silver' } });
     expect(stale.status).toBe(409);
@@ -83,7 +103,9 @@ describe('spaces', () => {
 
   it('lets exactly one of two racing updates with the same Version land', async () => {
     const s = (await env.api.post('/space', { Slug: 'race-space' })).body;
-    const results = await Promise.all([1, 2, 3].map((i) => env.api.patch('/space/race-space', { Version: s.Version, Labels: { Winner: String(i) } })));
+    const results = await Promise.all(
+      [1, 2, 3].map((i) => env.api.patch('/space/race-space', { Version: s.Version, Labels: { Winner: String(i) } })),
+    );
     expect(results.map((r) => r.status).sort()).toEqual([200, 409, 409]);
     const winner = results.find((r) => r.status === 200)!.body.Labels.Winner;
     expect((await env.api.get('/space/race-space')).body).toMatchObject({ Version: 2, Labels: { Winner: winner } });
@@ -98,10 +120,17 @@ describe('spaces', () => {
   });
 
   it('lists with where, limit and continue', async () => {
-    for (const [slug, stage] of [['w-a', 'Production'], ['w-b', 'Production'], ['w-c', 'Production'], ['w-d', 'Staging']] as const) {
+    for (const [slug, stage] of [
+      ['w-a', 'Production'],
+      ['w-b', 'Production'],
+      ['w-c', 'Production'],
+      ['w-d', 'Staging'],
+    ] as const) {
       await env.api.post('/space', { Slug: slug, Labels: { Stage: stage, Group: 'w' } });
     }
-    const all = await env.api.get(`/space?where=${encodeURIComponent("Labels.Group = 'w' AND Labels.Stage = 'Production'")}`);
+    const all = await env.api.get(
+      `/space?where=${encodeURIComponent("Labels.Group = 'w' AND Labels.Stage = 'Production'")}`,
+    );
     expect(all.body.map((s: any) => s.Slug)).toEqual(['w-a', 'w-b', 'w-c']);
     const p1 = await env.api.get(`/space?where=${encodeURIComponent("Labels.Group = 'w'")}&limit=3`);
     expect(p1.body.map((s: any) => s.Slug)).toEqual(['w-a', 'w-b', 'w-c']);
@@ -144,20 +173,33 @@ describe('spaces', () => {
 
   it('counts a change workflow, a change order or an invocation as something a space holds: refused unless recursive, then deleted with it', async () => {
     await env.api.post('/space', { Slug: 'flows' });
-    expect((await env.api.post('/space/flows/change_workflow', { Slug: 'w', Stages: [{ Name: 'prod', WhereSpace: "Labels.Stage = 'Production'" }] })).status).toBe(201);
+    expect(
+      (
+        await env.api.post('/space/flows/change_workflow', {
+          Slug: 'w',
+          Stages: [{ Name: 'prod', WhereSpace: "Labels.Stage = 'Production'" }],
+        })
+      ).status,
+    ).toBe(201);
     const cub = cubAt(env.url, env.api.token!);
     const refused = await cub(['space', 'delete', 'flows']);
     expect(refused.code).not.toBe(0);
-    expect(refused.stderr).toContain("space 'flows' is not empty (1 change workflow); delete them first or use --recursive");
+    expect(refused.stderr).toContain(
+      "space 'flows' is not empty (1 change workflow); delete them first or use --recursive",
+    );
     expect((await env.api.get('/space/flows/change_workflow/w')).status).toBe(200);
     // A base whose change order is all that is left of the change: refused, naming it (and its three tags).
     await env.api.post('/space', { Slug: 'cobase' });
     expect((await env.api.post('/space/cobase/unit', { Slug: 'web', Data: deploymentYaml('web') })).status).toBe(201);
-    expect((await env.api.post('/space/cobase/change_order', { Slug: 'ship', ChangeWorkflowID: 'flows/w' })).status).toBe(201);
+    expect(
+      (await env.api.post('/space/cobase/change_order', { Slug: 'ship', ChangeWorkflowID: 'flows/w' })).status,
+    ).toBe(201);
     expect((await env.api.del('/space/cobase/unit/web')).status).toBeLessThan(300);
     const base = await env.api.del('/space/cobase');
     expect(base.status).toBe(409);
-    expect(base.body.Message).toBe("space 'cobase' is not empty (3 tags, 1 change order); delete them first or use --recursive");
+    expect(base.body.Message).toBe(
+      "space 'cobase' is not empty (3 tags, 1 change order); delete them first or use --recursive",
+    );
     expect((await env.api.get('/space/cobase/change_order/ship')).status).toBe(200);
     // Recursive: the space goes with what it holds; the slugs are free again, and the organization's list no longer has the change order.
     const gone = await cub(['space', 'delete', 'cobase', '--recursive']);
@@ -166,22 +208,55 @@ describe('spaces', () => {
     expect((await env.api.get('/change_order')).body.map((c: { Slug: string }) => c.Slug)).not.toContain('ship');
     // Its entry in the organization's order went with it.
     const client = dynamoClient(inject('dynamoEndpoint'));
-    const entries = await client.send(new QueryCommand({ TableName: env.table, KeyConditionExpression: 'pk = :p AND begins_with(sk, :s)', ExpressionAttributeValues: { ':p': { S: `$baton#OrganizationID_${env.api.caller!.OrganizationID}` }, ':s': { S: '$changeorderentry_1#Slug_ship#' } } }));
+    const entries = await client.send(
+      new QueryCommand({
+        TableName: env.table,
+        KeyConditionExpression: 'pk = :p AND begins_with(sk, :s)',
+        ExpressionAttributeValues: {
+          ':p': { S: `$baton#OrganizationID_${env.api.caller!.OrganizationID}` },
+          ':s': { S: '$changeorderentry_1#Slug_ship#' },
+        },
+      }),
+    );
     client.destroy();
     expect(entries.Items).toEqual([]);
     // An invocation kept in a Space of its own, likewise.
     await env.api.post('/space', { Slug: 'calls' });
-    const made = await cub(['invocation', 'create', '--space', 'calls', 'scale', 'Kubernetes/YAML', '--', 'set-replicas', '3']);
+    const made = await cub([
+      'invocation',
+      'create',
+      '--space',
+      'calls',
+      'scale',
+      'Kubernetes/YAML',
+      '--',
+      'set-replicas',
+      '3',
+    ]);
     expect(made.code, made.stderr).toBe(0);
-    expect((await env.api.del('/space/calls')).body.Message).toBe("space 'calls' is not empty (1 invocation); delete them first or use --recursive");
+    expect((await env.api.del('/space/calls')).body.Message).toBe(
+      "space 'calls' is not empty (1 invocation); delete them first or use --recursive",
+    );
     expect((await env.api.del('/space/calls?recursive=true')).status).toBe(200);
     expect((await env.api.post('/space', { Slug: 'calls' })).status).toBe(201);
-    expect((await cub(['invocation', 'create', '--space', 'calls', 'scale', 'Kubernetes/YAML', '--', 'set-replicas', '3'])).code).toBe(0);
+    expect(
+      (await cub(['invocation', 'create', '--space', 'calls', 'scale', 'Kubernetes/YAML', '--', 'set-replicas', '3']))
+        .code,
+    ).toBe(0);
     expect((await env.api.del('/space/flows?recursive=true')).status).toBe(200);
     await env.api.post('/space', { Slug: 'flows' });
-    expect((await env.api.post('/space/flows/change_workflow', { Slug: 'w', Stages: [{ Name: 'prod', WhereSpace: "Labels.Stage = 'Production'" }] })).status).toBe(201);
+    expect(
+      (
+        await env.api.post('/space/flows/change_workflow', {
+          Slug: 'w',
+          Stages: [{ Name: 'prod', WhereSpace: "Labels.Stage = 'Production'" }],
+        })
+      ).status,
+    ).toBe(201);
     await env.api.post('/space', { Slug: 'cobase' });
-    expect((await env.api.post('/space/cobase/change_order', { Slug: 'ship', ChangeWorkflowID: 'flows/w' })).status).toBe(201);
+    expect(
+      (await env.api.post('/space/cobase/change_order', { Slug: 'ship', ChangeWorkflowID: 'flows/w' })).status,
+    ).toBe(201);
   });
 
   it('answers 404 for an unknown route and 405 for a wrong method', async () => {

@@ -7,13 +7,17 @@ import { DynamoStore } from '../../lib/store/dynamo-store.ts';
 import { dynamoClient, ensureTable } from '../../lib/store/table.ts';
 
 /** A store over a fresh table, each transaction's items shown to `see` as it is sent. */
-async function storeSeeing(name: string, see: (items: { Update?: { UpdateExpression: string } }[]) => void): Promise<DynamoStore> {
+async function storeSeeing(
+  name: string,
+  see: (items: { Update?: { UpdateExpression: string } }[]) => void,
+): Promise<DynamoStore> {
   const client = dynamoClient(inject('dynamoEndpoint'));
   const table = `${name}-${randomUUID().slice(0, 8)}`;
   await ensureTable(client, table);
   client.middlewareStack.add(
     (next, context) => async (args) => {
-      if (context.commandName === 'TransactWriteItemsCommand') see((args.input as { TransactItems: { Update?: { UpdateExpression: string } }[] }).TransactItems);
+      if (context.commandName === 'TransactWriteItemsCommand')
+        see((args.input as { TransactItems: { Update?: { UpdateExpression: string } }[] }).TransactItems);
       return next(args);
     },
     { step: 'initialize', name: 'seeTransactions' },
@@ -23,7 +27,17 @@ async function storeSeeing(name: string, see: (items: { Update?: { UpdateExpress
 
 /** The table's packing of groups (a promotion writes a Space's Units so): counted in DynamoDB items, slug claims included. */
 describe('groups of writes on DynamoDB', () => {
-  const tag = (spaceId: string, slug: string, version = 1): Tag => ({ OrganizationID: 'org-1', SpaceID: spaceId, TagID: `tag-${slug}`, Slug: slug, Labels: {}, Annotations: {}, CreatedAt: '2026-12-03T00:00:00.000Z', UpdatedAt: '2026-12-03T00:00:00.000Z', Version: version });
+  const tag = (spaceId: string, slug: string, version = 1): Tag => ({
+    OrganizationID: 'org-1',
+    SpaceID: spaceId,
+    TagID: `tag-${slug}`,
+    Slug: slug,
+    Labels: {},
+    Annotations: {},
+    CreatedAt: '2026-12-03T00:00:00.000Z',
+    UpdatedAt: '2026-12-03T00:00:00.000Z',
+    Version: version,
+  });
   const create = (t: Tag): StoreOp => ({ op: 'create', kind: 'Tag', item: t });
 
   it('land whole, each refused one alone (by the item DynamoDB names, claims counted), the tail only after all; packed in as few transactions as fit', async () => {
@@ -53,7 +67,9 @@ describe('groups of writes on DynamoDB', () => {
     expect(transactions).toBe(3);
     // 60 Tags in 15 groups of 4 (8 items each, claims included): 120 items, in 2 transactions (12 groups, 96 items; then 3).
     transactions = 0;
-    const many = Array.from({ length: 15 }, (_, g) => Array.from({ length: 4 }, (_, i) => create(tag('s2', `m-${g}-${i}`))));
+    const many = Array.from({ length: 15 }, (_, g) =>
+      Array.from({ length: 4 }, (_, i) => create(tag('s2', `m-${g}-${i}`))),
+    );
     expect(await store.transactGroups(many)).toEqual(Array(15).fill('landed'));
     expect(transactions).toBe(2);
     expect(await store.listInSpace<Tag>('Tag', 's2')).toHaveLength(60);
@@ -64,18 +80,54 @@ describe('groups of writes on DynamoDB', () => {
     const store = await storeSeeing('patch', (items) => {
       for (const t of items) if (t.Update) expressions.push(t.Update.UpdateExpression);
     });
-    const link = (id: string): Link => ({ OrganizationID: 'org-1', SpaceID: 's1', LinkID: id, Slug: id, DisplayName: 'shown', Labels: { a: '1' }, Annotations: {}, CreatedAt: '2026-12-03T00:00:00.000Z', UpdatedAt: '2026-12-03T00:00:00.000Z', Version: 1, FromUnitID: 'u-down', ToUnitID: 'u-up', ToSpaceID: 's0', UpdateType: 'UpgradeUnit', Squash: true, UpstreamLastMergedRevisionNum: 1, DownstreamLastMergedRevisionNum: 1 });
-    await store.transact([{ op: 'create', kind: 'Link', item: link('whole') }, { op: 'create', kind: 'Link', item: link('diff') }]);
+    const link = (id: string): Link => ({
+      OrganizationID: 'org-1',
+      SpaceID: 's1',
+      LinkID: id,
+      Slug: id,
+      DisplayName: 'shown',
+      Labels: { a: '1' },
+      Annotations: {},
+      CreatedAt: '2026-12-03T00:00:00.000Z',
+      UpdatedAt: '2026-12-03T00:00:00.000Z',
+      Version: 1,
+      FromUnitID: 'u-down',
+      ToUnitID: 'u-up',
+      ToSpaceID: 's0',
+      UpdateType: 'UpgradeUnit',
+      Squash: true,
+      UpstreamLastMergedRevisionNum: 1,
+      DownstreamLastMergedRevisionNum: 1,
+    });
+    await store.transact([
+      { op: 'create', kind: 'Link', item: link('whole') },
+      { op: 'create', kind: 'Link', item: link('diff') },
+    ]);
     // The same change both ways: the cursor moves, the upstream Unit changes (an index key), an optional field goes.
-    const change = (l: Link): Link => ({ ...l, ToUnitID: 'u-other', UpstreamLastMergedRevisionNum: 3, DisplayName: undefined, Version: 2, UpdatedAt: '2026-12-03T01:00:00.000Z' });
+    const change = (l: Link): Link => ({
+      ...l,
+      ToUnitID: 'u-other',
+      UpstreamLastMergedRevisionNum: 3,
+      DisplayName: undefined,
+      Version: 2,
+      UpdatedAt: '2026-12-03T01:00:00.000Z',
+    });
     expressions.length = 0;
     await store.transact([{ op: 'update', kind: 'Link', item: change(link('whole')), expectedVersion: 1 }]);
-    await store.transact([{ op: 'update', kind: 'Link', item: change(link('diff')), expectedVersion: 1, before: link('diff') }]);
+    await store.transact([
+      { op: 'update', kind: 'Link', item: change(link('diff')), expectedVersion: 1, before: link('diff') },
+    ]);
     const [whole, diff] = await Promise.all(['whole', 'diff'].map((id) => store.getInSpace<Link>('Link', 's1', id)));
     const { LinkID: _a, Slug: _b, ...w } = whole!;
     const { LinkID: _c, Slug: _d, ...d } = diff!;
     expect(d).toEqual(w);
-    expect(d).toMatchObject({ ToUnitID: 'u-other', UpstreamLastMergedRevisionNum: 3, Version: 2, Squash: true, Labels: { a: '1' } });
+    expect(d).toMatchObject({
+      ToUnitID: 'u-other',
+      UpstreamLastMergedRevisionNum: 3,
+      Version: 2,
+      Squash: true,
+      Labels: { a: '1' },
+    });
     expect(d.DisplayName).toBeUndefined();
     // The index moved with it: the Link is found from its new upstream Unit, not the old.
     expect((await store.linksInto('u-other')).map((l) => l.LinkID).sort()).toEqual(['diff', 'whole']);
@@ -88,37 +140,92 @@ describe('groups of writes on DynamoDB', () => {
     expect(expressions[0]).toMatch(/#LinkID = .*#__edb_e__ = /);
     expect(expressions[1]).not.toMatch(/#SpaceID\b|#LinkID\b|#__edb_e__|#__edb_v__/);
     // A stale Version is still refused.
-    await expect(store.transact([{ op: 'update', kind: 'Link', item: { ...change(link('diff')), Version: 3 }, expectedVersion: 1, before: link('diff') }])).rejects.toThrow(/changed by someone else/);
+    await expect(
+      store.transact([
+        {
+          op: 'update',
+          kind: 'Link',
+          item: { ...change(link('diff')), Version: 3 },
+          expectedVersion: 1,
+          before: link('diff'),
+        },
+      ]),
+    ).rejects.toThrow(/changed by someone else/);
   });
 
   it('a revision and its mutation written together are one item, read back as two; where they would not fit one, two items', async () => {
     const written: number[] = [];
     const store = await storeSeeing('fold', (items) => written.push(items.length));
-    const revision = (n: number, data: string): StoredRevision => ({ OrganizationID: 'org-1', SpaceID: 's1', UnitID: 'u1', RevisionID: `r${n}`, RevisionNum: n, Source: 'Update', UserID: 'user-1', DataHash: 'h', DataSize: data.length, Data: data, CreatedAt: '2026-12-03T00:00:00.000Z', Description: `rev ${n}` });
-    const mutation = (n: number, value: string): Mutation => ({ OrganizationID: 'org-1', SpaceID: 's1', UnitID: 'u1', MutationID: `m${n}`, RevisionNum: n, Source: 'Update', Changes: [{ Resource: 'Deployment/x', Path: 'spec.replicas', Op: 'Update', Value: value }], CreatedAt: '2026-12-03T00:00:00.000Z' });
-    await store.transact([{ op: 'create', kind: 'Revision', item: revision(1, 'small') }, { op: 'create', kind: 'Mutation', item: mutation(1, 'one') }]);
+    const revision = (n: number, data: string): StoredRevision => ({
+      OrganizationID: 'org-1',
+      SpaceID: 's1',
+      UnitID: 'u1',
+      RevisionID: `r${n}`,
+      RevisionNum: n,
+      Source: 'Update',
+      UserID: 'user-1',
+      DataHash: 'h',
+      DataSize: data.length,
+      Data: data,
+      CreatedAt: '2026-12-03T00:00:00.000Z',
+      Description: `rev ${n}`,
+    });
+    const mutation = (n: number, value: string): Mutation => ({
+      OrganizationID: 'org-1',
+      SpaceID: 's1',
+      UnitID: 'u1',
+      MutationID: `m${n}`,
+      RevisionNum: n,
+      Source: 'Update',
+      Changes: [{ Resource: 'Deployment/x', Path: 'spec.replicas', Op: 'Update', Value: value }],
+      CreatedAt: '2026-12-03T00:00:00.000Z',
+    });
+    await store.transact([
+      { op: 'create', kind: 'Revision', item: revision(1, 'small') },
+      { op: 'create', kind: 'Mutation', item: mutation(1, 'one') },
+    ]);
     // Data and changes that fit one item each, not both together.
     const big = 'x'.repeat(200 * 1024);
-    await store.transact([{ op: 'create', kind: 'Revision', item: revision(2, big) }, { op: 'create', kind: 'Mutation', item: mutation(2, big) }]);
+    await store.transact([
+      { op: 'create', kind: 'Revision', item: revision(2, big) },
+      { op: 'create', kind: 'Mutation', item: mutation(2, big) },
+    ]);
     expect(written).toEqual([1, 2]);
     expect(await store.getRevision('u1', 1)).toEqual(revision(1, 'small'));
     expect((await store.getRevisions([{ UnitID: 'u1', RevisionNum: 1 }]))[0]).toEqual(revision(1, 'small'));
     expect(await store.listMutations('u1')).toEqual([mutation(1, 'one'), mutation(2, big)]);
-    expect((await store.mutationPage('u1', 5)).items.map((i) => i.mutation)).toEqual([mutation(2, big), mutation(1, 'one')]);
+    expect((await store.mutationPage('u1', 5)).items.map((i) => i.mutation)).toEqual([
+      mutation(2, big),
+      mutation(1, 'one'),
+    ]);
     // A range of revisions is read as it is asked, (after, upTo], without their data.
-    for (let n = 3; n <= 12; n++) await store.transact([{ op: 'create', kind: 'Revision', item: revision(n, `d${n}`) }, { op: 'create', kind: 'Mutation', item: mutation(n, `v${n}`) }]);
-    const range = async (after: number, upTo: number) => (await store.revisionsBetween('u1', after, upTo)).map((r) => r.RevisionNum);
+    for (let n = 3; n <= 12; n++)
+      await store.transact([
+        { op: 'create', kind: 'Revision', item: revision(n, `d${n}`) },
+        { op: 'create', kind: 'Mutation', item: mutation(n, `v${n}`) },
+      ]);
+    const range = async (after: number, upTo: number) =>
+      (await store.revisionsBetween('u1', after, upTo)).map((r) => r.RevisionNum);
     expect(await range(3, 10)).toEqual([4, 5, 6, 7, 8, 9, 10]);
     expect(await range(0, 2)).toEqual([1, 2]);
     expect(await range(9, 12)).toEqual([10, 11, 12]);
     expect(await range(10, 10)).toEqual([]);
     expect((await store.revisionsBetween('u1', 4, 5))[0]).toEqual({ ...revision(5, ''), Data: undefined, DataSize: 2 });
     // Revisions by key without their data: what the gates and an approval read of them.
-    const facts = await store.revisionsAt([{ UnitID: 'u1', RevisionNum: 7 }, { UnitID: 'u1', RevisionNum: 2 }, { UnitID: 'u1', RevisionNum: 99 }]);
+    const facts = await store.revisionsAt([
+      { UnitID: 'u1', RevisionNum: 7 },
+      { UnitID: 'u1', RevisionNum: 2 },
+      { UnitID: 'u1', RevisionNum: 99 },
+    ]);
     expect(facts.map((r) => r.RevisionNum).sort((a, b) => a - b)).toEqual([2, 7]);
     expect(facts.find((r) => r.RevisionNum === 7)).toEqual({ ...revision(7, ''), Data: undefined, DataSize: 2 });
     expect(facts.every((r) => !('Data' in r) && !('MutationRecord' in r))).toBe(true);
     // A second write of revision 1 (a race) is still refused, carried mutation or not.
-    await expect(store.transact([{ op: 'create', kind: 'Revision', item: revision(1, 'again') }, { op: 'create', kind: 'Mutation', item: mutation(1, 'again') }])).rejects.toThrow(/another write made that revision first/);
+    await expect(
+      store.transact([
+        { op: 'create', kind: 'Revision', item: revision(1, 'again') },
+        { op: 'create', kind: 'Mutation', item: mutation(1, 'again') },
+      ]),
+    ).rejects.toThrow(/another write made that revision first/);
   });
 });

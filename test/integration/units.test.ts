@@ -12,17 +12,30 @@ afterAll(async () => env.close());
 
 const twoDocs = `${deploymentYaml('web')}---\napiVersion: v1\nkind: Service\nmetadata:\n  name: web\nspec:\n  ports:\n    - port: 80\n`;
 const fn = (body: Record<string, unknown>) => env.api.post('/space/u/function/invoke', body);
-const replicas = async (unit: string, rev?: number) => parse((await env.api.get(`/space/u/unit/${unit}/data${rev ? `?revision=${rev}` : ''}`)).text).spec.replicas;
+const replicas = async (unit: string, rev?: number) =>
+  parse((await env.api.get(`/space/u/unit/${unit}/data${rev ? `?revision=${rev}` : ''}`)).text).spec.replicas;
 
 describe('units and revisions', () => {
   it('creates a unit from multi-document YAML with a first revision that records who, why and what', async () => {
     const r = await env.api.post('/space/u/unit', { Slug: 'web', Data: twoDocs, LastChangeDescription: 'first cut' });
     expect(r.status).toBe(201);
-    expect(r.body).toMatchObject({ Slug: 'web', ToolchainType: 'Kubernetes/YAML', HeadRevisionNum: 1, SpaceSlug: 'u', DataSize: Buffer.byteLength(twoDocs) });
+    expect(r.body).toMatchObject({
+      Slug: 'web',
+      ToolchainType: 'Kubernetes/YAML',
+      HeadRevisionNum: 1,
+      SpaceSlug: 'u',
+      DataSize: Buffer.byteLength(twoDocs),
+    });
     expect(r.body.DataHash).toMatch(/^[0-9a-f]{64}$/);
     const revs = (await env.api.get('/space/u/unit/web/revision')).body;
     expect(revs).toHaveLength(1);
-    expect(revs[0]).toMatchObject({ RevisionNum: 1, Source: 'Create', Description: 'first cut', UserID: env.api.caller!.UserID, DataHash: r.body.DataHash });
+    expect(revs[0]).toMatchObject({
+      RevisionNum: 1,
+      Source: 'Create',
+      Description: 'first cut',
+      UserID: env.api.caller!.UserID,
+      DataHash: r.body.DataHash,
+    });
     const muts = (await env.api.get('/space/u/unit/web/mutation')).body;
     expect(muts[0].Changes.map((c: any) => [c.Resource, c.Op])).toEqual([
       ['Deployment/web', 'Add'],
@@ -48,7 +61,11 @@ describe('units and revisions', () => {
   });
 
   it('stores AppConfig units too', async () => {
-    const r = await env.api.post('/space/u/unit', { Slug: 'settings', ToolchainType: 'AppConfig/Properties', Data: 'a=1\nb=2\n' });
+    const r = await env.api.post('/space/u/unit', {
+      Slug: 'settings',
+      ToolchainType: 'AppConfig/Properties',
+      Data: 'a=1\nb=2\n',
+    });
     expect(r.status).toBe(201);
     const u = await env.api.patch('/space/u/unit/settings', { Version: r.body.Version, Data: 'a=1\nb=3\n' });
     expect(u.body.HeadRevisionNum).toBe(2);
@@ -58,7 +75,10 @@ describe('units and revisions', () => {
 
   it('answers 413 for data too large for an item, and writes nothing', async () => {
     const blob = randomBytes(400_000).toString('base64');
-    const r = await env.api.post('/space/u/unit', { Slug: 'huge', Data: `kind: ConfigMap\nmetadata:\n  name: huge\ndata:\n  blob: ${blob}\n` });
+    const r = await env.api.post('/space/u/unit', {
+      Slug: 'huge',
+      Data: `kind: ConfigMap\nmetadata:\n  name: huge\ndata:\n  blob: ${blob}\n`,
+    });
     expect(r.status).toBe(413);
     expect(r.body.Message).toMatch(/more than the 350000/);
     expect((await env.api.get('/space/u/unit/huge')).status).toBe(404);
@@ -66,11 +86,21 @@ describe('units and revisions', () => {
 
   it('makes a revision per changed write, none for identical data, and 409 for a stale Version', async () => {
     const u = (await env.api.post('/space/u/unit', { Slug: 'api', Data: deploymentYaml('api') })).body;
-    const w1 = await env.api.patch('/space/u/unit/api', { Version: u.Version, Data: deploymentYaml('api', { replicas: 2 }), LastChangeDescription: 'scale up' });
+    const w1 = await env.api.patch('/space/u/unit/api', {
+      Version: u.Version,
+      Data: deploymentYaml('api', { replicas: 2 }),
+      LastChangeDescription: 'scale up',
+    });
     expect(w1.body).toMatchObject({ HeadRevisionNum: 2, LastChangeDescription: 'scale up', Version: 2 });
-    const same = await env.api.patch('/space/u/unit/api', { Version: w1.body.Version, Data: deploymentYaml('api', { replicas: 2 }) });
+    const same = await env.api.patch('/space/u/unit/api', {
+      Version: w1.body.Version,
+      Data: deploymentYaml('api', { replicas: 2 }),
+    });
     expect(same.body.HeadRevisionNum).toBe(2);
-    const stale = await env.api.patch('/space/u/unit/api', { Version: u.Version, Data: deploymentYaml('api', { replicas: 5 }) });
+    const stale = await env.api.patch('/space/u/unit/api', {
+      Version: u.Version,
+      Data: deploymentYaml('api', { replicas: 5 }),
+    });
     expect(stale.status).toBe(409);
     expect(await replicas('api')).toBe(2);
     expect(await replicas('api', 1)).toBe(1);
@@ -82,7 +112,11 @@ describe('units and revisions', () => {
 
   it('diffs two revisions by path', async () => {
     const d = (await env.api.get('/space/u/unit/api/diff?from=1&to=2')).body;
-    expect(d).toMatchObject({ FromRevisionNum: 1, ToRevisionNum: 2, Changes: [{ Resource: 'Deployment/api', Path: 'spec.replicas', Op: 'Update', Value: 2 }] });
+    expect(d).toMatchObject({
+      FromRevisionNum: 1,
+      ToRevisionNum: 2,
+      Changes: [{ Resource: 'Deployment/api', Path: 'spec.replicas', Op: 'Update', Value: 2 }],
+    });
   });
 });
 
@@ -95,7 +129,11 @@ describe('functions', () => {
     const again = await fn({ FunctionName: 'set-replicas', Arguments: ['3'], UnitIDs: ['fn'] });
     expect(again.body.Results[0]).toMatchObject({ Changed: false, RevisionNum: 2 });
     const muts = (await env.api.get('/space/u/unit/fn/mutation')).body;
-    expect(muts[0]).toMatchObject({ RevisionNum: 2, Source: 'FunctionInvocation', FunctionInvocation: { FunctionName: 'set-replicas', Arguments: ['3'] } });
+    expect(muts[0]).toMatchObject({
+      RevisionNum: 2,
+      Source: 'FunctionInvocation',
+      FunctionInvocation: { FunctionName: 'set-replicas', Arguments: ['3'] },
+    });
     expect((await env.api.get('/space/u/unit/fn/revision/2')).body.Description).toBe('three');
   });
 
@@ -113,13 +151,26 @@ describe('functions', () => {
   });
 
   it('--protect records the written paths on the unit and marks them in the mutation', async () => {
-    const r = await fn({ FunctionName: 'set-env-var', Arguments: ['fn', 'TITLE', 'dev'], UnitIDs: ['fn'], Protect: true });
+    const r = await fn({
+      FunctionName: 'set-env-var',
+      Arguments: ['fn', 'TITLE', 'dev'],
+      UnitIDs: ['fn'],
+      Protect: true,
+    });
     expect(r.body.Results[0].Changed).toBe(true);
     const unit = (await env.api.get('/space/u/unit/fn')).body;
-    expect(unit.ProtectedPaths).toEqual([{ Resource: 'Deployment/fn', Path: 'spec.template.spec.containers.?name=fn.env.?name=TITLE.value' }]);
+    expect(unit.ProtectedPaths).toEqual([
+      { Resource: 'Deployment/fn', Path: 'spec.template.spec.containers.?name=fn.env.?name=TITLE.value' },
+    ]);
     const muts = (await env.api.get('/space/u/unit/fn/mutation')).body;
     expect(muts[0].Changes).toEqual([
-      { Resource: 'Deployment/fn', Path: 'spec.template.spec.containers.?name=fn.env', Op: 'Add', Value: [{ name: 'TITLE', value: 'dev' }], Protected: true },
+      {
+        Resource: 'Deployment/fn',
+        Path: 'spec.template.spec.containers.?name=fn.env',
+        Op: 'Add',
+        Value: [{ name: 'TITLE', value: 'dev' }],
+        Protected: true,
+      },
     ]);
     const units = (await env.api.get(`/space/u/unit?where=${encodeURIComponent('LEN(ProtectedPaths) > 0')}`)).body;
     expect(units.map((x: any) => x.Slug)).toEqual(['fn']);
@@ -127,18 +178,32 @@ describe('functions', () => {
 
   it('selects units with Where, skips other toolchains, and a dry run writes nothing', async () => {
     await env.api.post('/space', { Slug: 'sel' });
-    for (const n of ['a1', 'a2', 'b1']) await env.api.post('/space/sel/unit', { Slug: n, Data: deploymentYaml(n), Labels: { tier: n[0]! } });
+    for (const n of ['a1', 'a2', 'b1'])
+      await env.api.post('/space/sel/unit', { Slug: n, Data: deploymentYaml(n), Labels: { tier: n[0]! } });
     await env.api.post('/space/sel/unit', { Slug: 'props', ToolchainType: 'AppConfig/Env', Data: 'A=1\n' });
-    const dry = await env.api.post('/space/sel/function/invoke', { FunctionName: 'set-replicas', Arguments: ['4'], Where: "Labels.tier = 'a'", DryRun: true });
+    const dry = await env.api.post('/space/sel/function/invoke', {
+      FunctionName: 'set-replicas',
+      Arguments: ['4'],
+      Where: "Labels.tier = 'a'",
+      DryRun: true,
+    });
     expect(dry.body.Results.map((x: any) => [x.UnitSlug, x.Changed, x.Changes])).toEqual([
       ['a1', true, [{ Resource: 'Deployment/a1', Path: 'spec.replicas', Op: 'Update', Value: 4 }]],
       ['a2', true, [{ Resource: 'Deployment/a2', Path: 'spec.replicas', Op: 'Update', Value: 4 }]],
     ]);
     expect((await env.api.get('/space/sel/unit/a1')).body.HeadRevisionNum).toBe(1);
-    const real = await env.api.post('/space/sel/function/invoke', { FunctionName: 'set-replicas', Arguments: ['4'], Where: "Labels.tier = 'a'" });
+    const real = await env.api.post('/space/sel/function/invoke', {
+      FunctionName: 'set-replicas',
+      Arguments: ['4'],
+      Where: "Labels.tier = 'a'",
+    });
     expect(real.body.Results.map((x: any) => x.UnitSlug)).toEqual(['a1', 'a2']);
     expect((await env.api.get('/space/sel/unit/b1')).body.HeadRevisionNum).toBe(1);
-    const named = await env.api.post('/space/sel/function/invoke', { FunctionName: 'set-replicas', Arguments: ['4'], UnitIDs: ['props'] });
+    const named = await env.api.post('/space/sel/function/invoke', {
+      FunctionName: 'set-replicas',
+      Arguments: ['4'],
+      UnitIDs: ['props'],
+    });
     expect(named.status).toBe(400);
     expect(named.body.Message).toMatch(/AppConfig\/Env/);
   });
@@ -153,13 +218,19 @@ describe('functions', () => {
 
   it('two racing writes on one unit: exactly one lands, the other gets 409, a rerun succeeds, and revision numbers stay contiguous', async () => {
     const u = (await env.api.post('/space/u/unit', { Slug: 'race', Data: deploymentYaml('race') })).body;
-    const rs = await Promise.all([2, 3].map((n) => env.api.patch('/space/u/unit/race', { Version: u.Version, Data: deploymentYaml('race', { replicas: n }) })));
+    const rs = await Promise.all(
+      [2, 3].map((n) =>
+        env.api.patch('/space/u/unit/race', { Version: u.Version, Data: deploymentYaml('race', { replicas: n }) }),
+      ),
+    );
     expect(rs.map((r) => r.status).sort()).toEqual([200, 409]);
     const winner = rs.find((r) => r.status === 200)!;
     expect(await replicas('race')).toBe([2, 3][rs.indexOf(winner)]);
     expect(winner.body.HeadRevisionNum).toBe(2);
     // Function writes racing without a Version read: each lands or gets 409, never a lost or duplicated revision.
-    const fs = await Promise.all(['4', '5', '6'].map((n) => fn({ FunctionName: 'set-replicas', Arguments: [n], UnitIDs: ['race'] })));
+    const fs = await Promise.all(
+      ['4', '5', '6'].map((n) => fn({ FunctionName: 'set-replicas', Arguments: [n], UnitIDs: ['race'] })),
+    );
     for (const r of fs) expect([200, 409]).toContain(r.status);
     const landed = fs.filter((r) => r.status === 200).length;
     expect(landed).toBeGreaterThan(0);
@@ -180,7 +251,10 @@ describe('tags, changesets, filters and targets', () => {
     expect(clash.body.Message).toMatch(/already marks revision 1 of unit 'api'; use --move/);
     expect(await replicas('api')).toBe(2);
     expect(parse((await env.api.get('/space/u/unit/api/data?revision=Tag:stable')).text).spec.replicas).toBe(1);
-    expect((await env.api.post('/space/u/unit/api/tag', { Tag: 'stable', Revision: 'HeadRevisionNum', Move: true })).body.RevisionNum).toBe(2);
+    expect(
+      (await env.api.post('/space/u/unit/api/tag', { Tag: 'stable', Revision: 'HeadRevisionNum', Move: true })).body
+        .RevisionNum,
+    ).toBe(2);
     const tag = (await env.api.get('/space/u/tag/stable')).body;
     expect(tag.Marks).toEqual([expect.objectContaining({ RevisionNum: 2 })]);
     const revs = (await env.api.get('/space/u/unit/api/revision')).body;
@@ -194,13 +268,27 @@ describe('tags, changesets, filters and targets', () => {
     await env.api.post('/space/cs/unit', { Slug: 'other', Data: deploymentYaml('other') });
     const cs = (await env.api.post('/space/cs/change_set', { Slug: 'release-1', Description: 'release one' })).body;
     expect(cs.State).toBe('Open');
-    const w1 = await env.api.post('/space/cs/function/invoke', { FunctionName: 'set-replicas', Arguments: ['2'], UnitIDs: ['app'], ChangeSetID: 'release-1' });
+    const w1 = await env.api.post('/space/cs/function/invoke', {
+      FunctionName: 'set-replicas',
+      Arguments: ['2'],
+      UnitIDs: ['app'],
+      ChangeSetID: 'release-1',
+    });
     expect(w1.status).toBe(200);
     expect((await env.api.get('/space/cs/unit/app')).body.ChangeSetID).toBe(cs.ChangeSetID);
-    const outside = await env.api.post('/space/cs/function/invoke', { FunctionName: 'set-replicas', Arguments: ['9'], UnitIDs: ['app'] });
+    const outside = await env.api.post('/space/cs/function/invoke', {
+      FunctionName: 'set-replicas',
+      Arguments: ['9'],
+      UnitIDs: ['app'],
+    });
     expect(outside.status).toBe(409);
     expect(outside.body.Message).toMatch(/locked by open changeset 'release-1'/);
-    await env.api.post('/space/cs/function/invoke', { FunctionName: 'set-replicas', Arguments: ['3'], UnitIDs: ['app'], ChangeSetID: 'release-1' });
+    await env.api.post('/space/cs/function/invoke', {
+      FunctionName: 'set-replicas',
+      Arguments: ['3'],
+      UnitIDs: ['app'],
+      ChangeSetID: 'release-1',
+    });
     const closed = await env.api.patch('/space/cs/change_set/release-1', { Version: cs.Version, State: 'Closed' });
     expect(closed.status).toBe(200);
     expect(closed.body.State).toBe('Closed');
@@ -210,10 +298,27 @@ describe('tags, changesets, filters and targets', () => {
     expect(end.Marks).toEqual([expect.objectContaining({ UnitID: u.UnitID, RevisionNum: 3 })]);
     expect(closed.body).toMatchObject({ StartTagID: start.TagID, EndTagID: end.TagID });
     expect((await env.api.get('/space/cs/unit/app')).body.ChangeSetID).toBeUndefined();
-    expect((await env.api.get('/space/cs/unit/app/data?revision=ChangeSet:release-1')).headers.get('x-revision-num')).toBe('3');
-    expect((await env.api.get('/space/cs/unit/app/data?revision=Before:ChangeSet:release-1')).headers.get('x-revision-num')).toBe('1');
-    expect((await env.api.post('/space/cs/function/invoke', { FunctionName: 'set-replicas', Arguments: ['9'], UnitIDs: ['app'] })).status).toBe(200);
-    const reuse = await env.api.post('/space/cs/function/invoke', { FunctionName: 'set-replicas', Arguments: ['8'], UnitIDs: ['app'], ChangeSetID: 'release-1' });
+    expect(
+      (await env.api.get('/space/cs/unit/app/data?revision=ChangeSet:release-1')).headers.get('x-revision-num'),
+    ).toBe('3');
+    expect(
+      (await env.api.get('/space/cs/unit/app/data?revision=Before:ChangeSet:release-1')).headers.get('x-revision-num'),
+    ).toBe('1');
+    expect(
+      (
+        await env.api.post('/space/cs/function/invoke', {
+          FunctionName: 'set-replicas',
+          Arguments: ['9'],
+          UnitIDs: ['app'],
+        })
+      ).status,
+    ).toBe(200);
+    const reuse = await env.api.post('/space/cs/function/invoke', {
+      FunctionName: 'set-replicas',
+      Arguments: ['8'],
+      UnitIDs: ['app'],
+      ChangeSetID: 'release-1',
+    });
     expect(reuse.status).toBe(409);
     expect(reuse.body.Message).toMatch(/closed/);
   });
@@ -222,8 +327,12 @@ describe('tags, changesets, filters and targets', () => {
     const bad = await env.api.post('/space/u/filter', { Slug: 'bad', From: 'Unit', Where: 'Nope = 1' });
     expect(bad.status).toBe(400);
     expect(bad.body.Message).toMatch(/unknown attribute 'Nope' for Unit/);
-    expect((await env.api.post('/space/u/filter', { Slug: 'bad', From: 'Widget', Where: "Slug = 'x'" })).status).toBe(400);
-    expect((await env.api.post('/space/u/filter', { Slug: 'scaled', From: 'Unit', Where: 'HeadRevisionNum > 1' })).status).toBe(201);
+    expect((await env.api.post('/space/u/filter', { Slug: 'bad', From: 'Widget', Where: "Slug = 'x'" })).status).toBe(
+      400,
+    );
+    expect(
+      (await env.api.post('/space/u/filter', { Slug: 'scaled', From: 'Unit', Where: 'HeadRevisionNum > 1' })).status,
+    ).toBe(201);
     const units = (await env.api.get('/space/u/unit?filter=scaled')).body.map((x: any) => x.Slug);
     expect(units).toContain('api');
     expect(units).not.toContain('web');
@@ -244,6 +353,8 @@ describe('tags, changesets, filters and targets', () => {
     const sp = (await env.api.get('/space/u')).body;
     const withTarget = await env.api.patch('/space/u', { Version: sp.Version, ReleaseTargetID: 'u/dev-cluster' });
     expect(withTarget.body.ReleaseTargetID).toBe(t.body.TargetID);
-    expect((await env.api.patch('/space/u', { Version: withTarget.body.Version, ReleaseTargetID: 'dev-cluster' })).status).toBe(400);
+    expect(
+      (await env.api.patch('/space/u', { Version: withTarget.body.Version, ReleaseTargetID: 'dev-cluster' })).status,
+    ).toBe(400);
   });
 });

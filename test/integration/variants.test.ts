@@ -27,27 +27,56 @@ spec:
 `;
 const ns = 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: confighubplaceholder\n';
 const doc = async (space: string, unit: string, rev?: number) =>
-  parseAllDocuments((await env.api.get(`/space/${space}/unit/${unit}/data${rev ? `?revision=${rev}` : ''}`)).text)[0]!.toJS();
+  parseAllDocuments(
+    (await env.api.get(`/space/${space}/unit/${unit}/data${rev ? `?revision=${rev}` : ''}`)).text,
+  )[0]!.toJS();
 const title = (d: any) => d.spec.template.spec.containers[0].env.find((e: any) => e.name === 'CHAT_TITLE').value;
 const fn = (space: string, unit: string, name: string, args: string[], extra: Record<string, unknown> = {}) =>
   env.api.post(`/space/${space}/function/invoke`, { FunctionName: name, Arguments: args, UnitIDs: [unit], ...extra });
-const head = async (space: string, unit: string) => (await env.api.get(`/space/${space}/unit/${unit}`)).body.HeadRevisionNum;
+const head = async (space: string, unit: string) =>
+  (await env.api.get(`/space/${space}/unit/${unit}`)).body.HeadRevisionNum;
 
 describe('upload', () => {
   it('creates the component, the labelled base space and one unit per file in one step', async () => {
-    const r = await env.api.post('/variant/upload', { Component: 'chat', Variant: 'base', Units: [{ Slug: 'backend', Data: backend }, { Slug: 'namespace', Data: ns }] });
+    const r = await env.api.post('/variant/upload', {
+      Component: 'chat',
+      Variant: 'base',
+      Units: [
+        { Slug: 'backend', Data: backend },
+        { Slug: 'namespace', Data: ns },
+      ],
+    });
     expect(r.status).toBe(201);
-    expect(r.body.Space).toMatchObject({ Slug: 'chat-base', Labels: { Component: 'chat', Variant: 'base' }, ComponentID: r.body.Component.ComponentID });
+    expect(r.body.Space).toMatchObject({
+      Slug: 'chat-base',
+      Labels: { Component: 'chat', Variant: 'base' },
+      ComponentID: r.body.Component.ComponentID,
+    });
     expect((await env.api.get('/space/chat-base/unit')).body.map((u: any) => u.Slug)).toEqual(['backend', 'namespace']);
-    expect((await env.api.get(`/space?where=${encodeURIComponent("Labels.Component = 'chat'")}`)).body.map((s: any) => s.Slug)).toEqual(['chat-base']);
+    expect(
+      (await env.api.get(`/space?where=${encodeURIComponent("Labels.Component = 'chat'")}`)).body.map(
+        (s: any) => s.Slug,
+      ),
+    ).toEqual(['chat-base']);
   });
 
   it('lands whole or not at all', async () => {
-    const bad = await env.api.post('/variant/upload', { Component: 'half', Variant: 'base', Units: [{ Slug: 'ok', Data: deploymentYaml('ok') }, { Slug: 'broken', Data: 'kind: [' }] });
+    const bad = await env.api.post('/variant/upload', {
+      Component: 'half',
+      Variant: 'base',
+      Units: [
+        { Slug: 'ok', Data: deploymentYaml('ok') },
+        { Slug: 'broken', Data: 'kind: [' },
+      ],
+    });
     expect(bad.status).toBe(400);
     // A failure inside the transaction (the space slug is taken) leaves the new component unwritten too.
     await env.api.post('/space', { Slug: 'taken-base' });
-    const clash = await env.api.post('/variant/upload', { Component: 'taken', Variant: 'base', Units: [{ Slug: 'ok', Data: deploymentYaml('ok') }] });
+    const clash = await env.api.post('/variant/upload', {
+      Component: 'taken',
+      Variant: 'base',
+      Units: [{ Slug: 'ok', Data: deploymentYaml('ok') }],
+    });
     expect(clash.status).toBe(409);
     const components = (await env.api.get('/component')).body.map((c: any) => c.Slug);
     expect(components).not.toContain('half');
@@ -60,38 +89,78 @@ describe('variants, links and upgrade', () => {
   it('variant create clones every unit, links it to its source, fills the namespace and sets labels', async () => {
     await env.api.post('/space', { Slug: 'dev' });
     await env.api.post('/space/dev/target', { Slug: 'target' });
-    const r = await env.api.post('/variant', { Name: 'dev', UpstreamSpaceID: 'chat-base', ReleaseTargetID: 'dev/target', Namespace: 'chat', Stage: 'Development' });
+    const r = await env.api.post('/variant', {
+      Name: 'dev',
+      UpstreamSpaceID: 'chat-base',
+      ReleaseTargetID: 'dev/target',
+      Namespace: 'chat',
+      Stage: 'Development',
+    });
     expect(r.status).toBe(201);
-    expect(r.body.Space).toMatchObject({ Slug: 'chat-dev', Labels: { Component: 'chat', Variant: 'dev', Stage: 'Development', Namespace: 'chat' } });
+    expect(r.body.Space).toMatchObject({
+      Slug: 'chat-dev',
+      Labels: { Component: 'chat', Variant: 'dev', Stage: 'Development', Namespace: 'chat' },
+    });
     const base = (await env.api.get('/space/chat-base')).body;
     expect(r.body.Space.UpstreamSpaceID).toBe(base.SpaceID);
     expect(r.body.Space.ReleaseTargetID).toBeTruthy();
     const unit = (await env.api.get('/space/chat-dev/unit/backend')).body;
     const baseUnit = (await env.api.get('/space/chat-base/unit/backend')).body;
-    expect(unit).toMatchObject({ UpstreamUnitID: baseUnit.UnitID, UpstreamSpaceID: base.SpaceID, UpstreamRevisionNum: 1, HeadRevisionNum: 2, TargetID: r.body.Space.ReleaseTargetID });
+    expect(unit).toMatchObject({
+      UpstreamUnitID: baseUnit.UnitID,
+      UpstreamSpaceID: base.SpaceID,
+      UpstreamRevisionNum: 1,
+      HeadRevisionNum: 2,
+      TargetID: r.body.Space.ReleaseTargetID,
+    });
     expect((await doc('chat-dev', 'backend')).metadata.namespace).toBe('chat');
     expect((await doc('chat-dev', 'namespace')).metadata.name).toBe('chat');
     const byTarget = await env.api.get(`/space/chat-dev/unit?where=${encodeURIComponent("Target.Slug = 'target'")}`);
     expect(byTarget.body.map((u: any) => u.Slug)).toEqual(['backend', 'namespace']);
     const links = (await env.api.get('/space/chat-dev/link')).body;
     expect(links).toHaveLength(2);
-    expect(links.find((l: any) => l.FromUnitID === unit.UnitID)).toMatchObject({ UpdateType: 'UpgradeUnit', ToUnitID: baseUnit.UnitID, UpstreamLastMergedRevisionNum: 1, DownstreamLastMergedRevisionNum: 1, Stale: false });
-    const staged = await env.api.post('/variant', { Name: 'staging', UpstreamSpaceID: 'chat-base', Stage: 'Staging', Namespace: 'chat' });
+    expect(links.find((l: any) => l.FromUnitID === unit.UnitID)).toMatchObject({
+      UpdateType: 'UpgradeUnit',
+      ToUnitID: baseUnit.UnitID,
+      UpstreamLastMergedRevisionNum: 1,
+      DownstreamLastMergedRevisionNum: 1,
+      Stale: false,
+    });
+    const staged = await env.api.post('/variant', {
+      Name: 'staging',
+      UpstreamSpaceID: 'chat-base',
+      Stage: 'Staging',
+      Namespace: 'chat',
+    });
     expect(staged.status).toBe(201);
-    expect((await env.api.get(`/space?where=${encodeURIComponent("Labels.Stage = 'Staging'")}`)).body.map((s: any) => s.Slug)).toEqual(['chat-staging']);
+    expect(
+      (await env.api.get(`/space?where=${encodeURIComponent("Labels.Stage = 'Staging'")}`)).body.map(
+        (s: any) => s.Slug,
+      ),
+    ).toEqual(['chat-staging']);
   });
 
   it('shows a unit behind its upstream, previews the promotion without writing, then merges it', async () => {
     await fn('chat-base', 'backend', 'set-replicas', ['2'], { ChangeDescription: 'two replicas' });
-    const behind = (await env.api.get(`/space/chat-dev/unit?where=${encodeURIComponent('UpstreamRevisionNum < UpstreamUnit.HeadRevisionNum')}`)).body;
+    const behind = (
+      await env.api.get(
+        `/space/chat-dev/unit?where=${encodeURIComponent('UpstreamRevisionNum < UpstreamUnit.HeadRevisionNum')}`,
+      )
+    ).body;
     expect(behind.map((u: any) => u.Slug)).toEqual(['backend']);
     expect((await env.api.get('/space/chat-dev/link')).body.filter((l: any) => l.Stale)).toHaveLength(1);
     const dry = await env.api.post('/promote', { Space: 'chat-dev', DryRun: true });
     expect(dry.status).toBe(200);
-    expect(dry.body.Units.find((u: any) => u.UnitSlug === 'backend')).toMatchObject({ Action: 'Upgrade', Changes: [{ Resource: 'Deployment/backend', Path: 'spec.replicas', Op: 'Update', Value: 2 }] });
+    expect(dry.body.Units.find((u: any) => u.UnitSlug === 'backend')).toMatchObject({
+      Action: 'Upgrade',
+      Changes: [{ Resource: 'Deployment/backend', Path: 'spec.replicas', Op: 'Update', Value: 2 }],
+    });
     expect(await head('chat-dev', 'backend')).toBe(2);
     const real = await env.api.post('/promote', { Space: 'chat-dev' });
-    expect(real.body.Units.find((u: any) => u.UnitSlug === 'backend')).toMatchObject({ Action: 'Upgrade', RevisionNums: [3] });
+    expect(real.body.Units.find((u: any) => u.UnitSlug === 'backend')).toMatchObject({
+      Action: 'Upgrade',
+      RevisionNums: [3],
+    });
     const d = await doc('chat-dev', 'backend');
     expect([d.spec.replicas, d.metadata.namespace]).toEqual([2, 'chat']);
     expect((await env.api.get('/space/chat-dev/unit/backend')).body.UpstreamRevisionNum).toBe(2);
@@ -99,13 +168,24 @@ describe('variants, links and upgrade', () => {
     const link = (await env.api.get('/space/chat-dev/link')).body.find((l: any) => l.FromUnitID === devBackend.UnitID);
     expect(link).toMatchObject({ UpstreamLastMergedRevisionNum: 2, DownstreamLastMergedRevisionNum: 3, Stale: false });
     const rev3 = (await env.api.get('/space/chat-dev/unit/backend/mutation')).body[0];
-    expect(rev3).toMatchObject({ RevisionNum: 3, Source: 'UpgradeUnit', MergeBaseRevisionNum: 1, MergeEndRevisionNum: 2, MergeSourceID: (await env.api.get('/space/chat-base/unit/backend')).body.UnitID });
+    expect(rev3).toMatchObject({
+      RevisionNum: 3,
+      Source: 'UpgradeUnit',
+      MergeBaseRevisionNum: 1,
+      MergeEndRevisionNum: 2,
+      MergeSourceID: (await env.api.get('/space/chat-base/unit/backend')).body.UnitID,
+    });
     expect((await env.api.get('/space/chat-dev/unit/backend/revision/3')).body.Description).toBe('two replicas');
-    expect((await env.api.post('/promote', { Space: 'chat-dev' })).body.Units.every((u: any) => u.Action === 'Unchanged')).toBe(true);
+    expect(
+      (await env.api.post('/promote', { Space: 'chat-dev' })).body.Units.every((u: any) => u.Action === 'Unchanged'),
+    ).toBe(true);
   });
 
   it('keeps a protected path, records the upstream value as a conflict, and apply/dismiss resolve it', async () => {
-    expect((await fn('chat-dev', 'backend', 'set-env-var', ['backend', 'CHAT_TITLE', 'Cubby Chat (dev)'], { Protect: true })).status).toBe(200);
+    expect(
+      (await fn('chat-dev', 'backend', 'set-env-var', ['backend', 'CHAT_TITLE', 'Cubby Chat (dev)'], { Protect: true }))
+        .status,
+    ).toBe(200);
     await fn('chat-base', 'backend', 'set-env-var', ['backend', 'CHAT_TITLE', 'Cubby Chat 2.0']);
     await fn('chat-base', 'backend', 'set-replicas', ['3']);
     const r = await env.api.post('/space/chat-dev/unit/backend/upgrade', {});
@@ -115,10 +195,22 @@ describe('variants, links and upgrade', () => {
     expect([d.spec.replicas, title(d)]).toEqual([3, 'Cubby Chat (dev)']);
     const unit = (await env.api.get('/space/chat-dev/unit/backend')).body;
     expect(unit.Conflicts).toEqual([
-      expect.objectContaining({ Path: 'spec.template.spec.containers.?name=backend.env.?name=CHAT_TITLE.value', UpstreamValue: 'Cubby Chat 2.0', DownstreamValue: 'Cubby Chat (dev)', UpstreamRevisionNum: 3 }),
+      expect.objectContaining({
+        Path: 'spec.template.spec.containers.?name=backend.env.?name=CHAT_TITLE.value',
+        UpstreamValue: 'Cubby Chat 2.0',
+        DownstreamValue: 'Cubby Chat (dev)',
+        UpstreamRevisionNum: 3,
+      }),
     ]);
     const preview = await env.api.post('/space/chat-dev/unit/backend/conflicts', { Action: 'Apply', DryRun: true });
-    expect(preview.body.Changes).toEqual([{ Resource: 'Deployment/backend', Path: 'spec.template.spec.containers.?name=backend.env.?name=CHAT_TITLE.value', Op: 'Update', Value: 'Cubby Chat 2.0' }]);
+    expect(preview.body.Changes).toEqual([
+      {
+        Resource: 'Deployment/backend',
+        Path: 'spec.template.spec.containers.?name=backend.env.?name=CHAT_TITLE.value',
+        Op: 'Update',
+        Value: 'Cubby Chat 2.0',
+      },
+    ]);
     expect(await head('chat-dev', 'backend')).toBe(5);
     const dismissed = await env.api.post('/space/chat-dev/unit/backend/conflicts', { Action: 'Dismiss' });
     expect(dismissed.body.unit.Conflicts).toEqual([]);
@@ -152,9 +244,18 @@ describe('variants, links and upgrade', () => {
     expect(r.body.RevisionNums).toEqual([h + 1]);
     expect((await doc('chat-sq', 'backend')).spec.replicas).toBe(5);
     const baseHead = await head('chat-base', 'backend');
-    const explicit = await env.api.post('/space/chat-sq/unit/backend/upgrade', { MergeSourceID: 'chat-base/backend', MergeBaseRevisionNum: baseHead - 1, MergeEndRevisionNum: baseHead - 1, DryRun: true });
+    const explicit = await env.api.post('/space/chat-sq/unit/backend/upgrade', {
+      MergeSourceID: 'chat-base/backend',
+      MergeBaseRevisionNum: baseHead - 1,
+      MergeEndRevisionNum: baseHead - 1,
+      DryRun: true,
+    });
     expect(explicit.body.Action).toBe('Unchanged');
-    const bad = await env.api.post('/space/chat-sq/unit/backend/upgrade', { MergeSourceID: 'chat-base/backend', MergeBaseRevisionNum: 3, MergeEndRevisionNum: 99 });
+    const bad = await env.api.post('/space/chat-sq/unit/backend/upgrade', {
+      MergeSourceID: 'chat-base/backend',
+      MergeBaseRevisionNum: 3,
+      MergeEndRevisionNum: 99,
+    });
     expect(bad.status).toBe(400);
     expect(bad.body.Message).toMatch(/outside unit 'backend'/);
   });
@@ -163,21 +264,52 @@ describe('variants, links and upgrade', () => {
     await env.api.post('/space', { Slug: 'shared' });
     await env.api.post('/space/shared/unit', { Slug: 'defaults', Data: deploymentYaml('backend', { replicas: 1 }) });
     await env.api.post('/space', { Slug: 'team' });
-    await env.api.post('/space/team/unit', { Slug: 'app', Data: deploymentYaml('backend', { replicas: 1, namespace: 'team' }) });
-    const l = await env.api.post('/space/team/link', { FromUnitID: 'app', ToUnitID: 'shared/defaults', UpdateType: 'MergeUnits' });
+    await env.api.post('/space/team/unit', {
+      Slug: 'app',
+      Data: deploymentYaml('backend', { replicas: 1, namespace: 'team' }),
+    });
+    const l = await env.api.post('/space/team/link', {
+      FromUnitID: 'app',
+      ToUnitID: 'shared/defaults',
+      UpdateType: 'MergeUnits',
+    });
     expect(l.status).toBe(201);
     expect(l.body).toMatchObject({ UpdateType: 'MergeUnits', UpstreamLastMergedRevisionNum: 0, Stale: true });
     // Start the cursor at what the two already share, then merge only what changed since.
-    await env.api.post('/space/team/unit/app/upgrade', { MergeSourceID: 'shared/defaults', MergeBaseRevisionNum: 1, MergeEndRevisionNum: 1 });
-    await env.api.post('/space/shared/function/invoke', { FunctionName: 'set-replicas', Arguments: ['6'], UnitIDs: ['defaults'] });
-    const r = await env.api.post('/space/team/unit/app/upgrade', { MergeSourceID: 'shared/defaults', MergeBaseRevisionNum: 1 });
+    await env.api.post('/space/team/unit/app/upgrade', {
+      MergeSourceID: 'shared/defaults',
+      MergeBaseRevisionNum: 1,
+      MergeEndRevisionNum: 1,
+    });
+    await env.api.post('/space/shared/function/invoke', {
+      FunctionName: 'set-replicas',
+      Arguments: ['6'],
+      UnitIDs: ['defaults'],
+    });
+    const r = await env.api.post('/space/team/unit/app/upgrade', {
+      MergeSourceID: 'shared/defaults',
+      MergeBaseRevisionNum: 1,
+    });
     expect(r.body).toMatchObject({ Action: 'Upgrade', RevisionNums: [2] });
     const d = await doc('team', 'app');
     expect([d.spec.replicas, d.metadata.namespace]).toEqual([6, 'team']);
-    expect((await env.api.get('/space/team/link')).body[0]).toMatchObject({ UpstreamLastMergedRevisionNum: 2, DownstreamLastMergedRevisionNum: 2, Stale: false });
-    const bad = await env.api.post('/space/team/link', { FromUnitID: 'app', ToUnitID: 'shared/defaults', UpdateType: 'UpgradeUnit', Protect: true });
+    expect((await env.api.get('/space/team/link')).body[0]).toMatchObject({
+      UpstreamLastMergedRevisionNum: 2,
+      DownstreamLastMergedRevisionNum: 2,
+      Stale: false,
+    });
+    const bad = await env.api.post('/space/team/link', {
+      FromUnitID: 'app',
+      ToUnitID: 'shared/defaults',
+      UpdateType: 'UpgradeUnit',
+      Protect: true,
+    });
     expect(bad.status).toBe(400);
-    const tp = await env.api.post('/space/team/link', { FromUnitID: 'app', ToUnitID: 'shared/defaults', UpdateType: 'TransformPaths' });
+    const tp = await env.api.post('/space/team/link', {
+      FromUnitID: 'app',
+      ToUnitID: 'shared/defaults',
+      UpdateType: 'TransformPaths',
+    });
     expect(tp.body.Message).toMatch(/needs UpstreamPaths and DownstreamSetters/);
   });
 
@@ -203,8 +335,13 @@ describe('variants, links and upgrade', () => {
     const rs = await env.api.post('/space/hist/unit/app/restore', { Revision: 'Tag:good' });
     expect(rs.body).toMatchObject({ HeadRevisionNum: 6, RestoredRevisionNum: 2, Changed: true });
     expect((await doc('hist', 'app')).spec.replicas).toBe(2);
-    expect((await env.api.get('/space/hist/unit/app/mutation')).body[0]).toMatchObject({ Source: 'Restore', RestoredRevisionNum: 2 });
-    expect((await env.api.post('/space/hist/unit/app/restore', { Revision: 'Before:Tag:good' })).body.RestoredRevisionNum).toBe(1);
+    expect((await env.api.get('/space/hist/unit/app/mutation')).body[0]).toMatchObject({
+      Source: 'Restore',
+      RestoredRevisionNum: 2,
+    });
+    expect(
+      (await env.api.post('/space/hist/unit/app/restore', { Revision: 'Before:Tag:good' })).body.RestoredRevisionNum,
+    ).toBe(1);
     expect((await env.api.post('/space/hist/unit/app/revert', { Range: '5-2' })).status).toBe(400);
   });
 
@@ -221,7 +358,9 @@ describe('variants, links and upgrade', () => {
       get(target, prop, receiver) {
         if (prop !== 'transact') return Reflect.get(target, prop, receiver);
         return async (ops: StoreOp[]) => {
-          if (ops.some((o) => o.kind === 'Unit' && o.op === 'update' && (o.item as { UnitID?: string }).UnitID === unitId)) {
+          if (
+            ops.some((o) => o.kind === 'Unit' && o.op === 'update' && (o.item as { UnitID?: string }).UnitID === unitId)
+          ) {
             if (!first) await new Promise<void>((go) => ((first = go), setTimeout(go, 20_000)));
             else first();
           }
@@ -229,9 +368,11 @@ describe('variants, links and upgrade', () => {
         };
       },
     });
-    const rs = await Promise.all([1, 2].map(() => env.api.post('/space/chat-race/unit/backend/upgrade', {}))).finally(() => {
-      env.deps.store = store;
-    });
+    const rs = await Promise.all([1, 2].map(() => env.api.post('/space/chat-race/unit/backend/upgrade', {}))).finally(
+      () => {
+        env.deps.store = store;
+      },
+    );
     // The writes went through the barrier.
     expect(first).toBeDefined();
     const statuses = rs.map((r) => r.status).sort();
@@ -246,10 +387,17 @@ describe('variants, links and upgrade', () => {
   });
 
   it('delete gates refuse a space delete, naming the units; recursive-force deletes past them; links into deleted units are removed', async () => {
-    await env.api.post('/variant', { Name: 'prod', UpstreamSpaceID: 'chat-base', Environment: 'Prod', UnitDeleteGates: ['critical'] });
+    await env.api.post('/variant', {
+      Name: 'prod',
+      UpstreamSpaceID: 'chat-base',
+      Environment: 'Prod',
+      UnitDeleteGates: ['critical'],
+    });
     const refused = await env.api.del('/space/chat-prod?recursive=true');
     expect(refused.status).toBe(409);
-    expect(refused.body.Message).toMatch(/delete gates: backend \(critical\), frontend \(critical\), namespace \(critical\)/);
+    expect(refused.body.Message).toMatch(
+      /delete gates: backend \(critical\), frontend \(critical\), namespace \(critical\)/,
+    );
     expect((await env.api.del('/space/chat-prod/unit/backend')).status).toBe(409);
     const forced = await env.api.del('/space/chat-prod?recursive=true&force=true');
     expect(forced.status).toBe(200);

@@ -11,8 +11,17 @@ let env: Env;
 let cub: (args: string[], input?: string) => Promise<CubResult>;
 /** $F: the acme Deployment and a Service, their namespace filled in so they can be released as they are. */
 const F = mkdtempSync(join(tmpdir(), 'baton-f-'));
-writeFileSync(join(F, 'deployment.yaml'), readFileSync(new URL('../fixtures/acme/deployment.yaml', import.meta.url), 'utf8').replace('confighubplaceholder', 'acme'));
-writeFileSync(join(F, 'service.yaml'), 'apiVersion: v1\nkind: Service\nmetadata:\n  name: acme\n  namespace: acme\nspec:\n  ports:\n    - port: 80\n');
+writeFileSync(
+  join(F, 'deployment.yaml'),
+  readFileSync(new URL('../fixtures/acme/deployment.yaml', import.meta.url), 'utf8').replace(
+    'confighubplaceholder',
+    'acme',
+  ),
+);
+writeFileSync(
+  join(F, 'service.yaml'),
+  'apiVersion: v1\nkind: Service\nmetadata:\n  name: acme\n  namespace: acme\nspec:\n  ports:\n    - port: 80\n',
+);
 
 beforeAll(async () => {
   env = await startEnv();
@@ -24,14 +33,29 @@ afterAll(async () => env.close());
 
 const ok = (args: string[], input?: string) => cubOk(cub)(args, input);
 const json = async (args: string[]) => JSON.parse(await ok([...args, '-o', 'json']));
-const doc = async (space: string, unit: string) => parseAllDocuments(await ok(['unit', 'data', '--space', space, unit]))[0]!.toJS();
+const doc = async (space: string, unit: string) =>
+  parseAllDocuments(await ok(['unit', 'data', '--space', space, unit]))[0]!.toJS();
 const image = async (space: string) => (await doc(space, 'deployment')).spec.template.spec.containers[0].image;
-const bump = (space: string, tag: string) => ok(['function', 'set', '--space', space, '--unit', 'deployment', '--', 'set-image-reference-by-uri', 'ghcr.io/acme/acme', tag]);
+const bump = (space: string, tag: string) =>
+  ok([
+    'function',
+    'set',
+    '--space',
+    space,
+    '--unit',
+    'deployment',
+    '--',
+    'set-image-reference-by-uri',
+    'ghcr.io/acme/acme',
+    tag,
+  ]);
 /** What a ChangeOrder's end Tag marks in one Space, by Unit slug. */
 const endMarks = async (base: string, co: string, space: string) => {
   const units = new Map(((await json(['unit', 'list', '--space', space])) as any[]).map((u) => [u.UnitID, u.Slug]));
   const tag = await json(['tag', 'get', '--space', base, `${co}-co-end`]);
-  return Object.fromEntries((tag.Marks as any[]).filter((m) => units.has(m.UnitID)).map((m) => [units.get(m.UnitID), m.RevisionNum]));
+  return Object.fromEntries(
+    (tag.Marks as any[]).filter((m) => units.has(m.UnitID)).map((m) => [units.get(m.UnitID), m.RevisionNum]),
+  );
 };
 
 describe('the change-order core never says a change arrived where it did not', () => {
@@ -70,16 +94,40 @@ describe('the change-order core never says a change arrived where it did not', (
     await ok(['release', 'publish', 'mike-staging']);
     await bump('mike-staging', ':v452');
     await bump('mike-base', ':v452');
-    await ok(['changeworkflow', 'create', '--space', 'wf', 'mike-wf', '--stage', 'Staging', '--stage', 'Production', '--prerequisites', 'Released']);
+    await ok([
+      'changeworkflow',
+      'create',
+      '--space',
+      'wf',
+      'mike-wf',
+      '--stage',
+      'Staging',
+      '--stage',
+      'Production',
+      '--prerequisites',
+      'Released',
+    ]);
     await ok(['changeorder', 'create', '--space', 'mike-base', 'm-1', '--change-workflow', 'wf/mike-wf']);
-    expect(await json(['variant', 'promote', '--change-order', 'mike-base/m-1'])).toMatchObject({ Stage: 'Staging', Landed: 1 });
+    expect(await json(['variant', 'promote', '--change-order', 'mike-base/m-1'])).toMatchObject({
+      Stage: 'Staging',
+      Landed: 1,
+    });
     // Staging runs release 1, made before the change: it does not carry it.
-    expect(parseAllDocuments(await ok(['release', 'data', '--space', 'mike-staging', '1'])).find((d) => d.toJS().kind === 'Deployment')!.toJS().spec.template.spec.containers[0].image).toBe('ghcr.io/acme/acme:v451');
+    expect(
+      parseAllDocuments(await ok(['release', 'data', '--space', 'mike-staging', '1']))
+        .find((d) => d.toJS().kind === 'Deployment')!
+        .toJS().spec.template.spec.containers[0].image,
+    ).toBe('ghcr.io/acme/acme:v451');
     const held = await cub(['variant', 'promote', '--change-order', 'mike-base/m-1', '--dry-run']);
     expect(held.code).toBe(1);
-    expect(held.stderr).toBe("Failed: unable to promote to stage 'Production', Variant 'staging' has taken change order 'm-1' but has not released it\n");
+    expect(held.stderr).toBe(
+      "Failed: unable to promote to stage 'Production', Variant 'staging' has taken change order 'm-1' but has not released it\n",
+    );
     await ok(['release', 'publish', 'mike-staging', '--revision', 'ChangeOrder:mike-base/m-1']);
-    expect(await json(['variant', 'promote', '--change-order', 'mike-base/m-1', '--dry-run'])).toMatchObject({ Stage: 'Production', DryRun: true });
+    expect(await json(['variant', 'promote', '--change-order', 'mike-base/m-1', '--dry-run'])).toMatchObject({
+      Stage: 'Production',
+      DryRun: true,
+    });
   });
 
   it('takes the base as a first Stage: the next Stage is gated on the base having released the change', async () => {
@@ -87,17 +135,37 @@ describe('the change-order core never says a change arrived where it did not', (
     await ok(['variant', 'upload', '--component', 'nov', '--variant', 'base', '--stage', 'Base', F]);
     await ok(['space', 'update', 'nov-base', '--release-target', 'infra/t-nov-base']);
     await ok(['variant', 'create', 'dev', 'nov-base', '--stage', 'Development']);
-    await ok(['changeworkflow', 'create', '--space', 'wf', 'nov-wf', '--stage', 'Base', '--stage', 'Development', '--prerequisites', 'Released']);
+    await ok([
+      'changeworkflow',
+      'create',
+      '--space',
+      'wf',
+      'nov-wf',
+      '--stage',
+      'Base',
+      '--stage',
+      'Development',
+      '--prerequisites',
+      'Released',
+    ]);
     await bump('nov-base', ':v452');
     await ok(['changeorder', 'create', '--space', 'nov-base', 'n-1', '--change-workflow', 'wf/nov-wf']);
     const held = await cub(['variant', 'promote', '--change-order', 'nov-base/n-1']);
-    expect(held.stderr).toBe("Failed: unable to promote to stage 'Development', Variant 'base' has taken change order 'n-1' but has not released it\n");
+    expect(held.stderr).toBe(
+      "Failed: unable to promote to stage 'Development', Variant 'base' has taken change order 'n-1' but has not released it\n",
+    );
     expect(await image('nov-dev')).toBe('ghcr.io/acme/acme:v451');
     await ok(['release', 'publish', 'nov-base', '--revision', 'ChangeOrder:nov-base/n-1']);
     expect(await json(['changeorder', 'get', '--space', 'nov-base', 'n-1'])).toMatchObject({ Stage: 'Base' });
-    expect(await json(['variant', 'promote', '--change-order', 'nov-base/n-1'])).toMatchObject({ Stage: 'Development', Landed: 1 });
+    expect(await json(['variant', 'promote', '--change-order', 'nov-base/n-1'])).toMatchObject({
+      Stage: 'Development',
+      Landed: 1,
+    });
     expect(await image('nov-dev')).toBe('ghcr.io/acme/acme:v452');
-    expect(await json(['changeorder', 'get', '--space', 'nov-base', 'n-1'])).toMatchObject({ Stage: 'Completed', Completed: true });
+    expect(await json(['changeorder', 'get', '--space', 'nov-base', 'n-1'])).toMatchObject({
+      Stage: 'Completed',
+      Completed: true,
+    });
   });
 
   it('never opens a gate over an empty Stage, and completes a change whose scope ends early', async () => {
@@ -106,19 +174,55 @@ describe('the change-order core never says a change arrived where it did not', (
     await ok(['variant', 'create', 'dev', 'osc-base', '--stage', 'Development', '--target', 'infra/t-osc-dev']);
     await ok(['variant', 'create', 'prod', 'osc-base', '--stage', 'Production']);
     // No Space is in Staging: Production's gates are evaluated over Development.
-    await ok(['changeworkflow', 'create', '--space', 'wf', 'osc-wf', '--stage', 'Development', '--stage', 'Staging', '--stage', 'Production', '--prerequisites', 'Released']);
+    await ok([
+      'changeworkflow',
+      'create',
+      '--space',
+      'wf',
+      'osc-wf',
+      '--stage',
+      'Development',
+      '--stage',
+      'Staging',
+      '--stage',
+      'Production',
+      '--prerequisites',
+      'Released',
+    ]);
     await bump('osc-base', ':v452');
     await ok(['changeorder', 'create', '--space', 'osc-base', 'o-1', '--change-workflow', 'wf/osc-wf']);
-    expect(await json(['variant', 'promote', '--change-order', 'osc-base/o-1'])).toMatchObject({ Stage: 'Development', Landed: 1 });
+    expect(await json(['variant', 'promote', '--change-order', 'osc-base/o-1'])).toMatchObject({
+      Stage: 'Development',
+      Landed: 1,
+    });
     const held = await cub(['variant', 'promote', '--change-order', 'osc-base/o-1']);
-    expect(held.stderr).toBe("Failed: unable to promote to stage 'Production', Variant 'dev' has taken change order 'o-1' but has not released it\n");
+    expect(held.stderr).toBe(
+      "Failed: unable to promote to stage 'Production', Variant 'dev' has taken change order 'o-1' but has not released it\n",
+    );
     expect(await image('osc-prod')).toBe('ghcr.io/acme/acme:v451');
     // A change scoped to dev alone ends there: released in dev, it is Completed.
-    await ok(['changeorder', 'create', '--space', 'osc-base', 'o-2', '--change-workflow', 'wf/osc-wf', '--in-scope-space', 'osc-dev']);
+    await ok([
+      'changeorder',
+      'create',
+      '--space',
+      'osc-base',
+      'o-2',
+      '--change-workflow',
+      'wf/osc-wf',
+      '--in-scope-space',
+      'osc-dev',
+    ]);
     await ok(['variant', 'promote', '--change-order', 'osc-base/o-2']);
-    expect(await json(['changeorder', 'get', '--space', 'osc-base', 'o-2'])).toMatchObject({ Stage: 'Development', Completed: false });
+    expect(await json(['changeorder', 'get', '--space', 'osc-base', 'o-2'])).toMatchObject({
+      Stage: 'Development',
+      Completed: false,
+    });
     await ok(['release', 'publish', 'osc-dev', '--revision', 'ChangeOrder:osc-base/o-2']);
-    expect(await json(['changeorder', 'get', '--space', 'osc-base', 'o-2'])).toMatchObject({ State: 'Released', Stage: 'Completed', Completed: true });
+    expect(await json(['changeorder', 'get', '--space', 'osc-base', 'o-2'])).toMatchObject({
+      State: 'Released',
+      Stage: 'Completed',
+      Completed: true,
+    });
   });
 
   it('marks Units the change leaves unchanged where they rest, so a Space below takes none of a middle Space’s own edits', async () => {
@@ -131,13 +235,33 @@ describe('the change-order core never says a change arrived where it did not', (
     await ok(['function', 'set', '--space', 'pap-mid', '--unit', 'service', '--', 'set-label', 'tier', 'frontend']);
     await bump('pap-base', ':v452');
     await ok(['changeworkflow', 'create', '--space', 'wf', 'pap-wf', '--stage', 'Mid', '--stage', 'Leaf']);
-    await ok(['changeorder', 'create', '--space', 'pap-base', 'p-1', '--change-workflow', 'wf/pap-wf', '--prior-revisions', 'Error']);
+    await ok([
+      'changeorder',
+      'create',
+      '--space',
+      'pap-base',
+      'p-1',
+      '--change-workflow',
+      'wf/pap-wf',
+      '--prior-revisions',
+      'Error',
+    ]);
     await ok(['variant', 'promote', '--change-order', 'pap-base/p-1']);
     // Error mode does not refuse on mid's own edit to a Unit the change never touched.
-    expect(await json(['variant', 'promote', '--change-order', 'pap-base/p-1'])).toMatchObject({ Stage: 'Leaf', Landed: 1 });
+    expect(await json(['variant', 'promote', '--change-order', 'pap-base/p-1'])).toMatchObject({
+      Stage: 'Leaf',
+      Landed: 1,
+    });
     expect(await image('pap-leaf')).toBe('ghcr.io/acme/acme:v452');
     expect((await doc('pap-leaf', 'service')).metadata.labels).toEqual({ team: 'payments' });
-    const release = await json(['release', 'publish', 'pap-leaf', '--revision', 'ChangeOrder:pap-base/p-1', '--dry-run']);
+    const release = await json([
+      'release',
+      'publish',
+      'pap-leaf',
+      '--revision',
+      'ChangeOrder:pap-base/p-1',
+      '--dry-run',
+    ]);
     expect(release.Units.map((u: any) => [u.Slug, u.RevisionNum])).toEqual([
       ['deployment', 2],
       ['service', 1],
@@ -151,7 +275,15 @@ describe('the change-order core never says a change arrived where it did not', (
     await ok(['function', 'set', '--space', 'quin-base', '--unit', 'service', '--', 'set-label', 'tier', 'frontend']);
     await ok(['changeworkflow', 'create', '--space', 'wf', 'quin-wf', '--stage', 'Development']);
     await ok(['changeorder', 'create', '--space', 'quin-base', 'q-1', '--change-workflow', 'wf/quin-wf']);
-    const mutations = await ok(['variant', 'promote', '--change-order', 'quin-base/q-1', '--dry-run', '-o', 'mutations']);
+    const mutations = await ok([
+      'variant',
+      'promote',
+      '--change-order',
+      'quin-base/q-1',
+      '--dry-run',
+      '-o',
+      'mutations',
+    ]);
     expect(mutations).toMatch(/metadata\.labels\.tier\s+Add\s+"frontend"/);
     expect(mutations).not.toMatch(/Delete/);
     await ok(['variant', 'promote', '--change-order', 'quin-base/q-1']);
@@ -162,25 +294,69 @@ describe('the change-order core never says a change arrived where it did not', (
     await ok(['variant', 'upload', '--component', 'rom', '--variant', 'base', F]);
     await ok(['variant', 'create', 'dev', 'rom-base', '--stage', 'Development']);
     // After the variant was made, the base gains a Unit and Links the variant lacks.
-    await ok(['unit', 'create', '--space', 'rom-base', 'extra', '-'], 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: extra\n  namespace: acme\ndata:\n  k: v\n');
-    await ok(['link', 'create', '--space', 'rom-base', 'deploy-needs-service', 'deployment', 'service', '--update-type', 'None']);
-    await ok(['link', 'create', '--space', 'rom-base', 'extra-needs-service', 'extra', 'service', '--update-type', 'None']);
+    await ok(
+      ['unit', 'create', '--space', 'rom-base', 'extra', '-'],
+      'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: extra\n  namespace: acme\ndata:\n  k: v\n',
+    );
+    await ok([
+      'link',
+      'create',
+      '--space',
+      'rom-base',
+      'deploy-needs-service',
+      'deployment',
+      'service',
+      '--update-type',
+      'None',
+    ]);
+    await ok([
+      'link',
+      'create',
+      '--space',
+      'rom-base',
+      'extra-needs-service',
+      'extra',
+      'service',
+      '--update-type',
+      'None',
+    ]);
     await bump('rom-base', ':v452');
     await ok(['changeworkflow', 'create', '--space', 'wf', 'rom-wf', '--stage', 'Development']);
-    await ok(['changeorder', 'create', '--space', 'rom-base', 'r-1', '--change-workflow', 'wf/rom-wf', '--prior-revisions', 'All']);
+    await ok([
+      'changeorder',
+      'create',
+      '--space',
+      'rom-base',
+      'r-1',
+      '--change-workflow',
+      'wf/rom-wf',
+      '--prior-revisions',
+      'All',
+    ]);
     await ok(['variant', 'promote', '--change-order', 'rom-base/r-1']);
-    const units = new Map(((await json(['unit', 'list', '--space', 'rom-dev'])) as any[]).map((u) => [u.UnitID, u.Slug]));
-    const links = ((await json(['link', 'list', '--space', 'rom-dev'])) as any[]).filter((l) => l.UpdateType === 'None');
-    expect(links.map((l) => [l.Slug, units.get(l.FromUnitID), units.get(l.ToUnitID), l.ToSpaceID === l.SpaceID]).sort()).toEqual([
+    const units = new Map(
+      ((await json(['unit', 'list', '--space', 'rom-dev'])) as any[]).map((u) => [u.UnitID, u.Slug]),
+    );
+    const links = ((await json(['link', 'list', '--space', 'rom-dev'])) as any[]).filter(
+      (l) => l.UpdateType === 'None',
+    );
+    expect(
+      links.map((l) => [l.Slug, units.get(l.FromUnitID), units.get(l.ToUnitID), l.ToSpaceID === l.SpaceID]).sort(),
+    ).toEqual([
       ['deploy-needs-service', 'deployment', 'service', true],
       ['extra-needs-service', 'extra', 'service', true],
     ]);
   });
 
   it('gives CEL the ChangeOrder as the API returns it, and refuses an undeclared name when the workflow is written', async () => {
-    const typo = await cub(['changeworkflow', 'create', '--space', 'wf', 'typo', '--filename', '-'], 'Stages:\n  - Name: a\n    WhereSpace: "Slug = \'x\'"\n    Prerequisites: [frozen]\nCustomPrerequisites:\n  - Name: frozen\n    Expression: "cel:Spcae.Annotations[\'code-freeze\'] != \'true\'"\n');
+    const typo = await cub(
+      ['changeworkflow', 'create', '--space', 'wf', 'typo', '--filename', '-'],
+      "Stages:\n  - Name: a\n    WhereSpace: \"Slug = 'x'\"\n    Prerequisites: [frozen]\nCustomPrerequisites:\n  - Name: frozen\n    Expression: \"cel:Spcae.Annotations['code-freeze'] != 'true'\"\n",
+    );
     expect(typo.code).toBe(1);
-    expect(typo.stderr).toMatch(/^Failed: HTTP 400: custom prerequisite 'frozen': the expression does not compile: Unknown variable: Spcae \(an expression may name Space, ChangeOrder, Release\)/);
+    expect(typo.stderr).toMatch(
+      /^Failed: HTTP 400: custom prerequisite 'frozen': the expression does not compile: Unknown variable: Spcae \(an expression may name Space, ChangeOrder, Release\)/,
+    );
     await ok(['variant', 'upload', '--component', 'sie', '--variant', 'base', F]);
     await ok(['variant', 'create', 'dev', 'sie-base', '--stage', 'Development']);
     await ok(['variant', 'create', 'prod', 'sie-base', '--stage', 'Production']);
@@ -198,17 +374,42 @@ CustomPrerequisites:
     await bump('sie-base', ':v452');
     await ok(['changeorder', 'create', '--space', 'sie-base', 's-1', '--change-workflow', 'wf/sie-wf']);
     await ok(['variant', 'promote', '--change-order', 'sie-base/s-1']);
-    expect(await json(['variant', 'promote', '--change-order', 'sie-base/s-1'])).toMatchObject({ Stage: 'prod', Landed: 1 });
+    expect(await json(['variant', 'promote', '--change-order', 'sie-base/s-1'])).toMatchObject({
+      Stage: 'prod',
+      Landed: 1,
+    });
   });
 
   it('answers the smaller questions as the spec does', async () => {
     await ok(['variant', 'upload', '--component', 'tango', '--variant', 'base', F]);
     await ok(['variant', 'create', 'mid', 'tango-base', '--stage', 'Mid']);
     await ok(['variant', 'create', 'leaf', 'tango-mid', '--stage', 'Leaf']);
-    await ok(['function', 'set', '--space', 'tango-mid', '--unit', 'deployment', '--change-desc', 'mid replicas', '--', 'set-replicas', '2']);
+    await ok([
+      'function',
+      'set',
+      '--space',
+      'tango-mid',
+      '--unit',
+      'deployment',
+      '--change-desc',
+      'mid replicas',
+      '--',
+      'set-replicas',
+      '2',
+    ]);
     await bump('tango-base', ':v452');
     await ok(['changeworkflow', 'create', '--space', 'wf', 'tango-wf', '--stage', 'Mid', '--stage', 'Leaf']);
-    const co = await json(['changeorder', 'create', '--space', 'tango-base', 't-1', '--change-workflow', 'wf/tango-wf', '--prior-revisions', 'Error']);
+    const co = await json([
+      'changeorder',
+      'create',
+      '--space',
+      'tango-base',
+      't-1',
+      '--change-workflow',
+      'wf/tango-wf',
+      '--prior-revisions',
+      'Error',
+    ]);
     const mid = await json(['variant', 'promote', '--change-order', 'tango-base/t-1']);
     // A Unit the change leaves as it is is reported as NoChange.
     expect(mid.Spaces[0].Units.map((u: any) => [u.UnitSlug, u.Action, u.Reason ?? '']).sort()).toEqual([
@@ -222,13 +423,24 @@ CustomPrerequisites:
       "Failed: 0 of 1 space(s) would take change order 't-1'; 'tango-leaf': deployment: unit 'deployment' has revisions before the change order's start not yet merged through link 'deployment-upstream': revision 2 of 'tango-mid/deployment' (mid replicas)\n",
     );
     // A revision shows the ChangeOrders it carries, and a Space's revisions are found by them.
-    expect((await json(['revision', 'get', '--space', 'tango-mid', 'deployment', '3'])).ChangeOrders).toEqual({ [co.ChangeOrderID]: '' });
-    const carried = await json(['revision', 'list', '--space', 'tango-mid', '--where', `ChangeOrders ? '${co.ChangeOrderID}'`]);
+    expect((await json(['revision', 'get', '--space', 'tango-mid', 'deployment', '3'])).ChangeOrders).toEqual({
+      [co.ChangeOrderID]: '',
+    });
+    const carried = await json([
+      'revision',
+      'list',
+      '--space',
+      'tango-mid',
+      '--where',
+      `ChangeOrders ? '${co.ChangeOrderID}'`,
+    ]);
     expect(carried.map((r: any) => [r.UnitSlug, r.RevisionNum])).toEqual([['deployment', 3]]);
     // An end Tag an open ChangeSet has not minted yet gets the open-ChangeSet reason.
     await ok(['changeset', 'create', '--space', 'tango-base', 'open-cs']);
     const early = await cub(['changeorder', 'create', '--space', 'tango-base', 't-2', '--end-tag', 'open-cs-end']);
-    expect(early.stderr).toBe("Failed: HTTP 409: the change ends at changeset 'open-cs', which is still open; close it first\n");
+    expect(early.stderr).toBe(
+      "Failed: HTTP 409: the change ends at changeset 'open-cs', which is still open; close it first\n",
+    );
     // The established product's promote flags Baton lacks are refused, saying so.
     for (const f of ['clearance', 'guard', 'subgroup']) {
       const r = await cub(['variant', 'promote', '--change-order', 'tango-base/t-1', `--${f}`, 'x']);

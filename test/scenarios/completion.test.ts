@@ -25,8 +25,19 @@ afterAll(async () => env.close());
 function bashComplete(words: string[]): Promise<string[]> {
   const script = `source <(cub completion bash); COMP_WORDS=(cub ${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length}; _cub; printf '%s\\n' "\${COMPREPLY[@]}"`;
   return new Promise((resolve, reject) =>
-    execFile('bash', ['-c', script], { env: { ...process.env, PATH: `${binDir}:${process.env.PATH}`, CUB_SERVER: env.url, CUB_TOKEN: env.api.token!, CUB_CONTEXT: '/nonexistent' } }, (err, stdout) =>
-      err ? reject(err) : resolve(stdout.split('\n').filter(Boolean)),
+    execFile(
+      'bash',
+      ['-c', script],
+      {
+        env: {
+          ...process.env,
+          PATH: `${binDir}:${process.env.PATH}`,
+          CUB_SERVER: env.url,
+          CUB_TOKEN: env.api.token!,
+          CUB_CONTEXT: '/nonexistent',
+        },
+      },
+      (err, stdout) => (err ? reject(err) : resolve(stdout.split('\n').filter(Boolean))),
     ),
   );
 }
@@ -40,7 +51,11 @@ describe('cub completion', () => {
     expect(await bashComplete(['changeorder', 'c'])).toEqual(['create']);
     // The flags of that verb, not of every verb.
     expect(await bashComplete(['unit', 'list', '--wh'])).toEqual(['--where']);
-    expect(await bashComplete(['changeworkflow', 'update', '--stage-'])).toEqual(['--stage-prerequisites', '--stage-release-prerequisites', '--stage-where-space']);
+    expect(await bashComplete(['changeworkflow', 'update', '--stage-'])).toEqual([
+      '--stage-prerequisites',
+      '--stage-release-prerequisites',
+      '--stage-where-space',
+    ]);
     expect(await bashComplete(['variant', 'promote', '--cl'])).toEqual([]);
     expect(await bashComplete(['unit', 'list', '--space', 'acme'])).toEqual(['acme-base', 'acme-dev']);
   });

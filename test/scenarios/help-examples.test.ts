@@ -115,7 +115,10 @@ const ORDER: Step[] = [
   'function set',
   'changeorder create',
   // A protected change in dev that the base's next change then touches: a conflict to look at.
-  { setup: "cub function set --space acme-dev --unit deployment --protect -- set-image-reference-by-uri ghcr.io/acme/acme :v452-hotfix" },
+  {
+    setup:
+      'cub function set --space acme-dev --unit deployment --protect -- set-image-reference-by-uri ghcr.io/acme/acme :v452-hotfix',
+  },
   { setup: 'cub unit update --space acme-dev deployment --upgrade' },
   'unit conflicts',
   'tag delete',
@@ -145,13 +148,25 @@ beforeAll(async () => {
   chmodSync(join(dir, 'cub'), 0o755);
   writeFileSync(join(dir, 'worker.yaml'), deploymentYaml('worker'));
   cpSync(FIXTURES, join(dir, 'k8s'), { recursive: true });
-  const shellEnv = { ...process.env, PATH: `${dir}:${process.env.PATH}`, CUB_SERVER: env.url, CUB_TOKEN: env.api.token!, CUB_CONTEXT: join(dir, 'contexts.json'), CUB_POLL_MS: '20' };
+  const shellEnv = {
+    ...process.env,
+    PATH: `${dir}:${process.env.PATH}`,
+    CUB_SERVER: env.url,
+    CUB_TOKEN: env.api.token!,
+    CUB_CONTEXT: join(dir, 'contexts.json'),
+    CUB_POLL_MS: '20',
+  };
   sh = (line) =>
     new Promise((resolve) =>
-      execFile('bash', ['-o', 'pipefail', '-c', line], { cwd: dir, env: shellEnv }, (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr })),
+      execFile('bash', ['-o', 'pipefail', '-c', line], { cwd: dir, env: shellEnv }, (err, stdout, stderr) =>
+        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+      ),
     );
   for (const step of [...acmeFleet(FIXTURES), ...ACME_DEV_DONE]) {
-    const r = await sh(['cub', ...step.args.map((a) => `'${a.replace(/'/g, `'\\''`)}'`)].join(' ') + (step.input ? ` <<'EOF'\n${step.input}EOF` : ''));
+    const r = await sh(
+      ['cub', ...step.args.map((a) => `'${a.replace(/'/g, `'\\''`)}'`)].join(' ') +
+        (step.input ? ` <<'EOF'\n${step.input}EOF` : ''),
+    );
     expect(r.stderr, step.args.join(' ')).toBe('');
   }
 });

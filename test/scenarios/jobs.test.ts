@@ -30,9 +30,38 @@ afterAll(async () => server.close());
 async function fleet(name: string, n: number): Promise<void> {
   await ok(['space', 'create', `${name}-base`, '--label', 'Stage=Base']);
   for (const u of ['a', 'b']) await ok(['unit', 'create', '--space', `${name}-base`, u, '-'], deploymentYaml(u));
-  for (let i = 0; i < n; i++) await ok(['variant', 'create', `p${i}`, `${name}-base`, '--stage', 'Production', '--space-slug', `${name}-p${i}`, '-q']);
-  await ok(['changeworkflow', 'create', '--space', `${name}-base`, 'w', '--filename', '-'], JSON.stringify({ Stages: [{ Name: 'Production', WhereSpace: `Labels.Stage = 'Production' AND Slug LIKE '${name}-%'` }] }));
-  await ok(['function', 'set', '--space', `${name}-base`, '--where', "Slug IN ('a', 'b')", '--change-desc', 'scale', '-q', '--', 'set-replicas', '5']);
+  for (let i = 0; i < n; i++)
+    await ok([
+      'variant',
+      'create',
+      `p${i}`,
+      `${name}-base`,
+      '--stage',
+      'Production',
+      '--space-slug',
+      `${name}-p${i}`,
+      '-q',
+    ]);
+  await ok(
+    ['changeworkflow', 'create', '--space', `${name}-base`, 'w', '--filename', '-'],
+    JSON.stringify({
+      Stages: [{ Name: 'Production', WhereSpace: `Labels.Stage = 'Production' AND Slug LIKE '${name}-%'` }],
+    }),
+  );
+  await ok([
+    'function',
+    'set',
+    '--space',
+    `${name}-base`,
+    '--where',
+    "Slug IN ('a', 'b')",
+    '--change-desc',
+    'scale',
+    '-q',
+    '--',
+    'set-replicas',
+    '5',
+  ]);
   await ok(['changeorder', 'create', '--space', `${name}-base`, 'scale', '--change-workflow', `${name}-base/w`]);
 }
 
@@ -47,14 +76,33 @@ describe('cub follows a job to its end', () => {
     expect(small).toMatch(/^Promoted change order into stage 'Production': 3 of 3 space\(s\)\n/);
     expect(large.stdout).toMatch(/^Promoted change order into stage 'Production': 6 of 6 space\(s\)\n/);
     // Row for row the same table (the Spaces' names aside): a header, then a row per Unit.
-    const rows = (t: string, name: string) => t.replaceAll(name, 'X').split('\n').slice(1).filter((l) => l.trim());
+    const rows = (t: string, name: string) =>
+      t
+        .replaceAll(name, 'X')
+        .split('\n')
+        .slice(1)
+        .filter((l) => l.trim());
     const [smallRows, largeRows] = [rows(small, 'small'), rows(large.stdout, 'large')];
     expect(largeRows).toHaveLength(1 + 6 * 2);
     expect(largeRows.slice(0, smallRows.length)).toEqual(smallRows);
     expect(largeRows.slice(1).every((l) => /^X-p\d\s+Promote\s+[ab]\s+Upgrade\s+\d/.test(l))).toBe(true);
-    expect(await ok(['changeorder', 'get', '--space', 'large-base', 'scale', '-o', 'json'])).toContain('"State": "Resolved"');
+    expect(await ok(['changeorder', 'get', '--space', 'large-base', 'scale', '-o', 'json'])).toContain(
+      '"State": "Resolved"',
+    );
 
-    const asJob = JSON.parse(await ok(['variant', 'approve', '--change-order', 'large-base/scale', '--stage', 'Production', '--async', '-o', 'json']));
+    const asJob = JSON.parse(
+      await ok([
+        'variant',
+        'approve',
+        '--change-order',
+        'large-base/scale',
+        '--stage',
+        'Production',
+        '--async',
+        '-o',
+        'json',
+      ]),
+    );
     expect(asJob.Attestations).toHaveLength(6);
   });
 

@@ -24,10 +24,18 @@ it('the ten-line walkthrough takes release-v452 from the seeded fleet to prod', 
   const dir = mkdtempSync(join(tmpdir(), 'readme-'));
   writeFileSync(join(dir, 'cub'), `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`);
   chmodSync(join(dir, 'cub'), 0o755);
-  const shellEnv = { ...process.env, PATH: `${dir}:${process.env.PATH}`, CUB_SERVER: env.url, CUB_TOKEN: env.api.token!, CUB_CONTEXT: join(dir, 'context.json') };
+  const shellEnv = {
+    ...process.env,
+    PATH: `${dir}:${process.env.PATH}`,
+    CUB_SERVER: env.url,
+    CUB_TOKEN: env.api.token!,
+    CUB_CONTEXT: join(dir, 'context.json'),
+  };
   for (const line of lines) {
     const r = await new Promise<{ code: number; stderr: string }>((resolve) =>
-      execFile('bash', ['-o', 'pipefail', '-c', line], { cwd: ROOT, env: shellEnv }, (err, _out, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stderr })),
+      execFile('bash', ['-o', 'pipefail', '-c', line], { cwd: ROOT, env: shellEnv }, (err, _out, stderr) =>
+        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stderr }),
+      ),
     );
     expect({ line, ...r }).toEqual({ line, code: 0, stderr: expect.not.stringMatching(/Failed|Error/) });
   }

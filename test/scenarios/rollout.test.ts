@@ -16,7 +16,8 @@ const rollout = async (): Promise<Rollout> => {
   expect(r.status).toBe(200);
   return r.body as Rollout;
 };
-const cell = (r: Rollout, stage: string, space: string) => r.Stages.find((s) => s.Name === stage)!.Spaces.find((s) => s.SpaceSlug === space)!;
+const cell = (r: Rollout, stage: string, space: string) =>
+  r.Stages.find((s) => s.Name === stage)!.Spaces.find((s) => s.SpaceSlug === space)!;
 
 beforeAll(async () => {
   env = await startEnv();
@@ -35,9 +36,24 @@ describe('a rollout, Stage by Stage and Space by Space (GET …/rollout, cub cha
       ['staging', 'Waiting', ['acme-staging-euw1', 'acme-staging-use1']],
       ['prod', 'Waiting', ['acme-prod-euw1', 'acme-prod-use1']],
     ]);
-    expect(r.Stages.map((s) => s.Guards)).toEqual([['Validated', 'Released'], ['Released', 'Healthy', 'not-frozen', 'one-approver'], ['Released', 'Healthy']]);
-    expect(cell(r, 'dev', 'acme-dev')).toMatchObject({ Taken: false, HasTarget: true, Gates: [], Approvals: [], Overrides: [] });
-    expect(r.Next).toMatchObject({ Stage: 'dev', Open: true, Targets: [{ SpaceSlug: 'acme-dev' }], Over: [{ SpaceSlug: 'acme-base' }] });
+    expect(r.Stages.map((s) => s.Guards)).toEqual([
+      ['Validated', 'Released'],
+      ['Released', 'Healthy', 'not-frozen', 'one-approver'],
+      ['Released', 'Healthy'],
+    ]);
+    expect(cell(r, 'dev', 'acme-dev')).toMatchObject({
+      Taken: false,
+      HasTarget: true,
+      Gates: [],
+      Approvals: [],
+      Overrides: [],
+    });
+    expect(r.Next).toMatchObject({
+      Stage: 'dev',
+      Open: true,
+      Targets: [{ SpaceSlug: 'acme-dev' }],
+      Over: [{ SpaceSlug: 'acme-base' }],
+    });
     expect(r.Holds).toEqual([]);
     expect((await env.other.get('/space/acme-base/change_order/release-v452/rollout')).status).toBe(404);
     expect((await env.api.get('/space/acme-base/change_order/nope/rollout')).status).toBe(404);
@@ -50,14 +66,21 @@ describe('a rollout, Stage by Stage and Space by Space (GET …/rollout, cub cha
     expect(r.Stages[0]!.Status).toBe('Reached');
     expect(dev).toMatchObject({ Taken: true, TakenAt: expect.any(String) });
     expect(dev.Release).toBeUndefined();
-    expect(dev.Gates.map((g) => [g.Prerequisite, g.Satisfied])).toEqual([['Validated', true], ['Released', false]]);
+    expect(dev.Gates.map((g) => [g.Prerequisite, g.Satisfied])).toEqual([
+      ['Validated', true],
+      ['Released', false],
+    ]);
     expect(dev.Gates[1]!.Opens).toMatch(/cub release publish acme-dev --revision ChangeOrder:acme-base\/release-v452$/);
     expect(r.Next).toMatchObject({ Stage: 'staging', Open: false });
     expect(r.Stages[1]!.Status).toBe('Next');
     await run(ACME_DEV_DONE.slice(1));
     r = await rollout();
     dev = cell(r, 'dev', 'acme-dev');
-    expect(dev.Release).toMatchObject({ ReleaseNum: 1, CarriesChange: true, LiveStatus: { Sync: 'Synced', Health: 'Healthy', Reporter: 'argocd' } });
+    expect(dev.Release).toMatchObject({
+      ReleaseNum: 1,
+      CarriesChange: true,
+      LiveStatus: { Sync: 'Synced', Health: 'Healthy', Reporter: 'argocd' },
+    });
     expect(dev.Gates.every((g) => g.Satisfied)).toBe(true);
     expect(r.Next).toMatchObject({ Stage: 'staging', Open: true });
     expect(r.ChangeOrder).toMatchObject({ State: 'InProgress', Stage: 'dev' });
@@ -78,12 +101,28 @@ describe('a rollout, Stage by Stage and Space by Space (GET …/rollout, cub cha
     expect(r.Stages[1]!.Status).toBe('Reached');
     const euw1 = cell(r, 'staging', 'acme-staging-euw1');
     const use1 = cell(r, 'staging', 'acme-staging-use1');
-    expect(euw1.Approvals).toEqual([{ Name: 'one-approver', Type: 'Approval', Count: 1, Counted: [expect.any(String)], Missing: 0 }]);
+    expect(euw1.Approvals).toEqual([
+      { Name: 'one-approver', Type: 'Approval', Count: 1, Counted: [expect.any(String)], Missing: 0 },
+    ]);
     expect(use1.Approvals).toEqual([{ Name: 'one-approver', Type: 'Approval', Count: 1, Counted: [], Missing: 1 }]);
     expect(use1.Gates.find((g) => g.Prerequisite === 'Released')).toMatchObject({ Satisfied: false });
-    expect(r.Holds.map((h) => [h.Slug, h.Scope, h.SpaceSlug, h.Reason])).toEqual([['freeze-euw1', 'Space', 'acme-prod-euw1', 'datacenter move']]);
-    expect(r.Next!.Gates.filter((g) => !g.Satisfied).map((g) => g.Prerequisite)).toEqual(expect.arrayContaining(['Released', 'Healthy', 'one-approver', 'Hold']));
-    await ok(['variant', 'promote', '--change-order', 'acme-base/release-v452', '--target-stage', 'prod', '--force', '--force-reason', 'incident 1234']);
+    expect(r.Holds.map((h) => [h.Slug, h.Scope, h.SpaceSlug, h.Reason])).toEqual([
+      ['freeze-euw1', 'Space', 'acme-prod-euw1', 'datacenter move'],
+    ]);
+    expect(r.Next!.Gates.filter((g) => !g.Satisfied).map((g) => g.Prerequisite)).toEqual(
+      expect.arrayContaining(['Released', 'Healthy', 'one-approver', 'Hold']),
+    );
+    await ok([
+      'variant',
+      'promote',
+      '--change-order',
+      'acme-base/release-v452',
+      '--target-stage',
+      'prod',
+      '--force',
+      '--force-reason',
+      'incident 1234',
+    ]);
     // Every Stage reached: Completed is derived from Final over prod's states, which its cells already read.
     const again = vi.spyOn(env.deps.store, 'releasePage');
     r = await rollout();
@@ -91,23 +130,64 @@ describe('a rollout, Stage by Stage and Space by Space (GET …/rollout, cub cha
     again.mockRestore();
     expect([rereads.length, new Set(rereads).size]).toEqual([5, 5]);
     expect(r.ChangeOrder.Completed).toBe(false);
-    expect(cell(r, 'prod', 'acme-prod-euw1')).toMatchObject({ Taken: true, Overrides: [{ Reason: 'incident 1234', Gates: expect.arrayContaining(['Released', 'Hold']) }] });
+    expect(cell(r, 'prod', 'acme-prod-euw1')).toMatchObject({
+      Taken: true,
+      Overrides: [{ Reason: 'incident 1234', Gates: expect.arrayContaining(['Released', 'Hold']) }],
+    });
     expect(r.Stages[2]!.Status).toBe('Reached');
     expect(r.Next).toBeUndefined();
   });
 
   it('a promotion that failed in a Space shows there, with its error, until the Space takes the change', async () => {
-    await ok(['function', 'set', '--space', 'acme-base', '--unit', 'deployment', '--change-desc', 'v453', '--', 'set-image-reference-by-uri', 'ghcr.io/acme/acme', ':v453']);
-    await ok(['changeorder', 'create', '--space', 'acme-base', 'release-v453', '--change-workflow', 'acme-workflows/acme-main-line']);
+    await ok([
+      'function',
+      'set',
+      '--space',
+      'acme-base',
+      '--unit',
+      'deployment',
+      '--change-desc',
+      'v453',
+      '--',
+      'set-image-reference-by-uri',
+      'ghcr.io/acme/acme',
+      ':v453',
+    ]);
+    await ok([
+      'changeorder',
+      'create',
+      '--space',
+      'acme-base',
+      'release-v453',
+      '--change-workflow',
+      'acme-workflows/acme-main-line',
+    ]);
     // A Unit of acme-dev locked to an open ChangeSet: the promotion's write there fails.
     await ok(['changeset', 'create', '--space', 'acme-dev', 'held']);
-    await ok(['function', 'set', '--space', 'acme-dev', '--unit', 'deployment', '--changeset', 'held', '--', 'set-replicas', '9']);
+    await ok([
+      'function',
+      'set',
+      '--space',
+      'acme-dev',
+      '--unit',
+      'deployment',
+      '--changeset',
+      'held',
+      '--',
+      'set-replicas',
+      '9',
+    ]);
     expect((await cub(['variant', 'promote', '--change-order', 'acme-base/release-v453'])).code).toBe(1);
     const r = (await env.api.get('/space/acme-base/change_order/release-v453/rollout')).body as Rollout;
     const dev = cell(r, 'dev', 'acme-dev');
-    expect(dev).toMatchObject({ Taken: false, Failure: { Action: 'Failed', Units: [{ UnitSlug: 'deployment', Error: expect.stringMatching(/held/) }] } });
+    expect(dev).toMatchObject({
+      Taken: false,
+      Failure: { Action: 'Failed', Units: [{ UnitSlug: 'deployment', Error: expect.stringMatching(/held/) }] },
+    });
     expect(r.Stages[0]!.Status).toBe('Next');
-    expect(await ok(['changeorder', 'rollout', '--space', 'acme-base', 'release-v453'])).toMatch(/acme-dev\s+failed\s+#1 \(without it\) Synced\/Healthy \d+[smhd] ago\s+failed: /);
+    expect(await ok(['changeorder', 'rollout', '--space', 'acme-base', 'release-v453'])).toMatch(
+      /acme-dev\s+failed\s+#1 \(without it\) Synced\/Healthy \d+[smhd] ago\s+failed: /,
+    );
   });
 
   it('cub changeorder rollout prints the grid, one line per Space', async () => {

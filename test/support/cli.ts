@@ -18,7 +18,16 @@ export function cubAt(server: string, token: string, cwd?: string) {
       const child = execFile(
         process.execPath,
         [BIN, ...args],
-        { cwd, env: { ...process.env, CUB_SERVER: server, CUB_TOKEN: token, CUB_CONTEXT: '/nonexistent', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' } },
+        {
+          cwd,
+          env: {
+            ...process.env,
+            CUB_SERVER: server,
+            CUB_TOKEN: token,
+            CUB_CONTEXT: '/nonexistent',
+            AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+          },
+        },
         (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
       );
       if (input !== undefined) child.stdin?.end(input);
@@ -37,8 +46,24 @@ export function cubOnTerminal(server: string, token: string) {
       execFile(
         'script',
         ['-qefc', [process.execPath, BIN, ...args].map(quote).join(' '), '/dev/null'],
-        { env: { ...process.env, NO_COLOR: '', TERM: 'xterm', CUB_SERVER: server, CUB_TOKEN: token, CUB_CONTEXT: '/nonexistent', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...env } },
-        (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout: stdout.replace(/\r\n/g, '\n'), stderr }),
+        {
+          env: {
+            ...process.env,
+            NO_COLOR: '',
+            TERM: 'xterm',
+            CUB_SERVER: server,
+            CUB_TOKEN: token,
+            CUB_CONTEXT: '/nonexistent',
+            AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+            ...env,
+          },
+        },
+        (err, stdout, stderr) =>
+          resolve({
+            code: err ? ((err as { code?: number }).code ?? 1) : 0,
+            stdout: stdout.replace(/\r\n/g, '\n'),
+            stderr,
+          }),
       );
     });
 }

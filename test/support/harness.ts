@@ -28,7 +28,10 @@ export class Api {
   async call(method: string, path: string, body?: unknown): Promise<Res> {
     const res = await fetch(this.url + path, {
       method,
-      headers: { ...(this.token ? { authorization: `Bearer ${this.token}` } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      headers: {
+        ...(this.token ? { authorization: `Bearer ${this.token}` } : {}),
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+      },
       body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
     });
     const text = await res.text();
@@ -87,7 +90,10 @@ export async function startEnv(): Promise<Env> {
 }
 
 /** Kubernetes YAML for a Deployment, for tests. */
-export function deploymentYaml(name: string, opts: { replicas?: number; image?: string; namespace?: string } = {}): string {
+export function deploymentYaml(
+  name: string,
+  opts: { replicas?: number; image?: string; namespace?: string } = {},
+): string {
   return `apiVersion: apps/v1
 kind: Deployment
 metadata:

@@ -1,15 +1,76 @@
-import type { ApiToken, Attestation, AttestationView, ChangeOrder, Component, Group, Hold, Link, Mutation, Organization, Progress, Release, Revision, Space, StoredRevision, Tag, Target, Unit, User } from '../../lib/model/entities.ts';
+import type {
+  ApiToken,
+  Attestation,
+  AttestationView,
+  ChangeOrder,
+  Component,
+  Group,
+  Hold,
+  Link,
+  Mutation,
+  Organization,
+  Progress,
+  Release,
+  Revision,
+  Space,
+  StoredRevision,
+  Tag,
+  Target,
+  Unit,
+  User,
+} from '../../lib/model/entities.ts';
 import { Conflict, Invalid, WriteRefused } from '../../lib/model/errors.ts';
 import { landGroups } from '../../lib/util/groups.ts';
-import type { GroupOutcome, IdempotencyRecord, JobPartRecord, JobRecord, SlugPage, MarkWrite, OrgKind, OutboxItem, ReleaseCounter, SluggedInSpace, SpaceKind, Store, StoreOp, WriteKind } from '../../lib/ports/store.ts';
+import type {
+  GroupOutcome,
+  IdempotencyRecord,
+  JobPartRecord,
+  JobRecord,
+  SlugPage,
+  MarkWrite,
+  OrgKind,
+  OutboxItem,
+  ReleaseCounter,
+  SluggedInSpace,
+  SpaceKind,
+  Store,
+  StoreOp,
+  WriteKind,
+} from '../../lib/ports/store.ts';
 import { TRANSACTION_MAX_ITEMS } from '../../lib/util/chunk.ts';
 import { inForce } from '../../lib/model/holds.ts';
 import { releaseToRecord } from '../../lib/model/change-orders.ts';
-import { foldChangeOrderMarks, tagMarksAsRead, unitMarksAsRead, type StoredMark } from '../../lib/store/change-order-marks.ts';
+import {
+  foldChangeOrderMarks,
+  tagMarksAsRead,
+  unitMarksAsRead,
+  type StoredMark,
+} from '../../lib/store/change-order-marks.ts';
 
 type Item = Record<string, any>;
 
-const ID: Record<string, string> = { User: 'UserID', Group: 'GroupID', ApiToken: 'TokenHash', Attestation: 'AttestationID', Invocation: 'InvocationID', Space: 'SpaceID', Component: 'ComponentID', Unit: 'UnitID', Tag: 'TagID', ChangeSet: 'ChangeSetID', Filter: 'FilterID', Target: 'TargetID', Link: 'LinkID', Release: 'ReleaseID', ChangeWorkflow: 'ChangeWorkflowID', ChangeOrder: 'ChangeOrderID', Outbox: 'EventID', Job: 'JobID', RunningJob: 'JobID', Hold: 'HoldID' };
+const ID: Record<string, string> = {
+  User: 'UserID',
+  Group: 'GroupID',
+  ApiToken: 'TokenHash',
+  Attestation: 'AttestationID',
+  Invocation: 'InvocationID',
+  Space: 'SpaceID',
+  Component: 'ComponentID',
+  Unit: 'UnitID',
+  Tag: 'TagID',
+  ChangeSet: 'ChangeSetID',
+  Filter: 'FilterID',
+  Target: 'TargetID',
+  Link: 'LinkID',
+  Release: 'ReleaseID',
+  ChangeWorkflow: 'ChangeWorkflowID',
+  ChangeOrder: 'ChangeOrderID',
+  Outbox: 'EventID',
+  Job: 'JobID',
+  RunningJob: 'JobID',
+  Hold: 'HoldID',
+};
 
 /** The key of an item of a kind, as the table would have it. */
 function keyOf(kind: WriteKind, i: Item): string {
@@ -31,15 +92,37 @@ function keyOf(kind: WriteKind, i: Item): string {
 }
 
 function scopeOf(kind: WriteKind, i: Item): string | undefined {
-  if (kind === 'Space' || kind === 'Component' || kind === 'User' || kind === 'Group' || kind === 'Hold') return `org:${i.OrganizationID}`;
-  if (['Revision', 'Mutation', 'Mark', 'ReleaseCounter', 'Release', 'Progress', 'ApiToken', 'Attestation', 'Outbox', 'Job', 'JobPart', 'RunningJob'].includes(kind)) return undefined;
+  if (kind === 'Space' || kind === 'Component' || kind === 'User' || kind === 'Group' || kind === 'Hold')
+    return `org:${i.OrganizationID}`;
+  if (
+    [
+      'Revision',
+      'Mutation',
+      'Mark',
+      'ReleaseCounter',
+      'Release',
+      'Progress',
+      'ApiToken',
+      'Attestation',
+      'Outbox',
+      'Job',
+      'JobPart',
+      'RunningJob',
+    ].includes(kind)
+  )
+    return undefined;
   return `space:${i.SpaceID}`;
 }
 
 const copy = <T>(x: T): T => structuredClone(x);
 
 /** A page of `all` from `after`, this store's own cursor (the offset after an item), each item as `wrap` names it. */
-function offsetPage<T, W>(all: T[], limit: number, after: string | undefined, wrap: (item: T) => W): { items: (W & { cursor: string })[]; next?: string } {
+function offsetPage<T, W>(
+  all: T[],
+  limit: number,
+  after: string | undefined,
+  wrap: (item: T) => W,
+): { items: (W & { cursor: string })[]; next?: string } {
   const start = after === undefined ? 0 : Number(Buffer.from(after, 'base64url').toString());
   if (!Number.isInteger(start)) throw new Invalid('continue token is not one this list issued');
   const cursor = (n: number) => Buffer.from(String(n)).toString('base64url');
@@ -72,7 +155,10 @@ export class MemoryStore implements Store {
   }
 
   async transact(ops: StoreOp[]): Promise<void> {
-    if (ops.length > TRANSACTION_MAX_ITEMS) throw new Conflict(`this write touches ${ops.length} items, more than one transaction can hold (${TRANSACTION_MAX_ITEMS})`);
+    if (ops.length > TRANSACTION_MAX_ITEMS)
+      throw new Conflict(
+        `this write touches ${ops.length} items, more than one transaction can hold (${TRANSACTION_MAX_ITEMS})`,
+      );
     // Check every condition first, then write: all or nothing.
     const slugs = new Map(this.slugs);
     for (const [at, o] of ops.entries()) {
@@ -82,20 +168,29 @@ export class MemoryStore implements Store {
       const scope = scopeOf(o.kind, item);
       const slugKey = scope ? `${scope}#${o.kind}#${item.Slug}` : undefined;
       if (o.op === 'create') {
-        if (existing) throw refused(o.kind === 'Mark' ? 'the Tag already marks another revision of that Unit; use --move to move it' : `the ${o.kind} already exists`);
+        if (existing)
+          throw refused(
+            o.kind === 'Mark'
+              ? 'the Tag already marks another revision of that Unit; use --move to move it'
+              : `the ${o.kind} already exists`,
+          );
         if (slugKey) {
           if (slugs.has(slugKey)) throw refused(`a ${o.kind} with slug '${item.Slug}' already exists`);
           slugs.set(slugKey, keyOf(o.kind, item));
         }
       } else if (o.op === 'update') {
-        if (!existing || existing.Version !== o.expectedVersion) throw refused(`the ${o.kind} was changed by someone else since it was read (its Version no longer matches); read it again and retry`);
+        if (!existing || existing.Version !== o.expectedVersion)
+          throw refused(
+            `the ${o.kind} was changed by someone else since it was read (its Version no longer matches); read it again and retry`,
+          );
         if (scope && o.oldSlug !== undefined && o.oldSlug !== item.Slug) {
           if (slugs.has(slugKey!)) throw refused(`a ${o.kind} with slug '${item.Slug}' already exists`);
           slugs.delete(`${scope}#${o.kind}#${o.oldSlug}`);
           slugs.set(slugKey!, keyOf(o.kind, item));
         }
       } else if (o.op === 'delete') {
-        if (!existing || (typeof item.Version === 'number' && existing.Version !== item.Version)) throw refused(`the ${o.kind} was changed by someone else since it was read`);
+        if (!existing || (typeof item.Version === 'number' && existing.Version !== item.Version))
+          throw refused(`the ${o.kind} was changed by someone else since it was read`);
         if (slugKey) slugs.delete(slugKey);
       }
     }
@@ -113,7 +208,13 @@ export class MemoryStore implements Store {
 
   /** Groups packed into transactions of at most TRANSACTION_MAX_ITEMS ops, as the table packs them (items there). */
   transactGroups(groups: StoreOp[][], o: { tail?: number } = {}): Promise<GroupOutcome[]> {
-    return landGroups(groups, (g) => g.length, TRANSACTION_MAX_ITEMS, (part) => this.transact(part.flat()), o.tail);
+    return landGroups(
+      groups,
+      (g) => g.length,
+      TRANSACTION_MAX_ITEMS,
+      (part) => this.transact(part.flat()),
+      o.tail,
+    );
   }
 
   async createOrganization(org: Organization, admin: User, token: ApiToken): Promise<void> {
@@ -127,15 +228,22 @@ export class MemoryStore implements Store {
   getToken = async (hash: string) => this.one<ApiToken>('ApiToken', hash);
   tokensOf = async (orgId: string) => this.all<ApiToken>('ApiToken', (t) => t.OrganizationID === orgId);
   tokenById = async (orgId: string, tokenId: string) => (await this.tokensOf(orgId)).find((t) => t.TokenID === tokenId);
-  tokensOfUser = async (orgId: string, userId: string) => (await this.tokenPage(orgId, Number.MAX_SAFE_INTEGER, undefined, { userId })).items.map((x) => x.token);
+  tokensOfUser = async (orgId: string, userId: string) =>
+    (await this.tokenPage(orgId, Number.MAX_SAFE_INTEGER, undefined, { userId })).items.map((x) => x.token);
   /** Oldest first (CreatedAt, then ID); a cursor is the offset after an item (this store's own cursor). */
   tokenPage = async (orgId: string, limit: number, after?: string, o: { userId?: string } = {}) => {
-    const all = (await this.tokensOf(orgId)).filter((t) => o.userId === undefined || (t.UserID ?? '') === o.userId).sort((a, b) => (a.CreatedAt < b.CreatedAt ? -1 : a.CreatedAt > b.CreatedAt ? 1 : a.TokenID < b.TokenID ? -1 : 1));
+    const all = (await this.tokensOf(orgId))
+      .filter((t) => o.userId === undefined || (t.UserID ?? '') === o.userId)
+      .sort((a, b) =>
+        a.CreatedAt < b.CreatedAt ? -1 : a.CreatedAt > b.CreatedAt ? 1 : a.TokenID < b.TokenID ? -1 : 1,
+      );
     return offsetPage(all, limit, after, (token) => ({ token }));
   };
-  getUser = async (orgId: string, id: string) => this.all<User>('User', (u) => u.OrganizationID === orgId && u.UserID === id)[0];
+  getUser = async (orgId: string, id: string) =>
+    this.all<User>('User', (u) => u.OrganizationID === orgId && u.UserID === id)[0];
   listUsers = async (orgId: string) => this.all<User>('User', (u) => u.OrganizationID === orgId);
-  getGroup = async (orgId: string, id: string) => this.all<Group>('Group', (g) => g.OrganizationID === orgId && g.GroupID === id)[0];
+  getGroup = async (orgId: string, id: string) =>
+    this.all<Group>('Group', (g) => g.OrganizationID === orgId && g.GroupID === id)[0];
   listGroups = async (orgId: string) => this.all<Group>('Group', (g) => g.OrganizationID === orgId);
   async idInOrg(orgId: string, kind: OrgKind, slug: string) {
     return this.slugs.get(`org:${orgId}#${kind}#${slug}`);
@@ -155,27 +263,42 @@ export class MemoryStore implements Store {
   }
 
   createSpace = (space: Space) => this.transact([{ op: 'create', kind: 'Space', item: space }]);
-  spaceAndSlug = async (orgId: string, spaceId: string, kind: SluggedInSpace, slug: string) => ({ space: await this.getSpace(orgId, spaceId), id: await this.idInSpace(spaceId, kind, slug) });
-  getSpace = async (orgId: string, id: string) => this.all<Space>('Space', (s) => s.OrganizationID === orgId && s.SpaceID === id)[0];
+  spaceAndSlug = async (orgId: string, spaceId: string, kind: SluggedInSpace, slug: string) => ({
+    space: await this.getSpace(orgId, spaceId),
+    id: await this.idInSpace(spaceId, kind, slug),
+  });
+  getSpace = async (orgId: string, id: string) =>
+    this.all<Space>('Space', (s) => s.OrganizationID === orgId && s.SpaceID === id)[0];
   listSpaces = async (orgId: string) => this.all<Space>('Space', (s) => s.OrganizationID === orgId);
-  updateSpace = (space: Space, expectedVersion: number, oldSlug: string) => this.transact([{ op: 'update', kind: 'Space', item: space, expectedVersion, oldSlug }]);
+  updateSpace = (space: Space, expectedVersion: number, oldSlug: string) =>
+    this.transact([{ op: 'update', kind: 'Space', item: space, expectedVersion, oldSlug }]);
   deleteSpace = (space: Space) => this.transact([{ op: 'delete', kind: 'Space', item: space }]);
   createComponent = (c: Component) => this.transact([{ op: 'create', kind: 'Component', item: c }]);
-  getComponent = async (orgId: string, id: string) => this.all<Component>('Component', (c) => c.OrganizationID === orgId && c.ComponentID === id)[0];
+  getComponent = async (orgId: string, id: string) =>
+    this.all<Component>('Component', (c) => c.OrganizationID === orgId && c.ComponentID === id)[0];
   listComponents = async (orgId: string) => this.all<Component>('Component', (c) => c.OrganizationID === orgId);
 
-  getUnit = async (spaceId: string, id: string) => this.all<Unit>('Unit', (u) => u.SpaceID === spaceId && u.UnitID === id)[0];
+  getUnit = async (spaceId: string, id: string) =>
+    this.all<Unit>('Unit', (u) => u.SpaceID === spaceId && u.UnitID === id)[0];
   listUnits = async (spaceId: string) => this.all<Unit>('Unit', (u) => u.SpaceID === spaceId);
-  updateUnit = (unit: Unit, expectedVersion: number, oldSlug: string) => this.transact([{ op: 'update', kind: 'Unit', item: unit, expectedVersion, oldSlug }]);
+  updateUnit = (unit: Unit, expectedVersion: number, oldSlug: string) =>
+    this.transact([{ op: 'update', kind: 'Unit', item: unit, expectedVersion, oldSlug }]);
   async deleteUnit(unit: Unit): Promise<void> {
     await this.transact([{ op: 'delete', kind: 'Unit', item: unit }]);
-    for (const kind of ['Revision', 'Mutation', 'Mark'] as const) for (const [k, i] of this.table(kind)) if (i.UnitID === unit.UnitID) this.table(kind).delete(k);
+    for (const kind of ['Revision', 'Mutation', 'Mark'] as const)
+      for (const [k, i] of this.table(kind)) if (i.UnitID === unit.UnitID) this.table(kind).delete(k);
   }
   getRevision = async (unitId: string, num: number) => this.one<StoredRevision>('Revision', `${unitId}#${num}`);
-  getRevisions = async (keys: { UnitID: string; RevisionNum: number }[]) => keys.flatMap((k) => this.one<StoredRevision>('Revision', `${k.UnitID}#${k.RevisionNum}`) ?? []);
-  revisionsAt = async (keys: { UnitID: string; RevisionNum: number }[]) => (await this.getRevisions(keys)).map(({ Data: _d, ...r }) => r as Revision);
-  revisionsBetween = async (unitId: string, after: number, upTo: number) => (await this.listRevisions(unitId)).filter((r) => r.RevisionNum > after && r.RevisionNum <= upTo);
-  listRevisions = async (unitId: string) => this.all<StoredRevision>('Revision', (r) => r.UnitID === unitId).sort((a, b) => a.RevisionNum - b.RevisionNum).map(({ Data: _d, ...r }) => r as Revision);
+  getRevisions = async (keys: { UnitID: string; RevisionNum: number }[]) =>
+    keys.flatMap((k) => this.one<StoredRevision>('Revision', `${k.UnitID}#${k.RevisionNum}`) ?? []);
+  revisionsAt = async (keys: { UnitID: string; RevisionNum: number }[]) =>
+    (await this.getRevisions(keys)).map(({ Data: _d, ...r }) => r as Revision);
+  revisionsBetween = async (unitId: string, after: number, upTo: number) =>
+    (await this.listRevisions(unitId)).filter((r) => r.RevisionNum > after && r.RevisionNum <= upTo);
+  listRevisions = async (unitId: string) =>
+    this.all<StoredRevision>('Revision', (r) => r.UnitID === unitId)
+      .sort((a, b) => a.RevisionNum - b.RevisionNum)
+      .map(({ Data: _d, ...r }) => r as Revision);
   /** Newest first; a cursor is the offset after an item (this store's own cursor). */
   revisionPage = async (unitId: string, limit: number, after?: string) => {
     const all = (await this.listRevisions(unitId)).reverse();
@@ -186,74 +309,167 @@ export class MemoryStore implements Store {
     const all = (await this.listMutations(unitId)).reverse();
     return offsetPage(all, limit, after, (mutation) => ({ mutation }));
   };
-  listMutations = async (unitId: string) => this.all<Mutation>('Mutation', (r) => r.UnitID === unitId).sort((a, b) => a.RevisionNum - b.RevisionNum);
+  listMutations = async (unitId: string) =>
+    this.all<Mutation>('Mutation', (r) => r.UnitID === unitId).sort((a, b) => a.RevisionNum - b.RevisionNum);
 
-  createInSpace = async <T extends { SpaceID: string; Slug: string }>(kind: SpaceKind, item: T, also?: { marks?: MarkWrite[] }) =>
-    this.transact([{ op: 'create', kind, item }, ...(also?.marks ?? []).map((m): StoreOp => ({ op: 'create', kind: 'Mark', item: m }))]);
-  getInSpace = async <T>(kind: SpaceKind, spaceId: string, id: string) => this.all<T>(kind, (i) => i.SpaceID === spaceId && i[ID[kind]!] === id)[0];
+  createInSpace = async <T extends { SpaceID: string; Slug: string }>(
+    kind: SpaceKind,
+    item: T,
+    also?: { marks?: MarkWrite[] },
+  ) =>
+    this.transact([
+      { op: 'create', kind, item },
+      ...(also?.marks ?? []).map((m): StoreOp => ({ op: 'create', kind: 'Mark', item: m })),
+    ]);
+  getInSpace = async <T>(kind: SpaceKind, spaceId: string, id: string) =>
+    this.all<T>(kind, (i) => i.SpaceID === spaceId && i[ID[kind]!] === id)[0];
   listInSpace = async <T>(kind: SpaceKind, spaceId: string) => this.all<T>(kind, (i) => i.SpaceID === spaceId);
-  updateInSpace = <T extends { SpaceID: string; Slug: string }>(kind: SpaceKind, item: T, expectedVersion: number, oldSlug: string) => this.transact([{ op: 'update', kind, item, expectedVersion, oldSlug }]);
-  deleteInSpace = <T extends { SpaceID: string; Slug: string }>(kind: SpaceKind, item: T) => this.transact([{ op: 'delete', kind, item }]);
-  closeChangeSet = (cs: { SpaceID: string; ChangeSetID: string; Version: number }, next: object, tags: Tag[], marks: MarkWrite[], unlock: Unit[]) =>
+  updateInSpace = <T extends { SpaceID: string; Slug: string }>(
+    kind: SpaceKind,
+    item: T,
+    expectedVersion: number,
+    oldSlug: string,
+  ) => this.transact([{ op: 'update', kind, item, expectedVersion, oldSlug }]);
+  deleteInSpace = <T extends { SpaceID: string; Slug: string }>(kind: SpaceKind, item: T) =>
+    this.transact([{ op: 'delete', kind, item }]);
+  closeChangeSet = (
+    cs: { SpaceID: string; ChangeSetID: string; Version: number },
+    next: object,
+    tags: Tag[],
+    marks: MarkWrite[],
+    unlock: Unit[],
+  ) =>
     this.transact([
       { op: 'update', kind: 'ChangeSet', item: next, expectedVersion: cs.Version },
       ...tags.map((t): StoreOp => ({ op: 'create', kind: 'Tag', item: t })),
       ...marks.map((m): StoreOp => ({ op: 'create', kind: 'Mark', item: m })),
-      ...unlock.map((u): StoreOp => ({ op: 'update', kind: 'Unit', item: { ...u, ChangeSetID: undefined, ChangeSetStartRevisionNum: undefined, Version: u.Version + 1 }, expectedVersion: u.Version })),
+      ...unlock.map((u): StoreOp => ({
+        op: 'update',
+        kind: 'Unit',
+        item: { ...u, ChangeSetID: undefined, ChangeSetStartRevisionNum: undefined, Version: u.Version + 1 },
+        expectedVersion: u.Version,
+      })),
     ]);
 
   linksInto = async (unitId: string) => this.all<Link>('Link', (l) => l.ToUnitID === unitId);
-  targetsDeploying = async (orgId: string, deployObject: string) => this.all<Target>('Target', (t) => t.OrganizationID === orgId && t.DeployObject === deployObject);
+  targetsDeploying = async (orgId: string, deployObject: string) =>
+    this.all<Target>('Target', (t) => t.OrganizationID === orgId && t.DeployObject === deployObject);
   spacesReleasingTo = async (targetId: string) => this.all<Space>('Space', (x) => x.ReleaseTargetID === targetId);
   /** Newest first by number; a cursor is the offset after an item (this store's own cursor). */
   releasePage = async (spaceId: string, limit: number, after?: string) => {
-    const all = this.all<Release>('Release', (r) => r.SpaceID === spaceId).sort((a, b) => b.ReleaseNum - a.ReleaseNum || (a.ReleaseID < b.ReleaseID ? 1 : -1));
+    const all = this.all<Release>('Release', (r) => r.SpaceID === spaceId).sort(
+      (a, b) => b.ReleaseNum - a.ReleaseNum || (a.ReleaseID < b.ReleaseID ? 1 : -1),
+    );
     return offsetPage(all, limit, after, (release) => ({ release }));
   };
-  releasesAtChangeOrder = async (spaceId: string, changeOrderId: string) => this.all<Release>('Release', (r) => r.SpaceID === spaceId && r.ChangeOrderID === changeOrderId);
+  releasesAtChangeOrder = async (spaceId: string, changeOrderId: string) =>
+    this.all<Release>('Release', (r) => r.SpaceID === spaceId && r.ChangeOrderID === changeOrderId);
   /** A Space's attestations, each with RevokedBy when a record among them revoked it. */
   private attestationViews(spaceId: string): AttestationView[] {
     const all = this.all<Attestation>('Attestation', (a) => a.SpaceID === spaceId);
-    const revokedBy = new Map(all.filter((a) => a.RevokedAttestationID).map((a) => [a.RevokedAttestationID!, a.AttestationID]));
+    const revokedBy = new Map(
+      all.filter((a) => a.RevokedAttestationID).map((a) => [a.RevokedAttestationID!, a.AttestationID]),
+    );
     return all.map((a) => (revokedBy.has(a.AttestationID) ? { ...a, RevokedBy: revokedBy.get(a.AttestationID) } : a));
   }
   /** Newest first (CreatedAt, then ID), each with RevokedBy; a cursor is the offset after an item. */
   attestationPage = async (spaceId: string, limit: number, after?: string) => {
-    const all = this.attestationViews(spaceId).sort((a, b) => (a.CreatedAt < b.CreatedAt ? 1 : a.CreatedAt > b.CreatedAt ? -1 : a.AttestationID < b.AttestationID ? 1 : -1));
+    const all = this.attestationViews(spaceId).sort((a, b) =>
+      a.CreatedAt < b.CreatedAt ? 1 : a.CreatedAt > b.CreatedAt ? -1 : a.AttestationID < b.AttestationID ? 1 : -1,
+    );
     return offsetPage(all, limit, after, (attestation) => ({ attestation }));
   };
-  attestationById = async (spaceId: string, attestationId: string) => this.attestationViews(spaceId).find((x) => x.AttestationID === attestationId);
-  attestationsNaming = async (spaceId: string, units: { UnitID: string; DataHash: string }[], o: { anyContent?: boolean } = {}) => {
+  attestationById = async (spaceId: string, attestationId: string) =>
+    this.attestationViews(spaceId).find((x) => x.AttestationID === attestationId);
+  attestationsNaming = async (
+    spaceId: string,
+    units: { UnitID: string; DataHash: string }[],
+    o: { anyContent?: boolean } = {},
+  ) => {
     const asked = new Set(units.map((u) => (o.anyContent ? u.UnitID : `${u.UnitID}#${u.DataHash}`)));
-    return this.attestationViews(spaceId).filter((a) => a.Revisions.some((r) => asked.has(o.anyContent ? r.UnitID : `${r.UnitID}#${r.DataHash}`)));
+    return this.attestationViews(spaceId).filter((a) =>
+      a.Revisions.some((r) => asked.has(o.anyContent ? r.UnitID : `${r.UnitID}#${r.DataHash}`)),
+    );
   };
   changeOrdersOf = async (orgId: string, o: { notCompleted?: boolean; notAborted?: boolean } = {}) =>
-    this.all<ChangeOrder>('ChangeOrder', (c) => c.OrganizationID === orgId && (!o.notCompleted || c.Stage !== 'Completed') && (!o.notAborted || !c.AbortedReason));
+    this.all<ChangeOrder>(
+      'ChangeOrder',
+      (c) =>
+        c.OrganizationID === orgId &&
+        (!o.notCompleted || c.Stage !== 'Completed') &&
+        (!o.notAborted || !c.AbortedReason),
+    );
   /** In slug order, then by ID; a cursor is the offset after an item (this store's own cursor). */
-  changeOrderPage = async (orgId: string, limit: number, after?: string, o: { notCompleted?: boolean; notAborted?: boolean } = {}) => {
-    const all = (await this.changeOrdersOf(orgId, o)).sort((a, b) => (a.Slug < b.Slug ? -1 : a.Slug > b.Slug ? 1 : a.ChangeOrderID < b.ChangeOrderID ? -1 : 1));
+  changeOrderPage = async (
+    orgId: string,
+    limit: number,
+    after?: string,
+    o: { notCompleted?: boolean; notAborted?: boolean } = {},
+  ) => {
+    const all = (await this.changeOrdersOf(orgId, o)).sort((a, b) =>
+      a.Slug < b.Slug ? -1 : a.Slug > b.Slug ? 1 : a.ChangeOrderID < b.ChangeOrderID ? -1 : 1,
+    );
     return offsetPage(all, limit, after, (changeOrder) => ({ changeOrder }));
   };
   changeOrdersReaching = async (orgId: string, spaceId: string, o: { inFlight: true } | { toRelease: true }) =>
-    this.all<Progress>('Progress', (p) => p.SpaceID === spaceId && !!p.BaseSpaceID && (!('toRelease' in o) || releaseToRecord(p)))
-      .flatMap((progress) => this.all<ChangeOrder>('ChangeOrder', (c) => c.ChangeOrderID === progress.ChangeOrderID && c.SpaceID === progress.BaseSpaceID).map((co) => ({ co, progress })))
-      .filter(({ co }) => co.OrganizationID === orgId && (!('inFlight' in o) || (co.Stage !== 'Completed' && !co.AbortedReason)))
+    this.all<Progress>(
+      'Progress',
+      (p) => p.SpaceID === spaceId && !!p.BaseSpaceID && (!('toRelease' in o) || releaseToRecord(p)),
+    )
+      .flatMap((progress) =>
+        this.all<ChangeOrder>(
+          'ChangeOrder',
+          (c) => c.ChangeOrderID === progress.ChangeOrderID && c.SpaceID === progress.BaseSpaceID,
+        ).map((co) => ({ co, progress })),
+      )
+      .filter(
+        ({ co }) =>
+          co.OrganizationID === orgId && (!('inFlight' in o) || (co.Stage !== 'Completed' && !co.AbortedReason)),
+      )
       .sort((a, b) => (a.co.ChangeOrderID < b.co.ChangeOrderID ? -1 : 1));
-  progressAt = async (coId: string, spaceId: string) => this.all<Progress>('Progress', (p) => p.ChangeOrderID === coId && p.SpaceID === spaceId)[0];
+  progressAt = async (coId: string, spaceId: string) =>
+    this.all<Progress>('Progress', (p) => p.ChangeOrderID === coId && p.SpaceID === spaceId)[0];
   progressOf = async (coId: string) => this.all<Progress>('Progress', (p) => p.ChangeOrderID === coId);
-  releaseCounter = async (targetId: string): Promise<ReleaseCounter> => this.one<ReleaseCounter>('ReleaseCounter', targetId) ?? { TargetID: targetId, Value: 0, Version: 0 };
-  putMark = (m: MarkWrite) => this.transact([{ op: m.Move ? 'put' : 'create', kind: 'Mark', item: { TagID: m.TagID, UnitID: m.UnitID, SpaceID: m.SpaceID, RevisionNum: m.RevisionNum, UpdatedAt: m.UpdatedAt } } as StoreOp]);
-  marksOfTag = async (tagId: string) => tagMarksAsRead(tagId, this.all<StoredMark>('Mark', (m) => m.TagID === tagId));
+  releaseCounter = async (targetId: string): Promise<ReleaseCounter> =>
+    this.one<ReleaseCounter>('ReleaseCounter', targetId) ?? { TargetID: targetId, Value: 0, Version: 0 };
+  putMark = (m: MarkWrite) =>
+    this.transact([
+      {
+        op: m.Move ? 'put' : 'create',
+        kind: 'Mark',
+        item: {
+          TagID: m.TagID,
+          UnitID: m.UnitID,
+          SpaceID: m.SpaceID,
+          RevisionNum: m.RevisionNum,
+          UpdatedAt: m.UpdatedAt,
+        },
+      } as StoreOp,
+    ]);
+  marksOfTag = async (tagId: string) =>
+    tagMarksAsRead(
+      tagId,
+      this.all<StoredMark>('Mark', (m) => m.TagID === tagId),
+    );
   changeOrderMarks = async (tags: { start?: string; end: string; release?: string }) => {
     const end = this.all<StoredMark>('Mark', (m) => m.TagID === tags.end);
-    const read = (t?: string) => (t ? tagMarksAsRead(t, this.all<StoredMark>('Mark', (m) => m.TagID === t), end) : []);
+    const read = (t?: string) =>
+      t
+        ? tagMarksAsRead(
+            t,
+            this.all<StoredMark>('Mark', (m) => m.TagID === t),
+            end,
+          )
+        : [];
     return { start: read(tags.start), end: tagMarksAsRead(tags.end, end), release: read(tags.release) };
   };
   marksOfUnit = async (unitId: string) => unitMarksAsRead(this.all<StoredMark>('Mark', (m) => m.UnitID === unitId));
   marksAt = async (unitIds: string[], tagIds: string[]) => {
     const [units, tags] = [new Set(unitIds), new Set(tagIds)];
     const stored = this.all<StoredMark>('Mark', (m) => units.has(m.UnitID) && tags.has(m.TagID));
-    return [...units].flatMap((u) => unitMarksAsRead(stored.filter((m) => m.UnitID === u)).filter((m) => tags.has(m.TagID)));
+    return [...units].flatMap((u) =>
+      unitMarksAsRead(stored.filter((m) => m.UnitID === u)).filter((m) => tags.has(m.TagID)),
+    );
   };
   readonly processed = new Map<string, number>();
   readonly idempotency = new Map<string, IdempotencyRecord>();
@@ -263,11 +479,20 @@ export class MemoryStore implements Store {
     if (this.idempotency.has(id)) throw new Conflict(`Idempotency-Key '${r.Key}' is taken`);
     this.idempotency.set(id, copy(r));
   };
-  finishIdempotency = async (r: IdempotencyRecord) => void this.idempotency.set(`${r.OrganizationID}#${r.UserID}#${r.Key}`, copy(r));
+  finishIdempotency = async (r: IdempotencyRecord) =>
+    void this.idempotency.set(`${r.OrganizationID}#${r.UserID}#${r.Key}`, copy(r));
   releaseIdempotency = async (o: string, u: string, k: string) => void this.idempotency.delete(`${o}#${u}#${k}`);
-  pendingEvents = async (limit: number) => this.all<OutboxItem>('Outbox').sort((a, b) => (a.CreatedAt + a.EventID < b.CreatedAt + b.EventID ? -1 : 1)).slice(0, limit);
+  pendingEvents = async (limit: number) =>
+    this.all<OutboxItem>('Outbox')
+      .sort((a, b) => (a.CreatedAt + a.EventID < b.CreatedAt + b.EventID ? -1 : 1))
+      .slice(0, limit);
   deletePendingEvent = async (eventId: string) => void this.table('Outbox').delete(eventId);
-  slugPage = async (scope: { orgId: string } | { spaceId: string }, kind: string, limit: number, after?: string): Promise<SlugPage> => {
+  slugPage = async (
+    scope: { orgId: string } | { spaceId: string },
+    kind: string,
+    limit: number,
+    after?: string,
+  ): Promise<SlugPage> => {
     const prefix = `${'orgId' in scope ? `org:${scope.orgId}` : `space:${scope.spaceId}`}#${kind}#`;
     const cursor = (slug: string) => Buffer.from(JSON.stringify({ prefix, slug })).toString('base64url');
     let from = '';
@@ -276,17 +501,29 @@ export class MemoryStore implements Store {
       if (c.prefix !== prefix) throw new Invalid('continue token is not one this list issued');
       from = c.slug;
     }
-    const all = [...this.slugs.entries()].filter(([k]) => k.startsWith(prefix)).map(([k, key]) => ({ Slug: k.slice(prefix.length), ID: key })).filter((c) => c.Slug > from).sort((a, b) => (a.Slug < b.Slug ? -1 : 1));
+    const all = [...this.slugs.entries()]
+      .filter(([k]) => k.startsWith(prefix))
+      .map(([k, key]) => ({ Slug: k.slice(prefix.length), ID: key }))
+      .filter((c) => c.Slug > from)
+      .sort((a, b) => (a.Slug < b.Slug ? -1 : 1));
     const claims = all.slice(0, limit).map((c) => ({ ...c, Cursor: cursor(c.Slug) }));
     return { claims, next: all.length > limit ? claims.at(-1)!.Cursor : undefined };
   };
-  getMany = async <T>(kind: string, _scopeId: string, ids: string[]) => ids.map((id) => this.one<T>(kind as WriteKind, id)).filter((x): x is T => !!x);
-  listHolds = async (orgId: string, o: { inForceAt?: Date } = {}) => this.all<Hold>('Hold', (h) => h.OrganizationID === orgId && (!o.inForceAt || inForce(h as unknown as Hold, o.inForceAt)));
-  getHold = async (orgId: string, id: string) => this.all<Hold>('Hold', (h) => h.OrganizationID === orgId && h.HoldID === id)[0];
+  getMany = async <T>(kind: string, _scopeId: string, ids: string[]) =>
+    ids.map((id) => this.one<T>(kind as WriteKind, id)).filter((x): x is T => !!x);
+  listHolds = async (orgId: string, o: { inForceAt?: Date } = {}) =>
+    this.all<Hold>(
+      'Hold',
+      (h) => h.OrganizationID === orgId && (!o.inForceAt || inForce(h as unknown as Hold, o.inForceAt)),
+    );
+  getHold = async (orgId: string, id: string) =>
+    this.all<Hold>('Hold', (h) => h.OrganizationID === orgId && h.HoldID === id)[0];
   getJob = async (jobId: string) => this.one<JobRecord>('Job', jobId);
-  jobParts = async (jobId: string) => this.all<JobPartRecord>('JobPart', (p) => p.JobID === jobId).sort((a, b) => (a.Part < b.Part ? -1 : 1));
+  jobParts = async (jobId: string) =>
+    this.all<JobPartRecord>('JobPart', (p) => p.JobID === jobId).sort((a, b) => (a.Part < b.Part ? -1 : 1));
   jobPartDone = async (jobId: string, part: string) => this.table('JobPart').has(`${jobId}#${part}`);
   runningJobs = async () => this.all<{ JobID: string }>('RunningJob').map((j) => j.JobID);
   eventProcessed = async (eventId: string, consumer: string) => this.processed.has(`${eventId}#${consumer}`);
-  markEventProcessed = async (eventId: string, consumer: string, expiresAtEpoch: number) => void this.processed.set(`${eventId}#${consumer}`, expiresAtEpoch);
+  markEventProcessed = async (eventId: string, consumer: string, expiresAtEpoch: number) =>
+    void this.processed.set(`${eventId}#${consumer}`, expiresAtEpoch);
 }

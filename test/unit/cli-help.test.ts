@@ -28,26 +28,48 @@ afterEach(() => {
 const cub = (...words: string[]) => main(words);
 
 describe('cub --help, for every verb', () => {
-  const verbs = Object.entries(VERBS).flatMap(([entity, vs]) => Object.entries(vs).map(([verb, h]) => ({ entity, verb, h })));
+  const verbs = Object.entries(VERBS).flatMap(([entity, vs]) =>
+    Object.entries(vs).map(([verb, h]) => ({ entity, verb, h })),
+  );
 
-  it.each(verbs)('cub $entity $verb --help prints its usage, every flag with its line, and an example; it contacts nothing', async ({ entity, verb, h }) => {
-    // -h after an argument, --help before: both only ask.
-    for (const words of [[entity, verb, 'some-name', '--space', 'acme', '-h'], [entity, verb, '--help', 'some-name']]) {
-      stdout = '';
-      expect(await cub(...words), words.join(' ')).toBe(0);
-      expect(stdout).toMatch(new RegExp(`^Usage: cub ${entity} ${verb} \\[options\\]`));
-      expect(stdout.replace(/\s+/g, ' ')).toContain(` ${h.summary} `);
-      for (const [name, help] of h.args ?? []) expect(stdout).toMatch(new RegExp(`\\n  ${name.replace(/[<>[\].]/g, '')} +${help.slice(0, 20).replace(/[()[\].*+?|\\]/g, '\\$&')}`));
-      for (const f of [...(h.flags ?? []), ...GLOBAL]) {
-        const [name, help] = typeof f === 'string' ? [f, FLAGS[f]!.help] : f;
-        if (FLAGS[name]!.hidden) expect(stdout).not.toContain(`--${name} `);
-        else expect(stdout).toMatch(new RegExp(`--${name}\\b[^\\n]* {2}${help.split(' ').slice(0, 3).join(' ').replace(/[()[\].*+?|\\]/g, '\\$&')}`));
+  it.each(verbs)(
+    'cub $entity $verb --help prints its usage, every flag with its line, and an example; it contacts nothing',
+    async ({ entity, verb, h }) => {
+      // -h after an argument, --help before: both only ask.
+      for (const words of [
+        [entity, verb, 'some-name', '--space', 'acme', '-h'],
+        [entity, verb, '--help', 'some-name'],
+      ]) {
+        stdout = '';
+        expect(await cub(...words), words.join(' ')).toBe(0);
+        expect(stdout).toMatch(new RegExp(`^Usage: cub ${entity} ${verb} \\[options\\]`));
+        expect(stdout.replace(/\s+/g, ' ')).toContain(` ${h.summary} `);
+        for (const [name, help] of h.args ?? [])
+          expect(stdout).toMatch(
+            new RegExp(
+              `\\n  ${name.replace(/[<>[\].]/g, '')} +${help.slice(0, 20).replace(/[()[\].*+?|\\]/g, '\\$&')}`,
+            ),
+          );
+        for (const f of [...(h.flags ?? []), ...GLOBAL]) {
+          const [name, help] = typeof f === 'string' ? [f, FLAGS[f]!.help] : f;
+          if (FLAGS[name]!.hidden) expect(stdout).not.toContain(`--${name} `);
+          else
+            expect(stdout).toMatch(
+              new RegExp(
+                `--${name}\\b[^\\n]* {2}${help
+                  .split(' ')
+                  .slice(0, 3)
+                  .join(' ')
+                  .replace(/[()[\].*+?|\\]/g, '\\$&')}`,
+              ),
+            );
+        }
+        expect(stdout).toMatch(new RegExp(`\\nExample:\\n  cub ${entity} ${verb}( |\\n)`));
+        expect(stderr).toBe('');
       }
-      expect(stdout).toMatch(new RegExp(`\\nExample:\\n  cub ${entity} ${verb}( |\\n)`));
-      expect(stderr).toBe('');
-    }
-    expect(fetched).toEqual([]);
-  });
+      expect(fetched).toEqual([]);
+    },
+  );
 
   it.each(Object.keys(VERBS))('cub %s --help lists its verbs, and cub help %s says the same', async (entity) => {
     expect(await cub(entity, '--help')).toBe(0);
@@ -95,11 +117,27 @@ describe('the parser refuses what it does not know, naming it', () => {
 
   it('a flag given twice keeps the last value; a repeatable one keeps all', async () => {
     const sent: unknown[] = [];
-    vi.spyOn(Client.prototype, 'request').mockImplementation(async (_m: string, _p: string, opts?: { body?: unknown }) => {
-      sent.push(opts?.body);
-      throw new ApiError(0, 'Unreachable', 'no server in this test');
-    });
-    expect(await cub('space', 'create', 'x', '--label', 'a=1', '--label', 'b=2', '--display-name', 'one', '--display-name', 'two')).toBe(1);
+    vi.spyOn(Client.prototype, 'request').mockImplementation(
+      async (_m: string, _p: string, opts?: { body?: unknown }) => {
+        sent.push(opts?.body);
+        throw new ApiError(0, 'Unreachable', 'no server in this test');
+      },
+    );
+    expect(
+      await cub(
+        'space',
+        'create',
+        'x',
+        '--label',
+        'a=1',
+        '--label',
+        'b=2',
+        '--display-name',
+        'one',
+        '--display-name',
+        'two',
+      ),
+    ).toBe(1);
     expect(sent).toEqual([{ Slug: 'x', DisplayName: 'two', Labels: { a: '1', b: '2' }, Annotations: {} }]);
   });
 });

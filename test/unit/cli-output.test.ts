@@ -26,7 +26,12 @@ describe('progress on standard error', () => {
     await vi.advanceTimersByTimeAsync(100);
     finish('landed');
     expect(await shown).toBe('landed');
-    expect(tty.written).toEqual(['\r⠋ promoting acme-base/bump into prod 0.0s', '\r⠙ promoting acme-base/bump into prod 0.1s', '\r⠹ promoting acme-base/bump into prod 1.3s', '\r\x1b[K']);
+    expect(tty.written).toEqual([
+      '\r⠋ promoting acme-base/bump into prod 0.0s',
+      '\r⠙ promoting acme-base/bump into prod 0.1s',
+      '\r⠹ promoting acme-base/bump into prod 1.3s',
+      '\r\x1b[K',
+    ]);
     // Nothing more is drawn once it has ended.
     await vi.advanceTimersByTimeAsync(1_000);
     expect(tty.written).toHaveLength(4);
@@ -34,7 +39,9 @@ describe('progress on standard error', () => {
 
   it('clears its line when the work fails, and the failure is the caller’s to report', async () => {
     const tty = stream(true);
-    await expect(withProgress('publishing', Promise.reject(new Error('HTTP 409')), { stream: tty, now: () => 0 })).rejects.toThrow('HTTP 409');
+    await expect(
+      withProgress('publishing', Promise.reject(new Error('HTTP 409')), { stream: tty, now: () => 0 }),
+    ).rejects.toThrow('HTTP 409');
     expect(tty.written.at(-1)).toBe('\r\x1b[K');
   });
 
@@ -62,7 +69,11 @@ describe('colours', () => {
     failed('HTTP 409: stale', tty, { NO_COLOR: 'yes' });
     const pipe = stream(false);
     failed('HTTP 409: stale', pipe, {});
-    expect([...tty.written, ...pipe.written]).toEqual(['\x1b[31mFailed:\x1b[0m HTTP 409: stale\n', 'Failed: HTTP 409: stale\n', 'Failed: HTTP 409: stale\n']);
+    expect([...tty.written, ...pipe.written]).toEqual([
+      '\x1b[31mFailed:\x1b[0m HTTP 409: stale\n',
+      'Failed: HTTP 409: stale\n',
+      'Failed: HTTP 409: stale\n',
+    ]);
   });
 
   it('a table header is bold only when asked', () => {

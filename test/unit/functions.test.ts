@@ -24,7 +24,9 @@ describe('functions change exactly what they name', () => {
     const c = deployment(r.data).spec.template.spec.containers;
     expect(c[0].image).toBe('ghcr.io/cubbychat/backend:v452');
     expect(c[1].image).toBe('ghcr.io/cubbychat/proxy:v3');
-    expect(r.written).toEqual([{ Resource: 'Deployment/backend', Path: 'spec.template.spec.containers.?name=backend.image' }]);
+    expect(r.written).toEqual([
+      { Resource: 'Deployment/backend', Path: 'spec.template.spec.containers.?name=backend.image' },
+    ]);
   });
 
   it('set-image-reference-by-uri takes a digest', () => {
@@ -45,7 +47,9 @@ describe('functions change exactly what they name', () => {
 
   it('set-env-var updates an existing variable and adds a new one', () => {
     const r1 = runFunction('set-env-var', ['backend', 'CHAT_TITLE', 'Cubby Chat 2.0'], backend);
-    expect(deployment(r1.data).spec.template.spec.containers[0].env).toEqual([{ name: 'CHAT_TITLE', value: 'Cubby Chat 2.0' }]);
+    expect(deployment(r1.data).spec.template.spec.containers[0].env).toEqual([
+      { name: 'CHAT_TITLE', value: 'Cubby Chat 2.0' },
+    ]);
     expect(r1.written[0]!.Path).toBe('spec.template.spec.containers.?name=backend.env.?name=CHAT_TITLE.value');
     const r2 = runFunction('set-env-var', ['sidecar', 'MODE', 'proxy'], backend);
     expect(deployment(r2.data).spec.template.spec.containers[1].env).toEqual([{ name: 'MODE', value: 'proxy' }]);
@@ -58,7 +62,11 @@ describe('functions change exactly what they name', () => {
     expect(annotated.map((d) => d.metadata.annotations.owner)).toEqual(['chat-team', 'chat-team']);
     const ns = docs(runFunction('set-namespace', ['cubbychat'], backend).data);
     expect(ns.map((d) => d.metadata.namespace)).toEqual(['cubbychat', 'cubbychat']);
-    const nsDoc = runFunction('set-namespace', ['cubbychat'], 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: confighubplaceholder\n');
+    const nsDoc = runFunction(
+      'set-namespace',
+      ['cubbychat'],
+      'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: confighubplaceholder\n',
+    );
     expect(parse(nsDoc.data).metadata.name).toBe('cubbychat');
   });
 
@@ -87,17 +95,30 @@ describe('functions change exactly what they name', () => {
   });
 
   it('takes named arguments as --param=value', () => {
-    const r = runFunction('set-image-reference-by-uri', ['--repository-uri=ghcr.io/cubbychat/backend', '--image-reference=:v9'], backend);
+    const r = runFunction(
+      'set-image-reference-by-uri',
+      ['--repository-uri=ghcr.io/cubbychat/backend', '--image-reference=:v9'],
+      backend,
+    );
     expect(deployment(r.data).spec.template.spec.containers[0].image).toBe('ghcr.io/cubbychat/backend:v9');
   });
 });
 
 describe('diff names changes by path, lists by key', () => {
   it('reports a replica change and an env change by container and variable name', () => {
-    const after = runFunction('set-env-var', ['backend', 'CHAT_TITLE', 'X'], runFunction('set-replicas', ['2'], backend).data).data;
+    const after = runFunction(
+      'set-env-var',
+      ['backend', 'CHAT_TITLE', 'X'],
+      runFunction('set-replicas', ['2'], backend).data,
+    ).data;
     expect(diffData('Kubernetes/YAML', backend, after)).toEqual([
       { Resource: 'Deployment/backend', Path: 'spec.replicas', Op: 'Update', Value: 2 },
-      { Resource: 'Deployment/backend', Path: 'spec.template.spec.containers.?name=backend.env.?name=CHAT_TITLE.value', Op: 'Update', Value: 'X' },
+      {
+        Resource: 'Deployment/backend',
+        Path: 'spec.template.spec.containers.?name=backend.env.?name=CHAT_TITLE.value',
+        Op: 'Update',
+        Value: 'X',
+      },
     ]);
   });
 
@@ -112,7 +133,9 @@ describe('diff names changes by path, lists by key', () => {
   });
 
   it('replaces a list without keys as a whole', () => {
-    expect(diffData('AppConfig/YAML', 'a: [1, 2]\n', 'a: [2, 1]\n')).toEqual([{ Resource: '', Path: 'a', Op: 'Replace', Value: [2, 1] }]);
+    expect(diffData('AppConfig/YAML', 'a: [1, 2]\n', 'a: [2, 1]\n')).toEqual([
+      { Resource: '', Path: 'a', Op: 'Replace', Value: [2, 1] },
+    ]);
   });
 });
 
@@ -121,7 +144,12 @@ describe('paths and hashing', () => {
     const p = formatPath(['metadata', 'labels', 'app.kubernetes.io/name']);
     expect(p).toBe('metadata.labels["app.kubernetes.io/name"]');
     expect(parsePath(p)).toEqual(['metadata', 'labels', 'app.kubernetes.io/name']);
-    expect(parsePath('spec.containers.?name=web.image')).toEqual(['spec', 'containers', { key: 'name', value: 'web' }, 'image']);
+    expect(parsePath('spec.containers.?name=web.image')).toEqual([
+      'spec',
+      'containers',
+      { key: 'name', value: 'web' },
+      'image',
+    ]);
   });
   it('hashes data as sha256 hex and compresses losslessly', () => {
     expect(dataHash('abc')).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { evaluateGates, evaluatePrerequisite, refusal, type GateChangeOrder, type SpaceGateState } from '../../lib/gates/prerequisites.ts';
+import {
+  evaluateGates,
+  evaluatePrerequisite,
+  refusal,
+  type GateChangeOrder,
+  type SpaceGateState,
+} from '../../lib/gates/prerequisites.ts';
 import type { Release, Space } from '../../lib/model/entities.ts';
 
 const space = (over: Partial<Space> = {}): Space => ({
@@ -43,7 +49,10 @@ const co: GateChangeOrder = {
   workflow: {
     Stages: [],
     CustomPrerequisites: [
-      { Name: 'not-frozen', Expression: "cel:!('code-freeze' in Space.Annotations) || Space.Annotations['code-freeze'] != 'true'" },
+      {
+        Name: 'not-frozen',
+        Expression: "cel:!('code-freeze' in Space.Annotations) || Space.Annotations['code-freeze'] != 'true'",
+      },
       { Name: 'verified', Expression: "cel:Release.Annotations['verified'] == 'yes'" },
       { Name: 'low-risk', Expression: "cel:ChangeOrder.Labels.risk == 'low'" },
     ],
@@ -63,23 +72,112 @@ const healthy = { Sync: 'Synced', Health: 'Healthy', Operation: 'Succeeded' } as
 describe('gates are pure functions of what they read', () => {
   const cases: [string, string, SpaceGateState, boolean, RegExp][] = [
     ['Validated passes clean data', 'Validated', state(), true, /no validation errors/],
-    ['Validated fails on errors in what would be bundled', 'Validated', state({ changed: [{ slug: 'deployment', revision: 3, validationErrors: { placeholders: 'left' }, unitId: 'u1', dataHash: 'h3', authors: [] }] }), false, /deployment revision 3 \(left\)/],
-    ['Released needs a release carrying the change', 'Released', state({ published: [release(1, undefined)] }), false, /has taken change order 'release-v452' but has not released it/],
-    ['Released is satisfied by one', 'Released', state({ published: [release(2, 'co1')] }), true, /released it in release 2/],
-    ['Released passes a space with no release target', 'Released', state({ space: space({ ReleaseTargetID: undefined }) }), true, /no release target/],
-    ['Healthy never holds without a release target', 'Healthy', state({ space: space({ ReleaseTargetID: undefined }) }), false, /never healthy/],
-    ['Healthy waits for a report on the release', 'Healthy', state({ published: [release(2, 'co1')] }), false, /release 2 has not been reported on yet/],
-    ['Healthy reads the latest release, not an older healthy one', 'Healthy', state({ published: [release(3, 'co1'), release(2, 'co1', healthy)] }), false, /release 3 has not been reported on yet/],
-    ['Healthy needs the latest to carry the change', 'Healthy', state({ published: [release(3, undefined, healthy), release(2, 'co1', healthy)] }), false, /latest published release does not carry it/],
-    ['Healthy holds when Synced and Healthy', 'Healthy', state({ published: [release(2, 'co1', healthy)] }), true, /Synced and Healthy/],
-    ['Healthy fails while an operation runs', 'Healthy', state({ published: [release(2, 'co1', { ...healthy, Operation: 'Running' })] }), false, /operation Running/],
-    ['Healthy fails when degraded', 'Healthy', state({ published: [release(2, 'co1', { Sync: 'Synced', Health: 'Degraded' })] }), false, /Synced, Degraded/],
-    ['cel sees Space', 'not-frozen', state({ space: space({ Annotations: { 'code-freeze': 'true' } }) }), false, /requires not-frozen: the expression is false/],
+    [
+      'Validated fails on errors in what would be bundled',
+      'Validated',
+      state({
+        changed: [
+          {
+            slug: 'deployment',
+            revision: 3,
+            validationErrors: { placeholders: 'left' },
+            unitId: 'u1',
+            dataHash: 'h3',
+            authors: [],
+          },
+        ],
+      }),
+      false,
+      /deployment revision 3 \(left\)/,
+    ],
+    [
+      'Released needs a release carrying the change',
+      'Released',
+      state({ published: [release(1, undefined)] }),
+      false,
+      /has taken change order 'release-v452' but has not released it/,
+    ],
+    [
+      'Released is satisfied by one',
+      'Released',
+      state({ published: [release(2, 'co1')] }),
+      true,
+      /released it in release 2/,
+    ],
+    [
+      'Released passes a space with no release target',
+      'Released',
+      state({ space: space({ ReleaseTargetID: undefined }) }),
+      true,
+      /no release target/,
+    ],
+    [
+      'Healthy never holds without a release target',
+      'Healthy',
+      state({ space: space({ ReleaseTargetID: undefined }) }),
+      false,
+      /never healthy/,
+    ],
+    [
+      'Healthy waits for a report on the release',
+      'Healthy',
+      state({ published: [release(2, 'co1')] }),
+      false,
+      /release 2 has not been reported on yet/,
+    ],
+    [
+      'Healthy reads the latest release, not an older healthy one',
+      'Healthy',
+      state({ published: [release(3, 'co1'), release(2, 'co1', healthy)] }),
+      false,
+      /release 3 has not been reported on yet/,
+    ],
+    [
+      'Healthy needs the latest to carry the change',
+      'Healthy',
+      state({ published: [release(3, undefined, healthy), release(2, 'co1', healthy)] }),
+      false,
+      /latest published release does not carry it/,
+    ],
+    [
+      'Healthy holds when Synced and Healthy',
+      'Healthy',
+      state({ published: [release(2, 'co1', healthy)] }),
+      true,
+      /Synced and Healthy/,
+    ],
+    [
+      'Healthy fails while an operation runs',
+      'Healthy',
+      state({ published: [release(2, 'co1', { ...healthy, Operation: 'Running' })] }),
+      false,
+      /operation Running/,
+    ],
+    [
+      'Healthy fails when degraded',
+      'Healthy',
+      state({ published: [release(2, 'co1', { Sync: 'Synced', Health: 'Degraded' })] }),
+      false,
+      /Synced, Degraded/,
+    ],
+    [
+      'cel sees Space',
+      'not-frozen',
+      state({ space: space({ Annotations: { 'code-freeze': 'true' } }) }),
+      false,
+      /requires not-frozen: the expression is false/,
+    ],
     ['cel passes a Space without the annotation (|| short-circuits)', 'not-frozen', state(), true, /holds/],
     ['cel sees the Release carrying the change', 'verified', state({ published: [release(2, 'co1')] }), true, /holds/],
     ['cel with no Release carrying the change cannot hold', 'verified', state(), false, /cannot be evaluated/],
     ['cel sees the ChangeOrder', 'low-risk', state(), true, /holds/],
-    ['attestations: none recorded', 'two-approvers', state(), false, /requires two-approvers: 2 Approval attestation\(s\) from eligible attesters who did not write the change; deployment revision 3 has 0 of 2/],
+    [
+      'attestations: none recorded',
+      'two-approvers',
+      state(),
+      false,
+      /requires two-approvers: 2 Approval attestation\(s\) from eligible attesters who did not write the change; deployment revision 3 has 0 of 2/,
+    ],
   ];
   it.each(cases)('%s', (_name, prerequisite, s, satisfied, message) => {
     const g = evaluatePrerequisite(prerequisite, co, s);
@@ -90,7 +188,10 @@ describe('gates are pure functions of what they read', () => {
 
   it('checks taken first, and reads like the spec when refused', () => {
     const notTaken = state({ taken: false });
-    const gates = evaluateGates(['Released', 'two-approvers'], co, [notTaken, state({ space: space({ SpaceID: 's2', Slug: 'acme-staging', Labels: { Variant: 'staging' } }) })]);
+    const gates = evaluateGates(['Released', 'two-approvers'], co, [
+      notTaken,
+      state({ space: space({ SpaceID: 's2', Slug: 'acme-staging', Labels: { Variant: 'staging' } }) }),
+    ]);
     expect(gates.map((g) => [g.Prerequisite, g.Satisfied])).toEqual([
       ['Taken', false],
       ['Taken', true],

@@ -29,7 +29,12 @@ describe('landGroups: a Space’s Units written together, each whole or not at a
   it('leaves out a refused group with its reason and sends the rest again; the tail waits for every group before it', async () => {
     const t = table(new Set([1]));
     const out = await landGroups(groupsOf([7, 7, 7, 3]), (g) => g.length, 100, t.send, 1);
-    expect(out.map((o) => (o instanceof WriteRefused ? o.message : o))).toEqual(['landed', 'refused g1.0', 'landed', 'skipped']);
+    expect(out.map((o) => (o instanceof WriteRefused ? o.message : o))).toEqual([
+      'landed',
+      'refused g1.0',
+      'landed',
+      'skipped',
+    ]);
     expect(t.landed).toEqual([[...groupsOf([7])[0]!, ...groupsOf([7, 7, 7])[2]!]]);
   });
 
@@ -44,22 +49,32 @@ describe('landGroups: a Space’s Units written together, each whole or not at a
 
   it('for any groups and refusals: refused ones alone fail, the rest land once each, no transaction passes the limit, the tail only after all', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.integer({ min: 1, max: 40 }), { minLength: 0, maxLength: 20 }), fc.array(fc.nat(19)), fc.nat(3), async (sizes, badList, tailWanted) => {
-        const tail = Math.min(tailWanted, sizes.length);
-        const bad = new Set(badList.filter((b) => b < sizes.length));
-        const t = table(bad);
-        const out = await landGroups(groupsOf(sizes), (g) => g.length, 100, t.send, tail);
-        const first = sizes.length - tail;
-        for (const [i, o] of out.entries()) {
-          if (i >= first && [...bad].some((b) => b < i)) expect(o).toBe('skipped');
-          else if (bad.has(i)) expect(o).toBeInstanceOf(WriteRefused);
-          else expect(o).toBe('landed');
-        }
-        for (const p of t.sent) expect(p.length).toBeLessThanOrEqual(100);
-        const landedItems = t.landed.flat();
-        expect(new Set(landedItems).size).toBe(landedItems.length);
-        expect(landedItems.sort()).toEqual(groupsOf(sizes).filter((_, i) => out[i] === 'landed').flat().sort());
-      }),
+      fc.asyncProperty(
+        fc.array(fc.integer({ min: 1, max: 40 }), { minLength: 0, maxLength: 20 }),
+        fc.array(fc.nat(19)),
+        fc.nat(3),
+        async (sizes, badList, tailWanted) => {
+          const tail = Math.min(tailWanted, sizes.length);
+          const bad = new Set(badList.filter((b) => b < sizes.length));
+          const t = table(bad);
+          const out = await landGroups(groupsOf(sizes), (g) => g.length, 100, t.send, tail);
+          const first = sizes.length - tail;
+          for (const [i, o] of out.entries()) {
+            if (i >= first && [...bad].some((b) => b < i)) expect(o).toBe('skipped');
+            else if (bad.has(i)) expect(o).toBeInstanceOf(WriteRefused);
+            else expect(o).toBe('landed');
+          }
+          for (const p of t.sent) expect(p.length).toBeLessThanOrEqual(100);
+          const landedItems = t.landed.flat();
+          expect(new Set(landedItems).size).toBe(landedItems.length);
+          expect(landedItems.sort()).toEqual(
+            groupsOf(sizes)
+              .filter((_, i) => out[i] === 'landed')
+              .flat()
+              .sort(),
+          );
+        },
+      ),
     );
   });
 });

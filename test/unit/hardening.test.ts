@@ -12,7 +12,11 @@ import { matches, parseWhere, WhereError } from '../../lib/where/index.ts';
 import { likeMatches } from '../../lib/where/patterns.ts';
 
 /** LIKE as a regular expression, for comparison on small inputs only (it backtracks). */
-const likeByRegex = (pattern: string, value: string) => new RegExp(`^${[...pattern].map((c) => (c === '%' ? '.*' : c === '_' ? '.' : c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('')}$`, 's').test(value);
+const likeByRegex = (pattern: string, value: string) =>
+  new RegExp(
+    `^${[...pattern].map((c) => (c === '%' ? '.*' : c === '_' ? '.' : c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('')}$`,
+    's',
+  ).test(value);
 
 describe('bounded pattern matching in where', () => {
   it('runs regexes on RE2: what backtracks in JavaScript is answered, and RE2-only syntax is a 400 when parsed', () => {
@@ -35,9 +39,12 @@ describe('bounded pattern matching in where', () => {
     expect(likeMatches('a%a', 'a', false)).toBe(false);
   });
 
-  test.prop([fc.stringMatching(/^[ab%_]{0,8}$/), fc.stringMatching(/^[abc]{0,10}$/)])('agrees with a regex translation of LIKE on every small pattern', (pattern, value) => {
-    expect(likeMatches(pattern, value, false)).toBe(likeByRegex(pattern, value));
-  });
+  test.prop([fc.stringMatching(/^[ab%_]{0,8}$/), fc.stringMatching(/^[abc]{0,10}$/)])(
+    'agrees with a regex translation of LIKE on every small pattern',
+    (pattern, value) => {
+      expect(likeMatches(pattern, value, false)).toBe(likeByRegex(pattern, value));
+    },
+  );
 
   it("reads only a map's own keys: Labels.constructor is a label named constructor", () => {
     expect(matches(parseWhere('Labels.constructor IS NOT NULL', 'Space'), { Labels: {} })).toBe(false);
@@ -56,21 +63,32 @@ describe('bounded pattern matching in where', () => {
 
 describe('bounded CEL', () => {
   it('refuses, when compiled, what could stall an evaluation: nested comprehensions, matches(), size', () => {
-    expect(() => compileCel("cel:Space.Labels.all(k, ChangeOrder.ResolvedSpaceIDs.exists(s, s == k))")).toThrow('exists() inside another comprehension is not allowed: nested comprehensions multiply their cost');
+    expect(() => compileCel('cel:Space.Labels.all(k, ChangeOrder.ResolvedSpaceIDs.exists(s, s == k))')).toThrow(
+      'exists() inside another comprehension is not allowed: nested comprehensions multiply their cost',
+    );
     expect(() => compileCel("cel:Space.Slug.matches('(a+)+$')")).toThrow(/matches\(\) is not available/);
     expect(() => compileCel(`cel:${'Space.Slug == "a" || '.repeat(120)}true`)).toThrow(/more than 2048|AST|nodes/i);
     expect(() => compileCel(`cel:[${Array.from({ length: 100 }, (_, i) => i).join(',')}].size() > 0`)).toThrow();
     // One comprehension is fine.
-    expect(compileCel("cel:Space.Labels.exists(k, k == 'tier')")({ Space: { Labels: { tier: 'x' } }, ChangeOrder: {}, Release: null })).toBe(true);
+    expect(
+      compileCel("cel:Space.Labels.exists(k, k == 'tier')")({
+        Space: { Labels: { tier: 'x' } },
+        ChangeOrder: {},
+        Release: null,
+      }),
+    ).toBe(true);
   });
 
-  test.prop([fc.string({ maxLength: 200 })])('compiles or refuses any text with an Error, never hangs or crashes', (text) => {
-    try {
-      compileCel(`cel:${text}`);
-    } catch (e) {
-      expect(e).toBeInstanceOf(Error);
-    }
-  });
+  test.prop([fc.string({ maxLength: 200 })])(
+    'compiles or refuses any text with an Error, never hangs or crashes',
+    (text) => {
+      try {
+        compileCel(`cel:${text}`);
+      } catch (e) {
+        expect(e).toBeInstanceOf(Error);
+      }
+    },
+  );
 });
 
 describe('unit data, loaded once and bounded', () => {
@@ -78,11 +96,15 @@ describe('unit data, loaded once and bounded', () => {
   it('refuses alias bombs, unknown tags and duplicate keys with a 400', () => {
     expect(() => loadYaml(billion)).toThrow(/Data expands to more than 2000000 values/);
     expect(() => validateData('ConfigHub/YAML', 'a: !evil 1\n')).toThrow(Invalid);
-    expect(() => validateData('Kubernetes/YAML', 'kind: A\nmetadata:\n  name: a\nkind: B\n')).toThrow(/duplicated mapping key/);
+    expect(() => validateData('Kubernetes/YAML', 'kind: A\nmetadata:\n  name: a\nkind: B\n')).toThrow(
+      /duplicated mapping key/,
+    );
   });
 
   it('reads __proto__ and constructor as plain keys', () => {
-    const [doc] = loadYaml('kind: ConfigMap\nmetadata:\n  name: p\ndata:\n  __proto__: polluted\n  constructor: x\n') as Record<string, Record<string, unknown>>[];
+    const [doc] = loadYaml(
+      'kind: ConfigMap\nmetadata:\n  name: p\ndata:\n  __proto__: polluted\n  constructor: x\n',
+    ) as Record<string, Record<string, unknown>>[];
     expect(Object.getPrototypeOf(doc!.data)).toBe(Object.prototype);
     expect(Object.keys(doc!.data!)).toEqual(['__proto__', 'constructor']);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
@@ -98,8 +120,14 @@ describe('unit data, loaded once and bounded', () => {
     expect(JSON.stringify(each.Changes).length).toBeLessThan(150 * 1024);
   });
 
-  test.prop([fc.dictionary(fc.string({ minLength: 1, maxLength: 8 }), fc.oneof(fc.string({ maxLength: 8 }), fc.integer()), { maxKeys: 8 })])('functions never crash on generated resources: a result or a 400', (extra) => {
-    const doc = `kind: Deployment\nmetadata:\n  name: d\n${Object.entries(extra).map(([k, v]) => `${JSON.stringify(k)}: ${JSON.stringify(v)}`).join('\n')}\n`;
+  test.prop([
+    fc.dictionary(fc.string({ minLength: 1, maxLength: 8 }), fc.oneof(fc.string({ maxLength: 8 }), fc.integer()), {
+      maxKeys: 8,
+    }),
+  ])('functions never crash on generated resources: a result or a 400', (extra) => {
+    const doc = `kind: Deployment\nmetadata:\n  name: d\n${Object.entries(extra)
+      .map(([k, v]) => `${JSON.stringify(k)}: ${JSON.stringify(v)}`)
+      .join('\n')}\n`;
     try {
       validateData('Kubernetes/YAML', doc);
       runFunction('set-label', ['tier', 'web'], doc);
@@ -123,7 +151,29 @@ describe('YAML scalars read as the writer means them', () => {
   it('reads plain scalars by YAML 1.2 core, as the yaml library that writes Unit data does', async () => {
     const { parse } = await import('yaml');
     const { loadYaml } = await import('../../lib/config/load.ts');
-    for (const v of ['0b0', '1_000', '0o17', '0x1F', '+12', '-3', '1e3', '.5', '1.', '.inf', '-.Inf', 'true', 'True', 'yes', '~', 'null', '012', '1:20', '2026-12-03', '0.1e-2', '+.5']) {
+    for (const v of [
+      '0b0',
+      '1_000',
+      '0o17',
+      '0x1F',
+      '+12',
+      '-3',
+      '1e3',
+      '.5',
+      '1.',
+      '.inf',
+      '-.Inf',
+      'true',
+      'True',
+      'yes',
+      '~',
+      'null',
+      '012',
+      '1:20',
+      '2026-12-03',
+      '0.1e-2',
+      '+.5',
+    ]) {
       expect((loadYaml(`k: ${v}\n`)[0] as { k: unknown }).k, v).toEqual(parse(`k: ${v}\n`).k);
     }
     expect(Number.isNaN((loadYaml('k: .nan\n')[0] as { k: number }).k)).toBe(true);

@@ -8,17 +8,30 @@ const caller: Caller = { OrganizationID: 'org', UserID: 'alice', Role: 'Admin' }
 const space = (slug: string) => ({ SpaceID: `id-${slug}`, Slug: slug }) as Space;
 
 /** A kind of job that records, per Space, which wave ran it; the end writes the list it got. */
-function recorder(log: string[], fail: (slug: string) => boolean = () => false): JobHandler<{ note: string }, { SpaceID: string; Slug: string; Wave: number; Note: string; Failed?: string }> {
+function recorder(
+  log: string[],
+  fail: (slug: string) => boolean = () => false,
+): JobHandler<{ note: string }, { SpaceID: string; Slug: string; Wave: number; Note: string; Failed?: string }> {
   return {
     async run(_deps, _job, plan, wave, spaces) {
       for (const s of spaces) if (fail(s.Slug)) throw new Error(`${s.Slug} broke`);
       log.push(...spaces.map((s) => `${wave}:${s.Slug}`));
       return { results: spaces.map((s) => ({ SpaceID: s.SpaceID, Slug: s.Slug, Wave: wave, Note: plan.note })) };
     },
-    gaveUp: (spaces, error) => spaces.map((s) => ({ SpaceID: s.SpaceID, Slug: s.Slug, Wave: -1, Note: '', Failed: error })),
-    summary: (r) => ({ SpaceID: r.SpaceID, Action: r.Failed ? 'Failed' : 'Done', ...(r.Failed ? { Error: r.Failed } : {}) }),
+    gaveUp: (spaces, error) =>
+      spaces.map((s) => ({ SpaceID: s.SpaceID, Slug: s.Slug, Wave: -1, Note: '', Failed: error })),
+    summary: (r) => ({
+      SpaceID: r.SpaceID,
+      Action: r.Failed ? 'Failed' : 'Done',
+      ...(r.Failed ? { Error: r.Failed } : {}),
+    }),
     async finish(deps, _job, _plan, results, end) {
-      await deps.store.transact(end(results.some((r) => r.Failed) ? 207 : 200, { Slugs: results.map((r) => r.Slug), Failed: results.filter((r) => r.Failed).map((r) => r.Slug) }));
+      await deps.store.transact(
+        end(results.some((r) => r.Failed) ? 207 : 200, {
+          Slugs: results.map((r) => r.Slug),
+          Failed: results.filter((r) => r.Failed).map((r) => r.Slug),
+        }),
+      );
     },
   };
 }
@@ -76,11 +89,21 @@ describe('jobs', () => {
     expect(job).toMatchObject({ State: 'Running', Total: 6, Parts: [2, 1, 1], PartSpaces: 2 });
     expect(await store.runningJobs()).toEqual(['j1']);
     // Only the first wave is sent; the next is sent by whoever writes the wave's last part.
-    expect(sent).toEqual([{ JobID: 'j1', Wave: 0, Part: 0 }, { JobID: 'j1', Wave: 0, Part: 1 }]);
+    expect(sent).toEqual([
+      { JobID: 'j1', Wave: 0, Part: 0 },
+      { JobID: 'j1', Wave: 0, Part: 1 },
+    ]);
     await run(handlers, sent[1]!);
     const midway = await jobView(deps, handlers, caller, 'j1');
     expect(midway).toMatchObject({ State: 'Running', Done: 1, Total: 6 });
-    expect(midway.Spaces.map((s) => `${s.SpaceSlug}:${s.State}`)).toEqual(['a:Pending', 'b:Pending', 'c:Done', 'd:Pending', 'e:Pending', 'f:Pending']);
+    expect(midway.Spaces.map((s) => `${s.SpaceSlug}:${s.State}`)).toEqual([
+      'a:Pending',
+      'b:Pending',
+      'c:Done',
+      'd:Pending',
+      'e:Pending',
+      'f:Pending',
+    ]);
     await run(handlers, sent[0]!);
     expect(sent.slice(2)).toEqual([{ JobID: 'j1', Wave: 1, Part: 0 }]);
     // A message delivered again does nothing twice (the next wave's part, still waiting, is not sent twice).
@@ -90,10 +113,17 @@ describe('jobs', () => {
     await run(handlers, sent[3]!);
     expect(log).toEqual(['0:c', '0:a', '0:b', '1:d', '2:e', '2:f']);
     const done = await jobView(deps, handlers, caller, 'j1');
-    expect(done).toMatchObject({ State: 'Done', Done: 6, Status: 200, Result: { Slugs: ['a', 'b', 'c', 'd', 'e', 'f'], Failed: [] } });
+    expect(done).toMatchObject({
+      State: 'Done',
+      Done: 6,
+      Status: 200,
+      Result: { Slugs: ['a', 'b', 'c', 'd', 'e', 'f'], Failed: [] },
+    });
     expect(await store.runningJobs()).toEqual([]);
     // Another organization does not see it.
-    await expect(jobView(deps, handlers, { ...caller, OrganizationID: 'other' }, 'j1')).rejects.toThrow("job 'j1' not found");
+    await expect(jobView(deps, handlers, { ...caller, OrganizationID: 'other' }, 'j1')).rejects.toThrow(
+      "job 'j1' not found",
+    );
   });
 
   it('writes a part given up on as failed, so the job still ends and says which Spaces failed', async () => {
@@ -107,7 +137,11 @@ describe('jobs', () => {
     await run(handlers, sent[3]!);
     const v = await jobView(deps, handlers, caller, 'j2');
     expect(v).toMatchObject({ State: 'Done', Status: 207, Result: { Failed: ['d'] } });
-    expect(v.Spaces.find((s) => s.SpaceSlug === 'd')).toMatchObject({ State: 'Done', Action: 'Failed', Error: 'd broke' });
+    expect(v.Spaces.find((s) => s.SpaceSlug === 'd')).toMatchObject({
+      State: 'Done',
+      Action: 'Failed',
+      Error: 'd broke',
+    });
   });
 
   it('is taken up after a restart from what the table says: the parts not written are sent again', async () => {
@@ -129,7 +163,12 @@ describe('jobs', () => {
     const { sent, deps, store, run } = setup();
     let finished = 0;
     const base = recorder([]);
-    const handlers = { Promote: { ...base, finish: async (...a: Parameters<typeof base.finish>) => void (finished++, await base.finish(...a)) } } as unknown as JobHandlers;
+    const handlers = {
+      Promote: {
+        ...base,
+        finish: async (...a: Parameters<typeof base.finish>) => void (finished++, await base.finish(...a)),
+      },
+    } as unknown as JobHandlers;
     await startJob(deps, caller, { jobId: 'j4', kind: 'Promote', waves: [[space('a')]], plan: { note: 'n' } });
     await Promise.all([run(handlers, sent[0]!), run(handlers, sent[0]!)]);
     expect(finished).toBe(1);

@@ -7,12 +7,19 @@ import { ListQuery } from '../../lib/api/schemas.ts';
 /** Parts (as Units or Spaces) each holding items newest first, read with an offset cursor of their own, counting reads. */
 function fixture(parts: { id: string; Slug: string; items: number[] }[]) {
   const reads: string[] = [];
-  const read = across('things', parts, (p) => p.id, async (p, want, after) => {
-    reads.push(p.id);
-    const start = after === undefined ? 0 : Number(after);
-    const items = p.items.slice(start, start + want).map((n, i) => ({ item: { Part: p.Slug, N: n }, cursor: String(start + i + 1) }));
-    return { items, next: start + want < p.items.length ? String(start + want) : undefined };
-  });
+  const read = across(
+    'things',
+    parts,
+    (p) => p.id,
+    async (p, want, after) => {
+      reads.push(p.id);
+      const start = after === undefined ? 0 : Number(after);
+      const items = p.items
+        .slice(start, start + want)
+        .map((n, i) => ({ item: { Part: p.Slug, N: n }, cursor: String(start + i + 1) }));
+      return { items, next: start + want < p.items.length ? String(start + want) : undefined };
+    },
+  );
   return { read, reads };
 }
 const names = (items: { Part: string; N: number }[]) => items.map((x) => `${x.Part}/${x.N}`);
@@ -64,21 +71,49 @@ describe('a list across parts', () => {
     const first = await keyedPage(fixture(parts).read, [], { limit: 3 });
     expect(names(first.items)).toEqual(['api/2', 'api/1', 'web/3']);
     const without = fixture(parts.filter((p) => p.Slug !== 'web'));
-    expect(names((await keyedPage(without.read, [], { limit: 5, continue: first.continueToken })).items)).toEqual(['worker/1']);
+    expect(names((await keyedPage(without.read, [], { limit: 5, continue: first.continueToken })).items)).toEqual([
+      'worker/1',
+    ]);
   });
 
   it('refuses a token that is not one of its own', async () => {
-    const other = across('others', parts, (p) => p.id, async () => ({ items: [{ item: { Part: 'x', N: 1 }, cursor: '1' }], next: '1' }));
+    const other = across(
+      'others',
+      parts,
+      (p) => p.id,
+      async () => ({ items: [{ item: { Part: 'x', N: 1 }, cursor: '1' }], next: '1' }),
+    );
     const theirs = (await keyedPage(other, [], { limit: 1 })).continueToken!;
-    for (const token of [theirs, 'bm90LWEtY3Vyc29y', '%%%', Buffer.from('{"l":"things","s":1}').toString('base64url')]) {
+    for (const token of [
+      theirs,
+      'bm90LWEtY3Vyc29y',
+      '%%%',
+      Buffer.from('{"l":"things","s":1}').toString('base64url'),
+    ]) {
       await expect(keyedPage(fixture(parts).read, [], { limit: 1, continue: token })).rejects.toThrow(Invalid);
     }
   });
 
   it('fits its token in what a list takes, with the longest slug and a part’s own cursor', async () => {
     const slug = 'a'.repeat(128);
-    const inner = Buffer.from(JSON.stringify({ pk: `$baton#SpaceID_${'f'.repeat(36)}`, sk: `$releaseentry_1#ReleaseNum_0000000003#ReleaseID_${'e'.repeat(36)}` })).toString('base64url');
-    const read = across('releases', [{ id: 'f'.repeat(36), Slug: slug }], (p) => p.id, async () => ({ items: [{ item: 1, cursor: inner }, { item: 2, cursor: inner }], next: inner }));
+    const inner = Buffer.from(
+      JSON.stringify({
+        pk: `$baton#SpaceID_${'f'.repeat(36)}`,
+        sk: `$releaseentry_1#ReleaseNum_0000000003#ReleaseID_${'e'.repeat(36)}`,
+      }),
+    ).toString('base64url');
+    const read = across(
+      'releases',
+      [{ id: 'f'.repeat(36), Slug: slug }],
+      (p) => p.id,
+      async () => ({
+        items: [
+          { item: 1, cursor: inner },
+          { item: 2, cursor: inner },
+        ],
+        next: inner,
+      }),
+    );
     const token = (await keyedPage(read, [], { limit: 1 })).continueToken!;
     expect(ListQuery.safeParse({ limit: '1', continue: token }).success).toBe(true);
   });

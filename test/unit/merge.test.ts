@@ -55,13 +55,22 @@ const cases: Case[] = [
     name: 'named list items are matched by name, not index',
     upstream: (d) => (d[0].spec.template.spec.containers[1].image = 'ghcr.io/chat/proxy:v2'),
     downstream: (d) => d[0].spec.template.spec.containers.reverse(),
-    expect: (d) => expect(d[0].spec.template.spec.containers.map((c: any) => [c.name, c.image])).toEqual([['proxy', 'ghcr.io/chat/proxy:v2'], ['backend', 'ghcr.io/chat/backend:v1']]),
+    expect: (d) =>
+      expect(d[0].spec.template.spec.containers.map((c: any) => [c.name, c.image])).toEqual([
+        ['proxy', 'ghcr.io/chat/proxy:v2'],
+        ['backend', 'ghcr.io/chat/backend:v1'],
+      ]),
   },
   {
     name: 'env vars are matched by name inside a named container',
     upstream: (d) => (d[0].spec.template.spec.containers[0].env[1].value = 'debug'),
     downstream: (d) => d[0].spec.template.spec.containers[0].env.unshift({ name: 'REGION', value: 'eu' }),
-    expect: (d) => expect(d[0].spec.template.spec.containers[0].env).toEqual([{ name: 'REGION', value: 'eu' }, { name: 'CHAT_TITLE', value: 'Cubby Chat' }, { name: 'LOG_LEVEL', value: 'debug' }]),
+    expect: (d) =>
+      expect(d[0].spec.template.spec.containers[0].env).toEqual([
+        { name: 'REGION', value: 'eu' },
+        { name: 'CHAT_TITLE', value: 'Cubby Chat' },
+        { name: 'LOG_LEVEL', value: 'debug' },
+      ]),
   },
   {
     name: 'an added container and an added port arrive; ports are keyed by containerPort',
@@ -99,7 +108,13 @@ const cases: Case[] = [
       expect(d[0].spec.template.spec.containers[0].env[0].value).toBe('Cubby Chat (dev)');
       expect(d[0].spec.replicas).toBe(3);
     },
-    held: [{ Path: 'spec.template.spec.containers.?name=backend.env.?name=CHAT_TITLE.value', UpstreamValue: 'Cubby Chat 2.0', DownstreamValue: 'Cubby Chat (dev)' }],
+    held: [
+      {
+        Path: 'spec.template.spec.containers.?name=backend.env.?name=CHAT_TITLE.value',
+        UpstreamValue: 'Cubby Chat 2.0',
+        DownstreamValue: 'Cubby Chat (dev)',
+      },
+    ],
   },
   {
     name: 'a protected path the upstream set to the same value holds nothing',
@@ -123,13 +138,26 @@ describe('three-way merge by path', () => {
     const downstream = edit(base, c.downstream);
     const r = mergeData('Kubernetes/YAML', base, upstreamEnd, downstream, c.protect ?? []);
     c.expect(js(r.data));
-    if (c.held) expect(r.held.map(({ Path, UpstreamValue, DownstreamValue }) => ({ Path, UpstreamValue, DownstreamValue }))).toEqual(c.held);
+    if (c.held)
+      expect(
+        r.held.map(({ Path, UpstreamValue, DownstreamValue }) => ({ Path, UpstreamValue, DownstreamValue })),
+      ).toEqual(c.held);
     else expect(r.held).toEqual([]);
   });
 
   it('an upstream that adds a resource the downstream already has takes its values and keeps downstream-only fields', () => {
-    const r = mergeData('Kubernetes/YAML', '', 'kind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 3\n', 'kind: Deployment\nmetadata:\n  name: web\n  namespace: team\nspec:\n  replicas: 1\n', []);
-    expect(js(r.data)[0]).toEqual({ kind: 'Deployment', metadata: { name: 'web', namespace: 'team' }, spec: { replicas: 3 } });
+    const r = mergeData(
+      'Kubernetes/YAML',
+      '',
+      'kind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 3\n',
+      'kind: Deployment\nmetadata:\n  name: web\n  namespace: team\nspec:\n  replicas: 1\n',
+      [],
+    );
+    expect(js(r.data)[0]).toEqual({
+      kind: 'Deployment',
+      metadata: { name: 'web', namespace: 'team' },
+      spec: { replicas: 3 },
+    });
   });
 
   it('keeps comments and key order of the downstream', () => {
@@ -146,9 +174,14 @@ describe('three-way merge by path', () => {
   it('merges AppConfig JSON and properties by key', () => {
     const j = mergeData('AppConfig/JSON', '{"a":1,"b":{"c":1}}', '{"a":2,"b":{"c":1}}', '{"a":1,"b":{"c":9}}', []);
     expect(JSON.parse(j.data)).toEqual({ a: 2, b: { c: 9 } });
-    const p = mergeData('AppConfig/Properties', 'a=1\nb=1\n', 'a=2\nb=1\n', 'a=1\nb=7\n', [{ Resource: '', Path: 'a' }]);
+    const p = mergeData('AppConfig/Properties', 'a=1\nb=1\n', 'a=2\nb=1\n', 'a=1\nb=7\n', [
+      { Resource: '', Path: 'a' },
+    ]);
     expect(p.data).toBe('a=1\nb=7\n');
     expect(p.held).toEqual([{ Resource: '', Path: 'a', Op: 'Update', UpstreamValue: '2', DownstreamValue: '1' }]);
-    expect(parse(mergeData('AppConfig/YAML', 'x: 1\ny: 1\n', 'x: 2\ny: 1\n', 'x: 1\ny: 3\n', []).data)).toEqual({ x: 2, y: 3 });
+    expect(parse(mergeData('AppConfig/YAML', 'x: 1\ny: 1\n', 'x: 2\ny: 1\n', 'x: 1\ny: 3\n', []).data)).toEqual({
+      x: 2,
+      y: 3,
+    });
   });
 });

@@ -14,15 +14,35 @@ const ids = () => {
 const aborted = (slug: string): BatonEvent => ({
   source: SOURCE,
   detailType: DetailType.ChangeOrderAborted,
-  detail: { OrganizationID: ORG, SpaceID: uuid(90), ChangeOrderID: uuid(91), Slug: slug, AbortedReason: 'broken', AbortedAt: '2026-12-03T00:00:00.000Z', AbortedBy: 'u' },
+  detail: {
+    OrganizationID: ORG,
+    SpaceID: uuid(90),
+    ChangeOrderID: uuid(91),
+    Slug: slug,
+    AbortedReason: 'broken',
+    AbortedAt: '2026-12-03T00:00:00.000Z',
+    AbortedBy: 'u',
+  },
 });
 
 describe('the transactional outbox', () => {
   it('turns events into outbox items checked against their contract, each with its EventID', () => {
     const [op] = eventOps(ids(), [aborted('co')]);
-    expect(op).toMatchObject({ op: 'create', kind: 'Outbox', item: { EventID: uuid(1), OrganizationID: ORG, Source: 'baton', DetailType: 'ChangeOrder Aborted', CreatedAt: '2026-12-03T00:00:00.000Z' } });
+    expect(op).toMatchObject({
+      op: 'create',
+      kind: 'Outbox',
+      item: {
+        EventID: uuid(1),
+        OrganizationID: ORG,
+        Source: 'baton',
+        DetailType: 'ChangeOrder Aborted',
+        CreatedAt: '2026-12-03T00:00:00.000Z',
+      },
+    });
     expect((op!.item as OutboxItem).Detail).toMatchObject({ EventID: uuid(1), Slug: 'co' });
-    expect(() => eventOps(ids(), [{ ...aborted('co'), detail: { OrganizationID: ORG, Slug: 'co' } }])).toThrow(/event 'ChangeOrder Aborted' does not meet its contract: .*SpaceID/);
+    expect(() => eventOps(ids(), [{ ...aborted('co'), detail: { OrganizationID: ORG, Slug: 'co' } }])).toThrow(
+      /event 'ChangeOrder Aborted' does not meet its contract: .*SpaceID/,
+    );
   });
 
   it('publishes what a transaction wrote once it commits, and nothing from a transaction that failed', async () => {
@@ -30,12 +50,23 @@ describe('the transactional outbox', () => {
     const bus = new InProcessBus(true);
     const store = publishingStore(raw, bus);
     const deps = ids();
-    const space = { SpaceID: uuid(50), OrganizationID: ORG, Slug: 's', Labels: {}, Annotations: {}, CreatedAt: '', UpdatedAt: '', Version: 1 };
+    const space = {
+      SpaceID: uuid(50),
+      OrganizationID: ORG,
+      Slug: 's',
+      Labels: {},
+      Annotations: {},
+      CreatedAt: '',
+      UpdatedAt: '',
+      Version: 1,
+    };
     await store.transact([{ op: 'create', kind: 'Space', item: space }, ...eventOps(deps, [aborted('first')])]);
     expect(bus.log.map((e) => e.detail.Slug)).toEqual(['first']);
     expect(await raw.pendingEvents(10)).toEqual([]);
     // The Space exists already: the transaction fails whole, its event with it.
-    await expect(store.transact([{ op: 'create', kind: 'Space', item: space }, ...eventOps(deps, [aborted('second')])])).rejects.toThrow(/already exists/);
+    await expect(
+      store.transact([{ op: 'create', kind: 'Space', item: space }, ...eventOps(deps, [aborted('second')])]),
+    ).rejects.toThrow(/already exists/);
     expect(bus.log.map((e) => e.detail.Slug)).toEqual(['first']);
     expect(await raw.pendingEvents(10)).toEqual([]);
   });
@@ -59,11 +90,19 @@ describe('the transactional outbox', () => {
     const ops = eventOps(deps, [aborted('a'), aborted('b'), aborted('c')]);
     await raw.transact(ops);
     const put: string[] = [];
-    const bus = { put: async (es: BatonEvent[]) => {
-      if (es[0]!.detail.Slug === 'b') throw new Error('the bus is gone');
-      put.push(String(es[0]!.detail.Slug));
-    } };
-    await expect(publishOutbox(raw, bus, ops.map((o) => o.item as OutboxItem))).rejects.toThrow('the bus is gone');
+    const bus = {
+      put: async (es: BatonEvent[]) => {
+        if (es[0]!.detail.Slug === 'b') throw new Error('the bus is gone');
+        put.push(String(es[0]!.detail.Slug));
+      },
+    };
+    await expect(
+      publishOutbox(
+        raw,
+        bus,
+        ops.map((o) => o.item as OutboxItem),
+      ),
+    ).rejects.toThrow('the bus is gone');
     expect(put).toEqual(['a']);
     expect((await raw.pendingEvents(10)).map((i) => i.Detail.Slug)).toEqual(['b', 'c']);
     const later = new InProcessBus(true);
@@ -76,10 +115,17 @@ describe('the transactional outbox', () => {
     const deps = { store, now: () => new Date('2026-12-03T00:00:00Z') };
     const e = { ...aborted('x'), detail: { ...aborted('x').detail, EventID: uuid(7) } };
     let runs = 0;
-    await expect(onceFor(deps, STAGE_RULE.name, e, async () => { runs++; throw new Error('down'); })).rejects.toThrow('down');
+    await expect(
+      onceFor(deps, STAGE_RULE.name, e, async () => {
+        runs++;
+        throw new Error('down');
+      }),
+    ).rejects.toThrow('down');
     expect(await onceFor(deps, STAGE_RULE.name, e, async () => void runs++)).toBe('done');
     expect(await onceFor(deps, STAGE_RULE.name, e, async () => void runs++)).toBe('duplicate');
     expect(runs).toBe(2);
-    expect(store.processed.get(`${uuid(7)}#${STAGE_RULE.name}`)).toBe(Date.parse('2026-12-03T00:00:00Z') / 1000 + 7 * 24 * 3600);
+    expect(store.processed.get(`${uuid(7)}#${STAGE_RULE.name}`)).toBe(
+      Date.parse('2026-12-03T00:00:00Z') / 1000 + 7 * 24 * 3600,
+    );
   });
 });

@@ -19,7 +19,13 @@ const caller: Caller = { OrganizationID: '0a000000-0000-4000-8000-000000000001',
 async function fleet(o: { configToo?: boolean } = {}) {
   const store = new MemoryStore();
   let n = 0;
-  const deps: Deps & ChangeDeps = { store, bus: { put: async () => {} }, now: () => new Date('2026-12-01T00:00:00Z'), newId: () => `00000000-0000-4000-8000-${String(++n).padStart(12, '0')}`, newToken: () => 'token' };
+  const deps: Deps & ChangeDeps = {
+    store,
+    bus: { put: async () => {} },
+    now: () => new Date('2026-12-01T00:00:00Z'),
+    newId: () => `00000000-0000-4000-8000-${String(++n).padStart(12, '0')}`,
+    newToken: () => 'token',
+  };
   const { Space: base } = await uploadVariant(deps, caller, {
     Component: 'acme',
     Variant: 'base',
@@ -29,14 +35,25 @@ async function fleet(o: { configToo?: boolean } = {}) {
     ],
   });
   const { Space: dev } = await createVariant(deps, caller, { Name: 'dev', UpstreamSpaceID: 'acme-base', Stage: 'dev' });
-  const unitOf = async (space: Space, slug: string) => (await store.listUnits(space.SpaceID)).find((u) => u.Slug === slug)!;
+  const unitOf = async (space: Space, slug: string) =>
+    (await store.listUnits(space.SpaceID)).find((u) => u.Slug === slug)!;
   const baseDeployment = await unitOf(base, 'deployment');
-  await writeData(deps, caller, base, baseDeployment, deployment.replace(':v451', ':v452'), { source: 'Update', description: 'v452' });
+  await writeData(deps, caller, base, baseDeployment, deployment.replace(':v451', ':v452'), {
+    source: 'Update',
+    description: 'v452',
+  });
   if (o.configToo) {
     const baseConfig = await unitOf(base, 'config');
-    await writeData(deps, caller, base, baseConfig, config + '  CACHE: on\n', { source: 'Update', description: 'tuned' });
+    await writeData(deps, caller, base, baseConfig, config + '  CACHE: on\n', {
+      source: 'Update',
+      description: 'tuned',
+    });
   }
-  const { co } = await createChangeOrder(deps, caller, base, { Slug: 'release-v452', UpdateType: 'UpgradeUnit', PriorRevisions: 'Include' });
+  const { co } = await createChangeOrder(deps, caller, base, {
+    Slug: 'release-v452',
+    UpdateType: 'UpgradeUnit',
+    PriorRevisions: 'Include',
+  });
   return { store, deps, base, dev, co, unitOf };
 }
 
@@ -46,7 +63,8 @@ describe('promoting one Space over an in-memory store', () => {
     f = await fleet();
   });
 
-  const progressOf = async (co: ChangeOrder) => (await f.store.progressOf(co.ChangeOrderID)).map((p) => p.SpaceID).sort();
+  const progressOf = async (co: ChangeOrder) =>
+    (await f.store.progressOf(co.ChangeOrderID)).map((p) => p.SpaceID).sort();
 
   it('merges the change into the Unit it covers, marks the unchanged one, and records the Space as having taken it', async () => {
     const r = await promoteSpace(f.deps, caller, await promoteContext(f.deps, f.co, {}), f.dev);
@@ -57,7 +75,12 @@ describe('promoting one Space over an in-memory store', () => {
     ]);
     const dep = await f.unitOf(f.dev, 'deployment');
     expect(await dataAt(f.deps, dep, dep.HeadRevisionNum)).toContain('ghcr.io/acme/acme:v452');
-    expect((await f.store.marksOfTag(f.co.EndTagID)).filter((m) => m.SpaceID === f.dev.SpaceID).map((m) => [m.UnitID === dep.UnitID ? 'deployment' : 'config', m.RevisionNum]).sort()).toEqual([
+    expect(
+      (await f.store.marksOfTag(f.co.EndTagID))
+        .filter((m) => m.SpaceID === f.dev.SpaceID)
+        .map((m) => [m.UnitID === dep.UnitID ? 'deployment' : 'config', m.RevisionNum])
+        .sort(),
+    ).toEqual([
       ['config', 1],
       ['deployment', 2],
     ]);
@@ -68,26 +91,45 @@ describe('promoting one Space over an in-memory store', () => {
     const before = f.store.transactions.length;
     await promoteSpace(f.deps, caller, await promoteContext(f.deps, f.co, {}), f.dev);
     const dep = await f.unitOf(f.dev, 'deployment');
-    const tx = f.store.transactions.find((ops) => ops.some((o) => o.kind === 'Revision' && (o.item as { UnitID: string }).UnitID === dep.UnitID && (o.item as { RevisionNum: number }).RevisionNum === 2))!;
-    const marksOf = (unitId: string) => tx.filter((o) => o.kind === 'Mark' && (o.item as { UnitID: string }).UnitID === unitId).map((o) => (o.item as { TagID: string }).TagID).sort();
+    const tx = f.store.transactions.find((ops) =>
+      ops.some(
+        (o) =>
+          o.kind === 'Revision' &&
+          (o.item as { UnitID: string }).UnitID === dep.UnitID &&
+          (o.item as { RevisionNum: number }).RevisionNum === 2,
+      ),
+    )!;
+    const marksOf = (unitId: string) =>
+      tx
+        .filter((o) => o.kind === 'Mark' && (o.item as { UnitID: string }).UnitID === unitId)
+        .map((o) => (o.item as { TagID: string }).TagID)
+        .sort();
     expect(marksOf(dep.UnitID)).toEqual([f.co.EndTagID, f.co.PublishTagID, f.co.StartTagID].sort());
     expect(tx.some((o) => o.kind === 'Link' && o.op === 'update')).toBe(true);
     // The unchanged Unit's marks and the Space's progress come after the merge, in the same transaction: one for the Space.
     expect(f.store.transactions.length).toBe(before + 1);
-    expect(marksOf((await f.unitOf(f.dev, 'config')).UnitID)).toEqual([f.co.EndTagID, f.co.PublishTagID, f.co.StartTagID].sort());
+    expect(marksOf((await f.unitOf(f.dev, 'config')).UnitID)).toEqual(
+      [f.co.EndTagID, f.co.PublishTagID, f.co.StartTagID].sort(),
+    );
     expect(tx.map((o) => o.kind).slice(-1)).toEqual(['Progress']);
   });
 
   it('writes the Space’s Units together, yet a Unit refused there fails alone: the others land, its marks and the progress wait for a rerun', async () => {
     const g = await fleet({ configToo: true });
     const ctx = await promoteContext(g.deps, g.co, {});
-    const { Space: dev2 } = await createVariant(g.deps, caller, { Name: 'dev2', UpstreamSpaceID: 'acme-base', Stage: 'dev' });
+    const { Space: dev2 } = await createVariant(g.deps, caller, {
+      Name: 'dev2',
+      UpstreamSpaceID: 'acme-base',
+      Stage: 'dev',
+    });
     // Starting dev2 reads dev's Units too (a group is read together).
     const reads = readAhead(g.deps, ctx, [dev2, g.dev]);
     await reads(dev2);
     // dev's config is edited after the promotion read it: its write is refused, deployment's is not.
     const cfg = await g.unitOf(g.dev, 'config');
-    await writeData(g.deps, caller, g.dev, cfg, config.replace('LOG_LEVEL: info', 'LOG_LEVEL: debug'), { source: 'Update' });
+    await writeData(g.deps, caller, g.dev, cfg, config.replace('LOG_LEVEL: info', 'LOG_LEVEL: debug'), {
+      source: 'Update',
+    });
     const before = g.store.transactions.length;
     const r = await promoteSpace(g.deps, caller, ctx, g.dev, reads);
     expect(r.Action).toBe('Failed');
@@ -95,13 +137,25 @@ describe('promoting one Space over an in-memory store', () => {
       ['config', 'Failed', []],
       ['deployment', 'Upgrade', [2]],
     ]);
-    expect(r.Error).toBe('config: the Unit was changed by someone else since it was read (its Version no longer matches); read it again and retry');
+    expect(r.Error).toBe(
+      'config: the Unit was changed by someone else since it was read (its Version no longer matches); read it again and retry',
+    );
     // One transaction landed: deployment's revision, head, cursor and marks; nothing of config's, no progress.
     expect(g.store.transactions.length).toBe(before + 1);
     const landed = g.store.transactions.at(-1)!;
     const dep = await g.unitOf(g.dev, 'deployment');
-    expect(new Set(landed.map((o) => (o.item as { UnitID?: string; FromUnitID?: string }).UnitID ?? (o.item as { FromUnitID?: string }).FromUnitID))).toEqual(new Set([dep.UnitID]));
-    expect((await g.store.marksOfTag(g.co.EndTagID)).filter((m) => m.SpaceID === g.dev.SpaceID).map((m) => m.UnitID)).toEqual([dep.UnitID]);
+    expect(
+      new Set(
+        landed.map(
+          (o) =>
+            (o.item as { UnitID?: string; FromUnitID?: string }).UnitID ??
+            (o.item as { FromUnitID?: string }).FromUnitID,
+        ),
+      ),
+    ).toEqual(new Set([dep.UnitID]));
+    expect(
+      (await g.store.marksOfTag(g.co.EndTagID)).filter((m) => m.SpaceID === g.dev.SpaceID).map((m) => m.UnitID),
+    ).toEqual([dep.UnitID]);
     expect((await g.store.progressOf(g.co.ChangeOrderID)).map((p) => p.SpaceID)).toEqual([g.base.SpaceID]);
     expect((await g.unitOf(g.dev, 'config')).HeadRevisionNum).toBe(2);
     // A rerun merges config into the edit and records the Space.
@@ -113,13 +167,17 @@ describe('promoting one Space over an in-memory store', () => {
     ]);
     const merged = await g.unitOf(g.dev, 'config');
     expect(await dataAt(g.deps, merged, merged.HeadRevisionNum)).toMatch(/LOG_LEVEL: debug\n {2}CACHE: on/);
-    expect((await g.store.progressOf(g.co.ChangeOrderID)).map((p) => p.SpaceID).sort()).toEqual([g.base.SpaceID, g.dev.SpaceID].sort());
+    expect((await g.store.progressOf(g.co.ChangeOrderID)).map((p) => p.SpaceID).sort()).toEqual(
+      [g.base.SpaceID, g.dev.SpaceID].sort(),
+    );
   });
 
   it('writes nothing on a dry run, and says what it would do', async () => {
     const before = f.store.transactions.length;
     const r = await promoteSpace(f.deps, caller, await promoteContext(f.deps, f.co, { dryRun: true }), f.dev);
-    expect(r.Units.find((u) => u.UnitSlug === 'deployment')?.Changes).toEqual([expect.objectContaining({ Path: expect.stringContaining('image'), Value: 'ghcr.io/acme/acme:v452' })]);
+    expect(r.Units.find((u) => u.UnitSlug === 'deployment')?.Changes).toEqual([
+      expect.objectContaining({ Path: expect.stringContaining('image'), Value: 'ghcr.io/acme/acme:v452' }),
+    ]);
     expect(f.store.transactions.length).toBe(before);
     expect(await progressOf(f.co)).toEqual([f.base.SpaceID]);
   });
@@ -139,16 +197,31 @@ describe('promoting one Space over an in-memory store', () => {
     const dep: Unit = await f.unitOf(f.base, 'deployment');
     await writeData(f.deps, caller, f.base, dep, deployment.replace(':v451', ':v453'), { source: 'Update' });
     const devDep = await f.unitOf(f.dev, 'deployment');
-    const devLink = (await f.store.listInSpace<Link>('Link', f.dev.SpaceID)).find((l) => l.FromUnitID === devDep.UnitID)!;
-    await f.store.transact([{ op: 'update', kind: 'Link', item: { ...devLink, UpstreamLastMergedRevisionNum: 3, Version: devLink.Version + 1 }, expectedVersion: devLink.Version }]);
+    const devLink = (await f.store.listInSpace<Link>('Link', f.dev.SpaceID)).find(
+      (l) => l.FromUnitID === devDep.UnitID,
+    )!;
+    await f.store.transact([
+      {
+        op: 'update',
+        kind: 'Link',
+        item: { ...devLink, UpstreamLastMergedRevisionNum: 3, Version: devLink.Version + 1 },
+        expectedVersion: devLink.Version,
+      },
+    ]);
     const r = await promoteSpace(f.deps, caller, await promoteContext(f.deps, f.co, {}), f.dev);
     expect(r.Action).toBe('Failed');
-    expect(r.Error).toMatch(/^deployment: unit 'deployment' has already merged past the change order's start \(revision 1 of 'deployment'\): it took revisions 2\.\.3, past the change's end \(revision 2\), so it has the change and more; take it out of the change order's scope \(cub changeorder update --space \S+ \S+ --remove-space \S+\)$/);
+    expect(r.Error).toMatch(
+      /^deployment: unit 'deployment' has already merged past the change order's start \(revision 1 of 'deployment'\): it took revisions 2\.\.3, past the change's end \(revision 2\), so it has the change and more; take it out of the change order's scope \(cub changeorder update --space \S+ \S+ --remove-space \S+\)$/,
+    );
     expect(await progressOf(f.co)).toEqual([f.base.SpaceID]);
   });
 
   it('reads ahead: the Spaces of a group are listed together and their heads batched; an edit after the read is a conflict, never overwritten', async () => {
-    const { Space: dev2 } = await createVariant(f.deps, caller, { Name: 'dev2', UpstreamSpaceID: 'acme-base', Stage: 'dev' });
+    const { Space: dev2 } = await createVariant(f.deps, caller, {
+      Name: 'dev2',
+      UpstreamSpaceID: 'acme-base',
+      Stage: 'dev',
+    });
     const ctx = await promoteContext(f.deps, f.co, {});
     const batches: number[] = [];
     const getRevisions = f.store.getRevisions.bind(f.store);
@@ -179,8 +252,16 @@ describe('promoting one Space over an in-memory store', () => {
 
   it('reads one group ahead: when a group’s first Space starts, the next group is read once this one has been, each Space once', async () => {
     const ctx = await promoteContext(f.deps, f.co, {});
-    const { Space: dev2 } = await createVariant(f.deps, caller, { Name: 'dev2', UpstreamSpaceID: 'acme-base', Stage: 'dev' });
-    const { Space: dev3 } = await createVariant(f.deps, caller, { Name: 'dev3', UpstreamSpaceID: 'acme-base', Stage: 'dev' });
+    const { Space: dev2 } = await createVariant(f.deps, caller, {
+      Name: 'dev2',
+      UpstreamSpaceID: 'acme-base',
+      Stage: 'dev',
+    });
+    const { Space: dev3 } = await createVariant(f.deps, caller, {
+      Name: 'dev3',
+      UpstreamSpaceID: 'acme-base',
+      Stage: 'dev',
+    });
     const listed: string[] = [];
     const listUnits = f.store.listUnits.bind(f.store);
     f.store.listUnits = async (spaceId) => (listed.push(spaceId), listUnits(spaceId));
@@ -201,8 +282,16 @@ describe('promoting one Space over an in-memory store', () => {
 
   it('reads ahead Space by Space: a failed read fails its own Space only, and leaves nothing unhandled', async () => {
     const ctx = await promoteContext(f.deps, f.co, {});
-    const { Space: dev2 } = await createVariant(f.deps, caller, { Name: 'dev2', UpstreamSpaceID: 'acme-base', Stage: 'dev' });
-    const { Space: dev3 } = await createVariant(f.deps, caller, { Name: 'dev3', UpstreamSpaceID: 'acme-base', Stage: 'dev' });
+    const { Space: dev2 } = await createVariant(f.deps, caller, {
+      Name: 'dev2',
+      UpstreamSpaceID: 'acme-base',
+      Stage: 'dev',
+    });
+    const { Space: dev3 } = await createVariant(f.deps, caller, {
+      Name: 'dev3',
+      UpstreamSpaceID: 'acme-base',
+      Stage: 'dev',
+    });
     const listUnits = f.store.listUnits.bind(f.store);
     f.store.listUnits = async (spaceId) => {
       if (spaceId === dev2.SpaceID || spaceId === dev3.SpaceID) throw new Error('the database went away');
@@ -222,7 +311,9 @@ describe('promoting one Space over an in-memory store', () => {
     expect(() => partial.publish.get('x')).toThrow("the change order's publish marks were not read");
     expect(() => [...partial.publish.values()]).toThrow("the change order's publish marks were not read");
     const full = await withPublishMarks(f.deps, f.co, partial);
-    expect([...full.publish.values()].map((m) => m.SpaceID).sort()).toEqual([f.base.SpaceID, f.base.SpaceID, f.dev.SpaceID, f.dev.SpaceID].sort());
+    expect([...full.publish.values()].map((m) => m.SpaceID).sort()).toEqual(
+      [f.base.SpaceID, f.base.SpaceID, f.dev.SpaceID, f.dev.SpaceID].sort(),
+    );
     expect(await withPublishMarks(f.deps, f.co, full)).toBe(full);
   });
 });

@@ -34,7 +34,9 @@ describe('a batch request sent again with what the database left unprocessed', (
         tries++;
         return items;
       });
-      const failed = expect(stuck).rejects.toThrow(new Unavailable(`the database kept leaving part of a batch ${what} unprocessed; try again`));
+      const failed = expect(stuck).rejects.toThrow(
+        new Unavailable(`the database kept leaving part of a batch ${what} unprocessed; try again`),
+      );
       await vi.advanceTimersByTimeAsync(25 * (2 + 4 + 8 + 16 + 32 + 64 + 128));
       await failed;
       expect(tries).toBe(8);

@@ -84,7 +84,7 @@ describe('where: every operator matches as specified', () => {
     expect(matches(parseWhere("Slug like 'acme%' and Version in (3)", 'Space'), space)).toBe(true);
   });
 
-  it("reads doubled quotes inside a string as one quote", () => {
+  it('reads doubled quotes inside a string as one quote', () => {
     expect(matches(parseWhere("DisplayName = 'it''s'", 'Space'), { ...space, DisplayName: "it's" })).toBe(true);
   });
 });
@@ -93,7 +93,7 @@ describe('where: bad queries are refused naming what and where', () => {
   const cases: [string, string, RegExp][] = [
     ['Space', "Nope = 'x'", /unknown attribute 'Nope' for Space at position 1/],
     ['Space', "Component.Nope = 'x'", /unknown attribute 'Nope' of Component at position 11/],
-    ['Space', 'Version = \'3\'', /Version needs an integer literal, found '3' at position 11/],
+    ['Space', "Version = '3'", /Version needs an integer literal, found '3' at position 11/],
     ['Space', 'Slug = 3', /Slug needs a string literal/],
     ['Space', "SpaceID = 'not-a-uuid'", /'not-a-uuid' is not a UUID at position 11/],
     ['Space', "CreatedAt > 'yesterday-ish'", /is not a time/],

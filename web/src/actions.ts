@@ -34,7 +34,12 @@ function openDialog(title: string, ...content: Child[]): HTMLDialogElement {
   if (!d.open) d.showModal();
   return d;
 }
-const closeButton = (label = 'Cancel') => h('button', { type: 'button', 'data-action': 'close', onclick: () => ($('dialog') as HTMLDialogElement).close() }, label);
+const closeButton = (label = 'Cancel') =>
+  h(
+    'button',
+    { type: 'button', 'data-action': 'close', onclick: () => ($('dialog') as HTMLDialogElement).close() },
+    label,
+  );
 
 /** A promotion's answer in a sentence, as cub prints it. */
 function summary(p: Promotion): string {
@@ -50,8 +55,30 @@ function promotionTable(p: Promotion): HTMLElement {
     h(
       'table',
       { id: 'promotion' },
-      h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Space'), h('th', { scope: 'col' }, 'Action'), h('th', { scope: 'col' }, 'Units'))),
-      h('tbody', {}, ...p.Spaces.map((s) => h('tr', { 'data-space': s.SpaceSlug }, h('td', {}, s.SpaceSlug), h('td', {}, s.Action, s.Error ? ` — ${s.Error}` : ''), h('td', {}, s.Units.map((u) => `${u.UnitSlug ?? ''} ${u.Action ?? ''}`.trim()).join(', '))))),
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          h('th', { scope: 'col' }, 'Space'),
+          h('th', { scope: 'col' }, 'Action'),
+          h('th', { scope: 'col' }, 'Units'),
+        ),
+      ),
+      h(
+        'tbody',
+        {},
+        ...p.Spaces.map((s) =>
+          h(
+            'tr',
+            { 'data-space': s.SpaceSlug },
+            h('td', {}, s.SpaceSlug),
+            h('td', {}, s.Action, s.Error ? ` — ${s.Error}` : ''),
+            h('td', {}, s.Units.map((u) => `${u.UnitSlug ?? ''} ${u.Action ?? ''}`.trim()).join(', ')),
+          ),
+        ),
+      ),
     ),
   );
 }
@@ -60,7 +87,11 @@ function promotionTable(p: Promotion): HTMLElement {
 export async function promoteDialog(r: Rollout, refresh: () => void): Promise<void> {
   const ref = `${r.Base.SpaceSlug}/${r.ChangeOrder.Slug}`;
   const status = h('div', { 'aria-live': 'polite' }, 'Previewing the promotion (a dry run: nothing is written)…');
-  const d = openDialog(`Promote ${r.ChangeOrder.Slug}${r.Next?.Stage ? ` to ${r.Next.Stage}` : ''}`, status, h('div', { class: 'actions' }, closeButton()));
+  const d = openDialog(
+    `Promote ${r.ChangeOrder.Slug}${r.Next?.Stage ? ` to ${r.Next.Stage}` : ''}`,
+    status,
+    h('div', { class: 'actions' }, closeButton()),
+  );
   let preview: Promotion;
   try {
     preview = (await call<Promotion>('POST', '/promote', { ChangeOrderID: ref, DryRun: true })).body;
@@ -68,7 +99,11 @@ export async function promoteDialog(r: Rollout, refresh: () => void): Promise<vo
     status.replaceChildren(h('p', { class: 'alert', role: 'alert' }, (e as Error).message));
     return;
   }
-  const go = h('button', { type: 'button', class: 'primary', 'data-action': 'confirm-promote' }, `Promote ${preview.Total} space(s)`);
+  const go = h(
+    'button',
+    { type: 'button', class: 'primary', 'data-action': 'confirm-promote' },
+    `Promote ${preview.Total} space(s)`,
+  );
   status.replaceChildren(h('p', { 'data-field': 'preview-message' }, summary(preview)), promotionTable(preview));
   d.querySelector('.actions')!.prepend(go);
   go.focus();
@@ -77,7 +112,10 @@ export async function promoteDialog(r: Rollout, refresh: () => void): Promise<vo
     status.replaceChildren(h('p', {}, 'Promoting…'));
     try {
       // Into the Stage the preview showed, even if another promotion moved the change on meanwhile.
-      const a = await call<Promotion | JobAnswer>('POST', '/promote', { ChangeOrderID: ref, ...(preview.Stage ? { TargetStage: preview.Stage } : {}) });
+      const a = await call<Promotion | JobAnswer>('POST', '/promote', {
+        ChangeOrderID: ref,
+        ...(preview.Stage ? { TargetStage: preview.Stage } : {}),
+      });
       const done = a.status === 202 ? await followJob((a.body as JobAnswer).JobID, status) : (a.body as Promotion);
       status.replaceChildren(h('p', { 'data-field': 'result-message' }, summary(done)), promotionTable(done));
       go.remove();
@@ -99,7 +137,11 @@ async function followJob(id: string, status: HTMLElement): Promise<Promotion> {
     bar.max = j.Total || 1;
     bar.value = j.Done;
     if (j.State === 'Done') {
-      if ((j.Status ?? 200) >= 400) throw new ApiError(j.Status ?? 500, `HTTP ${j.Status}: ${(j.Result as ErrorBody | undefined)?.Message ?? 'the job failed'}`);
+      if ((j.Status ?? 200) >= 400)
+        throw new ApiError(
+          j.Status ?? 500,
+          `HTTP ${j.Status}: ${(j.Result as ErrorBody | undefined)?.Message ?? 'the job failed'}`,
+        );
       return j.Result as Promotion;
     }
     await new Promise((res) => setTimeout(res, 1000));
@@ -124,9 +166,23 @@ export function approveDialog(r: Rollout, where: { space?: string; stage?: strin
   go.addEventListener('click', async () => {
     go.disabled = true;
     try {
-      const a = await call<ApproveAnswer | JobAnswer>('POST', '/attest', { ChangeOrderID: ref, ...(where.space ? { Spaces: [where.space] } : { Stage: where.stage }), ...(note.value ? { Note: note.value } : {}) });
+      const a = await call<ApproveAnswer | JobAnswer>('POST', '/attest', {
+        ChangeOrderID: ref,
+        ...(where.space ? { Spaces: [where.space] } : { Stage: where.stage }),
+        ...(note.value ? { Note: note.value } : {}),
+      });
       const spaces = a.status === 202 ? [] : (a.body as ApproveAnswer).Spaces;
-      status.replaceChildren(h('p', { class: 'notice', 'data-field': 'approve-result' }, a.status === 202 ? 'Approving as a job; the grid shows it as it lands.' : spaces.map((s) => `${s.SpaceSlug}: ${s.Action === 'Attest' ? 'approved' : `skipped (${s.Reason ?? ''})`}`).join('; ')));
+      status.replaceChildren(
+        h(
+          'p',
+          { class: 'notice', 'data-field': 'approve-result' },
+          a.status === 202
+            ? 'Approving as a job; the grid shows it as it lands.'
+            : spaces
+                .map((s) => `${s.SpaceSlug}: ${s.Action === 'Attest' ? 'approved' : `skipped (${s.Reason ?? ''})`}`)
+                .join('; '),
+        ),
+      );
       go.remove();
     } catch (e) {
       status.replaceChildren(h('p', { class: 'alert', role: 'alert' }, (e as Error).message));
@@ -141,7 +197,18 @@ export function abortDialog(r: Rollout, refresh: () => void): void {
   const reason = h('input', { id: 'abort-reason', required: true, maxlength: '1024' });
   const status = h('div', { 'aria-live': 'polite' });
   const go = h('button', { type: 'button', class: 'danger', 'data-action': 'confirm-abort' }, 'Abort the change order');
-  const d = openDialog(`Abort ${r.ChangeOrder.Slug}`, h('p', {}, 'No further promotion goes ahead. Spaces that took the change keep it until each is demoted (cub variant demote).'), h('label', { for: 'abort-reason' }, 'Reason (recorded)'), reason, status, h('div', { class: 'actions' }, go, closeButton()));
+  const d = openDialog(
+    `Abort ${r.ChangeOrder.Slug}`,
+    h(
+      'p',
+      {},
+      'No further promotion goes ahead. Spaces that took the change keep it until each is demoted (cub variant demote).',
+    ),
+    h('label', { for: 'abort-reason' }, 'Reason (recorded)'),
+    reason,
+    status,
+    h('div', { class: 'actions' }, go, closeButton()),
+  );
   reason.focus();
   go.addEventListener('click', async () => {
     if (!reason.value.trim()) {

@@ -6,7 +6,8 @@ export const TOKEN_KEY = 'baton.token';
 export const session = { apiUrl: '', token: '' };
 
 /** A ChangeOrder's route. */
-export const path = (space: string, slug: string) => `/space/${encodeURIComponent(space)}/change_order/${encodeURIComponent(slug)}`;
+export const path = (space: string, slug: string) =>
+  `/space/${encodeURIComponent(space)}/change_order/${encodeURIComponent(slug)}`;
 
 /** What the page is served with: the API's address (on AWS) and, from a local server on this machine, its token. */
 export interface PageConfig {
@@ -34,7 +35,10 @@ export class ApiError extends Error {
 export async function call<T>(method: string, path: string, body?: unknown): Promise<Answer<T>> {
   const res = await fetch(session.apiUrl + path, {
     method,
-    headers: { authorization: `Bearer ${session.token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    headers: {
+      authorization: `Bearer ${session.token}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await res.text();
@@ -44,6 +48,10 @@ export async function call<T>(method: string, path: string, body?: unknown): Pro
     session.token = '';
     throw new ApiError(401, (parsed as ErrorBody | undefined)?.Message ?? 'the token was refused');
   }
-  if (res.status >= 400) throw new ApiError(res.status, `HTTP ${res.status}: ${(parsed as ErrorBody | undefined)?.Message ?? res.statusText}`);
+  if (res.status >= 400)
+    throw new ApiError(
+      res.status,
+      `HTTP ${res.status}: ${(parsed as ErrorBody | undefined)?.Message ?? res.statusText}`,
+    );
   return { status: res.status, body: parsed as T };
 }

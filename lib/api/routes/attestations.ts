@@ -20,7 +20,8 @@ export const attestationRoutes = [
     // Any role may ask (a dry run reads); recording needs Approve in every Space, checked by the operation.
     access: 'Anyone',
     async handle({ deps, caller, body }) {
-      if (body.Async && body.DryRun) throw new Invalid('Async does not apply to a dry run: it writes nothing and is answered in the request');
+      if (body.Async && body.DryRun)
+        throw new Invalid('Async does not apply to a dry run: it writes nothing and is answered in the request');
       const r = await approve(deps, caller, body);
       if ('job' in r) return accepted(r.job);
       return { status: r.DryRun || !r.Attestations.length ? 200 : 201, body: r };
@@ -51,12 +52,20 @@ export const attestationRoutes = [
         const all = (await listAttestations(deps, space)).map((a) => ({ ...a, SpaceSlug: space.Slug }));
         const p = await page(all, queries, query);
         // Newest first, as they were listed before paging.
-        return listReply({ ...p, items: p.items.sort((a, b) => (a.CreatedAt < b.CreatedAt ? 1 : a.CreatedAt > b.CreatedAt ? -1 : a.AttestationID < b.AttestationID ? 1 : -1)) });
+        return listReply({
+          ...p,
+          items: p.items.sort((a, b) =>
+            a.CreatedAt < b.CreatedAt ? 1 : a.CreatedAt > b.CreatedAt ? -1 : a.AttestationID < b.AttestationID ? 1 : -1,
+          ),
+        });
       }
       // A page: newest first, with DynamoDB's cursor over the Space's attestations in that order.
       const read = async (want: number, after?: string) => {
         const p = await deps.store.attestationPage(space.SpaceID, want, after);
-        return { items: p.items.map((x) => ({ item: { ...x.attestation, SpaceSlug: space.Slug }, cursor: x.cursor })), next: p.next };
+        return {
+          items: p.items.map((x) => ({ item: { ...x.attestation, SpaceSlug: space.Slug }, cursor: x.cursor })),
+          next: p.next,
+        };
       };
       return listReply(await keyedPage(read, queries, query));
     },
@@ -84,7 +93,13 @@ export const attestationRoutes = [
     access: 'View',
     async handle({ deps, caller, params, body }) {
       const space = await pathSpace(deps, caller, params);
-      return { status: 201, body: { ...(await revokeAttestation(deps, caller, space, params.attestation_id!, body.Note)), SpaceSlug: space.Slug } };
+      return {
+        status: 201,
+        body: {
+          ...(await revokeAttestation(deps, caller, space, params.attestation_id!, body.Note)),
+          SpaceSlug: space.Slug,
+        },
+      };
     },
   }),
 ];

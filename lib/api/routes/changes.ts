@@ -10,7 +10,17 @@ import { findInSpace } from '../../variants/lookup.ts';
 import { cursorPage, keyedPage, listQueries, page } from '../lists.ts';
 import { pathSpace, withSpace } from '../resolve.ts';
 import { listReply, route } from '../route.ts';
-import { CloneChangeWorkflow, CreateChangeOrder, CreateChangeWorkflow, ListQuery, NoBody, NoQuery, UpdateChangeOrder, UpdateChangeWorkflow, ExplainQuery } from '../schemas.ts';
+import {
+  CloneChangeWorkflow,
+  CreateChangeOrder,
+  CreateChangeWorkflow,
+  ListQuery,
+  NoBody,
+  NoQuery,
+  UpdateChangeOrder,
+  UpdateChangeWorkflow,
+  ExplainQuery,
+} from '../schemas.ts';
 
 const wfPath = '/space/{space_id}/change_workflow';
 const coPath = '/space/{space_id}/change_order';
@@ -25,8 +35,15 @@ export const changeRoutes = [
     async handle({ deps, caller, params, query }) {
       const space = await pathSpace(deps, caller, params);
       const queries = await listQueries(deps, caller, 'ChangeWorkflow', query, space);
-      const src = { all: () => deps.store.listInSpace<ChangeWorkflow>('ChangeWorkflow', space.SpaceID), some: (ids: string[]) => deps.store.getMany<ChangeWorkflow>('ChangeWorkflow', space.SpaceID, ids), idOf: (w: ChangeWorkflow) => w.ChangeWorkflowID, show: (w: ChangeWorkflow) => withSpace(w, space) };
-      return listReply(await cursorPage(deps, { scope: { spaceId: space.SpaceID }, kind: 'ChangeWorkflow' }, src, queries, query));
+      const src = {
+        all: () => deps.store.listInSpace<ChangeWorkflow>('ChangeWorkflow', space.SpaceID),
+        some: (ids: string[]) => deps.store.getMany<ChangeWorkflow>('ChangeWorkflow', space.SpaceID, ids),
+        idOf: (w: ChangeWorkflow) => w.ChangeWorkflowID,
+        show: (w: ChangeWorkflow) => withSpace(w, space),
+      };
+      return listReply(
+        await cursorPage(deps, { scope: { spaceId: space.SpaceID }, kind: 'ChangeWorkflow' }, src, queries, query),
+      );
     },
   }),
   route({
@@ -59,7 +76,13 @@ export const changeRoutes = [
     body: NoBody,
     async handle({ deps, caller, params }) {
       const space = await pathSpace(deps, caller, params);
-      const { item, space: home } = await findInSpace<ChangeWorkflow>(deps, caller, space, 'ChangeWorkflow', params.change_workflow_id!);
+      const { item, space: home } = await findInSpace<ChangeWorkflow>(
+        deps,
+        caller,
+        space,
+        'ChangeWorkflow',
+        params.change_workflow_id!,
+      );
       return { body: withSpace(item, home) };
     },
   }),
@@ -71,7 +94,13 @@ export const changeRoutes = [
     body: UpdateChangeWorkflow,
     async handle({ deps, caller, params, body }) {
       const space = await pathSpace(deps, caller, params);
-      const { item } = await findInSpace<ChangeWorkflow>(deps, caller, space, 'ChangeWorkflow', params.change_workflow_id!);
+      const { item } = await findInSpace<ChangeWorkflow>(
+        deps,
+        caller,
+        space,
+        'ChangeWorkflow',
+        params.change_workflow_id!,
+      );
       return { body: withSpace(await updateWorkflow(deps, caller, item, body), space) };
     },
   }),
@@ -83,7 +112,13 @@ export const changeRoutes = [
     body: NoBody,
     async handle({ deps, caller, params }) {
       const space = await pathSpace(deps, caller, params);
-      const { item } = await findInSpace<ChangeWorkflow>(deps, caller, space, 'ChangeWorkflow', params.change_workflow_id!);
+      const { item } = await findInSpace<ChangeWorkflow>(
+        deps,
+        caller,
+        space,
+        'ChangeWorkflow',
+        params.change_workflow_id!,
+      );
       await deps.store.deleteInSpace('ChangeWorkflow', item);
       return { status: 204 };
     },
@@ -109,9 +144,18 @@ export const changeRoutes = [
     async handle({ deps, caller, params, query }) {
       const space = await pathSpace(deps, caller, params);
       const queries = await listQueries(deps, caller, 'ChangeOrder', query, space);
-      const spaces = new Map((await deps.store.listSpaces(caller.OrganizationID)).map((s): [string, Space] => [s.SpaceID, s]));
-      const src = { all: () => deps.store.listInSpace<ChangeOrder>('ChangeOrder', space.SpaceID), some: (ids: string[]) => deps.store.getMany<ChangeOrder>('ChangeOrder', space.SpaceID, ids), idOf: (c: ChangeOrder) => c.ChangeOrderID, show: async (c: ChangeOrder) => withSpace(await derive(deps, caller, c, { spaces }), space) };
-      return listReply(await cursorPage(deps, { scope: { spaceId: space.SpaceID }, kind: 'ChangeOrder' }, src, queries, query));
+      const spaces = new Map(
+        (await deps.store.listSpaces(caller.OrganizationID)).map((s): [string, Space] => [s.SpaceID, s]),
+      );
+      const src = {
+        all: () => deps.store.listInSpace<ChangeOrder>('ChangeOrder', space.SpaceID),
+        some: (ids: string[]) => deps.store.getMany<ChangeOrder>('ChangeOrder', space.SpaceID, ids),
+        idOf: (c: ChangeOrder) => c.ChangeOrderID,
+        show: async (c: ChangeOrder) => withSpace(await derive(deps, caller, c, { spaces }), space),
+      };
+      return listReply(
+        await cursorPage(deps, { scope: { spaceId: space.SpaceID }, kind: 'ChangeOrder' }, src, queries, query),
+      );
     },
   }),
   route({
@@ -127,16 +171,28 @@ export const changeRoutes = [
       const seen = new Set(visible(caller, all).map((s) => s.SpaceID));
       // What the where rules out on the stored ChangeOrder (Completed, aborted) is left out by the database, not derived and dropped.
       const stored = storedFilters(queries);
-      const shown = async (c: ChangeOrder) => ({ ...(await derive(deps, caller, c, { spaces })), SpaceSlug: spaces.get(c.SpaceID)?.Slug });
+      const shown = async (c: ChangeOrder) => ({
+        ...(await derive(deps, caller, c, { spaces })),
+        SpaceSlug: spaces.get(c.SpaceID)?.Slug,
+      });
       if (query.limit === undefined && query.continue === undefined) {
         // In slug order, then by ID (two Spaces may use one slug), as a page is.
-        const cos = (await deps.store.changeOrdersOf(caller.OrganizationID, stored)).filter((c) => seen.has(c.SpaceID)).sort((a, b) => (a.ChangeOrderID < b.ChangeOrderID ? -1 : 1));
+        const cos = (await deps.store.changeOrdersOf(caller.OrganizationID, stored))
+          .filter((c) => seen.has(c.SpaceID))
+          .sort((a, b) => (a.ChangeOrderID < b.ChangeOrderID ? -1 : 1));
         return listReply(await page(await Promise.all(cos.map(shown)), queries, query));
       }
       // A page: with DynamoDB's cursor over the organization's ChangeOrders in that order; only the page's are derived.
       const read = async (want: number, after?: string) => {
         const p = await deps.store.changeOrderPage(caller.OrganizationID, want, after, stored);
-        return { items: await Promise.all(p.items.filter((x) => seen.has(x.changeOrder.SpaceID)).map(async (x) => ({ item: await shown(x.changeOrder), cursor: x.cursor }))), next: p.next };
+        return {
+          items: await Promise.all(
+            p.items
+              .filter((x) => seen.has(x.changeOrder.SpaceID))
+              .map(async (x) => ({ item: await shown(x.changeOrder), cursor: x.cursor })),
+          ),
+          next: p.next,
+        };
       };
       return listReply(await keyedPage(read, queries, query));
     },
@@ -150,8 +206,20 @@ export const changeRoutes = [
     // Why the next promotion would or would not go ahead: every gate, what it read, what would open it. Reads only.
     async handle({ deps, caller, params, query }) {
       const space = await pathSpace(deps, caller, params);
-      const { item: co, space: home } = await findInSpace<ChangeOrder>(deps, caller, space, 'ChangeOrder', params.change_order_id!);
-      return { body: await explainPromotion(deps, caller, co, home, { targetStage: query.target_stage, spaces: query.space ? query.space.split(',').filter(Boolean) : undefined, whereSpace: query.where_space }) };
+      const { item: co, space: home } = await findInSpace<ChangeOrder>(
+        deps,
+        caller,
+        space,
+        'ChangeOrder',
+        params.change_order_id!,
+      );
+      return {
+        body: await explainPromotion(deps, caller, co, home, {
+          targetStage: query.target_stage,
+          spaces: query.space ? query.space.split(',').filter(Boolean) : undefined,
+          whereSpace: query.where_space,
+        }),
+      };
     },
   }),
   route({
@@ -163,7 +231,13 @@ export const changeRoutes = [
     // The rollout page's picture: every Stage's Spaces with progress, Release, live status, approvals, failures; the next promotion explained; holds. Reads only.
     async handle({ deps, caller, params }) {
       const space = await pathSpace(deps, caller, params);
-      const { item: co, space: home } = await findInSpace<ChangeOrder>(deps, caller, space, 'ChangeOrder', params.change_order_id!);
+      const { item: co, space: home } = await findInSpace<ChangeOrder>(
+        deps,
+        caller,
+        space,
+        'ChangeOrder',
+        params.change_order_id!,
+      );
       return { body: await rolloutOf(deps, caller, co, home) };
     },
   }),
@@ -175,7 +249,13 @@ export const changeRoutes = [
     body: NoBody,
     async handle({ deps, caller, params }) {
       const space = await pathSpace(deps, caller, params);
-      const { item: co, space: home } = await findInSpace<ChangeOrder>(deps, caller, space, 'ChangeOrder', params.change_order_id!);
+      const { item: co, space: home } = await findInSpace<ChangeOrder>(
+        deps,
+        caller,
+        space,
+        'ChangeOrder',
+        params.change_order_id!,
+      );
       return { body: withSpace(await derive(deps, caller, co, { completed: true }), home) };
     },
   }),

@@ -14,7 +14,20 @@ import { jobRoutes } from './jobs.ts';
 import { holdRoutes } from './holds.ts';
 
 /** The route table: the one list the Lambda handler, the local server and the CDK stack all read. */
-export const ROUTES: Route[] = [...spaceRoutes, ...unitRoutes, ...spaceEntityRoutes, ...variantRoutes, ...linkRoutes, ...unitHistoryRoutes, ...releaseRoutes, ...changeRoutes, ...peopleRoutes, ...attestationRoutes, ...jobRoutes, ...holdRoutes];
+export const ROUTES: Route[] = [
+  ...spaceRoutes,
+  ...unitRoutes,
+  ...spaceEntityRoutes,
+  ...variantRoutes,
+  ...linkRoutes,
+  ...unitHistoryRoutes,
+  ...releaseRoutes,
+  ...changeRoutes,
+  ...peopleRoutes,
+  ...attestationRoutes,
+  ...jobRoutes,
+  ...holdRoutes,
+];
 
 let contract: unknown;
 /** The routes open without a token: the API's contract, generated from the route table (once per process). */

@@ -8,7 +8,14 @@ export function accepted(job: JobRecord): Reply {
   return {
     status: 202,
     headers: { location: `/job/${job.JobID}` },
-    body: { JobID: job.JobID, Kind: job.Kind, State: job.State, Total: job.Total, ...(job.Subject ? { Subject: job.Subject } : {}), Message: `running as job ${job.JobID} over ${job.Total} space(s): GET /job/${job.JobID} (cub job get ${job.JobID}) reports its progress and, when done, its answer` },
+    body: {
+      JobID: job.JobID,
+      Kind: job.Kind,
+      State: job.State,
+      Total: job.Total,
+      ...(job.Subject ? { Subject: job.Subject } : {}),
+      Message: `running as job ${job.JobID} over ${job.Total} space(s): GET /job/${job.JobID} (cub job get ${job.JobID}) reports its progress and, when done, its answer`,
+    },
   };
 }
 

@@ -19,8 +19,15 @@ export const linkRoutes = [
     async handle({ deps, caller, params, query }) {
       const space = await pathSpace(deps, caller, params);
       const queries = await listQueries(deps, caller, 'Link', query, space);
-      const src = { all: () => deps.store.listInSpace<Link>('Link', space.SpaceID), some: (ids: string[]) => deps.store.getMany<Link>('Link', space.SpaceID, ids), idOf: (l: Link) => l.LinkID, show: async (l: Link) => withSpace((await withStale(deps, [l]))[0]!, space) };
-      return listReply(await cursorPage(deps, { scope: { spaceId: space.SpaceID }, kind: 'Link' }, src, queries, query));
+      const src = {
+        all: () => deps.store.listInSpace<Link>('Link', space.SpaceID),
+        some: (ids: string[]) => deps.store.getMany<Link>('Link', space.SpaceID, ids),
+        idOf: (l: Link) => l.LinkID,
+        show: async (l: Link) => withSpace((await withStale(deps, [l]))[0]!, space),
+      };
+      return listReply(
+        await cursorPage(deps, { scope: { spaceId: space.SpaceID }, kind: 'Link' }, src, queries, query),
+      );
     },
   }),
   route({

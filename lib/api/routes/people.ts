@@ -1,12 +1,36 @@
 import type { Caller, Group, User } from '../../model/entities.ts';
 import type { Deps } from '../../ports/deps.ts';
-import { changeMembers, createGroup, createToken, createUser, deleteGroup, deleteUser, findGroup, findUser, listTokens, revokeToken, tokenPage, updateUser } from '../../people/people.ts';
+import {
+  changeMembers,
+  createGroup,
+  createToken,
+  createUser,
+  deleteGroup,
+  deleteUser,
+  findGroup,
+  findUser,
+  listTokens,
+  revokeToken,
+  tokenPage,
+  updateUser,
+} from '../../people/people.ts';
 import { findSpace } from '../../variants/lookup.ts';
 import { cursorPage, keyedPage, listQueries } from '../lists.ts';
 import { listReply, route } from '../route.ts';
-import { ChangeMembers, CreateGroup, CreateToken, CreateUser, ListQuery, NoBody, NoQuery, PageQuery, UpdateUser } from '../schemas.ts';
+import {
+  ChangeMembers,
+  CreateGroup,
+  CreateToken,
+  CreateUser,
+  ListQuery,
+  NoBody,
+  NoQuery,
+  PageQuery,
+  UpdateUser,
+} from '../schemas.ts';
 
-const spaceIds = (deps: Deps, caller: Caller) => (refs: string[]) => Promise.all(refs.map(async (r) => (await findSpace(deps, caller, r)).SpaceID));
+const spaceIds = (deps: Deps, caller: Caller) => (refs: string[]) =>
+  Promise.all(refs.map(async (r) => (await findSpace(deps, caller, r)).SpaceID));
 
 /** Users, groups and tokens: who may call, and as what. */
 export const peopleRoutes = [
@@ -18,8 +42,21 @@ export const peopleRoutes = [
     body: NoBody,
     async handle({ deps, caller, query }) {
       const org = caller.OrganizationID;
-      const src = { all: () => deps.store.listUsers(org), some: (ids: string[]) => deps.store.getMany<User>('User', org, ids), idOf: (u: User) => u.UserID, show: (u: User) => u };
-      return listReply(await cursorPage(deps, { scope: { orgId: org }, kind: 'User' }, src, await listQueries(deps, caller, 'User', query), query));
+      const src = {
+        all: () => deps.store.listUsers(org),
+        some: (ids: string[]) => deps.store.getMany<User>('User', org, ids),
+        idOf: (u: User) => u.UserID,
+        show: (u: User) => u,
+      };
+      return listReply(
+        await cursorPage(
+          deps,
+          { scope: { orgId: org }, kind: 'User' },
+          src,
+          await listQueries(deps, caller, 'User', query),
+          query,
+        ),
+      );
     },
   }),
   route({
@@ -73,8 +110,21 @@ export const peopleRoutes = [
     body: NoBody,
     async handle({ deps, caller, query }) {
       const org = caller.OrganizationID;
-      const src = { all: () => deps.store.listGroups(org), some: (ids: string[]) => deps.store.getMany<Group>('Group', org, ids), idOf: (g: Group) => g.GroupID, show: (g: Group) => g };
-      return listReply(await cursorPage(deps, { scope: { orgId: org }, kind: 'Group' }, src, await listQueries(deps, caller, 'Group', query), query));
+      const src = {
+        all: () => deps.store.listGroups(org),
+        some: (ids: string[]) => deps.store.getMany<Group>('Group', org, ids),
+        idOf: (g: Group) => g.GroupID,
+        show: (g: Group) => g,
+      };
+      return listReply(
+        await cursorPage(
+          deps,
+          { scope: { orgId: org }, kind: 'Group' },
+          src,
+          await listQueries(deps, caller, 'Group', query),
+          query,
+        ),
+      );
     },
   }),
   route({
@@ -106,7 +156,15 @@ export const peopleRoutes = [
     body: ChangeMembers,
     access: 'Admin',
     async handle({ deps, caller, params, body }) {
-      return { body: await changeMembers(deps, caller, await findGroup(deps, caller, params.group_id!), body.Add ?? [], body.Remove ?? []) };
+      return {
+        body: await changeMembers(
+          deps,
+          caller,
+          await findGroup(deps, caller, params.group_id!),
+          body.Add ?? [],
+          body.Remove ?? [],
+        ),
+      };
     },
   }),
   route({

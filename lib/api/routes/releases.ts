@@ -15,7 +15,8 @@ import { HookBody, ListQuery, NoBody, NoQuery, PublishRelease, UpdateRelease } f
 const one = '/space/{space_id}/release/{release_id}';
 
 /** A Space's Releases newest first, as a page has them: by number, then (two Targets' of one number) by ID. */
-const newestFirst = <R extends Release>(rs: R[]): R[] => [...rs].sort((a, b) => b.ReleaseNum - a.ReleaseNum || (a.ReleaseID < b.ReleaseID ? 1 : -1));
+const newestFirst = <R extends Release>(rs: R[]): R[] =>
+  [...rs].sort((a, b) => b.ReleaseNum - a.ReleaseNum || (a.ReleaseID < b.ReleaseID ? 1 : -1));
 
 /**
  * A deploy tool's hook: its body, as the tool sends it, applied to the Release it is about before the
@@ -33,10 +34,21 @@ function hook(path: string, name: string, tool: DeployTool) {
     maxBody: MAX_HOOK_BODY,
     async handle({ deps, caller, body, raw }) {
       // A token made to require it (Flux's generic-hmac provider) sends each body signed with the token itself.
-      if (caller.Service?.RequireSignature && !signatureMatches(raw.body, bearerSecret(raw.headers.authorization ?? raw.headers.Authorization), raw.headers['x-signature'] ?? raw.headers['X-Signature'])) {
-        throw new Unauthorized('the X-Signature header does not match the body: this token requires hooks signed with HMAC-SHA256 (sha256=<hex>) keyed by the token');
+      if (
+        caller.Service?.RequireSignature &&
+        !signatureMatches(
+          raw.body,
+          bearerSecret(raw.headers.authorization ?? raw.headers.Authorization),
+          raw.headers['x-signature'] ?? raw.headers['X-Signature'],
+        )
+      ) {
+        throw new Unauthorized(
+          'the X-Signature header does not match the body: this token requires hooks signed with HMAC-SHA256 (sha256=<hex>) keyed by the token',
+        );
       }
-      return { body: await applyDeployToolReport(deps, tool, body, deps.now().toISOString(), caller.OrganizationID, caller) };
+      return {
+        body: await applyDeployToolReport(deps, tool, body, deps.now().toISOString(), caller.OrganizationID, caller),
+      };
     },
   });
 }
@@ -50,8 +62,15 @@ export const releaseRoutes = [
     body: PublishRelease,
     async handle({ deps, caller, params, body }) {
       const space = await pathSpace(deps, caller, params);
-      const { made, result } = await publishRelease(deps, caller, space, { revision: body.Revision, dryRun: body.DryRun, description: body.Description });
-      return { status: made ? 201 : 200, body: { ...result, Release: result.Release && withSpace(result.Release, space) } };
+      const { made, result } = await publishRelease(deps, caller, space, {
+        revision: body.Revision,
+        dryRun: body.DryRun,
+        description: body.Description,
+      });
+      return {
+        status: made ? 201 : 200,
+        body: { ...result, Release: result.Release && withSpace(result.Release, space) },
+      };
     },
   }),
   route({
@@ -65,7 +84,13 @@ export const releaseRoutes = [
       const queries = await listQueries(deps, caller, 'Release', query, space);
       // Newest first. Asked for a page, read with DynamoDB's cursor over the Space's Releases in that order.
       if (query.limit === undefined && query.continue === undefined) {
-        return listReply(await page((await releasesOf(deps, space)).map((r) => withSpace(r, space)), queries, query).then((p) => ({ ...p, items: newestFirst(p.items) })));
+        return listReply(
+          await page(
+            (await releasesOf(deps, space)).map((r) => withSpace(r, space)),
+            queries,
+            query,
+          ).then((p) => ({ ...p, items: newestFirst(p.items) })),
+        );
       }
       const read = async (want: number, after?: string) => {
         const p = await deps.store.releasePage(space.SpaceID, want, after);
@@ -86,7 +111,11 @@ export const releaseRoutes = [
       // Space by Space in slug order, each Space's newest first. Asked for a page, only the Spaces it walks are read, with DynamoDB's cursor.
       if (query.limit === undefined && query.continue === undefined) {
         const bySpace = [...spaces].sort((a, b) => (a.Slug < b.Slug ? -1 : a.Slug > b.Slug ? 1 : 0));
-        const all = (await Promise.all(bySpace.map(async (s) => newestFirst(await releasesOf(deps, s)).map((r) => withSpace(r, s))))).flat();
+        const all = (
+          await Promise.all(
+            bySpace.map(async (s) => newestFirst(await releasesOf(deps, s)).map((r) => withSpace(r, s))),
+          )
+        ).flat();
         return listReply({ items: all.filter(matchingAll(queries)) });
       }
       const read = acrossSpaces<Release>('releases', spaces, async (space, want, after) => {
@@ -116,7 +145,11 @@ export const releaseRoutes = [
     async handle({ deps, caller, params }) {
       const space = await pathSpace(deps, caller, params);
       const release = await findRelease(deps, space, params.release_id!);
-      return { text: await releaseData(deps, space, release), contentType: 'application/yaml', headers: { 'x-digest': release.Digest } };
+      return {
+        text: await releaseData(deps, space, release),
+        contentType: 'application/yaml',
+        headers: { 'x-digest': release.Digest },
+      };
     },
   }),
   route({
@@ -129,13 +162,18 @@ export const releaseRoutes = [
     async handle({ deps, caller, params, body }) {
       const space = await pathSpace(deps, caller, params);
       // Live status needs ReportStatus (checked before); labels and annotations are an edit.
-      if (body.Labels !== undefined || body.Annotations !== undefined || body.LiveStatus === undefined) requireVerb(caller, [space], 'Edit', 'change the labels of its releases');
+      if (body.Labels !== undefined || body.Annotations !== undefined || body.LiveStatus === undefined)
+        requireVerb(caller, [space], 'Edit', 'change the labels of its releases');
       const release = await findRelease(deps, space, params.release_id!);
       const written = await writeLiveStatus(
         deps,
         space,
         release,
-        { LiveStatus: body.LiveStatus, Labels: patchMap(release.Labels, body.Labels), Annotations: patchMap(release.Annotations, body.Annotations) },
+        {
+          LiveStatus: body.LiveStatus,
+          Labels: patchMap(release.Labels, body.Labels),
+          Annotations: patchMap(release.Annotations, body.Annotations),
+        },
         body.Version ?? release.Version,
       );
       return { body: withSpace(written, space) };

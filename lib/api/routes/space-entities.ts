@@ -1,11 +1,32 @@
 import type { z } from 'zod';
 import type { InSpace, Mark, Tag } from '../../model/entities.ts';
 import { findInSpace } from '../../variants/lookup.ts';
-import { createSpaceEntity, deleteSpaceEntity, marksOfTag, updateSpaceEntity, type EntityInput, type SimpleKind } from '../../variants/space-entities.ts';
+import {
+  createSpaceEntity,
+  deleteSpaceEntity,
+  marksOfTag,
+  updateSpaceEntity,
+  type EntityInput,
+  type SimpleKind,
+} from '../../variants/space-entities.ts';
 import { cursorPage, listQueries } from '../lists.ts';
 import { pathSpace, withSpace } from '../resolve.ts';
 import { listReply, route, type Route } from '../route.ts';
-import { CreateChangeSet, CreateFilter, CreateInvocation, CreateTag, CreateTarget, ListQuery, NoBody, NoQuery, UpdateChangeSet, UpdateFilter, UpdateInvocation, UpdateTag, UpdateTarget } from '../schemas.ts';
+import {
+  CreateChangeSet,
+  CreateFilter,
+  CreateInvocation,
+  CreateTag,
+  CreateTarget,
+  ListQuery,
+  NoBody,
+  NoQuery,
+  UpdateChangeSet,
+  UpdateFilter,
+  UpdateInvocation,
+  UpdateTag,
+  UpdateTarget,
+} from '../schemas.ts';
 
 type Created = z.output<typeof CreateTag> & EntityInput;
 type Updated = z.output<typeof UpdateTag> & EntityInput;
@@ -34,8 +55,15 @@ function crud(spec: KindSpec): Route[] {
       async handle({ deps, caller, params, query }) {
         const space = await pathSpace(deps, caller, params);
         const queries = await listQueries(deps, caller, spec.kind, query, space);
-        const src = { all: () => deps.store.listInSpace<Item>(spec.kind, space.SpaceID), some: (ids: string[]) => deps.store.getMany<Item>(spec.kind, space.SpaceID, ids), idOf: (i: Item) => String(i[`${spec.kind}ID`]), show: (i: Item) => withSpace(i, space) };
-        return listReply(await cursorPage(deps, { scope: { spaceId: space.SpaceID }, kind: spec.kind }, src, queries, query));
+        const src = {
+          all: () => deps.store.listInSpace<Item>(spec.kind, space.SpaceID),
+          some: (ids: string[]) => deps.store.getMany<Item>(spec.kind, space.SpaceID, ids),
+          idOf: (i: Item) => String(i[`${spec.kind}ID`]),
+          show: (i: Item) => withSpace(i, space),
+        };
+        return listReply(
+          await cursorPage(deps, { scope: { spaceId: space.SpaceID }, kind: spec.kind }, src, queries, query),
+        );
       },
     }),
     route({
@@ -60,7 +88,12 @@ function crud(spec: KindSpec): Route[] {
         const { item, space: home } = await findInSpace<Item>(deps, caller, space, spec.kind, ref(params));
         if (spec.kind !== 'Tag') return { body: withSpace(item, home) };
         const marks = await marksOfTag(deps, item as unknown as Tag);
-        return { body: { ...withSpace(item, home), Marks: marks.map((m: Mark) => ({ UnitID: m.UnitID, SpaceID: m.SpaceID, RevisionNum: m.RevisionNum })) } };
+        return {
+          body: {
+            ...withSpace(item, home),
+            Marks: marks.map((m: Mark) => ({ UnitID: m.UnitID, SpaceID: m.SpaceID, RevisionNum: m.RevisionNum })),
+          },
+        };
       },
     }),
     route({
@@ -94,8 +127,18 @@ function crud(spec: KindSpec): Route[] {
 /** Tags, ChangeSets, Filters and Targets: one set of routes each. */
 export const spaceEntityRoutes: Route[] = [
   ...crud({ kind: 'Tag', segment: 'tag', create: CreateTag, update: UpdateTag }),
-  ...crud({ kind: 'ChangeSet', segment: 'change_set', create: CreateChangeSet as never, update: UpdateChangeSet as never }),
+  ...crud({
+    kind: 'ChangeSet',
+    segment: 'change_set',
+    create: CreateChangeSet as never,
+    update: UpdateChangeSet as never,
+  }),
   ...crud({ kind: 'Filter', segment: 'filter', create: CreateFilter as never, update: UpdateFilter as never }),
   ...crud({ kind: 'Target', segment: 'target', create: CreateTarget as never, update: UpdateTarget as never }),
-  ...crud({ kind: 'Invocation', segment: 'invocation', create: CreateInvocation as never, update: UpdateInvocation as never }),
+  ...crud({
+    kind: 'Invocation',
+    segment: 'invocation',
+    create: CreateInvocation as never,
+    update: UpdateInvocation as never,
+  }),
 ];

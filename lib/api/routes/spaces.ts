@@ -9,8 +9,15 @@ import { visible } from '../access.ts';
 import { listReply, route } from '../route.ts';
 import { CreateComponent, CreateSpace, DeleteWithGates, ListQuery, NoBody, NoQuery, UpdateSpace } from '../schemas.ts';
 
-async function loadSpaceRelations(deps: Deps, caller: Caller, spaces: Space[], relations: Set<string>): Promise<Space[]> {
-  const components = relations.has('Component') ? new Map((await deps.store.listComponents(caller.OrganizationID)).map((c) => [c.ComponentID, c])) : undefined;
+async function loadSpaceRelations(
+  deps: Deps,
+  caller: Caller,
+  spaces: Space[],
+  relations: Set<string>,
+): Promise<Space[]> {
+  const components = relations.has('Component')
+    ? new Map((await deps.store.listComponents(caller.OrganizationID)).map((c) => [c.ComponentID, c]))
+    : undefined;
   const byId = new Map(spaces.map((s) => [s.SpaceID, s]));
   return spaces.map((s) => ({
     ...s,
@@ -29,8 +36,17 @@ export const spaceRoutes = [
     async handle({ deps, caller, query }) {
       const queries = await listQueries(deps, caller, 'Space', query);
       const org = caller.OrganizationID;
-      const src = { all: () => deps.store.listSpaces(org), some: (ids: string[]) => deps.store.getMany<Space>('Space', org, ids), idOf: (s: Space) => s.SpaceID, show: (s: Space) => (visible(caller, [s]).length ? s : undefined) };
-      return listReply(await cursorPage(deps, { scope: { orgId: org }, kind: 'Space' }, src, queries, query, (items, rel) => loadSpaceRelations(deps, caller, items, rel)));
+      const src = {
+        all: () => deps.store.listSpaces(org),
+        some: (ids: string[]) => deps.store.getMany<Space>('Space', org, ids),
+        idOf: (s: Space) => s.SpaceID,
+        show: (s: Space) => (visible(caller, [s]).length ? s : undefined),
+      };
+      return listReply(
+        await cursorPage(deps, { scope: { orgId: org }, kind: 'Space' }, src, queries, query, (items, rel) =>
+          loadSpaceRelations(deps, caller, items, rel),
+        ),
+      );
     },
   }),
   route({
@@ -75,7 +91,10 @@ export const spaceRoutes = [
     access: 'Manage',
     async handle({ deps, caller, params, query }) {
       const space = await pathSpace(deps, caller, params);
-      const report = await deleteSpace(deps, space, { recursive: query.recursive === 'true', force: query.force === 'true' });
+      const report = await deleteSpace(deps, space, {
+        recursive: query.recursive === 'true',
+        force: query.force === 'true',
+      });
       return { body: report };
     },
   }),
@@ -88,7 +107,12 @@ export const spaceRoutes = [
     async handle({ deps, caller, query }) {
       const queries = await listQueries(deps, caller, 'Component', query);
       const org = caller.OrganizationID;
-      const src = { all: () => deps.store.listComponents(org), some: (ids: string[]) => deps.store.getMany<Component>('Component', org, ids), idOf: (c: Component) => c.ComponentID, show: (c: Component) => c };
+      const src = {
+        all: () => deps.store.listComponents(org),
+        some: (ids: string[]) => deps.store.getMany<Component>('Component', org, ids),
+        idOf: (c: Component) => c.ComponentID,
+        show: (c: Component) => c,
+      };
       return listReply(await cursorPage(deps, { scope: { orgId: org }, kind: 'Component' }, src, queries, query));
     },
   }),

@@ -22,7 +22,14 @@ export const unitHistoryRoutes = [
     body: ResolveLinks,
     async handle({ deps, caller, params, body }) {
       const { space, unit } = await spaceAndUnit(deps, caller, params);
-      return { body: await resolveLinks(deps, caller, space, unit, { which: body.Resolve, mergeEnd: body.MergeEndRevisionNum, dryRun: body.DryRun, description: body.ChangeDescription }) };
+      return {
+        body: await resolveLinks(deps, caller, space, unit, {
+          which: body.Resolve,
+          mergeEnd: body.MergeEndRevisionNum,
+          dryRun: body.DryRun,
+          description: body.ChangeDescription,
+        }),
+      };
     },
   }),
   route({
@@ -35,13 +42,27 @@ export const unitHistoryRoutes = [
       const { space, unit } = await spaceAndUnit(deps, caller, params);
       if (body.ChangeOrderID) {
         const { item: co } = await findInSpace<ChangeOrder>(deps, caller, space, 'ChangeOrder', body.ChangeOrderID);
-        return { body: await upgradeUnitWithChangeOrder(deps, caller, co, space, unit, { dryRun: body.DryRun, priorRevisions: body.PriorRevisions }) };
+        return {
+          body: await upgradeUnitWithChangeOrder(deps, caller, co, space, unit, {
+            dryRun: body.DryRun,
+            priorRevisions: body.PriorRevisions,
+          }),
+        };
       }
       if (!body.MergeSourceID) {
-        if (body.MergeBaseRevisionNum !== undefined || body.MergeEndRevisionNum !== undefined) throw new Invalid('MergeBaseRevisionNum and MergeEndRevisionNum need MergeSourceID');
+        if (body.MergeBaseRevisionNum !== undefined || body.MergeEndRevisionNum !== undefined)
+          throw new Invalid('MergeBaseRevisionNum and MergeEndRevisionNum need MergeSourceID');
         return { body: await upgradeUnit(deps, caller, space, unit, { squash: body.Squash, dryRun: body.DryRun }) };
       }
-      return { body: await mergeFromSource(deps, caller, space, unit, { source: body.MergeSourceID, base: body.MergeBaseRevisionNum, end: body.MergeEndRevisionNum, squash: body.Squash, dryRun: body.DryRun }) };
+      return {
+        body: await mergeFromSource(deps, caller, space, unit, {
+          source: body.MergeSourceID,
+          base: body.MergeBaseRevisionNum,
+          end: body.MergeEndRevisionNum,
+          squash: body.Squash,
+          dryRun: body.DryRun,
+        }),
+      };
     },
   }),
   route({
@@ -76,7 +97,10 @@ export const unitHistoryRoutes = [
     body: ResolveConflicts,
     async handle({ deps, caller, params, body }) {
       const { space, unit } = await spaceAndUnit(deps, caller, params);
-      const r = body.Action === 'Apply' ? await applyConflicts(deps, caller, space, unit, !!body.DryRun) : await dismissConflicts(deps, unit, !!body.DryRun);
+      const r =
+        body.Action === 'Apply'
+          ? await applyConflicts(deps, caller, space, unit, !!body.DryRun)
+          : await dismissConflicts(deps, unit, !!body.DryRun);
       return { body: { ...r, unit: withSpace(r.unit, space) } };
     },
   }),

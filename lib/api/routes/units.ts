@@ -6,13 +6,40 @@ import { adoptIntoRelease } from '../../changes/adopt.ts';
 import type { Deps } from '../../ports/deps.ts';
 import { createUnit, dataAt } from '../../variants/revisions.ts';
 import { revisionNum } from '../../variants/revision-refs.ts';
-import { deleteUnit, diffRevisions, invokeFunction, revisionReader, spaceRevisions, tagRevision, unitRevision, unitRevisions, updateUnit } from '../../variants/units.ts';
+import {
+  deleteUnit,
+  diffRevisions,
+  invokeFunction,
+  revisionReader,
+  spaceRevisions,
+  tagRevision,
+  unitRevision,
+  unitRevisions,
+  updateUnit,
+} from '../../variants/units.ts';
 import { across, cursorPage, keyedPage, listQueries, matchingAll } from '../lists.ts';
 import { pathSpace, spaceAndUnit, withSpace } from '../resolve.ts';
 import { listReply, route } from '../route.ts';
-import { CreateUnit, DataQuery, DeleteWithGates, DiffQuery, InvokeFunction, ListQuery, MarkUnit, NoBody, NoQuery, PageQuery, UpdateUnit } from '../schemas.ts';
+import {
+  CreateUnit,
+  DataQuery,
+  DeleteWithGates,
+  DiffQuery,
+  InvokeFunction,
+  ListQuery,
+  MarkUnit,
+  NoBody,
+  NoQuery,
+  PageQuery,
+  UpdateUnit,
+} from '../schemas.ts';
 
-async function loadUnitRelations<U extends Unit>(deps: Deps, space: Space, units: U[], relations: Set<string>): Promise<U[]> {
+async function loadUnitRelations<U extends Unit>(
+  deps: Deps,
+  space: Space,
+  units: U[],
+  relations: Set<string>,
+): Promise<U[]> {
   const upstream = new Map<string, Unit>();
   if (relations.has('UpstreamUnit')) {
     const spaceIds = new Set(units.map((u) => u.UpstreamSpaceID).filter((s): s is string => !!s));
@@ -20,7 +47,17 @@ async function loadUnitRelations<U extends Unit>(deps: Deps, space: Space, units
   }
   // A Unit's Target may live in any Space of the organization (variant create points at one in another).
   const targets = relations.has('Target')
-    ? new Map((await Promise.all((await deps.store.listSpaces(space.OrganizationID)).map((s) => deps.store.listInSpace<{ TargetID: string }>('Target', s.SpaceID)))).flat().map((t) => [t.TargetID, t]))
+    ? new Map(
+        (
+          await Promise.all(
+            (await deps.store.listSpaces(space.OrganizationID)).map((s) =>
+              deps.store.listInSpace<{ TargetID: string }>('Target', s.SpaceID),
+            ),
+          )
+        )
+          .flat()
+          .map((t) => [t.TargetID, t]),
+      )
     : undefined;
   return units.map((u) => ({
     ...u,
@@ -42,8 +79,17 @@ export const unitRoutes = [
     async handle({ deps, caller, params, query }) {
       const space = await pathSpace(deps, caller, params);
       const queries = await listQueries(deps, caller, 'Unit', query, space);
-      const src = { all: () => deps.store.listUnits(space.SpaceID), some: (ids: string[]) => deps.store.getMany<Unit>('Unit', space.SpaceID, ids), idOf: (u: Unit) => u.UnitID, show: (u: Unit) => withSpace(u, space) };
-      return listReply(await cursorPage(deps, { scope: { spaceId: space.SpaceID }, kind: 'Unit' }, src, queries, query, (items, rel) => loadUnitRelations(deps, space, items, rel)));
+      const src = {
+        all: () => deps.store.listUnits(space.SpaceID),
+        some: (ids: string[]) => deps.store.getMany<Unit>('Unit', space.SpaceID, ids),
+        idOf: (u: Unit) => u.UnitID,
+        show: (u: Unit) => withSpace(u, space),
+      };
+      return listReply(
+        await cursorPage(deps, { scope: { spaceId: space.SpaceID }, kind: 'Unit' }, src, queries, query, (items, rel) =>
+          loadUnitRelations(deps, space, items, rel),
+        ),
+      );
     },
   }),
   route({
@@ -99,7 +145,11 @@ export const unitRoutes = [
     async handle({ deps, caller, params, query }) {
       const { space, unit } = await spaceAndUnit(deps, caller, params);
       const num = await revisionNum(deps, caller, space, unit, query.revision ?? 'HeadRevisionNum');
-      return { text: await dataAt(deps, unit, num), contentType: 'application/yaml', headers: { 'x-revision-num': String(num) } };
+      return {
+        text: await dataAt(deps, unit, num),
+        contentType: 'application/yaml',
+        headers: { 'x-revision-num': String(num) },
+      };
     },
   }),
   route({
@@ -112,8 +162,17 @@ export const unitRoutes = [
       const { space, unit } = await spaceAndUnit(deps, caller, params);
       const queries = await listQueries(deps, caller, 'Revision', query, space);
       // Newest first. Asked for a page, read with DynamoDB's cursor over the Unit's revisions in that order.
-      if (query.limit === undefined && query.continue === undefined) return listReply({ items: (await unitRevisions(deps, unit)).filter(matchingAll(queries)).map((r) => withSpace(r, space)) });
-      return listReply(await keyedPage(revisionReader(deps, unit, (r) => withSpace(r, space)), queries, query));
+      if (query.limit === undefined && query.continue === undefined)
+        return listReply({
+          items: (await unitRevisions(deps, unit)).filter(matchingAll(queries)).map((r) => withSpace(r, space)),
+        });
+      return listReply(
+        await keyedPage(
+          revisionReader(deps, unit, (r) => withSpace(r, space)),
+          queries,
+          query,
+        ),
+      );
     },
   }),
   route({
@@ -126,10 +185,26 @@ export const unitRoutes = [
       const space = await pathSpace(deps, caller, params);
       const queries = await listQueries(deps, caller, 'Revision', query, space);
       // Unit by Unit in slug order, each newest first. Asked for a page, only the Units it walks are read, with DynamoDB's cursor.
-      if (query.limit === undefined && query.continue === undefined) return listReply({ items: (await spaceRevisions(deps, space)).filter(matchingAll(queries)).map((r) => withSpace(r, space)) });
+      if (query.limit === undefined && query.continue === undefined)
+        return listReply({
+          items: (await spaceRevisions(deps, space)).filter(matchingAll(queries)).map((r) => withSpace(r, space)),
+        });
       const units = await deps.store.listUnits(space.SpaceID);
-      const readers = new Map(units.map((u) => [u.UnitID, revisionReader(deps, u, (r) => withSpace({ ...r, UnitSlug: u.Slug }, space))]));
-      return listReply(await keyedPage(across('revisions', units, (u) => u.UnitID, (u, want, after) => readers.get(u.UnitID)!(want, after)), queries, query));
+      const readers = new Map(
+        units.map((u) => [u.UnitID, revisionReader(deps, u, (r) => withSpace({ ...r, UnitSlug: u.Slug }, space))]),
+      );
+      return listReply(
+        await keyedPage(
+          across(
+            'revisions',
+            units,
+            (u) => u.UnitID,
+            (u, want, after) => readers.get(u.UnitID)!(want, after),
+          ),
+          queries,
+          query,
+        ),
+      );
     },
   }),
   route({
@@ -152,7 +227,8 @@ export const unitRoutes = [
     async handle({ deps, caller, params, query }) {
       const { unit } = await spaceAndUnit(deps, caller, params);
       // Newest first. Asked for a page, read with DynamoDB's cursor over the Unit's mutations in that order.
-      if (query.limit === undefined && query.continue === undefined) return { body: (await deps.store.listMutations(unit.UnitID)).reverse() };
+      if (query.limit === undefined && query.continue === undefined)
+        return { body: (await deps.store.listMutations(unit.UnitID)).reverse() };
       const read = async (want: number, after?: string) => {
         const p = await deps.store.mutationPage(unit.UnitID, want, after);
         return { items: p.items.map((x) => ({ item: x.mutation, cursor: x.cursor })), next: p.next };
@@ -180,7 +256,18 @@ export const unitRoutes = [
     async handle({ deps, caller, params, body }) {
       const { space, unit } = await spaceAndUnit(deps, caller, params);
       const num = await revisionNum(deps, caller, space, unit, body.Revision);
-      if (body.Tag.startsWith('ChangeOrder:')) return { body: await adoptIntoRelease(deps, caller, space, unit, body.Tag.slice('ChangeOrder:'.length), num, !!body.Move) };
+      if (body.Tag.startsWith('ChangeOrder:'))
+        return {
+          body: await adoptIntoRelease(
+            deps,
+            caller,
+            space,
+            unit,
+            body.Tag.slice('ChangeOrder:'.length),
+            num,
+            !!body.Move,
+          ),
+        };
       return { body: await tagRevision(deps, caller, space, unit, body.Tag, num, !!body.Move) };
     },
   }),

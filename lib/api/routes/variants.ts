@@ -23,8 +23,13 @@ export const variantRoutes = [
     access: 'Anyone',
     async handle({ deps, caller, body }) {
       const { item: co } = await findInSpace<ChangeOrder>(deps, caller, undefined, 'ChangeOrder', body.ChangeOrderID);
-      if (body.Async && body.DryRun) throw new Invalid('Async does not apply to a dry run: it writes nothing and is answered in the request');
-      const r = await demote(deps, caller, co, await findSpace(deps, caller, body.Space), { changeDesc: body.ChangeDescription, dryRun: body.DryRun, async: body.Async });
+      if (body.Async && body.DryRun)
+        throw new Invalid('Async does not apply to a dry run: it writes nothing and is answered in the request');
+      const r = await demote(deps, caller, co, await findSpace(deps, caller, body.Space), {
+        changeDesc: body.ChangeDescription,
+        dryRun: body.DryRun,
+        async: body.Async,
+      });
       if ('job' in r) return accepted(r.job);
       return { status: r.Units.some((u) => u.Action === 'Failed') ? 207 : 200, body: r };
     },
@@ -59,9 +64,19 @@ export const variantRoutes = [
     body: Promote,
     async handle({ deps, caller, body }) {
       if (body.ChangeOrderID) {
-        if (body.Squash) throw new Invalid('Squash does not apply to a change order promotion: its range is replayed as the change made it');
-        if (body.Async && body.DryRun) throw new Invalid('Async does not apply to a dry run: it writes nothing and is answered in the request');
-        const { item: co, space: base } = await findInSpace<ChangeOrder>(deps, caller, undefined, 'ChangeOrder', body.ChangeOrderID);
+        if (body.Squash)
+          throw new Invalid(
+            'Squash does not apply to a change order promotion: its range is replayed as the change made it',
+          );
+        if (body.Async && body.DryRun)
+          throw new Invalid('Async does not apply to a dry run: it writes nothing and is answered in the request');
+        const { item: co, space: base } = await findInSpace<ChangeOrder>(
+          deps,
+          caller,
+          undefined,
+          'ChangeOrder',
+          body.ChangeOrderID,
+        );
         const done = await promoteChangeOrder(deps, caller, co, base, {
           targetStage: body.TargetStage,
           spaces: [...(body.Spaces ?? []), ...(body.Space ? [body.Space] : [])],
@@ -77,12 +92,27 @@ export const variantRoutes = [
         return { status: done.outcome === 'Partial' ? 207 : 200, body: done.result };
       }
       if (!body.Space) throw new Invalid('name the Space to promote, or a ChangeOrderID');
-      for (const k of ['TargetStage', 'Spaces', 'WhereSpace', 'PriorRevisions', 'Force', 'ForceReason', 'Protect', 'Async'] as const) {
+      for (const k of [
+        'TargetStage',
+        'Spaces',
+        'WhereSpace',
+        'PriorRevisions',
+        'Force',
+        'ForceReason',
+        'Protect',
+        'Async',
+      ] as const) {
         if (body[k] !== undefined) throw new Invalid(`${k} applies only to a change order promotion`);
       }
       const space = await findSpace(deps, caller, body.Space);
       if (!body.DryRun) requireVerb(caller, [space], 'Edit', 'promote it');
-      if (!body.DryRun) await refuseIfHeld(deps, caller, { action: 'promote', spaceIds: [space.SpaceID] }, `promote space '${space.Slug}'`);
+      if (!body.DryRun)
+        await refuseIfHeld(
+          deps,
+          caller,
+          { action: 'promote', spaceIds: [space.SpaceID] },
+          `promote space '${space.Slug}'`,
+        );
       const r = await promoteVariant(deps, caller, space, { dryRun: body.DryRun, squash: body.Squash });
       const failures = r.Units.filter((u) => u.Action === UnitAction.Failed).length;
       return { status: failures ? (failures === r.Units.length ? 409 : 207) : 200, body: r };
