@@ -1,5 +1,6 @@
 import { flag, type Args } from './args.ts';
 import { contextNamed } from './contexts.ts';
+import { io } from './io.ts';
 import { followJob, type JobAnswer } from './progress.ts';
 
 /** An error answer from the API. */
@@ -21,8 +22,8 @@ export function connection(a: Args): { server: string; token: string } {
   const named = flag(a, 'context');
   const ctx = named !== undefined ? contextNamed(named) : {};
   const current = named === undefined ? contextNamed(undefined) : {};
-  const server = flag(a, 'server') ?? ctx.server ?? process.env.CUB_SERVER ?? current.server ?? 'http://127.0.0.1:4000';
-  const token = flag(a, 'token') ?? ctx.token ?? process.env.CUB_TOKEN ?? current.token ?? '';
+  const server = flag(a, 'server') ?? ctx.server ?? io().env.CUB_SERVER ?? current.server ?? 'http://127.0.0.1:4000';
+  const token = flag(a, 'token') ?? ctx.token ?? io().env.CUB_TOKEN ?? current.token ?? '';
   return { server: server.replace(/\/$/, ''), token };
 }
 
@@ -141,7 +142,7 @@ export class Client {
       );
       throw new Detached();
     }
-    const every = Number(process.env.CUB_POLL_MS ?? 500);
+    const every = Number(io().env.CUB_POLL_MS ?? 500);
     const job = await followJob(
       async (j) => (await this.get<JobAnswer>(`/job/${encodeURIComponent(j)}`)).body,
       id,

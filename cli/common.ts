@@ -2,6 +2,7 @@ import { flag, flags, need, pairs, UsageError, type Args } from './args.ts';
 import { Client, seg } from './client.ts';
 import { print, say, table, type Column } from './output.ts';
 import { readFileSync } from 'node:fs';
+import { inCwd, io } from './io.ts';
 import type { StringMap, WithSpaceSlug } from '../lib/model/common.ts';
 import type {
   ChangeSet,
@@ -154,7 +155,7 @@ export function locate(a: Args, ref: string | undefined, what: string, usage: st
 
 export function readInput(path: string): string {
   try {
-    return readFileSync(path === '-' ? 0 : path, 'utf8');
+    return path === '-' ? io().stdin() : readFileSync(inCwd(path), 'utf8');
   } catch (e) {
     throw new UsageError(`cannot read ${path === '-' ? 'standard input' : path}: ${(e as Error).message}`);
   }

@@ -1,5 +1,6 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
+import { io } from './io.ts';
 import { dirname, join } from 'node:path';
 import { UsageError } from './args.ts';
 
@@ -17,7 +18,7 @@ export interface ContextFile {
 
 /** The context file's path: CUB_CONTEXT, else ~/.config/baton/context.json. */
 export function contextPath(): string {
-  return process.env.CUB_CONTEXT ?? join(homedir(), '.config', 'baton', 'context.json');
+  return io().env.CUB_CONTEXT ?? join(homedir(), '.config', 'baton', 'context.json');
 }
 
 /** Reads the context file (none yet: no contexts); a file of the first format, `{server, token}`, is the `default` context. */

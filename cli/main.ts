@@ -1,9 +1,10 @@
 import { CommanderError } from 'commander';
 import { UsageError } from './args.ts';
 import { ApiError, Detached } from './client.ts';
-import { failed } from './output.ts';
+import { failed, setQuiet } from './output.ts';
 import { complete, COMPLETION_SCRIPTS } from './completion.ts';
 import { program } from './program.ts';
+import { withIo, type Io } from './io.ts';
 
 /** The version of the package the bundle was built from (esbuild defines it). */
 declare const CUB_VERSION: string;
@@ -33,7 +34,13 @@ export function hoistGlobalFlags(argv: string[]): string[] {
   return [...rest, ...before];
 }
 
-export async function main(argv: string[]): Promise<number> {
+/** Runs one cub command line; `with_` is the environment, standard input and directory it sees (the process's by default). */
+export async function main(argv: string[], with_?: Io): Promise<number> {
+  return with_ ? withIo(with_, () => run(argv)) : run(argv);
+}
+
+async function run(argv: string[]): Promise<number> {
+  setQuiet(false);
   argv = hoistGlobalFlags(argv);
   const write = { out: (s: string) => void process.stdout.write(s), err: (s: string) => void process.stderr.write(s) };
   try {

@@ -1,3 +1,4 @@
+import { io } from './io.ts';
 import { stringify } from 'yaml';
 import { UsageError } from './args.ts';
 
@@ -14,7 +15,7 @@ function cell(v: unknown): string {
 }
 
 /** Whether to colour what goes to `stream`: only a terminal, and never when NO_COLOR is set (no-color.org) or TERM is dumb. */
-export function colours(stream: { isTTY?: boolean }, env: Record<string, string | undefined> = process.env): boolean {
+export function colours(stream: { isTTY?: boolean }, env: Record<string, string | undefined> = io().env): boolean {
   return !!stream.isTTY && !env.NO_COLOR && env.TERM !== 'dumb';
 }
 

@@ -6,6 +6,7 @@ import type { ApproveAnswer, DemoteAnswer, UploadAnswer, VariantAnswer } from '.
 import { printApproval } from './people.ts';
 import { withProgress } from '../progress.ts';
 import { readdirSync } from 'node:fs';
+import { inCwd } from '../io.ts';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import {
@@ -76,7 +77,7 @@ export const variantsCommands: Record<string, Record<string, Command>> = {
         throw new UsageError(`--granularity ${granularity} is not supported; per-file makes one unit per YAML file`);
       let files: string[];
       try {
-        files = readdirSync(dir)
+        files = readdirSync(inCwd(dir))
           .filter((f) => /\.ya?ml$/i.test(f))
           .sort();
       } catch (e) {

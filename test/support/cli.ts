@@ -1,5 +1,7 @@
 import { execFile } from 'node:child_process';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { fileURLToPath } from 'node:url';
+import { main } from '../../cli/main.ts';
 import { expect } from 'vitest';
 
 const BIN = fileURLToPath(new URL('../../cli/bin.js', import.meta.url));
@@ -11,8 +13,61 @@ export interface CubResult {
   stderr: string;
 }
 
-/** Runs `cub` as a user would, against a server, with the token in the environment (in `cwd`, where files it names are). */
+/** What a run writes to standard output and error, while it runs in this process. */
+const capture = new AsyncLocalStorage<{ out: string[]; err: string[] }>();
+let patched = false;
+/** Routes writes made inside a captured run to its buffers; every other write goes where it went. */
+function patchStreams(): void {
+  if (patched) return;
+  patched = true;
+  for (const [stream, key] of [
+    [process.stdout, 'out'],
+    [process.stderr, 'err'],
+  ] as const) {
+    const write = stream.write.bind(stream) as (...a: unknown[]) => boolean;
+    stream.write = ((chunk: unknown, ...rest: unknown[]) => {
+      const c = capture.getStore();
+      if (!c) return write(chunk, ...rest);
+      c[key].push(typeof chunk === 'string' ? chunk : Buffer.from(chunk as Uint8Array).toString('utf8'));
+      (rest.find((r) => typeof r === 'function') as (() => void) | undefined)?.();
+      return true;
+    }) as typeof stream.write;
+  }
+}
+/** One cub run at a time in this process: they share process.exitCode and cub's module state. */
+let queue: Promise<unknown> = Promise.resolve();
+
+/**
+ * Runs `cub` as a user would, against a server, with the token in the environment (in `cwd`, where files it
+ * names are): cub's own `main` in this process, its environment, standard input and directory passed in, what
+ * it writes captured and its exit status returned — the code the bundle runs, without a process start per
+ * command. A test of the built binary itself spawns cli/bin.js (`cubProcessAt`).
+ */
 export function cubAt(server: string, token: string, cwd?: string) {
+  return (args: string[], input?: string): Promise<CubResult> => {
+    const run = queue.then(async () => {
+      patchStreams();
+      const c = { out: [] as string[], err: [] as string[] };
+      const env = { ...process.env, CUB_SERVER: server, CUB_TOKEN: token, CUB_CONTEXT: '/nonexistent' };
+      process.exitCode = undefined;
+      let code: number;
+      try {
+        code = await capture.run(c, () => main(args, { env, cwd: cwd ?? process.cwd(), stdin: () => input ?? '' }));
+      } catch (e) {
+        c.err.push(`${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+        code = 1;
+      } finally {
+        process.exitCode = undefined;
+      }
+      return { code, stdout: c.out.join(''), stderr: c.err.join('') };
+    });
+    queue = run.catch(() => undefined);
+    return run;
+  };
+}
+
+/** Runs the built `cub` (cli/bin.js) in a process of its own, as cubAt's commands do in this one. */
+export function cubProcessAt(server: string, token: string, cwd?: string) {
   return (args: string[], input?: string): Promise<CubResult> =>
     new Promise((resolve) => {
       const child = execFile(
@@ -30,8 +85,7 @@ export function cubAt(server: string, token: string, cwd?: string) {
         },
         (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
       );
-      if (input !== undefined) child.stdin?.end(input);
-      else child.stdin?.end();
+      child.stdin?.end(input ?? '');
     });
 }
 
