@@ -1,13 +1,11 @@
-import { execFile } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CubResult } from '../support/cli.ts';
+import { cubIn, type CubResult } from '../support/cli.ts';
 import { startEnv, type Env } from '../support/harness.ts';
 
-const BIN = fileURLToPath(new URL('../../cli/bin.js', import.meta.url));
 const acmeDir = fileURLToPath(new URL('../fixtures/acme', import.meta.url));
 /** One context file for every user of this test, as one person working as several users would have. */
 const contexts = join(mkdtempSync(join(tmpdir(), 'cub-approvals-')), 'context.json');
@@ -15,19 +13,10 @@ let env: Env;
 
 /** `cub <args…>` with the context file; whose it is comes from `--context` or the context in use. */
 function cub(args: string[], input?: string): Promise<CubResult> {
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    CUB_CONTEXT: contexts,
-    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-  };
+  const env: Record<string, string | undefined> = { ...process.env, CUB_CONTEXT: contexts };
   delete env.CUB_SERVER;
   delete env.CUB_TOKEN;
-  return new Promise((resolve) => {
-    const child = execFile(process.execPath, [BIN, ...args], { env }, (err, stdout, stderr) =>
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-    child.stdin?.end(input ?? '');
-  });
+  return cubIn(env)(args, input);
 }
 async function ok(args: string[], input?: string): Promise<string> {
   const r = await cub(args, input);

@@ -44,11 +44,15 @@ let queue: Promise<unknown> = Promise.resolve();
  * command. A test of the built binary itself spawns cli/bin.js (`cubProcessAt`).
  */
 export function cubAt(server: string, token: string, cwd?: string) {
+  return cubIn({ ...process.env, CUB_SERVER: server, CUB_TOKEN: token, CUB_CONTEXT: '/nonexistent' }, cwd);
+}
+
+/** `cub` run in this process as cubAt's is, with exactly this environment (a context file, no server or token, …). */
+export function cubIn(env: Record<string, string | undefined>, cwd?: string) {
   return (args: string[], input?: string): Promise<CubResult> => {
     const run = queue.then(async () => {
       patchStreams();
       const c = { out: [] as string[], err: [] as string[] };
-      const env = { ...process.env, CUB_SERVER: server, CUB_TOKEN: token, CUB_CONTEXT: '/nonexistent' };
       process.exitCode = undefined;
       let code: number;
       try {
