@@ -382,7 +382,7 @@ try {
         `        dry run of prod (in the request): ${out.dryRunSeconds.toFixed(2)} s, ${out.dryRunRequests} requests`,
       );
       console.log(
-        `        rollout page read: first ${out.rolloutFirstRequests} requests (${(out.rolloutFirstRequests / out.spaces).toFixed(1)} per space; each Space's Releases get their entries), ${out.rolloutFirstSeconds.toFixed(2)} s; each poll after: ${out.rolloutRequests} requests (${(out.rolloutRequests / out.spaces).toFixed(1)} per space), ${out.rolloutSeconds.toFixed(2)} s`,
+        `        rollout page read: first ${out.rolloutFirstRequests} requests (${(out.rolloutFirstRequests / out.spaces).toFixed(1)} per space), ${out.rolloutFirstSeconds.toFixed(2)} s; each poll after: ${out.rolloutRequests} requests (${(out.rolloutRequests / out.spaces).toFixed(1)} per space), ${out.rolloutSeconds.toFixed(2)} s`,
       );
       console.log(
         `        time per request (ms, sent to answered): ${Object.entries(r.latency)
