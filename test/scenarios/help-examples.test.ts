@@ -1,12 +1,16 @@
 // Every `--help` example runs, as printed, on the spec's fleet (issue 38, item 12).
 //
 // The acme fleet is seeded as `npm run seed` seeds it; then every verb's example is pasted into a
-// shell, in an order a person could have typed them in, with `cub` on PATH. A step marked `setup`
+// shell, in an order a person could have typed them in, with `cub` on PATH (a shim that runs cub's main in
+// this process: the shell parses, substitutes and pipes each line; the built binary itself is run by
+// readme.test.ts and cli-edges.test.ts). A step marked `setup`
 // is not an example: it moves the fleet to where the next example makes sense (a second user to add
 // to a group, the change released in staging before it is promoted to prod). Every verb is placed
 // exactly once, so a verb added without a runnable example fails here.
 import { execFile } from 'node:child_process';
 import { chmodSync, cpSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,8 +18,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { VERBS } from '../../cli/program.ts';
 import { acmeFleet, ACME_DEV_DONE } from '../../lib/local/seed.ts';
 import { deploymentYaml, startEnv, type Env } from '../support/harness.ts';
+import { cubIn } from '../support/cli.ts';
 
-const BIN = fileURLToPath(new URL('../../cli/bin.js', import.meta.url));
 const FIXTURES = fileURLToPath(new URL('../fixtures/acme', import.meta.url));
 
 /** A verb's example (`'unit create'`), or a setup line typed between examples. */
@@ -138,13 +142,61 @@ const ORDER: Step[] = [
 
 let env: Env;
 let dir: string;
+let server: Server;
+
+/** The `cub` on PATH: its arguments, its standard input when it names `-`, and its directory, to this test's runner. */
+const shim = (port: number) => `const http = require('node:http');
+const args = process.argv.slice(2);
+for (const s of [process.stdout, process.stderr]) s.on('error', () => {});
+const send = (stdin) => {
+  const req = http.request({ host: '127.0.0.1', port: ${port}, method: 'POST' }, (res) => {
+    let d = '';
+    res.setEncoding('utf8');
+    res.on('data', (c) => (d += c));
+    res.on('end', () => {
+      const r = JSON.parse(d);
+      process.stdout.write(r.stdout);
+      process.stderr.write(r.stderr);
+      process.exitCode = r.code;
+    });
+  });
+  req.end(JSON.stringify({ args, stdin, cwd: process.cwd() }));
+};
+if (args.includes('-')) {
+  let s = '';
+  process.stdin.setEncoding('utf8');
+  process.stdin.on('data', (c) => (s += c));
+  process.stdin.on('end', () => send(s));
+} else send('');
+`;
 let sh: (line: string) => Promise<{ code: number; stdout: string; stderr: string }>;
 
 beforeAll(async () => {
   env = await startEnv();
   // Where the examples are pasted: `cub` on PATH, the files the examples name beside them.
   dir = mkdtempSync(join(tmpdir(), 'cub-examples-'));
-  writeFileSync(join(dir, 'cub'), `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`);
+  // `cub` on PATH hands its command line to cub's main in this process (one small node start, not the
+  // bundle's): the shell still parses, substitutes and pipes every line as pasted.
+  const runnerEnv = {
+    ...process.env,
+    CUB_SERVER: env.url,
+    CUB_TOKEN: env.api.token!,
+    CUB_CONTEXT: join(dir, 'contexts.json'),
+    CUB_POLL_MS: '20',
+  };
+  server = createServer((req, res) => {
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('data', (c: string) => (body += c));
+    req.on('end', async () => {
+      const { args, stdin, cwd } = JSON.parse(body) as { args: string[]; stdin: string; cwd: string };
+      const r = await cubIn(runnerEnv, cwd)(args, stdin);
+      res.end(JSON.stringify(r));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  writeFileSync(join(dir, 'cub.cjs'), shim((server.address() as AddressInfo).port));
+  writeFileSync(join(dir, 'cub'), `#!/bin/sh\nexec "${process.execPath}" "${join(dir, 'cub.cjs')}" "$@"\n`);
   chmodSync(join(dir, 'cub'), 0o755);
   writeFileSync(join(dir, 'worker.yaml'), deploymentYaml('worker'));
   cpSync(FIXTURES, join(dir, 'k8s'), { recursive: true });
@@ -170,7 +222,10 @@ beforeAll(async () => {
     expect(r.stderr, step.args.join(' ')).toBe('');
   }
 });
-afterAll(async () => env?.close());
+afterAll(async () => {
+  server?.close();
+  await env?.close();
+});
 
 describe('--help examples', () => {
   it('place every verb once', () => {
