@@ -51,6 +51,8 @@ export default tseslint.config(
     files: ['cli/bin.js', 'cli/build.mjs', 'web/build.mjs', 'bench/*.mjs', 'scripts/*.mjs'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } },
   },
+  // lib is typed: no `any`.
+  { files: ['lib/**/*.ts'], rules: { '@typescript-eslint/no-explicit-any': 'error' } },
   // One-way dependencies inside lib/.
   { files: ['lib/model/**'], rules: forbid([...above([]), ...OUTSIDE_LIB], 'lib/model depends on nothing in lib') },
   {

@@ -30,7 +30,7 @@ export interface RouteRequest<Q, B> {
 export type Access = SpaceVerb | 'Member' | 'Admin' | 'Anyone';
 
 /** One route: method, path (API Gateway syntax), the request schemas, and the operation. */
-export interface Route<Q = any, B = any> {
+export interface Route<Q = unknown, B = unknown> {
   method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
   path: string;
   /** A short name, used for the Lambda's route key and logs. */

@@ -30,7 +30,7 @@ export const JOB_ATTEMPTS = 3;
 const JOB_KEPT_S = 7 * 24 * 3600;
 
 /** What a kind of job does with its parts. `P` is its plan, `R` what one Space came to. */
-export interface JobHandler<P = any, R = any> {
+export interface JobHandler<P = unknown, R = unknown> {
   /** Runs a part's Spaces; what each came to, and what to write with the part (in its transaction), if anything. */
   run(deps: Deps, job: JobRecord, plan: P, wave: number, spaces: Space[]): Promise<{ results: R[]; ops?: StoreOp[] }>;
   /** What each Space of a part came to when its worker gave up on it. */

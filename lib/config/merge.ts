@@ -142,6 +142,10 @@ function readPath(doc: Document.Parsed, segments: Segment[]): unknown {
 }
 
 /** Reads a mutation path out of a plain value, finding named list items by their key. */
+/** `v[k]` for any value (a string's character, undefined past a leaf), as a path walk reads it. */
+const member = (v: unknown, k: string): unknown =>
+  v === null || v === undefined ? undefined : (v as Record<string, unknown>)[k];
+
 export function readValue(value: unknown, segments: Segment[]): unknown {
   let v: unknown = value;
   for (const s of segments) {
@@ -218,18 +222,18 @@ function applyToPlain(
     : {};
   for (const c of changes) {
     const segs = parsePath(c.Path).map(String);
-    let parent: any = obj;
-    for (const s of segs.slice(0, -1)) parent = parent?.[s];
+    let parent: unknown = obj;
+    for (const s of segs.slice(0, -1)) parent = member(parent, s);
     const leaf = segs[segs.length - 1];
-    const current = leaf === undefined ? obj : parent?.[leaf];
+    const current = leaf === undefined ? obj : member(parent, leaf);
     if (touchesProtected(c, protectedPaths)) {
       if (!isDeepStrictEqual(current, c.Value))
         held.push({ Resource: '', Path: c.Path, Op: c.Op, UpstreamValue: c.Value, DownstreamValue: current });
       continue;
     }
     if (leaf === undefined || !parent || typeof parent !== 'object') continue;
-    if (c.Op === 'Delete') delete parent[leaf];
-    else parent[leaf] = c.Value;
+    if (c.Op === 'Delete') delete (parent as Record<string, unknown>)[leaf];
+    else (parent as Record<string, unknown>)[leaf] = c.Value;
   }
   const data =
     toolchain === 'AppConfig/JSON'

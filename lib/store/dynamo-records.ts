@@ -20,6 +20,8 @@ import { BatchGetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynam
  * ElectroDB's builders are typed per entity; the generic paths pick an entity by kind at run time,
  * which its types cannot follow, so those paths see entities through this loose shape.
  */
+// The one `any` left in lib (issue 39 asks for it to go: a structural type of the builder calls the generic paths make).
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type AnyEntity = any;
 
 /** The slug-claim scope of an organization and of a Space. */
