@@ -165,11 +165,12 @@ describe('npm run admin -- create-organization', () => {
 
 describe('the API Lambda, observed', () => {
   it('logs JSON lines with the request IDs and the caller’s organization, never the token, and counts 4xx', async () => {
-    process.env.TABLE_NAME = env.table;
-    process.env.BUS_NAME = 'baton-test';
-    process.env.AWS_ENDPOINT_URL = inject('dynamoEndpoint');
-    process.env.POWERTOOLS_METRICS_NAMESPACE = 'Baton';
-    process.env.POWERTOOLS_TRACE_ENABLED = 'false';
+    // Set for this test only (vitest puts them back after it: unstubEnvs), as test files share a process.
+    vi.stubEnv('TABLE_NAME', env.table);
+    vi.stubEnv('BUS_NAME', 'baton-test');
+    vi.stubEnv('AWS_ENDPOINT_URL', inject('dynamoEndpoint'));
+    vi.stubEnv('POWERTOOLS_METRICS_NAMESPACE', 'Baton');
+    vi.stubEnv('POWERTOOLS_TRACE_ENABLED', 'false');
     const { handler } = await import('../../functions/api.ts');
     const lines: string[] = [];
     const spy = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
