@@ -30,7 +30,6 @@ import { marksOf } from './marks.ts';
 import type { ChangeDeps } from './ports.ts';
 import { attestationsOf, authorsOf, orgSpaces, stagesOver } from './stages.ts';
 import { runsAsJob, startJob, type JobHandler } from './jobs.ts';
-import type { Deps } from '../ports/deps.ts';
 import type { JobRecord } from '../ports/store.ts';
 
 /** What to attest, and about which revisions. */
@@ -314,9 +313,9 @@ export async function approve(
     ExpiresAt: expires ? new Date(now.getTime() + expires).toISOString() : undefined,
     ChangeOrder: co ? { SpaceID: co.SpaceID, ChangeOrderID: co.ChangeOrderID } : undefined,
   };
-  if (!input.DryRun && runsAsJob(deps as Deps, spaces.length, asked)) {
+  if (!input.DryRun && runsAsJob(deps, spaces.length, asked)) {
     return {
-      job: await startJob(deps as Deps, caller, {
+      job: await startJob(deps, caller, {
         jobId: deps.newId(),
         kind: 'Approve',
         waves: [spaces],

@@ -18,7 +18,6 @@ import {
 } from '../model/entities.ts';
 import { Conflict, NotFound } from '../model/errors.ts';
 import { startJob, type JobHandler } from './jobs.ts';
-import type { Deps } from '../ports/deps.ts';
 import type { JobRecord } from '../ports/store.ts';
 import { DetailType, SOURCE } from '../events/contracts.ts';
 import { eventOps } from '../events/outbox.ts';
@@ -182,14 +181,14 @@ export async function demote(
     );
   if (!o.dryRun) requireVerb(caller, [space], 'Edit', `demote change order '${coRef.Slug}' there`);
   const units = (await deps.store.listUnits(space.SpaceID)).sort(bySlug);
-  if (!o.dryRun && (deps as Deps).jobs && (o.async ?? units.length > DEMOTE_JOB_UNITS)) {
+  if (!o.dryRun && deps.jobs && (o.async ?? units.length > DEMOTE_JOB_UNITS)) {
     const plan: DemotePlan = {
       ChangeOrderID: coRef.ChangeOrderID,
       SpaceID: coRef.SpaceID,
       Options: { changeDesc: o.changeDesc },
     };
     return {
-      job: await startJob(deps as Deps, caller, {
+      job: await startJob(deps, caller, {
         jobId: deps.newId(),
         kind: 'Demote',
         waves: [[space]],

@@ -5,6 +5,7 @@
  * gate that does not hold (lib/gates/holds.ts): refused, naming the hold, its owner and its reason, or
  * passed with --force and a reason, which the ChangeOrder records with the hold.
  */
+import type { ChangeDeps } from './ports.ts';
 import {
   inForce,
   newEntity,
@@ -136,7 +137,7 @@ export async function liftHold(deps: Deps, caller: Caller, ref: string, note: st
 }
 
 /** Holds as the API shows them: in force or not, with their owner, Space and workflow by name. */
-export async function viewHolds(deps: Deps, caller: Caller, holds: Hold[]): Promise<HoldView[]> {
+export async function viewHolds(deps: ChangeDeps, caller: Caller, holds: Hold[]): Promise<HoldView[]> {
   const now = deps.now();
   const users = new Map((await deps.store.listUsers(caller.OrganizationID)).map((u) => [u.UserID, u.Slug]));
   const spaces = new Map<string, string | undefined>();
@@ -200,7 +201,7 @@ export function holdReader(
 
 /** The holds in force over what an action is about to touch, as gates that do not hold (none when nothing holds it). */
 export async function holdGates(
-  deps: Deps,
+  deps: ChangeDeps,
   caller: Caller,
   subject: HoldSubject,
   read?: Promise<Hold[]>,
@@ -215,7 +216,7 @@ export async function holdGates(
 }
 
 /** The organization's holds in force now, read once: `holdGates` filters them by what they cover (read before a promotion knows its Spaces). */
-export function holdsInForce(deps: Deps, caller: Caller): Promise<Hold[]> {
+export function holdsInForce(deps: ChangeDeps, caller: Caller): Promise<Hold[]> {
   return deps.store.listHolds(caller.OrganizationID, { inForceAt: deps.now() });
 }
 

@@ -10,6 +10,7 @@
  * back) and the job's answer in one transaction. A message delivered twice, a worker that died, a
  * server restarted mid-job: each is taken up again from what the table says (`resumeJob`).
  */
+import type { ChangeDeps } from './ports.ts';
 import type { Caller, Space } from '../model/entities.ts';
 import { Conflict, NotFound } from '../model/errors.ts';
 import type { Deps, JobMessage } from '../ports/deps.ts';
@@ -63,14 +64,14 @@ interface StoredPlan<P> {
 const partKey = (wave: number, index: number) => `w${String(wave).padStart(3, '0')}p${String(index).padStart(5, '0')}`;
 
 /** Whether a request of this many Spaces runs as a job (`Async` asks either way; without a queue nothing does). */
-export function runsAsJob(deps: Deps, spaces: number, asked: boolean | undefined): boolean {
+export function runsAsJob(deps: ChangeDeps, spaces: number, asked: boolean | undefined): boolean {
   if (!deps.jobs || spaces === 0) return false;
   return asked ?? spaces > deps.jobs.thresholdSpaces;
 }
 
 /** Writes a job and sends its first wave's parts. `jobId` may be chosen by the caller (a promotion's lease names it). */
 export async function startJob<P>(
-  deps: Deps,
+  deps: ChangeDeps,
   caller: Caller,
   o: { jobId: string; kind: JobKind; waves: Space[][]; plan: P; subject?: Record<string, unknown> },
 ): Promise<JobRecord> {
@@ -104,7 +105,7 @@ export async function startJob<P>(
   return job;
 }
 
-async function sendWave(deps: Deps, job: JobRecord, wave: number, skip: Set<string> = new Set()): Promise<void> {
+async function sendWave(deps: ChangeDeps, job: JobRecord, wave: number, skip: Set<string> = new Set()): Promise<void> {
   const messages: JobMessage[] = [];
   for (let i = 0; i < (job.Parts[wave] ?? 0); i++)
     if (!skip.has(partKey(wave, i))) messages.push({ JobID: job.JobID, Wave: wave, Part: i });

@@ -29,6 +29,8 @@ export type ChangeOrderStore = UnitStore &
     | 'changeOrderMarks'
     | 'attestationsNaming'
     | 'attestationById'
+    | 'listHolds'
+    | 'getJob'
   >;
 
 /** What a ChangeOrder operation is given: the narrow store, the bus, the clock and ids. */

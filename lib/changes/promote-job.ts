@@ -1,6 +1,6 @@
 /** A promotion as a job (lib/changes/jobs.ts): what the request hands its workers, and what each part and the end do. */
+import type { ChangeDeps } from './ports.ts';
 import type { Caller, ChangeOrder, GateResult, Space } from '../model/entities.ts';
-import type { Deps } from '../ports/deps.ts';
 import type { JobRecord } from '../ports/store.ts';
 import { bounded } from '../util/concurrency.ts';
 import { startJob, type JobHandler } from './jobs.ts';
@@ -36,7 +36,7 @@ interface PromoteJobPlan {
 }
 
 export async function startPromoteJob(
-  deps: Deps,
+  deps: ChangeDeps,
   caller: Caller,
   co: ChangeOrder,
   base: Space,

@@ -47,7 +47,6 @@ import {
   type PromoteResult,
 } from './promote-steps.ts';
 import { holdGates, holdsInForce } from './holds.ts';
-import type { Deps } from '../ports/deps.ts';
 
 export { PROMOTE_CONCURRENCY, type PromoteOptions, type PromoteOutcome, type PromoteResult } from './promote-steps.ts';
 
@@ -132,7 +131,7 @@ async function acquireLease(
     const now = deps.now();
     const held = co.PromotionLease;
     if (held && Date.parse(held.ExpiresAt) > now.getTime()) {
-      const job = await (deps as Deps).store.getJob?.(held.LeaseID).catch(() => undefined);
+      const job = await deps.store.getJob?.(held.LeaseID).catch(() => undefined);
       if (job?.State === 'Running')
         throw new Conflict(
           `change order '${co.Slug}' is being promoted already by job ${job.JobID} (${job.SpacesDone} of ${job.Total} space(s) done): promotion in progress; follow it with cub job get ${job.JobID}`,
@@ -261,7 +260,7 @@ function gateReads(deps: ChangeDeps, caller: Caller, co: ChangeOrder): GateReads
   const r = {
     marks: marksOf(deps, co, { publish: co.UpdateType === 'Invoke' }),
     context: gateContext(deps, caller, co),
-    holds: holdsInForce(deps as Deps, caller),
+    holds: holdsInForce(deps, caller),
   };
   for (const p of Object.values(r)) p.catch(() => undefined);
   return r;
@@ -286,7 +285,7 @@ async function gate(
     );
   // The holds in force are read alongside what the plan needs (they are filtered by the Spaces it finds).
   const reads = known ? undefined : (early ?? gateReads(deps, caller, co));
-  const holds = reads?.holds ?? holdsInForce(deps as Deps, caller);
+  const holds = reads?.holds ?? holdsInForce(deps, caller);
   holds.catch(() => undefined);
   const [read, context] = reads ? await Promise.all([reads.marks, reads.context]) : [known!.marks, known!.context];
   let marks = read;
@@ -375,7 +374,7 @@ async function gate(
   if (untaken.length)
     gates.push(
       ...(await holdGates(
-        deps as Deps,
+        deps,
         caller,
         { action: 'promote', spaceIds: untaken, changeWorkflowId: co.ChangeWorkflowID },
         holds,
@@ -452,9 +451,9 @@ async function promoteHeld(
   if ('early' in g) return g.early;
   if ('explained' in g) throw new Invalid('an explanation is asked of explainPromotion');
   const remaining = g.targets.filter((t) => !g.taken.has(t.SpaceID)).length;
-  if (lease && runsAsJob(deps as Deps, remaining, o.async)) {
+  if (lease && runsAsJob(deps, remaining, o.async)) {
     // The job holds the lease (named by it) and gives it back when it records the promotion.
-    const job = await startPromoteJob(deps as Deps, caller, co, base, o, g, lease.id);
+    const job = await startPromoteJob(deps, caller, co, base, o, g, lease.id);
     lease.released = true;
     return { outcome: 'Accepted', job };
   }
