@@ -1,6 +1,7 @@
 import { flag, type Args } from './args.ts';
 import { contextNamed } from './contexts.ts';
 import { io } from './io.ts';
+import { isQuiet } from './output.ts';
 import { followJob, type JobAnswer } from './progress.ts';
 
 /** An error answer from the API. */
@@ -128,17 +129,13 @@ export class Client {
    * The answer a request would have given: a 202 naming a job is followed (a progress bar on a terminal,
    * labelled `label`) until the job ends, and its `Status` and `Result` returned as the answer.
    */
-  async settle<T>(
-    answer: Answer<unknown>,
-    label: string,
-    opts: { detach?: boolean; quiet?: boolean } = {},
-  ): Promise<Answer<T>> {
+  async settle<T>(answer: Answer<unknown>, label: string, opts: { detach?: boolean } = {}): Promise<Answer<T>> {
     const id = (answer.body as { JobID?: string } | undefined)?.JobID;
     if (answer.status !== 202 || !id) return answer as Answer<T>;
     if (opts.detach) {
       const job = answer.body as { Kind?: string; Total?: number };
       process.stdout.write(
-        opts.quiet ? `${id}\n` : `Job ${id} (${job.Kind}) runs on over ${job.Total} space(s): cub job get ${id}\n`,
+        isQuiet() ? `${id}\n` : `Job ${id} (${job.Kind}) runs on over ${job.Total} space(s): cub job get ${id}\n`,
       );
       throw new Detached();
     }

@@ -10,7 +10,7 @@ import type {
 } from '../../lib/model/change-orders.ts';
 import type { Explanation, GateResult } from '../../lib/model/change-orders.ts';
 import type { ChangeOrderPromotion, UnitResult } from '../api.ts';
-import { failed, isQuiet, print, say } from '../output.ts';
+import { failed, print, say } from '../output.ts';
 import { withProgress } from '../progress.ts';
 import { parse } from 'yaml';
 import { workflowFromFile, workflowFromFlags } from '../workflow.ts';
@@ -467,7 +467,7 @@ export async function promoteChangeOrder(a: Args, c: Client, co: string, space: 
     r = await c.settle<ChangeOrderPromotion>(
       await withProgress<Answer<unknown>>(label, c.post<unknown>('/promote', body)),
       label,
-      { detach: bool(a, 'detach'), quiet: isQuiet() },
+      { detach: bool(a, 'detach') },
     );
   } catch (e) {
     if (e instanceof ApiError && e.status === 409 && e.message.startsWith('unable to promote')) {

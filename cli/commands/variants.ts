@@ -156,7 +156,6 @@ export const variantsCommands: Record<string, Record<string, Command>> = {
         (
           await c.settle<ApproveAnswer>(await withProgress(label, c.post<unknown>('/attest', body)), label, {
             detach: bool(a, 'detach'),
-            quiet: isQuiet(),
           })
         ).body,
       );
@@ -176,7 +175,6 @@ export const variantsCommands: Record<string, Record<string, Command>> = {
       const label = `${body.DryRun ? 'planning the demote of' : 'demoting'} ${space}`;
       const r = await c.settle<DemoteAnswer>(await withProgress(label, c.post<unknown>('/demote', body)), label, {
         detach: bool(a, 'detach'),
-        quiet: isQuiet(),
       });
       const format = out(a);
       if (format === 'json' || format === 'yaml') return print(r.body, format);

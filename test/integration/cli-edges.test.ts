@@ -1,12 +1,11 @@
 // cub as a command line people trust: global flags anywhere, quiet pipes, -q everywhere (issue 38).
-import { execFile } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deploymentYaml, startEnv, type Env } from '../support/harness.ts';
-import { cubAt, cubOk } from '../support/cli.ts';
+import { bashLine, cubAt, cubOk } from '../support/cli.ts';
 
 const BIN = fileURLToPath(new URL('../../cli/bin.js', import.meta.url));
 
@@ -24,22 +23,15 @@ afterAll(async () => env.close());
 
 /** A shell line, with cub as `$CUB` and the server but no token in the environment. */
 const sh = (line: string) =>
-  new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
-    execFile(
-      'bash',
-      ['-o', 'pipefail', '-c', line],
-      {
-        env: {
-          ...process.env,
-          CUB: `${process.execPath} ${BIN}`,
-          CUB_SERVER: env.url,
-          CUB_CONTEXT: '/nonexistent',
-          CUB_TOKEN: '',
-        },
-      },
-      (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    ),
-  );
+  bashLine(line, {
+    env: {
+      ...process.env,
+      CUB: `${process.execPath} ${BIN}`,
+      CUB_SERVER: env.url,
+      CUB_CONTEXT: '/nonexistent',
+      CUB_TOKEN: '',
+    },
+  });
 
 describe('global flags', () => {
   it('are taken before the entity as well as after the verb', async () => {

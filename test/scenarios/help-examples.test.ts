@@ -7,7 +7,6 @@
 // is not an example: it moves the fleet to where the next example makes sense (a second user to add
 // to a group, the change released in staging before it is promoted to prod). Every verb is placed
 // exactly once, so a verb added without a runnable example fails here.
-import { execFile } from 'node:child_process';
 import { chmodSync, cpSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -18,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { VERBS } from '../../cli/program.ts';
 import { acmeFleet, ACME_DEV_DONE } from '../../lib/local/seed.ts';
 import { deploymentYaml, startEnv, type Env } from '../support/harness.ts';
-import { cubIn } from '../support/cli.ts';
+import { bashLine, cubIn } from '../support/cli.ts';
 
 const FIXTURES = fileURLToPath(new URL('../fixtures/acme', import.meta.url));
 
@@ -208,12 +207,7 @@ beforeAll(async () => {
     CUB_CONTEXT: join(dir, 'contexts.json'),
     CUB_POLL_MS: '20',
   };
-  sh = (line) =>
-    new Promise((resolve) =>
-      execFile('bash', ['-o', 'pipefail', '-c', line], { cwd: dir, env: shellEnv }, (err, stdout, stderr) =>
-        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-      ),
-    );
+  sh = (line) => bashLine(line, { cwd: dir, env: shellEnv });
   for (const step of [...acmeFleet(FIXTURES), ...ACME_DEV_DONE]) {
     const r = await sh(
       ['cub', ...step.args.map((a) => `'${a.replace(/'/g, `'\\''`)}'`)].join(' ') +

@@ -1,11 +1,11 @@
 // The README's ten lines, run as written: the seeded fleet's change from base to prod.
-import { execFile } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startEnv, type Env } from '../support/harness.ts';
+import { bashLine } from '../support/cli.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const BIN = join(ROOT, 'cli/bin.js');
@@ -32,12 +32,8 @@ it('the ten-line walkthrough takes release-v452 from the seeded fleet to prod', 
     CUB_CONTEXT: join(dir, 'context.json'),
   };
   for (const line of lines) {
-    const r = await new Promise<{ code: number; stderr: string }>((resolve) =>
-      execFile('bash', ['-o', 'pipefail', '-c', line], { cwd: ROOT, env: shellEnv }, (err, _out, stderr) =>
-        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stderr }),
-      ),
-    );
-    expect({ line, ...r }).toEqual({ line, code: 0, stderr: expect.not.stringMatching(/Failed|Error/) });
+    const { code, stderr } = await bashLine(line, { cwd: ROOT, env: shellEnv });
+    expect({ line, code, stderr }).toEqual({ line, code: 0, stderr: expect.not.stringMatching(/Failed|Error/) });
   }
   // It got there: every Stage has the change.
   const co = (await env.api.get('/space/acme-base/change_order/release-v452')).body;

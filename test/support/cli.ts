@@ -41,7 +41,7 @@ let queue: Promise<unknown> = Promise.resolve();
  * Runs `cub` as a user would, against a server, with the token in the environment (in `cwd`, where files it
  * names are): cub's own `main` in this process, its environment, standard input and directory passed in, what
  * it writes captured and its exit status returned — the code the bundle runs, without a process start per
- * command. A test of the built binary itself spawns cli/bin.js (`cubProcessAt`).
+ * command. A test of the built binary itself spawns cli/bin.js.
  */
 export function cubAt(server: string, token: string, cwd?: string) {
   return cubIn({ ...process.env, CUB_SERVER: server, CUB_TOKEN: token, CUB_CONTEXT: '/nonexistent' }, cwd);
@@ -70,27 +70,13 @@ export function cubIn(env: Record<string, string | undefined>, cwd?: string) {
   };
 }
 
-/** Runs the built `cub` (cli/bin.js) in a process of its own, as cubAt's commands do in this one. */
-export function cubProcessAt(server: string, token: string, cwd?: string) {
-  return (args: string[], input?: string): Promise<CubResult> =>
-    new Promise((resolve) => {
-      const child = execFile(
-        process.execPath,
-        [BIN, ...args],
-        {
-          cwd,
-          env: {
-            ...process.env,
-            CUB_SERVER: server,
-            CUB_TOKEN: token,
-            CUB_CONTEXT: '/nonexistent',
-            AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-          },
-        },
-        (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-      );
-      child.stdin?.end(input ?? '');
-    });
+/** Runs one line in bash (`pipefail` on), as a person pastes it into a shell: its output and exit status. */
+export function bashLine(line: string, o: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<CubResult> {
+  return new Promise((resolve) =>
+    execFile('bash', ['-o', 'pipefail', '-c', line], { cwd: o.cwd, env: o.env }, (err, stdout, stderr) =>
+      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    ),
+  );
 }
 
 /**
