@@ -21,7 +21,7 @@ import {
   listHelp,
   refHelp,
 } from '../common.ts';
-import { promoteChangeOrder } from './changes.ts';
+import { promoteChangeOrder } from './promote.ts';
 
 /** Links and variants (upload, create, promote). */
 export const variantsCommands: Record<string, Record<string, Command>> = {
