@@ -126,10 +126,10 @@ export async function dropTable(client: DynamoDBClient, table: string): Promise<
 /**
  * The engine's ceiling for the least a promotion can write per Unit: one transaction of four items
  * (the revision, the head, the start and end marks), 16 in flight, over the same number of Units (at least CEILING_UNITS). With
- * `perSpace`, the write a promotion does make, in bare form: four items per Unit (the Unit's head
- * updated if its Version matches, the revision with its data carrying its mutation record, the end mark
- * carrying the start Tag and revision and the release Tag, also in the by-Unit index, and the Link's
- * cursor updated if its Version matches), a Space's `perSpace` Units in one transaction, as a promotion writes them.
+ * `perSpace`, the write a promotion does make, in bare form: seven items per Unit (the Unit's head
+ * updated if its Version matches, the revision with its data, its mutation record, the start, end and
+ * release marks, each also in the by-Unit index, and the Link's cursor updated if its Version matches),
+ * a Space's `perSpace` Units in one transaction, as a promotion writes them.
  */
 export async function ceiling(endpoint: string, asked: number, perSpace = 0): Promise<number> {
   const units = Math.max(CEILING_UNITS, asked);
@@ -174,13 +174,11 @@ export async function ceiling(endpoint: string, asked: number, perSpace = 0): Pr
             Data: { S: 'x'.repeat(600) },
             DataHash: { S: 'h'.repeat(64) },
             Description: { S: 'change order bench' },
-            MutationRecord: { M: { Source: { S: 'Merge' }, Changes: { S: 'x'.repeat(200) } } },
           }),
-          mark('end', '2', {
-            StartTagID: { S: 'start' },
-            StartRevisionNum: { N: '1' },
-            PublishTagID: { S: 'publish' },
-          }),
+          item(u, 'mut#0000000002', { Source: { S: 'Merge' }, Changes: { S: 'x'.repeat(200) } }),
+          mark('start', '1'),
+          mark('end', '2'),
+          mark('publish', '2'),
           guarded(`space-${i % 100}`, `link#${u}`, {
             Version: { N: '1' },
             UpstreamLastMergedRevisionNum: { N: '2' },

@@ -19,7 +19,7 @@ export async function adoptIntoRelease(
   move: boolean,
 ): Promise<TagMark> {
   const { item: co } = await findInSpace<ChangeOrder>(deps, caller, space, 'ChangeOrder', ref);
-  // The change's marks on this Unit, read by key (the end mark's item may hold the release mark), not the Unit's marks whole.
+  // The change's marks on this Unit, read by key, not the Unit's marks whole.
   const marks = await deps.store.marksAt([unit.UnitID], [co.EndTagID, co.PublishTagID]);
   const end = marks.find((m) => m.TagID === co.EndTagID);
   const publish = marks.find((m) => m.TagID === co.PublishTagID);

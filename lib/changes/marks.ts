@@ -66,20 +66,17 @@ const byUnit = (l: Mark[]) => new Map(l.map((m) => [m.UnitID, m]));
  * (a merge never reads them; a gate over Releases does, after `withPublishMarks`): one query fewer.
  */
 export async function marksOf(deps: ChangeDeps, co: ChangeOrder, o: { publish?: boolean } = {}): Promise<CoMarks> {
-  // The start and release marks are read with the end marks (where those Tags have none of their own, the end Tag's items carry them).
-  const [m, r] = await Promise.all([
-    deps.store.changeOrderMarks({
-      start: co.StartTagID,
-      end: co.EndTagID,
-      release: o.publish === false ? undefined : co.PublishTagID,
-    }),
+  const [start, end, publish, restore] = await Promise.all([
+    deps.store.marksOfTag(co.StartTagID),
+    deps.store.marksOfTag(co.EndTagID),
+    o.publish === false ? undefined : deps.store.marksOfTag(co.PublishTagID),
     co.RestoreTagID ? deps.store.marksOfTag(co.RestoreTagID) : [],
   ]);
   return {
-    start: byUnit(m.start),
-    end: byUnit(m.end),
-    publish: o.publish === false ? new UnreadMarks() : byUnit(m.release),
-    restore: byUnit(r),
+    start: byUnit(start),
+    end: byUnit(end),
+    publish: publish ? byUnit(publish) : new UnreadMarks(),
+    restore: byUnit(restore),
   };
 }
 
@@ -106,12 +103,12 @@ export async function marksIn(
   return { start: of(co.StartTagID), end: of(co.EndTagID), publish: of(co.PublishTagID), restore: of(co.RestoreTagID) };
 }
 
-/** The marks with their publish marks read, if they were not (the end Tag read again with the release Tag: they may share items). */
+/** The marks with their publish marks read, if they were not. */
 export async function withPublishMarks(deps: ChangeDeps, co: ChangeOrder, marks: CoMarks): Promise<CoMarks> {
   if (!(marks.publish instanceof UnreadMarks)) return marks;
   return {
     ...marks,
-    publish: byUnit((await deps.store.changeOrderMarks({ end: co.EndTagID, release: co.PublishTagID })).release),
+    publish: byUnit(await deps.store.marksOfTag(co.PublishTagID)),
   };
 }
 
@@ -140,7 +137,7 @@ export function markOp(co: ChangeOrder, role: MarkRole, unit: Unit, rev: number,
 
 /**
  * How many mark ops one transaction of marks alone takes: whole Units' three, so each Unit's start and
- * release marks are written with its end mark (and stored with it: lib/store/change-order-marks.ts).
+ * release marks are written with its end mark.
  */
 export const MARK_OPS_PER_TRANSACTION = TRANSACTION_MAX_ITEMS - (TRANSACTION_MAX_ITEMS % 3);
 

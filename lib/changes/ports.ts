@@ -26,7 +26,6 @@ export type ChangeOrderStore = UnitStore &
     | 'transactGroups'
     | 'releasePage'
     | 'releasesAtChangeOrder'
-    | 'changeOrderMarks'
     | 'attestationsNaming'
     | 'attestationById'
     | 'listHolds'

@@ -398,24 +398,10 @@ export interface Store {
   runningJobs(): Promise<string[]>;
 
   putMark(mark: MarkWrite): Promise<void>;
-  /** A Tag's marks (a ChangeOrder's start and release Tags are read with its end Tag: `changeOrderMarks`). */
+  /** A Tag's marks, in Unit order. */
   marksOfTag(tagId: string): Promise<Mark[]>;
-  /**
-   * A ChangeOrder's end marks, and its start and release marks when their Tags are given (empty when not),
-   * each Tag read once: the end Tag's items may also hold the start and release marks of their Units
-   * (the store keeps a Unit's three marks as one item where they were written together).
-   */
-  changeOrderMarks(tags: {
-    start?: string;
-    end: string;
-    release?: string;
-  }): Promise<{ start: Mark[]; end: Mark[]; release: Mark[] }>;
   /** A Unit's marks, of every Tag (a ChangeOrder's start and release marks included). */
   marksOfUnit(unitId: string): Promise<Mark[]>;
-  /**
-   * The marks of these Tags on these Units, read by key (each Tag on each Unit; not the Units' other marks):
-   * a ChangeOrder's start and release marks are found with its end Tag among `tagIds`, as the end mark's
-   * item may hold them.
-   */
+  /** The marks of these Tags on these Units, read by key (each Tag on each Unit; not the Units' other marks). */
   marksAt(unitIds: string[], tagIds: string[]): Promise<Mark[]>;
 }

@@ -32,7 +32,6 @@ import type {
 import * as E from './entities.ts';
 import { changeOrderFilter, ID_FIELD, orgScope, spaceScope, tryCursor, type AnyEntity } from './dynamo-records.ts';
 import { DynamoWrites, GLOBAL, REASONS, releaseCounterName } from './dynamo-writes.ts';
-import { tagMarksAsRead, unitMarksAsRead, type StoredMark } from './change-order-marks.ts';
 
 /**
  * Items as the entities declare them, each checked against the domain type it is read as: a field the
@@ -80,24 +79,13 @@ const REVISION_META = [
   'DataSize',
   'CreatedAt',
 ] as const;
-/** A revision with its data, as the domain reads it: every attribute of the entity but the mutation its item carries (not sent back at all). */
-const REVISION_READ = Object.keys(
+/** A revision without its data: its hash and validation errors with the rest of what a list reads. */
+const REVISION_FACTS = Object.keys(
   (E.Revision as unknown as { schema: { attributes: object } }).schema.attributes,
-).filter((a) => a !== 'MutationRecord') as never[];
-/** A revision without its data or mutation: its hash and validation errors with the rest of what a list reads. */
-const REVISION_FACTS = REVISION_READ.filter((a) => a !== 'Data');
-/** What a revision's mutation is read from: the revision's keys and the mutation it carries. */
-const MUTATION_CARRIERS = ['OrganizationID', 'SpaceID', 'UnitID', 'RevisionNum', 'MutationRecord'] as const;
-type CarriedMutation = {
-  OrganizationID: string;
-  SpaceID: string;
-  UnitID: string;
-  RevisionNum: number;
-  MutationRecord?: unknown;
-};
+).filter((a) => a !== 'Data') as never[];
 /** Revisions' and mutations' keys (UnitID, RevisionNum) as DynamoDB cursors and back. */
 const revisionCursors = createConversions(E.Revision);
-const mutationCursors = createConversions(E.Mutation) as unknown as typeof revisionCursors;
+const mutationCursors = createConversions(E.Mutation);
 
 /** The Store over one DynamoDB table, through ElectroDB (its transaction path: DynamoWrites; the records beside the entities: DynamoRecords). Key design: see lib/store/README.md. */
 export class DynamoStore extends DynamoWrites implements Store {
@@ -233,17 +221,20 @@ export class DynamoStore extends DynamoWrites implements Store {
     if (marks.length) await this.db.Mark.delete(marks.map((m) => ({ TagID: m.TagID, UnitID: m.UnitID }))).go();
   }
   async getRevision(unitId: string, num: number): Promise<StoredRevision | undefined> {
-    const r = (await this.db.Revision.get({ UnitID: unitId, RevisionNum: num }).go({ attributes: REVISION_READ })).data;
+    const r = (await this.db.Revision.get({ UnitID: unitId, RevisionNum: num }).go()).data;
     return r ? (r as StoredRevision) : undefined;
   }
   getRevisions(keys: { UnitID: string; RevisionNum: number }[]): Promise<StoredRevision[]> {
-    return this.revisionBatches<StoredRevision>(keys, REVISION_READ);
+    return this.revisionBatches<StoredRevision>(keys);
   }
   revisionsAt(keys: { UnitID: string; RevisionNum: number }[]): Promise<Revision[]> {
     return this.revisionBatches<Revision>(keys, REVISION_FACTS);
   }
   /** Revisions by key, these attributes of each: BatchGetItem takes 100 keys a request; ElectroDB splits larger sets, and what comes back unprocessed is read alone. */
-  private async revisionBatches<T>(keys: { UnitID: string; RevisionNum: number }[], attributes: never[]): Promise<T[]> {
+  private async revisionBatches<T>(
+    keys: { UnitID: string; RevisionNum: number }[],
+    attributes?: never[],
+  ): Promise<T[]> {
     const out: T[] = [];
     for (let i = 0; i < keys.length; i += 100) {
       const { data, unprocessed } = await this.db.Revision.get(
@@ -278,80 +269,18 @@ export class DynamoStore extends DynamoWrites implements Store {
     const page = await this.unitPage<Revision>(this.db.Revision, revisionCursors, unitId, limit, after, REVISION_META);
     return { items: page.items.map(({ item, cursor }) => ({ revision: item, cursor })), next: page.next };
   }
-  /**
-   * A page of what a Unit's revisions changed, newest first: a page of its revisions (each carrying its
-   * mutation), with one batch read of the Mutation items of those written before revisions carried them.
-   */
+  /** A page of what a Unit's revisions changed, newest first, with DynamoDB's cursor over the Unit's Mutation items. */
   async mutationPage(unitId: string, limit: number, after?: string): Promise<MutationPage> {
-    // Its tokens are cursors over the Mutation items (as before revisions carried them), naming the same place among the revisions.
-    const at = after === undefined ? undefined : tryCursor(() => mutationCursors.fromCursor.toComposite(after));
-    if (after !== undefined && (at?.UnitID !== unitId || at.RevisionNum === undefined))
-      throw new Invalid('continue token is not one this list issued');
-    const from = at
-      ? revisionCursors.fromComposite.toCursor({ UnitID: unitId, RevisionNum: Number(at.RevisionNum) })
-      : undefined;
-    const page = await this.unitPage<CarriedMutation>(
-      this.db.Revision,
-      revisionCursors,
-      unitId,
-      limit,
-      from,
-      MUTATION_CARRIERS,
-    );
-    const asMutation = (cursor: string) =>
-      mutationCursors.fromComposite.toCursor({
-        UnitID: unitId,
-        RevisionNum: Number(revisionCursors.fromCursor.toComposite(cursor)!.RevisionNum),
-      });
-    const mutations = await this.mutationsOf(
-      unitId,
-      page.items.map(({ item }) => item),
-      async (nums) => {
-        const { data, unprocessed } = await this.db.Mutation.get(
-          nums.map((n) => ({ UnitID: unitId, RevisionNum: n })),
-        ).go({ unprocessed: 'item' });
-        // What the batch read left unread is read one by one.
-        const rest = await Promise.all(
-          unprocessed.map(
-            async (u) => (await this.db.Mutation.get({ UnitID: unitId, RevisionNum: Number(u.RevisionNum) }).go()).data,
-          ),
-        );
-        return [...data, ...rest.filter((m) => m !== null)] as Mutation[];
-      },
-    );
-    return {
-      items: page.items.flatMap(({ item, cursor }) =>
-        mutations.has(item.RevisionNum)
-          ? [{ mutation: mutations.get(item.RevisionNum)!, cursor: asMutation(cursor) }]
-          : [],
-      ),
-      next: page.next && asMutation(page.next),
-    };
-  }
-  /** The Mutations of revisions read with MUTATION_CARRIERS, by revision number: carried, or read (`older`) for those written before. */
-  private async mutationsOf(
-    unitId: string,
-    revs: CarriedMutation[],
-    older: (nums: number[]) => Promise<Mutation[]>,
-  ): Promise<Map<number, Mutation>> {
-    const out = new Map<number, Mutation>();
-    for (const r of revs)
-      if (r.MutationRecord)
-        out.set(r.RevisionNum, {
-          ...(r.MutationRecord as Omit<Mutation, 'UnitID' | 'RevisionNum' | 'OrganizationID' | 'SpaceID'>),
-          OrganizationID: r.OrganizationID,
-          SpaceID: r.SpaceID,
-          UnitID: unitId,
-          RevisionNum: r.RevisionNum,
-        });
-    const missing = revs.filter((r) => !r.MutationRecord).map((r) => r.RevisionNum);
-    if (missing.length) for (const m of await older(missing)) out.set(m.RevisionNum, m);
-    return out;
+    const page = await this.unitPage<Mutation>(this.db.Mutation, mutationCursors, unitId, limit, after);
+    return { items: page.items.map(({ item, cursor }) => ({ mutation: item, cursor })), next: page.next };
   }
   /** A page of a Unit's items keyed by revision number (revisions, mutations), newest first, with DynamoDB's cursor; another Unit's cursor is Invalid. */
   private async unitPage<T extends { RevisionNum: number }>(
     entity: AnyEntity,
-    cursors: typeof revisionCursors,
+    cursors: {
+      fromCursor: { toComposite(c: string): { UnitID?: unknown } | undefined };
+      fromComposite: { toCursor(k: { UnitID: string; RevisionNum: number }): string };
+    },
     unitId: string,
     limit: number,
     after?: string,
@@ -371,16 +300,7 @@ export class DynamoStore extends DynamoWrites implements Store {
     };
   }
   async listMutations(unitId: string): Promise<Mutation[]> {
-    const revs = (
-      await this.db.Revision.query.primary({ UnitID: unitId }).go({ pages: 'all', attributes: MUTATION_CARRIERS })
-    ).data as CarriedMutation[];
-    // Those written before revisions carried them: the Unit's Mutation items, in one query.
-    const mutations = await this.mutationsOf(
-      unitId,
-      revs,
-      async () => (await this.db.Mutation.query.primary({ UnitID: unitId }).go({ pages: 'all' })).data,
-    );
-    return [...mutations.values()].sort((a, b) => a.RevisionNum - b.RevisionNum);
+    return (await this.db.Mutation.query.primary({ UnitID: unitId }).go({ pages: 'all' })).data;
   }
 
   // Tags, ChangeSets, Filters, Targets: Space-resident, one shape.
@@ -470,43 +390,23 @@ export class DynamoStore extends DynamoWrites implements Store {
     await this.transact([DynamoStore.markOp(m)]);
   }
   async marksOfTag(tagId: string): Promise<Mark[]> {
-    return tagMarksAsRead(tagId, await this.storedMarksOfTag(tagId));
-  }
-  async changeOrderMarks(tags: {
-    start?: string;
-    end: string;
-    release?: string;
-  }): Promise<{ start: Mark[]; end: Mark[]; release: Mark[] }> {
-    const own = (t?: string) => (t ? this.storedMarksOfTag(t) : Promise.resolve([]));
-    const [end, start, release] = await Promise.all([
-      this.storedMarksOfTag(tags.end),
-      own(tags.start),
-      own(tags.release),
-    ]);
-    return {
-      start: tags.start ? tagMarksAsRead(tags.start, start, end) : [],
-      end: tagMarksAsRead(tags.end, end),
-      release: tags.release ? tagMarksAsRead(tags.release, release, end) : [],
-    };
+    return this.storedMarksOfTag(tagId);
   }
   async marksOfUnit(unitId: string): Promise<Mark[]> {
-    return unitMarksAsRead(await this.storedMarksOfUnit(unitId));
+    return this.storedMarksOfUnit(unitId);
   }
   async marksAt(unitIds: string[], tagIds: string[]): Promise<Mark[]> {
-    const [units, tags] = [[...new Set(unitIds)], new Set(tagIds)];
-    const stored = await this.batchRead<StoredMark>(
+    const [units, tags] = [[...new Set(unitIds)], [...new Set(tagIds)]];
+    const read = await this.batchRead<Mark>(
       this.db.Mark,
-      units.flatMap((UnitID) => [...tags].map((TagID) => ({ TagID, UnitID }))),
+      units.flatMap((UnitID) => tags.map((TagID) => ({ TagID, UnitID }))),
     );
-    const byUnit = new Map<string, StoredMark[]>();
-    for (const m of stored) byUnit.set(m.UnitID, [...(byUnit.get(m.UnitID) ?? []), m]);
-    return units.flatMap((u) => unitMarksAsRead(byUnit.get(u) ?? []).filter((m) => tags.has(m.TagID)));
+    return read.sort((a, b) => (a.UnitID < b.UnitID ? -1 : a.UnitID > b.UnitID ? 1 : a.TagID < b.TagID ? -1 : 1));
   }
-  /** The mark items of a Tag, as stored (an end mark may carry its start and release marks: change-order-marks.ts). */
-  private async storedMarksOfTag(tagId: string): Promise<StoredMark[]> {
+  private async storedMarksOfTag(tagId: string): Promise<Mark[]> {
     return (await this.db.Mark.query.primary({ TagID: tagId }).go({ pages: 'all' })).data;
   }
-  private async storedMarksOfUnit(unitId: string): Promise<StoredMark[]> {
+  private async storedMarksOfUnit(unitId: string): Promise<Mark[]> {
     return (await this.db.Mark.query.byUnit({ UnitID: unitId }).go({ pages: 'all' })).data;
   }
 }

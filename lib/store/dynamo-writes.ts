@@ -2,7 +2,6 @@ import { Conflict, TooLarge, WriteRefused } from '../model/errors.ts';
 import type { GroupOutcome, MarkWrite, ReleaseCounter, SpaceKind, StoreOp, WriteKind } from '../ports/store.ts';
 import { TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
 import { landGroups } from '../util/groups.ts';
-import { foldChangeOrderMarks } from './change-order-marks.ts';
 import {
   attestationCoversOf,
   attestationEntryOps,
@@ -290,43 +289,10 @@ export abstract class DynamoWrites extends DynamoProgress {
     );
   }
 
-  /**
-   * A revision and its mutation created together become one item: the revision carrying the mutation
-   * (`MutationRecord`, less the keys they share), one item fewer per revision written. Where the two
-   * would not fit one item, both stay as they are.
-   */
-  private static foldMutations(ops: StoreOp[]): StoreOp[] {
-    const key = (i: Record<string, unknown>) => `${String(i.UnitID)}#${String(i.RevisionNum)}`;
-    const mutations = new Map(
-      ops
-        .filter((o) => o.op === 'create' && o.kind === 'Mutation')
-        .map((o) => [key(o.item as Record<string, unknown>), o]),
-    );
-    if (!mutations.size) return ops;
-    const folded = new Set<StoreOp>();
-    const out = ops.map((o) => {
-      if (o.op !== 'create' || o.kind !== 'Revision') return o;
-      const rev = o.item as Record<string, unknown>;
-      const m = mutations.get(key(rev));
-      if (!m) return o;
-      const { UnitID: _u, RevisionNum: _n, OrganizationID, SpaceID, ...record } = m.item as Record<string, unknown>;
-      if (OrganizationID !== rev.OrganizationID || SpaceID !== rev.SpaceID) return o;
-      const item = {
-        ...rev,
-        MutationRecord: Object.fromEntries(Object.entries(record).filter(([, v]) => v !== undefined)),
-      };
-      if (Buffer.byteLength(JSON.stringify(item)) > MAX_ITEM_BYTES) return o;
-      folded.add(m);
-      return { ...o, item };
-    });
-    return out.filter((o) => !folded.has(o));
-  }
-
   /** The items a list of store ops writes (with the slug claims, entries and markers each carries), and why each could be refused. */
-  private items(given: StoreOp[]): { items: unknown[]; reasons: string[] } {
+  private items(ops: StoreOp[]): { items: unknown[]; reasons: string[] } {
     // DynamoDB refuses an item over 400 KB only after the call; refuse it here, before anything is sent.
-    for (const o of given) checkItemSize(o.kind, o.item);
-    const ops = foldChangeOrderMarks(DynamoWrites.foldMutations(given));
+    for (const o of ops) checkItemSize(o.kind, o.item);
     const reasons: string[] = [];
     const e = this.e;
     const items = ops.flatMap((o) => {

@@ -220,12 +220,6 @@ export const Revision = new Entity({
     ValidationErrors: any,
     Data: reqStr,
     CreatedAt: reqStr,
-    /**
-     * What made the revision (its Mutation, less the keys they share), written with it in one item: a
-     * revision and its mutation are always written together. Revisions written before carry none: their
-     * Mutation items stand beside them (`mutationsOf` reads both).
-     */
-    MutationRecord: any,
   },
   indexes: { primary: primary(['UnitID'], ['RevisionNum']) },
 });
@@ -449,7 +443,6 @@ export const Progress = new Entity({
 /** A Tag's mark on one Unit: at most one revision per (Tag, Unit). The GSI serves "the Tags of a Unit". */
 export const Mark = new Entity({
   model: { entity: 'mark', version: '1', service },
-  // On an end mark: the ChangeOrder's start Tag (and the revision it marks) and release Tag it also stands for (change-order-marks.ts).
   attributes: {
     TagID: reqStr,
     UnitID: reqStr,
@@ -458,9 +451,6 @@ export const Mark = new Entity({
     UpdatedAt: reqStr,
     ChangeOrderID: str,
     Role: { type: MARK_ROLES },
-    PublishTagID: str,
-    StartTagID: str,
-    StartRevisionNum: num,
   },
   indexes: {
     primary: primary(['TagID'], ['UnitID']),

@@ -143,16 +143,10 @@ export async function revisionNumsEach(
   );
 }
 
-/**
- * A Tag's marks on some Units, by key in one batch. A ChangeOrder's start or release Tag is read with that
- * ChangeOrder's end Tag: the end mark's item may hold its marks.
- */
+/** A Tag's marks on some Units, by key in one batch. */
 export async function tagMarksOn(deps: UnitDeps, tag: Tag, unitIds: string[]): Promise<Map<string, Mark>> {
-  const co = tag.ChangeOrderID
-    ? await deps.store.getInSpace<ChangeOrder>('ChangeOrder', tag.SpaceID, tag.ChangeOrderID)
-    : undefined;
-  const read = await deps.store.marksAt(unitIds, [tag.TagID, ...(co ? [co.EndTagID] : [])]);
-  return new Map(read.filter((m) => m.TagID === tag.TagID).map((m) => [m.UnitID, m]));
+  const read = await deps.store.marksAt(unitIds, [tag.TagID]);
+  return new Map(read.map((m) => [m.UnitID, m]));
 }
 
 function missing(unit: Unit, what: string): never {

@@ -4,10 +4,8 @@ import {
   patched,
   patchMap,
   type Caller,
-  type ChangeOrder,
   type ChangeSet,
   type InSpace,
-  type Mark,
   type Invocation,
   type Space,
   type Tag,
@@ -200,19 +198,4 @@ async function closeChangeSet(deps: Deps, space: Space, cs: ChangeSet, next: Rec
     { TagID: end.TagID, UnitID: u.UnitID, SpaceID: space.SpaceID, RevisionNum: u.HeadRevisionNum, UpdatedAt: now },
   ]);
   await deps.store.closeChangeSet(cs, next, [start, end], marks, units);
-}
-
-/**
- * A Tag's marks. A ChangeOrder's start and release Tags are read with its end Tag: where they have no
- * mark of their own on a Unit, the end mark's item holds theirs (the store keeps a Unit's three as one).
- */
-export async function marksOfTag(deps: Deps, tag: Tag): Promise<Mark[]> {
-  const co = tag.ChangeOrderID
-    ? await deps.store.getInSpace<ChangeOrder>('ChangeOrder', tag.SpaceID, tag.ChangeOrderID)
-    : undefined;
-  if (co?.StartTagID === tag.TagID)
-    return (await deps.store.changeOrderMarks({ start: tag.TagID, end: co.EndTagID })).start;
-  if (co?.PublishTagID === tag.TagID)
-    return (await deps.store.changeOrderMarks({ end: co.EndTagID, release: tag.TagID })).release;
-  return deps.store.marksOfTag(tag.TagID);
 }

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createOrganization } from '../../lib/local/bootstrap.ts';
 import { startServer, type LocalServer } from '../../lib/local/server.ts';
 import { localDeps } from '../../lib/local/wiring.ts';
-import { GetItemCommand, QueryCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { GetItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoStore } from '../../lib/store/dynamo-store.ts';
 import { dynamoClient, ensureTable } from '../../lib/store/table.ts';
 import { Api, deploymentYaml } from '../support/harness.ts';
@@ -136,9 +136,6 @@ describe('a promotion into a stage of 5 Spaces × 3 Units', () => {
     const batches = requests.filter((q) => q.command === 'BatchGetItem');
     expect(batches.map((b) => b.keys.length)).toEqual([2, 6 + 15]);
     expect(batches[0]!.keys.map((k) => k.split(' ')[1]!.split('#')[0])).toEqual(['$space_1', '$slug_1']);
-    // The revisions' data, without the mutation each revision's item carries.
-    expect(batches[1]!.projection).toEqual(expect.arrayContaining(['Data', 'DataHash', 'RevisionNum', 'Description']));
-    expect(batches[1]!.projection).not.toContain('MutationRecord');
     // Each Space's Units and Links listed once, and the base's (the upstream side) once.
     expect(of('Query', '$unit_1#UnitID_')).toHaveLength(6);
     expect(of('Query', '$link_1#LinkID_')).toHaveLength(6);
@@ -714,13 +711,13 @@ describe('revisions, a page at a time', () => {
     counting = false;
     expect(nums(second)).toEqual([2, 1]);
     expect(second.headers.get('x-continue')).toBeNull();
-    // One query of the revisions, which carry their mutations (Limit: the page and one more to know if more follow); no Mutation item read.
+    // One query of the Unit's Mutation items (Limit: the page and one more to know if more follow); no revision read.
     expect(
       requests
-        .filter((q) => q.command === 'Query' && q.keys.some((k) => k.includes('$revision_1')))
+        .filter((q) => q.command === 'Query' && q.keys.some((k) => k.includes('$mutation_1')))
         .map((q) => q.limit),
     ).toEqual([5]);
-    expect(requests.filter((q) => q.keys.some((k) => k.includes('$mutation_1')))).toEqual([]);
+    expect(requests.filter((q) => q.keys.some((k) => k.includes('$revision_1')))).toEqual([]);
     const revToken = (await api.get('/space/revs/unit/x/revision?limit=1')).headers.get('x-continue');
     for (const token of [revToken, 'bm90LWEtY3Vyc29y'])
       expect((await api.get(`/space/revs/unit/x/mutation?limit=1&continue=${token}`)).status).toBe(400);
@@ -744,33 +741,6 @@ describe('revisions, a page at a time', () => {
       'json',
     ]);
     expect((JSON.parse(rest.stdout) as Seen[]).map((m) => m.RevisionNum)).toEqual([4, 3]);
-  });
-
-  it('of what revisions written before revisions carried their mutations changed: read beside them, the same answer', async () => {
-    // The item each revision of x is now (the revision carrying its mutation), as the previous version stored it: two items.
-    const unit = (await api.get('/space/revs/unit/x')).body as { UnitID: string };
-    const carried = (await api.get('/space/revs/unit/x/mutation')).body as (Seen & Record<string, unknown>)[];
-    const before = carried.map((m) => ({ ...m }));
-    const raw = await store.getRevision(unit.UnitID, 3);
-    expect(raw && 'MutationRecord' in raw).toBe(false);
-    const m3 = before.find((m) => m.RevisionNum === 3)!;
-    // Revision 3 rewritten without the mutation it carries, and its Mutation written as an item of its own (separate writes are not folded).
-    await client.send(
-      new UpdateItemCommand({
-        TableName: table,
-        Key: { pk: { S: `$baton#UnitID_${unit.UnitID}` }, sk: { S: '$revision_1#RevisionNum_0000000003' } },
-        UpdateExpression: 'REMOVE MutationRecord',
-      }),
-    );
-    await store.transact([{ op: 'create', kind: 'Mutation', item: m3 }]);
-    requests.length = 0;
-    counting = true;
-    const page = await api.get('/space/revs/unit/x/mutation?limit=4');
-    counting = false;
-    expect(page.body).toEqual(before.slice(0, 4));
-    expect(requests.filter((q) => q.command === 'BatchGetItem').map((q) => q.keys.length)).toEqual([1]);
-    expect((await api.get('/space/revs/unit/x/mutation')).body).toEqual(before);
-    expect(await pages('/space/revs/unit/x/mutation', 2)).toEqual([6, 5, 4, 3, 2, 1]);
   });
 });
 

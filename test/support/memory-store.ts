@@ -7,6 +7,7 @@ import type {
   Group,
   Hold,
   Link,
+  Mark,
   Mutation,
   Organization,
   Progress,
@@ -40,12 +41,6 @@ import type {
 import { TRANSACTION_MAX_ITEMS } from '../../lib/util/chunk.ts';
 import { inForce } from '../../lib/model/holds.ts';
 import { releaseToRecord } from '../../lib/model/change-orders.ts';
-import {
-  foldChangeOrderMarks,
-  tagMarksAsRead,
-  unitMarksAsRead,
-  type StoredMark,
-} from '../../lib/store/change-order-marks.ts';
 
 type Item = Record<string, any>;
 
@@ -194,8 +189,7 @@ export class MemoryStore implements Store {
         if (slugKey) slugs.delete(slugKey);
       }
     }
-    // Stored as the table stores them: start and release marks created with their end mark are carried by it.
-    for (const o of foldChangeOrderMarks(ops)) {
+    for (const o of ops) {
       const item = copy(o.item as Item);
       for (const k of Object.keys(item)) if (item[k] === undefined) delete item[k];
       if (o.op === 'delete') this.table(o.kind).delete(keyOf(o.kind, item));
@@ -446,29 +440,16 @@ export class MemoryStore implements Store {
         },
       } as StoreOp,
     ]);
+  private byKey = (a: Mark, b: Mark, first: 'UnitID' | 'TagID', then: 'UnitID' | 'TagID') =>
+    a[first] < b[first] ? -1 : a[first] > b[first] ? 1 : a[then] < b[then] ? -1 : 1;
   marksOfTag = async (tagId: string) =>
-    tagMarksAsRead(
-      tagId,
-      this.all<StoredMark>('Mark', (m) => m.TagID === tagId),
-    );
-  changeOrderMarks = async (tags: { start?: string; end: string; release?: string }) => {
-    const end = this.all<StoredMark>('Mark', (m) => m.TagID === tags.end);
-    const read = (t?: string) =>
-      t
-        ? tagMarksAsRead(
-            t,
-            this.all<StoredMark>('Mark', (m) => m.TagID === t),
-            end,
-          )
-        : [];
-    return { start: read(tags.start), end: tagMarksAsRead(tags.end, end), release: read(tags.release) };
-  };
-  marksOfUnit = async (unitId: string) => unitMarksAsRead(this.all<StoredMark>('Mark', (m) => m.UnitID === unitId));
+    this.all<Mark>('Mark', (m) => m.TagID === tagId).sort((a, b) => this.byKey(a, b, 'UnitID', 'TagID'));
+  marksOfUnit = async (unitId: string) =>
+    this.all<Mark>('Mark', (m) => m.UnitID === unitId).sort((a, b) => this.byKey(a, b, 'TagID', 'UnitID'));
   marksAt = async (unitIds: string[], tagIds: string[]) => {
     const [units, tags] = [new Set(unitIds), new Set(tagIds)];
-    const stored = this.all<StoredMark>('Mark', (m) => units.has(m.UnitID) && tags.has(m.TagID));
-    return [...units].flatMap((u) =>
-      unitMarksAsRead(stored.filter((m) => m.UnitID === u)).filter((m) => tags.has(m.TagID)),
+    return this.all<Mark>('Mark', (m) => units.has(m.UnitID) && tags.has(m.TagID)).sort((a, b) =>
+      this.byKey(a, b, 'UnitID', 'TagID'),
     );
   };
   readonly processed = new Map<string, number>();

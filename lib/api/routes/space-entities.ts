@@ -4,7 +4,6 @@ import { findInSpace } from '../../variants/lookup.ts';
 import {
   createSpaceEntity,
   deleteSpaceEntity,
-  marksOfTag,
   updateSpaceEntity,
   type EntityInput,
   type SimpleKind,
@@ -87,7 +86,7 @@ function crud(spec: KindSpec): Route[] {
         const space = await pathSpace(deps, caller, params);
         const { item, space: home } = await findInSpace<Item>(deps, caller, space, spec.kind, ref(params));
         if (spec.kind !== 'Tag') return { body: withSpace(item, home) };
-        const marks = await marksOfTag(deps, item as unknown as Tag);
+        const marks = await deps.store.marksOfTag((item as unknown as Tag).TagID);
         return {
           body: {
             ...withSpace(item, home),
