@@ -214,7 +214,7 @@ export class DynamoStore extends DynamoWrites implements Store {
       this.db.Mutation.query
         .primary({ UnitID: unit.UnitID })
         .go({ pages: 'all', attributes: ['UnitID', 'RevisionNum'] }),
-      this.storedMarksOfUnit(unit.UnitID),
+      this.marksOfUnit(unit.UnitID),
     ]);
     if (revs.data.length) await this.db.Revision.delete(revs.data).go();
     if (muts.data.length) await this.db.Mutation.delete(muts.data).go();
@@ -330,7 +330,7 @@ export class DynamoStore extends DynamoWrites implements Store {
   async deleteInSpace<T extends { SpaceID: string; Slug: string }>(kind: SpaceKind, item: T): Promise<void> {
     await this.transact([{ op: 'delete', kind, item }]);
     if (kind === 'Tag') {
-      const marks = await this.storedMarksOfTag(String((item as Record<string, unknown>).TagID));
+      const marks = await this.marksOfTag(String((item as Record<string, unknown>).TagID));
       if (marks.length) await this.db.Mark.delete(marks.map((m) => ({ TagID: m.TagID, UnitID: m.UnitID }))).go();
     }
   }
@@ -390,10 +390,10 @@ export class DynamoStore extends DynamoWrites implements Store {
     await this.transact([DynamoStore.markOp(m)]);
   }
   async marksOfTag(tagId: string): Promise<Mark[]> {
-    return this.storedMarksOfTag(tagId);
+    return (await this.db.Mark.query.primary({ TagID: tagId }).go({ pages: 'all' })).data;
   }
   async marksOfUnit(unitId: string): Promise<Mark[]> {
-    return this.storedMarksOfUnit(unitId);
+    return (await this.db.Mark.query.byUnit({ UnitID: unitId }).go({ pages: 'all' })).data;
   }
   async marksAt(unitIds: string[], tagIds: string[]): Promise<Mark[]> {
     const [units, tags] = [[...new Set(unitIds)], [...new Set(tagIds)]];
@@ -402,11 +402,5 @@ export class DynamoStore extends DynamoWrites implements Store {
       units.flatMap((UnitID) => tags.map((TagID) => ({ TagID, UnitID }))),
     );
     return read.sort((a, b) => (a.UnitID < b.UnitID ? -1 : a.UnitID > b.UnitID ? 1 : a.TagID < b.TagID ? -1 : 1));
-  }
-  private async storedMarksOfTag(tagId: string): Promise<Mark[]> {
-    return (await this.db.Mark.query.primary({ TagID: tagId }).go({ pages: 'all' })).data;
-  }
-  private async storedMarksOfUnit(unitId: string): Promise<Mark[]> {
-    return (await this.db.Mark.query.byUnit({ UnitID: unitId }).go({ pages: 'all' })).data;
   }
 }
