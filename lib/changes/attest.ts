@@ -455,7 +455,7 @@ function attestationEvents(caller: Caller, writes: Attestation[], spaces: Space[
 
 /** Writes attestations (each its own item; at most a transaction's worth at a time) and tells the bus. */
 async function record(deps: ChangeDeps, caller: Caller, writes: Attestation[], spaces: Space[]): Promise<void> {
-  // Each attestation, its event and the store's entries for it (its place in the Space's order; the mark on the one it revokes) in one transaction: a quarter of a transaction's worth at a time.
+  // Attestations and their events in one transaction, a quarter of a transaction's worth at a time (their covers go before, batch-written by the store).
   for (const part of chunk(writes, TRANSACTION_MAX_ITEMS / 4)) {
     await deps.store.transact([
       ...part.map((item) => ({ op: 'create' as const, kind: 'Attestation' as const, item })),

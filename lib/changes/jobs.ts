@@ -97,10 +97,7 @@ export async function startJob<P>(
     UpdatedAt: now,
     Version: 1,
   };
-  await deps.store.transact([
-    { op: 'create', kind: 'Job', item: job },
-    { op: 'create', kind: 'RunningJob', item: { JobID: job.JobID, CreatedAt: now } },
-  ]);
+  await deps.store.transact([{ op: 'create', kind: 'Job', item: job }]);
   await sendWave(deps, job, 0);
   return job;
 }
@@ -241,7 +238,6 @@ async function finishJob(deps: Deps, handlers: JobHandlers, job: JobRecord): Pro
         },
         expectedVersion: job.Version,
       },
-      { op: 'delete', kind: 'RunningJob', item: { JobID: job.JobID } },
     ]);
   } catch (e) {
     // Finished by another worker meanwhile (a message delivered twice): nothing to do.

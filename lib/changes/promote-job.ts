@@ -69,7 +69,7 @@ export async function startPromoteJob(
     }),
   );
   jobGates.set(leaseId, g.context);
-  // Jobs this process started but another finished (or that never end) leave their entries: keep the last few.
+  // Jobs this process started but another finished (or that never end) stay in this map: keep the last few.
   if (jobGates.size > 16) jobGates.delete(jobGates.keys().next().value!);
   try {
     return await startJob(deps, caller, {

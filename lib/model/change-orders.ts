@@ -108,6 +108,10 @@ export type ChangeOrderState = (typeof ChangeOrderState)[keyof typeof ChangeOrde
 /** The Stage a ChangeOrder records once its last Stage has taken it and Final holds. */
 export const COMPLETED = 'Completed';
 
+/** Whether a ChangeOrder is in flight: neither Completed nor aborted (neither comes undone). */
+export const inFlight = (c: { Stage?: unknown; AbortedReason?: unknown }): boolean =>
+  c.Stage !== COMPLETED && !c.AbortedReason;
+
 export interface GateResult {
   Prerequisite: string;
   Satisfied: boolean;

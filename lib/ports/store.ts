@@ -73,7 +73,6 @@ export type WriteKind =
   | 'Outbox'
   | 'Job'
   | 'JobPart'
-  | 'RunningJob'
   | OrgKind
   | SpaceKind;
 
@@ -207,7 +206,7 @@ export interface Store {
   tokensOf(orgId: string): Promise<ApiToken[]>;
   /** One token of an organization by its ID: read by key, not found among the organization's tokens. */
   tokenById(orgId: string, tokenId: string): Promise<ApiToken | undefined>;
-  /** One user's tokens, oldest first (a service token's user is ''): read from their own entries, not among the organization's. */
+  /** One user's tokens, oldest first (a service token is no user's): read by the index of their own, not among the organization's. */
   tokensOfUser(orgId: string, userId: string): Promise<ApiToken[]>;
   /** A page of an organization's tokens, oldest first (CreatedAt, then ID), from DynamoDB's own cursor; with `userId`, only that user's. */
   tokenPage(orgId: string, limit: number, after?: string, o?: { userId?: string }): Promise<TokenPage>;

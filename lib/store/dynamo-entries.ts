@@ -3,36 +3,9 @@ import type { ApiToken, Attestation, AttestationView, ChangeOrder, Release } fro
 import { COMPLETED } from '../model/change-orders.ts';
 import { Invalid } from '../model/errors.ts';
 import type { AttestationPage, ChangeOrderPage, ReleasePage, TokenPage } from '../ports/store.ts';
-import { DynamoRecords, tryCursor, type AnyEntity } from './dynamo-records.ts';
+import { DynamoRecords, tryCursor } from './dynamo-records.ts';
 import * as E from './entities.ts';
 
-export const releaseEntryOf = (r: Record<string, unknown>) => ({
-  SpaceID: String(r.SpaceID),
-  ReleaseNum: Number(r.ReleaseNum),
-  ReleaseID: String(r.ReleaseID),
-});
-/** A Release's entry under the ChangeOrder it was published at (none for one published at a revision). */
-export const changeOrderReleaseOf = (r: Record<string, unknown>) =>
-  r.ChangeOrderID
-    ? { SpaceID: String(r.SpaceID), ChangeOrderID: String(r.ChangeOrderID), ReleaseID: String(r.ReleaseID) }
-    : undefined;
-/** The entry items of one Attestation (its place in the order; the revoked one's mark), as puts for a transaction. */
-export const attestationEntryOps = (e: Record<string, AnyEntity>, a: Record<string, unknown>): unknown[] => [
-  e.AttestationEntry.put({
-    SpaceID: String(a.SpaceID),
-    CreatedAt: String(a.CreatedAt),
-    AttestationID: String(a.AttestationID),
-  }).commit(),
-  ...(a.RevokedAttestationID
-    ? [
-        e.AttestationRevoked.put({
-          SpaceID: String(a.SpaceID),
-          RevokedAttestationID: String(a.RevokedAttestationID),
-          RevokedBy: String(a.AttestationID),
-        }).commit(),
-      ]
-    : []),
-];
 /** The cover entries of one Attestation: one per Unit and content it names (a revocation names none). */
 export function attestationCoversOf(
   a: Record<string, unknown>,
@@ -59,131 +32,75 @@ function withRevokedBy(all: Attestation[]): AttestationView[] {
   );
   return all.map((a) => (revokedBy.has(a.AttestationID) ? { ...a, RevokedBy: revokedBy.get(a.AttestationID) } : a));
 }
-/** Attestation entries' keys as DynamoDB cursors and back. */
-const attestationCursors = createConversions(E.AttestationEntry);
-/** Refuses (Invalid) a cursor that is not one of this Space's pages of these entries, before it is sent. */
-function spaceCursor(
+/** Refuses (Invalid) a cursor that is not one of this list's (`scope`: the attributes it must carry), before it is sent. */
+function checkCursor(
   conversions: { fromCursor: { toComposite(c: string): unknown } },
   after: string | undefined,
-  spaceId: string,
+  scope: Record<string, string>,
 ): void {
   if (after === undefined) return;
-  let start: { SpaceID?: unknown } | undefined;
-  try {
-    start = conversions.fromCursor.toComposite(after) as { SpaceID?: unknown } | undefined;
-  } catch {
-    start = undefined;
-  }
-  if (!start || start.SpaceID !== spaceId) throw new Invalid('continue token is not one this list issued');
+  const at = tryCursor(() => conversions.fromCursor.toComposite(after)) as Record<string, unknown> | undefined;
+  if (!at || Object.entries(scope).some(([k, v]) => at[k] !== v))
+    throw new Invalid('continue token is not one this list issued');
 }
-export const changeOrderEntryOf = (c: Record<string, unknown>) => ({
-  OrganizationID: String(c.OrganizationID),
-  Slug: String(c.Slug),
-  ChangeOrderID: String(c.ChangeOrderID),
-  SpaceID: String(c.SpaceID),
-});
-/** ChangeOrder entries' keys as DynamoDB cursors and back. */
-const changeOrderCursors = createConversions(E.ChangeOrderEntry);
-/** A token's entry; a service token's is kept under the user '' of its organization. */
-export const tokenEntryOf = (t: Record<string, unknown>) => ({
-  OrganizationID: String(t.OrganizationID),
-  CreatedAt: String(t.CreatedAt),
-  TokenID: String(t.TokenID),
-  TokenHash: String(t.TokenHash),
-  UserID: t.UserID ? String(t.UserID) : '',
-});
-/** Token entries' keys as DynamoDB cursors and back. */
-const tokenConversions = createConversions(E.TokenEntry);
+const releaseCursors = createConversions(E.Release).byAccessPattern.byNum!;
+const attestationCursors = createConversions(E.Attestation).byAccessPattern.byTime!;
+const changeOrderCursors = createConversions(E.ChangeOrder).byAccessPattern.byOrg!;
+const tokenConversions = createConversions(E.ApiToken).byAccessPattern;
 /** In the organization's order (the cursors a token list hands out) and in one user's part of the index. */
-const [tokenCursors, byUserCursors] = [
-  tokenConversions.byAccessPattern.primary,
-  tokenConversions.byAccessPattern.byUser,
-];
-/** Release entries' keys as DynamoDB cursors and back. */
-const entryCursors = createConversions(E.ReleaseEntry);
+const [tokenCursors, byUserCursors] = [tokenConversions.byCreated!, tokenConversions.byUser!];
 
 /**
- * The entries that page lists with DynamoDB's own cursor (a Space's Releases and attestations newest
- * first, an organization's ChangeOrders and tokens) and the cover entries the gates read attestations by.
- * DynamoWrites (the transaction path, which writes entries with their items) extends it.
+ * The lists that page with DynamoDB's own cursor over an entity's index (a Space's Releases and attestations
+ * newest first, an organization's ChangeOrders and tokens) and the cover items the gates read attestations by.
  */
 export abstract class DynamoEntries extends DynamoRecords {
   async releasePage(spaceId: string, limit: number, after?: string): Promise<ReleasePage> {
-    spaceCursor(entryCursors, after, spaceId);
-    const page = await this.db.ReleaseEntry.query
-      .primary({ SpaceID: spaceId })
+    checkCursor(releaseCursors, after, { SpaceID: spaceId });
+    const page = await this.db.Release.query
+      .byNum({ SpaceID: spaceId })
       .go({ order: 'desc', limit, cursor: after ?? null });
-    const byId = new Map(
-      (
-        await this.batchRead<Release>(
-          this.db.Release,
-          page.data.map((x) => ({ SpaceID: spaceId, ReleaseID: x.ReleaseID })),
-        )
-      ).map((r) => [r.ReleaseID, r]),
-    );
-    // Newest first, as the entries are (equal numbers, two Targets', by ID); each with the cursor that resumes after it.
-    const items = page.data.flatMap((x) => {
-      const release = byId.get(x.ReleaseID);
-      return release
-        ? [
-            {
-              release,
-              cursor: entryCursors.fromComposite.toCursor({
-                SpaceID: spaceId,
-                ReleaseNum: x.ReleaseNum,
-                ReleaseID: x.ReleaseID,
-              }),
-            },
-          ]
-        : [];
-    });
+    // Newest first (equal numbers, two Targets', by ID); each with the cursor that resumes after it.
+    const items = (page.data as Release[]).map((release) => ({
+      release,
+      cursor: releaseCursors.fromComposite.toCursor(release as never),
+    }));
     return { items, next: page.cursor ?? undefined };
   }
 
   async releasesAtChangeOrder(spaceId: string, changeOrderId: string): Promise<Release[]> {
-    const entries = (
-      await this.db.ChangeOrderRelease.query
-        .primary({ SpaceID: spaceId, ChangeOrderID: changeOrderId })
-        .go({ pages: 'all' })
-    ).data.filter((x) => x.ChangeOrderID === changeOrderId);
-    return this.batchRead<Release>(
-      this.db.Release,
-      entries.map((x) => ({ SpaceID: spaceId, ReleaseID: x.ReleaseID })),
-    );
+    return (
+      await this.db.Release.query.atChangeOrder({ AtChangeOrder: `${spaceId}#${changeOrderId}` }).go({ pages: 'all' })
+    ).data as Release[];
+  }
+
+  /**
+   * The Space's revocations, by the attestation each revokes: what marks an attestation revoked, and by which.
+   * Of one attestation, its own key in the index; of more, the Space's revocations in one query.
+   */
+  private async revokedIn(spaceId: string, ids?: string[]): Promise<Map<string, string>> {
+    if (ids && !ids.length) return new Map();
+    const one = ids?.length === 1 ? { Revokes: ids[0]! } : {};
+    const all = (
+      await this.db.Attestation.query
+        .revocations({ RevocationIn: spaceId, ...one })
+        .go({ pages: 'all', attributes: ['AttestationID', 'RevokedAttestationID'] })
+    ).data;
+    return new Map(all.map((r) => [String(r.RevokedAttestationID), r.AttestationID]));
   }
 
   async attestationPage(spaceId: string, limit: number, after?: string): Promise<AttestationPage> {
-    spaceCursor(attestationCursors, after, spaceId);
-    const page = await this.db.AttestationEntry.query
-      .primary({ SpaceID: spaceId })
-      .go({ order: 'desc', limit, cursor: after ?? null });
-    const ids = page.data.map((x) => x.AttestationID);
-    const [found, revoked] = await Promise.all([
-      this.batchRead<Attestation>(
-        this.db.Attestation,
-        ids.map((id) => ({ SpaceID: spaceId, AttestationID: id })),
-      ),
-      this.batchRead<{ RevokedAttestationID: string; RevokedBy: string }>(
-        this.db.AttestationRevoked,
-        ids.map((id) => ({ SpaceID: spaceId, RevokedAttestationID: id })),
-      ),
+    checkCursor(attestationCursors, after, { SpaceID: spaceId });
+    const [page, revokedBy] = await Promise.all([
+      this.db.Attestation.query.byTime({ SpaceID: spaceId }).go({ order: 'desc', limit, cursor: after ?? null }),
+      this.revokedIn(spaceId),
     ]);
-    const byId = new Map(found.map((a) => [a.AttestationID, a]));
-    const revokedBy = new Map(revoked.map((r) => [r.RevokedAttestationID, r.RevokedBy]));
-    const items = page.data.flatMap((x) => {
-      const a = byId.get(x.AttestationID);
-      if (!a) return [];
+    const items = (page.data as unknown as Attestation[]).map((a) => {
       const by = revokedBy.get(a.AttestationID);
-      return [
-        {
-          attestation: by ? { ...a, RevokedBy: by } : a,
-          cursor: attestationCursors.fromComposite.toCursor({
-            SpaceID: spaceId,
-            CreatedAt: x.CreatedAt,
-            AttestationID: x.AttestationID,
-          }),
-        },
-      ];
+      return {
+        attestation: by ? { ...a, RevokedBy: by } : a,
+        cursor: attestationCursors.fromComposite.toCursor(a as never),
+      };
     });
     return { items, next: page.cursor ?? undefined };
   }
@@ -194,126 +111,71 @@ export abstract class DynamoEntries extends DynamoRecords {
     after?: string,
     o: { notCompleted?: boolean; notAborted?: boolean } = {},
   ): Promise<ChangeOrderPage> {
-    if (
-      after !== undefined &&
-      tryCursor(() => changeOrderCursors.fromCursor.toComposite(after))?.OrganizationID !== orgId
-    )
-      throw new Invalid('continue token is not one this list issued');
-    const page = await this.db.ChangeOrderEntry.query
-      .primary({ OrganizationID: orgId })
-      .go({ limit, cursor: after ?? null });
-    const byId = new Map(
-      (
-        await this.batchRead<ChangeOrder>(
-          this.db.ChangeOrder,
-          page.data.map((x) => ({ SpaceID: x.SpaceID, ChangeOrderID: x.ChangeOrderID })),
-        )
-      ).map((c) => [c.ChangeOrderID, c]),
-    );
-    // In the entries' order; what `o` leaves out is left out here (the entries do not carry a ChangeOrder's state).
+    checkCursor(changeOrderCursors, after, { OrganizationID: orgId });
+    const page = await this.db.ChangeOrder.query.byOrg({ OrganizationID: orgId }).go({ limit, cursor: after ?? null });
+    // In slug order; what `o` leaves out is left out of the page (its cursor still resumes after the last read).
     const kept = (c: ChangeOrder) => (!o.notCompleted || c.Stage !== COMPLETED) && (!o.notAborted || !c.AbortedReason);
-    const items = page.data.flatMap((x) => {
-      const changeOrder = byId.get(x.ChangeOrderID);
-      return changeOrder && kept(changeOrder)
-        ? [{ changeOrder, cursor: changeOrderCursors.fromComposite.toCursor(changeOrderEntryOf(x)) }]
-        : [];
-    });
+    const items = (page.data as ChangeOrder[]).flatMap((changeOrder) =>
+      kept(changeOrder)
+        ? [{ changeOrder, cursor: changeOrderCursors.fromComposite.toCursor(changeOrder as never) }]
+        : [],
+    );
     return { items, next: page.cursor ?? undefined };
   }
 
   /**
-   * A page of an organization's tokens, oldest first (CreatedAt, then ID), with DynamoDB's cursor over
-   * their entries; with `userId`, the database keeps only that user's. One query, one batch read.
+   * A page of an organization's tokens, oldest first (CreatedAt, then ID), with DynamoDB's cursor over their
+   * index; with `userId`, from that user's part of it (the database reads no other's). One query.
    */
   async tokenPage(orgId: string, limit: number, after?: string, o: { userId?: string } = {}): Promise<TokenPage> {
-    const at = after === undefined ? undefined : tryCursor(() => tokenCursors.fromCursor.toComposite(after));
-    if (after !== undefined && at?.OrganizationID !== orgId)
-      throw new Invalid('continue token is not one this list issued');
-    // One user's from their own part of the index (the database reads no other's); the cursor handed out is the
-    // organization's order's either way, the same place in both.
+    checkCursor(tokenCursors, after, { OrganizationID: orgId });
+    const at =
+      after === undefined ? undefined : (tokenCursors.fromCursor.toComposite(after) as Record<string, unknown>);
+    // The cursor handed out is the organization's order's either way: the same place in both.
     const page = o.userId
-      ? await this.db.TokenEntry.query.byUser({ OrganizationID: orgId, UserID: o.userId }).go({
+      ? await this.db.ApiToken.query.byUser({ UserKey: `${orgId}#${o.userId}` }).go({
           limit,
           cursor: at
             ? byUserCursors.fromComposite.toCursor({
-                OrganizationID: orgId,
-                UserID: o.userId,
-                CreatedAt: String(at.CreatedAt),
-                TokenID: String(at.TokenID),
-              })
+                ...at,
+                UserKey: `${orgId}#${o.userId}`,
+                UserOrder: `${String(at.CreatedAt)}#${String(at.TokenID)}`,
+              } as never)
             : null,
         })
-      : await this.db.TokenEntry.query.primary({ OrganizationID: orgId }).go({ limit, cursor: after ?? null });
-    const last = page.cursor && o.userId ? byUserCursors.fromCursor.toComposite(page.cursor) : undefined;
-    const next = last
-      ? tokenCursors.fromComposite.toCursor({
-          OrganizationID: orgId,
-          CreatedAt: String(last.CreatedAt),
-          TokenID: String(last.TokenID),
-        })
-      : page.cursor;
-    const found = await this.tokensOfEntries(page.data);
+      : await this.db.ApiToken.query.byCreated({ OrganizationID: orgId }).go({ limit, cursor: after ?? null });
+    const tokens = page.data as ApiToken[];
+    const last = tokens[tokens.length - 1];
     return {
-      items: found.map(({ token, entry }) => ({
-        token,
-        cursor: tokenCursors.fromComposite.toCursor(tokenEntryOf(entry)),
-      })),
-      next: next ?? undefined,
+      items: tokens.map((token) => ({ token, cursor: tokenCursors.fromComposite.toCursor(token as never) })),
+      next: page.cursor && last ? tokenCursors.fromComposite.toCursor(last as never) : undefined,
     };
   }
 
   async tokensOfUser(orgId: string, userId: string): Promise<ApiToken[]> {
-    return (
-      await this.tokensOfEntries(
-        (await this.db.TokenEntry.query.byUser({ OrganizationID: orgId, UserID: userId }).go({ pages: 'all' })).data,
-      )
-    ).map((x) => x.token);
-  }
-
-  /** The tokens of entries, in their order: a token deleted with its user by its hash alone (past what one transaction holds) leaves its entry, passed over. */
-  private async tokensOfEntries<E extends { TokenHash: string }>(
-    entries: E[],
-  ): Promise<{ token: ApiToken; entry: E }[]> {
-    const byHash = new Map(
-      (
-        await this.batchRead<ApiToken>(
-          this.db.ApiToken,
-          entries.map((x) => ({ TokenHash: x.TokenHash })),
-        )
-      ).map((t) => [t.TokenHash, t]),
-    );
-    return entries.flatMap((entry) => {
-      const token = byHash.get(entry.TokenHash);
-      return token ? [{ token, entry }] : [];
-    });
+    return (await this.db.ApiToken.query.byUser({ UserKey: `${orgId}#${userId}` }).go({ pages: 'all' }))
+      .data as ApiToken[];
   }
 
   async attestationById(spaceId: string, attestationId: string): Promise<AttestationView | undefined> {
-    // Whether it was revoked is its AttestationRevoked entry.
     return (await this.attestationsById(spaceId, [attestationId])).get(attestationId);
   }
 
-  /**
-   * A Space's attestations by ID, each with RevokedBy if its revocation mark (AttestationRevoked) says so:
-   * read with their marks in one batch read per 50. Those missing are left out.
-   */
+  /** A Space's attestations by ID, each with RevokedBy if a revocation names it: one batch read, and their revocations. */
   private async attestationsById(spaceId: string, ids: string[]): Promise<Map<string, AttestationView>> {
-    const out = new Map<string, AttestationView>();
-    for (let i = 0; i < ids.length; i += 50) {
-      const part = ids.slice(i, i + 50);
-      const read = await this.getAcross(
-        part.flatMap((id) => [
-          { entity: this.db.Attestation, key: { SpaceID: spaceId, AttestationID: id } },
-          { entity: this.db.AttestationRevoked, key: { SpaceID: spaceId, RevokedAttestationID: id } },
-        ]),
-      );
-      part.forEach((id, j) => {
-        const a = read[2 * j] as Attestation | undefined;
-        const revoked = read[2 * j + 1] as { RevokedBy: string } | undefined;
-        if (a) out.set(id, revoked ? { ...a, RevokedBy: revoked.RevokedBy } : a);
-      });
-    }
-    return out;
+    const [found, revokedBy] = await Promise.all([
+      this.batchRead<Attestation>(
+        this.db.Attestation,
+        ids.map((id) => ({ SpaceID: spaceId, AttestationID: id })),
+      ),
+      this.revokedIn(spaceId, ids),
+    ]);
+    return new Map(
+      found.map((a) => {
+        const by = revokedBy.get(a.AttestationID);
+        return [a.AttestationID, by ? { ...a, RevokedBy: by } : a];
+      }),
+    );
   }
 
   /**

@@ -1,21 +1,13 @@
 import type { ChangeOrder } from '../model/entities.ts';
-import { COMPLETED, type Progress } from '../model/change-orders.ts';
+import { inFlight, type Progress } from '../model/change-orders.ts';
 import { DynamoEntries } from './dynamo-entries.ts';
 
 /**
  * Which ChangeOrders reached a Space, read without the organization's or the Space's history of them: the
- * organization's ChangeOrders in flight (an entry each, written and deleted by `transact`) and a Space's progress
+ * organization's ChangeOrders in flight (the ChangeOrder's sparse index of them) and a Space's progress
  * with a Release still to record (a sparse index).
  */
 
-/** Whether a ChangeOrder is in flight: neither Completed nor aborted. */
-export const inFlight = (c: Record<string, unknown>) => c.Stage !== COMPLETED && !c.AbortedReason;
-/** A ChangeOrder's entry among its organization's in flight. */
-export const inFlightOf = (c: Record<string, unknown>) => ({
-  OrganizationID: String(c.OrganizationID),
-  ChangeOrderID: String(c.ChangeOrderID),
-  SpaceID: String(c.SpaceID),
-});
 export abstract class DynamoProgress extends DynamoEntries {
   async changeOrdersReaching(
     orgId: string,
@@ -25,8 +17,11 @@ export abstract class DynamoProgress extends DynamoEntries {
     let progress: Progress[];
     if ('inFlight' in o) {
       // The organization's ChangeOrders in flight (not its history), then their progress in this Space by key: those that reached it.
-      const flying = (await this.db.InFlightChangeOrder.query.primary({ OrganizationID: orgId }).go({ pages: 'all' }))
-        .data;
+      const flying = (
+        await this.db.ChangeOrder.query
+          .inFlight({ OrganizationID: orgId })
+          .go({ pages: 'all', attributes: ['ChangeOrderID', 'SpaceID'] })
+      ).data;
       const bases = new Map(flying.map((f) => [f.ChangeOrderID, f.SpaceID]));
       progress = (
         await this.batchRead<Progress>(
@@ -44,10 +39,7 @@ export abstract class DynamoProgress extends DynamoEntries {
     );
     const at = new Map(progress.map((p) => [p.ChangeOrderID, p]));
     return cos
-      .filter(
-        (co) =>
-          co.OrganizationID === orgId && (!('inFlight' in o) || inFlight(co as unknown as Record<string, unknown>)),
-      )
+      .filter((co) => co.OrganizationID === orgId && (!('inFlight' in o) || inFlight(co)))
       .sort((a, b) => (a.ChangeOrderID < b.ChangeOrderID ? -1 : 1))
       .map((co) => ({ co, progress: at.get(co.ChangeOrderID)! }));
   }

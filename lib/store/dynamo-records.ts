@@ -94,7 +94,7 @@ export async function untilProcessed<T>(
 /**
  * The records beside the entities, over the same table: idempotency keys, slug-claim pages and batch
  * reads by ID, holds, jobs and their parts, the outbox and the events consumers handled. DynamoEntries
- * (`dynamo-entries.ts`: the entries that page lists, and the attestations by content) extends it.
+ * (`dynamo-entries.ts`: the index pages of lists, and the attestations by content) extends it.
  */
 export abstract class DynamoRecords {
   protected readonly svc: BatonService;
@@ -242,7 +242,7 @@ export abstract class DynamoRecords {
       .data;
   }
   async runningJobs(): Promise<string[]> {
-    return (await this.db.RunningJob.query.primary({}).go({ pages: 'all' })).data.map((j) => j.JobID);
+    return (await this.db.Job.query.running({}).go({ pages: 'all', attributes: ['JobID'] })).data.map((j) => j.JobID);
   }
 
   async pendingEvents(limit: number): Promise<OutboxItem[]> {

@@ -2,20 +2,13 @@ import { Conflict, TooLarge, WriteRefused } from '../model/errors.ts';
 import type { GroupOutcome, MarkWrite, ReleaseCounter, SpaceKind, StoreOp, WriteKind } from '../ports/store.ts';
 import { TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
 import { landGroups } from '../util/groups.ts';
-import {
-  attestationCoversOf,
-  attestationEntryOps,
-  changeOrderEntryOf,
-  changeOrderReleaseOf,
-  releaseEntryOf,
-  tokenEntryOf,
-} from './dynamo-entries.ts';
-import { DynamoProgress, inFlight, inFlightOf } from './dynamo-progress.ts';
+import { attestationCoversOf } from './dynamo-entries.ts';
+import { DynamoProgress } from './dynamo-progress.ts';
 import { ID_FIELD, orgScope, spaceScope, untilProcessed, type AnyEntity } from './dynamo-records.ts';
 
 /**
  * The transaction path over the table: a list of store ops (create, update guarded by Version, delete,
- * put) becomes one TransactWriteItems, with the slug claims, entries and markers each op carries, and a
+ * put) becomes one TransactWriteItems, with the slug claims each op carries and the hidden keys of its sparse indexes, and a
  * cancelled one a Conflict naming why. DynamoStore (the domain's reads and writes) extends it.
  */
 
@@ -104,12 +97,36 @@ export abstract class DynamoWrites extends DynamoProgress {
     }
   }
 
-  /** The attributes the entity declares, defined ones only: what is added for reading (a Space's slug, a Link's staleness) is never written. */
-  /** A Target with the key of its organization's index of deploy objects (byDeployObject), written with the object and gone with it. */
-  private static deployKeyed(item: Record<string, unknown>): Record<string, unknown> {
-    return { ...item, DeployKey: item.DeployObject ? `${item.OrganizationID}#${item.DeployObject}` : undefined };
+  /**
+   * An item with the keys of its sparse indexes, each there only while the item belongs in the index and gone with
+   * it: a Target's deploy object in its organization, a user's token in that user's part, a Release at the
+   * ChangeOrder it was published at, a revocation among its Space's.
+   */
+  private static indexKeys(kind: WriteKind, item: Record<string, unknown>): Record<string, unknown> {
+    const when = (yes: unknown, v: () => string) => (yes ? v() : undefined);
+    switch (kind) {
+      case 'Target':
+        return { ...item, DeployKey: when(item.DeployObject, () => `${item.OrganizationID}#${item.DeployObject}`) };
+      case 'ApiToken':
+        return {
+          ...item,
+          UserKey: when(item.UserID, () => `${item.OrganizationID}#${item.UserID}`),
+          UserOrder: when(item.UserID, () => `${item.CreatedAt}#${item.TokenID}`),
+        };
+      case 'Release':
+        return { ...item, AtChangeOrder: when(item.ChangeOrderID, () => `${item.SpaceID}#${item.ChangeOrderID}`) };
+      case 'Attestation':
+        return {
+          ...item,
+          RevocationIn: when(item.RevokedAttestationID, () => String(item.SpaceID)),
+          Revokes: when(item.RevokedAttestationID, () => String(item.RevokedAttestationID)),
+        };
+      default:
+        return item;
+    }
   }
 
+  /** The attributes the entity declares, defined ones only: what is added for reading (a Space's slug, a Link's staleness) is never written. */
   private static clean(entity: AnyEntity, item: object): Record<string, unknown> {
     const attrs = entity.schema.attributes as Record<string, unknown>;
     return Object.fromEntries(Object.entries(item).filter(([k, v]) => v !== undefined && k in attrs));
@@ -210,7 +227,6 @@ export abstract class DynamoWrites extends DynamoProgress {
       case 'Outbox':
         return { EventID: item.EventID };
       case 'Job':
-      case 'RunningJob':
         return { JobID: item.JobID };
       case 'JobPart':
         return { JobID: item.JobID, Part: item.Part };
@@ -234,8 +250,7 @@ export abstract class DynamoWrites extends DynamoProgress {
       kind === 'Attestation' ||
       kind === 'Outbox' ||
       kind === 'Job' ||
-      kind === 'JobPart' ||
-      kind === 'RunningJob'
+      kind === 'JobPart'
     )
       return undefined;
     return spaceScope(String(item.SpaceID));
@@ -289,7 +304,7 @@ export abstract class DynamoWrites extends DynamoProgress {
     );
   }
 
-  /** The items a list of store ops writes (with the slug claims, entries and markers each carries), and why each could be refused. */
+  /** The items a list of store ops writes (with the slug claims each carries), and why each could be refused. */
   private items(ops: StoreOp[]): { items: unknown[]; reasons: string[] } {
     // DynamoDB refuses an item over 400 KB only after the call; refuse it here, before anything is sent.
     for (const o of ops) checkItemSize(o.kind, o.item);
@@ -300,9 +315,7 @@ export abstract class DynamoWrites extends DynamoProgress {
       const item =
         o.kind === 'ReleaseCounter'
           ? { ...(o.item as ReleaseCounter), Name: releaseCounterName((o.item as ReleaseCounter).TargetID) }
-          : o.kind === 'Target'
-            ? DynamoWrites.deployKeyed(o.item as Record<string, unknown>)
-            : (o.item as Record<string, unknown>);
+          : DynamoWrites.indexKeys(o.kind, o.item as Record<string, unknown>);
       const entity = e[o.kind === 'ReleaseCounter' ? 'Counter' : o.kind];
       const scope = DynamoWrites.slugScope(o.kind, item);
       const slugKind = o.kind.toLowerCase();
@@ -327,19 +340,6 @@ export abstract class DynamoWrites extends DynamoProgress {
                 ? REASONS.marked
                 : `the ${o.kind} already exists`,
           );
-          // A Release takes its place in its Space's order with it, and among its ChangeOrder's Releases there.
-          if (o.kind === 'Release') add(e.ReleaseEntry.put(releaseEntryOf(item)).commit(), 'release entry');
-          if (o.kind === 'Release' && changeOrderReleaseOf(item))
-            add(e.ChangeOrderRelease.put(changeOrderReleaseOf(item)!).commit(), 'change order release entry');
-          // A ChangeOrder takes its place in its organization's order, and among those in flight.
-          if (o.kind === 'ChangeOrder')
-            add(e.ChangeOrderEntry.put(changeOrderEntryOf(item)).commit(), 'change order entry');
-          if (o.kind === 'ChangeOrder' && inFlight(item))
-            add(e.InFlightChangeOrder.put(inFlightOf(item)).commit(), 'change order in flight');
-          // A token too.
-          if (o.kind === 'ApiToken') add(e.TokenEntry.put(tokenEntryOf(item)).commit(), 'token entry');
-          // An Attestation too; one that revokes another marks that one revoked.
-          if (o.kind === 'Attestation') for (const op of attestationEntryOps(e, item)) add(op, 'attestation entry');
           break;
         case 'update': {
           add(
@@ -352,9 +352,6 @@ export abstract class DynamoWrites extends DynamoProgress {
             ),
             REASONS.stale(o.kind),
           );
-          // A ChangeOrder written Completed or aborted (neither comes undone) leaves those in flight.
-          if (o.kind === 'ChangeOrder' && !inFlight(item))
-            add(e.InFlightChangeOrder.delete(inFlightOf(item)).commit(), 'change order in flight');
           if (scope && o.oldSlug !== undefined && o.oldSlug !== slug) {
             add(
               this.claim(scope, slugKind, slug, String(item[ID_FIELD[o.kind as SpaceKind]])),
@@ -370,17 +367,6 @@ export abstract class DynamoWrites extends DynamoProgress {
             del = del.where((a: AnyEntity, op: AnyEntity) => op.eq(a.Version, item.Version));
           add(del.commit(), REASONS.stale(o.kind));
           if (scope) add(this.unclaim(scope, slugKind, slug), 'slug claim missing');
-          if (o.kind === 'Release') add(e.ReleaseEntry.delete(releaseEntryOf(item)).commit(), 'release entry');
-          if (o.kind === 'Release' && changeOrderReleaseOf(item))
-            add(e.ChangeOrderRelease.delete(changeOrderReleaseOf(item)!).commit(), 'change order release entry');
-          // A ChangeOrder (deleted with its Space) leaves its place in its organization's order.
-          if (o.kind === 'ChangeOrder' && item.OrganizationID && item.Slug)
-            add(e.ChangeOrderEntry.delete(changeOrderEntryOf(item)).commit(), 'change order entry');
-          if (o.kind === 'ChangeOrder' && item.OrganizationID)
-            add(e.InFlightChangeOrder.delete(inFlightOf(item)).commit(), 'change order in flight');
-          // A token's entry in its organization's order (a token given by its hash alone keeps it: passed over when read).
-          if (o.kind === 'ApiToken' && item.OrganizationID && item.CreatedAt && item.TokenID)
-            add(e.TokenEntry.delete(tokenEntryOf(item)).commit(), 'token entry');
           break;
         }
         case 'put':

@@ -11,39 +11,10 @@ import {
   TOOLCHAIN_TYPES,
 } from '../model/entities.ts';
 import { any, common, key, num, primary, reqAny, reqNum, reqStr, service, str } from './entity-kit.ts';
-import {
-  AttestationCover,
-  AttestationEntry,
-  AttestationRevoked,
-  ChangeOrderEntry,
-  ChangeOrderRelease,
-  IdempotencyRecord,
-  InFlightChangeOrder,
-  Job,
-  JobPart,
-  Outbox,
-  ProcessedEvent,
-  ReleaseEntry,
-  RunningJob,
-  TokenEntry,
-} from './record-entities.ts';
+import { inFlight } from '../model/change-orders.ts';
+import { AttestationCover, IdempotencyRecord, Job, JobPart, Outbox, ProcessedEvent } from './record-entities.ts';
 
-export {
-  AttestationCover,
-  AttestationEntry,
-  AttestationRevoked,
-  ChangeOrderEntry,
-  ChangeOrderRelease,
-  IdempotencyRecord,
-  InFlightChangeOrder,
-  Job,
-  JobPart,
-  Outbox,
-  ProcessedEvent,
-  ReleaseEntry,
-  RunningJob,
-  TokenEntry,
-} from './record-entities.ts';
+export { AttestationCover, IdempotencyRecord, Job, JobPart, Outbox, ProcessedEvent } from './record-entities.ts';
 
 const MARK_ROLES = ['start', 'end', 'publish', 'restore'] as const;
 
@@ -108,7 +79,11 @@ export const Hold = new Entity({
   indexes: { primary: primary(['OrganizationID'], ['HoldID']) },
 });
 
-/** An API token, stored only as the sha256 of the secret: the authorizer's one GetItem. The GSI lists an organization's tokens. */
+/**
+ * An API token, stored only as the sha256 of the secret: the authorizer's one GetItem. Its indexes: an
+ * organization's tokens by ID (revoke by ID), oldest first (a page at a time), and one user's oldest first
+ * (a member's page, a deleted user's tokens; a service token has no user and is not in it).
+ */
 export const ApiToken = new Entity({
   model: { entity: 'token', version: '1', service },
   attributes: {
@@ -126,10 +101,20 @@ export const ApiToken = new Entity({
     CreatedAt: reqStr,
     CreatedBy: str,
     Version: reqNum,
+    // The keys of one user's part of the index (`<org>#<user>`, `<CreatedAt>#<TokenID>`), written by the store with a user's token only (indexKeys).
+    UserKey: { type: 'string', hidden: true },
+    UserOrder: { type: 'string', hidden: true },
   },
   indexes: {
     primary: primary(['TokenHash'], []),
     byOrg: { index: 'gsi1', pk: key(['OrganizationID'], 'gsi1pk'), sk: key(['TokenID'], 'gsi1sk') },
+    byCreated: { index: 'gsi2', pk: key(['OrganizationID'], 'gsi2pk'), sk: key(['CreatedAt', 'TokenID'], 'gsi2sk') },
+    byUser: {
+      index: 'gsi3',
+      condition: (t: Record<string, unknown>) => !!t.UserKey,
+      pk: key(['UserKey'], 'gsi3pk'),
+      sk: key(['UserOrder'], 'gsi3sk'),
+    },
   },
 });
 
@@ -291,13 +276,16 @@ export const Target = new Entity({
   },
 });
 
-/** A published bundle of a Space's Units; content fields never change, LiveStatus and labels do. */
+/**
+ * A published bundle of a Space's Units; content fields never change, LiveStatus and labels do. Its indexes: a
+ * Space's Releases by number (newest first, a page at a time), and those published at a ChangeOrder.
+ */
 export const Release = new Entity({
   model: { entity: 'release', version: '1', service },
   attributes: {
     ...inSpace,
     ReleaseID: reqStr,
-    ReleaseNum: { type: 'number', required: true },
+    ReleaseNum: { type: 'number', required: true, padding: { length: 10, char: '0' } },
     TargetID: reqStr,
     TagID: reqStr,
     ChangeOrderID: str,
@@ -311,8 +299,19 @@ export const Release = new Entity({
     LiveStatusHistory: any,
     PublishedAt: str,
     WithdrawnAt: str,
+    // The key of the Releases published at one ChangeOrder in one Space (`<space>#<change order>`), written by the store (indexKeys).
+    AtChangeOrder: { type: 'string', hidden: true },
   },
-  indexes: { primary: primary(['SpaceID'], ['ReleaseID']) },
+  indexes: {
+    primary: primary(['SpaceID'], ['ReleaseID']),
+    byNum: { index: 'gsi1', pk: key(['SpaceID'], 'gsi1pk'), sk: key(['ReleaseNum', 'ReleaseID'], 'gsi1sk') },
+    atChangeOrder: {
+      index: 'gsi2',
+      condition: (r: Record<string, unknown>) => !!r.AtChangeOrder,
+      pk: key(['AtChangeOrder'], 'gsi2pk'),
+      sk: key([], 'gsi2sk'),
+    },
+  },
 });
 
 /** A Link lives in its downstream Space; the GSI serves "the Links pointing at a Unit" (merge cursors, fan-out). */
@@ -346,19 +345,40 @@ export const Counter = new Entity({
   indexes: { primary: primary(['Name'], []) },
 });
 
-/** Immutable once written; a revocation is another Attestation naming it. */
-export const Attestation = spaceEntity('attestation', 'AttestationID', {
-  UserID: reqStr,
-  Type: reqStr,
-  Result: reqStr,
-  Note: str,
-  Claims: reqAny,
-  ChangeOrderID: str,
-  ReleaseID: str,
-  ExpiresAt: str,
-  RevokedAttestationID: str,
-  Revisions: reqAny,
-} as never);
+/**
+ * Immutable once written; a revocation is another Attestation naming it. Its indexes: a Space's attestations
+ * newest first (a page at a time), and the Space's revocations by the attestation each revokes.
+ */
+export const Attestation = new Entity({
+  model: { entity: 'attestation', version: '1', service },
+  attributes: {
+    ...inSpace,
+    AttestationID: reqStr,
+    UserID: reqStr,
+    Type: reqStr,
+    Result: reqStr,
+    Note: str,
+    Claims: reqAny,
+    ChangeOrderID: str,
+    ReleaseID: str,
+    ExpiresAt: str,
+    RevokedAttestationID: str,
+    Revisions: reqAny,
+    // A revocation's Space and the attestation it revokes, the keys of the Space's revocations, written by the store (indexKeys).
+    RevocationIn: { type: 'string', hidden: true },
+    Revokes: { type: 'string', hidden: true },
+  },
+  indexes: {
+    primary: primary(['SpaceID'], ['AttestationID']),
+    byTime: { index: 'gsi1', pk: key(['SpaceID'], 'gsi1pk'), sk: key(['CreatedAt', 'AttestationID'], 'gsi1sk') },
+    revocations: {
+      index: 'gsi2',
+      condition: (a: Record<string, unknown>) => !!a.RevocationIn,
+      pk: key(['RevocationIn'], 'gsi2pk'),
+      sk: key(['Revokes'], 'gsi2sk'),
+    },
+  },
+});
 
 export const ChangeWorkflow = spaceEntity('changeworkflow', 'ChangeWorkflowID', {
   Stages: any,
@@ -367,7 +387,11 @@ export const ChangeWorkflow = spaceEntity('changeworkflow', 'ChangeWorkflowID', 
   AttestationPrerequisites: any,
 } as never);
 
-/** A ChangeOrder lives in its base Space; the GSI serves "the ChangeOrders of an organization". */
+/**
+ * A ChangeOrder lives in its base Space. Its indexes: an organization's ChangeOrders in slug order (then by ID: two
+ * Spaces may use one slug), a page at a time; and those in flight (neither Completed nor aborted: what a live-status
+ * report re-evaluates), which a ChangeOrder leaves in the write that completes or aborts it.
+ */
 export const ChangeOrder = new Entity({
   model: { entity: 'changeorder', version: '1', service },
   attributes: {
@@ -405,7 +429,13 @@ export const ChangeOrder = new Entity({
   },
   indexes: {
     primary: primary(['SpaceID'], ['ChangeOrderID']),
-    byOrg: { index: 'gsi1', pk: key(['OrganizationID'], 'gsi1pk'), sk: key(['ChangeOrderID'], 'gsi1sk') },
+    byOrg: { index: 'gsi1', pk: key(['OrganizationID'], 'gsi1pk'), sk: key(['Slug', 'ChangeOrderID'], 'gsi1sk') },
+    inFlight: {
+      index: 'gsi2',
+      condition: (c: Record<string, unknown>) => inFlight(c),
+      pk: key(['OrganizationID'], 'gsi2pk'),
+      sk: key(['ChangeOrderID'], 'gsi2sk'),
+    },
   },
 });
 
@@ -489,14 +519,7 @@ export function makeService(raw: unknown, table: string, client = documentClient
     Mark,
     Link,
     Release,
-    ReleaseEntry,
-    ChangeOrderRelease,
-    InFlightChangeOrder,
-    AttestationEntry,
-    AttestationRevoked,
     AttestationCover,
-    ChangeOrderEntry,
-    TokenEntry,
     Counter,
     ChangeWorkflow,
     ChangeOrder,
@@ -506,7 +529,6 @@ export function makeService(raw: unknown, table: string, client = documentClient
     IdempotencyRecord,
     Job,
     JobPart,
-    RunningJob,
     Hold,
   };
   // A Service binds its entities to its table and client: each store gets entities of its own, so two

@@ -9,10 +9,11 @@ import {
 export const TABLE_KEYS = {
   partitionKey: 'pk',
   sortKey: 'sk',
-  indexes: [{ name: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' }],
+  /** Overloaded global secondary indexes: each entity declares what it keeps in which (lib/store/entities.ts). */
+  indexes: [1, 2, 3].map((n) => ({ name: `gsi${n}`, partitionKey: `gsi${n}pk`, sortKey: `gsi${n}sk` })),
   /** Items that expire (a consumer's record of an event it handled) carry their expiry here, in epoch seconds. */
   timeToLive: 'ExpiresAtEpoch',
-} as const;
+};
 
 /** A DynamoDB client that honours AWS_ENDPOINT_URL (DynamoDB Local, LocalStack). */
 export function dynamoClient(endpoint = process.env.AWS_ENDPOINT_URL): DynamoDBClient {

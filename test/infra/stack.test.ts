@@ -135,7 +135,7 @@ describe('the synthesized stack', () => {
     other.hasResourceProperties('AWS::DynamoDB::Table', { TableName: 'baton-prod' });
   });
 
-  it('has the table with the keys and index the store uses, its stream and TTL', () => {
+  it('has the table with the keys and indexes the store uses, its stream and TTL', () => {
     template.hasResourceProperties('AWS::DynamoDB::Table', {
       KeySchema: [
         { AttributeName: 'pk', KeyType: 'HASH' },
@@ -144,15 +144,16 @@ describe('the synthesized stack', () => {
       BillingMode: 'PAY_PER_REQUEST',
       StreamSpecification: { StreamViewType: 'NEW_IMAGE' },
       TimeToLiveSpecification: { AttributeName: 'ExpiresAtEpoch', Enabled: true },
-      GlobalSecondaryIndexes: [
+      GlobalSecondaryIndexes: ['gsi1', 'gsi2', 'gsi3'].map((name) =>
         Match.objectLike({
-          IndexName: 'gsi1',
+          IndexName: name,
           KeySchema: [
-            { AttributeName: 'gsi1pk', KeyType: 'HASH' },
-            { AttributeName: 'gsi1sk', KeyType: 'RANGE' },
+            { AttributeName: `${name}pk`, KeyType: 'HASH' },
+            { AttributeName: `${name}sk`, KeyType: 'RANGE' },
           ],
+          Projection: { ProjectionType: 'ALL' },
         }),
-      ],
+      ),
     });
   });
 

@@ -206,15 +206,16 @@ describe('spaces', () => {
     expect(gone.code, gone.stderr).toBe(0);
     expect((await env.api.get('/space/cobase')).status).toBe(404);
     expect((await env.api.get('/change_order')).body.map((c: { Slug: string }) => c.Slug)).not.toContain('ship');
-    // Its entry in the organization's order went with it.
+    // Nor has the organization's index by slug.
     const client = dynamoClient(inject('dynamoEndpoint'));
     const entries = await client.send(
       new QueryCommand({
         TableName: env.table,
-        KeyConditionExpression: 'pk = :p AND begins_with(sk, :s)',
+        IndexName: 'gsi1',
+        KeyConditionExpression: 'gsi1pk = :p AND begins_with(gsi1sk, :s)',
         ExpressionAttributeValues: {
           ':p': { S: `$baton#OrganizationID_${env.api.caller!.OrganizationID}` },
-          ':s': { S: '$changeorderentry_1#Slug_ship#' },
+          ':s': { S: '$changeorder_1#Slug_ship#' },
         },
       }),
     );

@@ -63,7 +63,6 @@ const ID: Record<string, string> = {
   ChangeOrder: 'ChangeOrderID',
   Outbox: 'EventID',
   Job: 'JobID',
-  RunningJob: 'JobID',
   Hold: 'HoldID',
 };
 
@@ -102,7 +101,6 @@ function scopeOf(kind: WriteKind, i: Item): string | undefined {
       'Outbox',
       'Job',
       'JobPart',
-      'RunningJob',
     ].includes(kind)
   )
     return undefined;
@@ -503,7 +501,10 @@ export class MemoryStore implements Store {
   jobParts = async (jobId: string) =>
     this.all<JobPartRecord>('JobPart', (p) => p.JobID === jobId).sort((a, b) => (a.Part < b.Part ? -1 : 1));
   jobPartDone = async (jobId: string, part: string) => this.table('JobPart').has(`${jobId}#${part}`);
-  runningJobs = async () => this.all<{ JobID: string }>('RunningJob').map((j) => j.JobID);
+  runningJobs = async () =>
+    this.all<{ JobID: string; State: string }>('Job')
+      .filter((j) => j.State === 'Running')
+      .map((j) => j.JobID);
   eventProcessed = async (eventId: string, consumer: string) => this.processed.has(`${eventId}#${consumer}`);
   markEventProcessed = async (eventId: string, consumer: string, expiresAtEpoch: number) =>
     void this.processed.set(`${eventId}#${consumer}`, expiresAtEpoch);

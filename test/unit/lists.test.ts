@@ -99,7 +99,9 @@ describe('a list across parts', () => {
     const inner = Buffer.from(
       JSON.stringify({
         pk: `$baton#SpaceID_${'f'.repeat(36)}`,
-        sk: `$releaseentry_1#ReleaseNum_0000000003#ReleaseID_${'e'.repeat(36)}`,
+        sk: `$release_1#ReleaseID_${'e'.repeat(36)}`,
+        gsi1pk: `$baton#SpaceID_${'f'.repeat(36)}`,
+        gsi1sk: `$release_1#ReleaseNum_0000000003#ReleaseID_${'e'.repeat(36)}`,
       }),
     ).toString('base64url');
     const read = across(
