@@ -5,11 +5,11 @@
  * ceiling of the same DynamoDB engine for the minimal write per Unit (one transaction: revision, head,
  * start and end marks; 16 in flight; over at least 1,000 Units) measured in the same run just before and just after the promotions,
  * the ratio of the two (to the ceiling's mean); the same engine's
- * rate for the write a promotion does make (4 items per Unit, a Space's Units in one transaction, bare), for its reads alone
+ * rate for the write a promotion does make (7 items per Unit, a Space's Units in one transaction, bare), for its reads alone
  * (each Space's Units and Links) and for the two back to back, and the promotion's ratio to each; this process's CPU over
  * the promotions (in cores: Node runs the API and the promotions on one);
  * the dry run of the prod Stage (time, requests); the requests one `changeorder get` and the rollout page's
- * first read (which gives each Space's Releases their entries once) and its next (what each poll costs) cost, and each stage's wall time. A stage runs as a user's promotion would: in
+ * first read and its next (what each poll costs) cost, and each stage's wall time. A stage runs as a user's promotion would: in
  * the request up to BATON_JOB_THRESHOLD (100) Spaces, as a job past it (marked `j`; the bench waits on the
  * worker pool, not by polling); `--jobs` runs every stage as a job. With --json, one JSON object per size;
  * with --trace, each DynamoDB request of the promotions as it is sent; with --profile, a CPU profile of them. The engine and
@@ -370,7 +370,7 @@ try {
         `        ceiling just before the promotions ${before.toFixed(1)} units/s, just after ${after.toFixed(1)} (the ratio is to their mean)`,
       );
       console.log(
-        `        the promotion's own write, bare (4 items per Unit, a Space's Units in one transaction, 16 in flight): ${out.fullWriteUnitsPerSecond.toFixed(1)} units/s, ${(out.fullWriteUnitsPerSecond / out.ceilingUnitsPerSecond).toFixed(2)}x the ceiling; promote is ${out.fullWriteRatio.toFixed(2)}x of it`,
+        `        the promotion's own write, bare (7 items per Unit, a Space's Units in one transaction, 16 in flight): ${out.fullWriteUnitsPerSecond.toFixed(1)} units/s, ${(out.fullWriteUnitsPerSecond / out.ceilingUnitsPerSecond).toFixed(2)}x the ceiling; promote is ${out.fullWriteRatio.toFixed(2)}x of it`,
       );
       console.log(
         `        its reads alone (each Space's Units and Links, 16 Spaces at a time): ${out.readsUnitsPerSecond.toFixed(1)} units/s; the write and the reads back to back: ${out.engineBoundUnitsPerSecond.toFixed(1)} units/s, ${(out.engineBoundUnitsPerSecond / out.ceilingUnitsPerSecond).toFixed(2)}x the ceiling; promote is ${(out.unitsPerSecond / out.engineBoundUnitsPerSecond).toFixed(2)}x of it`,
