@@ -20,7 +20,7 @@ import { createOrganization } from '../lib/local/bootstrap.ts';
 import { startDynamoLocal } from '../lib/local/dynamo.ts';
 import { startServer } from '../lib/local/server.ts';
 import { localDeps } from '../lib/local/wiring.ts';
-import { DynamoStore } from '../lib/store/dynamo-store.ts';
+import { dynamoStore } from '../lib/store/store.ts';
 import { dynamoClient, ensureTable } from '../lib/store/table.ts';
 import { apiCaller, buildFleet, ceiling, dropTable, option, upgradedUnits, warmCeiling } from './fleet.ts';
 
@@ -98,7 +98,7 @@ async function run(endpoint: string) {
   );
   const table = `chain-${randomUUID().slice(0, 8)}`;
   await ensureTable(client, table);
-  const { deps, pool } = localDeps(new DynamoStore(client, table));
+  const { deps, pool } = localDeps(dynamoStore(client, table));
   const server = await startServer(deps);
   const { token } = await createOrganization(deps, `chain-${table}`);
   const call = apiCaller(server.url, token);

@@ -23,7 +23,7 @@ import { startDynamoLocal } from '../lib/local/dynamo.ts';
 import { startServer } from '../lib/local/server.ts';
 import { localDeps } from '../lib/local/wiring.ts';
 import { readSpace } from '../lib/changes/promote-context.ts';
-import { DynamoStore } from '../lib/store/dynamo-store.ts';
+import { dynamoStore } from '../lib/store/store.ts';
 import { dynamoClient, ensureTable } from '../lib/store/table.ts';
 import {
   apiCaller,
@@ -152,7 +152,7 @@ async function fleet(
   const table = `bench-${randomUUID().slice(0, 8)}`;
   await ensureTable(client, table);
   // Every stage runs as a job (as a 1,000-Space stage does): the in-process pool runs its parts.
-  const { deps, pool } = localDeps(new DynamoStore(client, table));
+  const { deps, pool } = localDeps(dynamoStore(client, table));
   const server = await startServer(deps);
   const { token, caller } = await createOrganization(deps, `bench-${table}`);
   const call = apiCaller(server.url, token);

@@ -4,7 +4,7 @@ import { createOrganization } from '../lib/local/bootstrap.ts';
 import { startDynamoLocal } from '../lib/local/dynamo.ts';
 import { startServer } from '../lib/local/server.ts';
 import { localDeps } from '../lib/local/wiring.ts';
-import { DynamoStore } from '../lib/store/dynamo-store.ts';
+import { dynamoStore } from '../lib/store/store.ts';
 import { dynamoClient, ensureTable } from '../lib/store/table.ts';
 
 export interface BenchServer {
@@ -23,7 +23,7 @@ export async function benchServer(prefix: string): Promise<BenchServer> {
   const client = dynamoClient(process.env.AWS_ENDPOINT_URL ?? dynamo!.endpoint);
   const table = `${prefix}-${randomUUID().slice(0, 8)}`;
   await ensureTable(client, table);
-  const { deps } = localDeps(new DynamoStore(client, table));
+  const { deps } = localDeps(dynamoStore(client, table));
   const server = await startServer(deps);
   const { token } = await createOrganization(deps, `${prefix}-${table}`);
   const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };

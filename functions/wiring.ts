@@ -1,6 +1,6 @@
 import { systemDeps, type Deps } from '../lib/ports/deps.ts';
 import { EventBridgeBus } from '../lib/events/bus.ts';
-import { DynamoStore } from '../lib/store/dynamo-store.ts';
+import { dynamoStore } from '../lib/store/store.ts';
 import { dynamoClient } from '../lib/store/table.ts';
 import { powertoolsTelemetry, tracer } from './observability.ts';
 import { SqsJobQueue } from '../lib/events/job-queue.ts';
@@ -20,7 +20,7 @@ export function lambdaDeps(): Deps {
     const queue = queueUrl ? new SqsJobQueue(queueUrl) : undefined;
     if (queue) tracer.captureAWSv3Client(queue.client);
     deps = {
-      ...systemDeps(new DynamoStore(tracer.captureAWSv3Client(dynamoClient()), table), eventBridge),
+      ...systemDeps(dynamoStore(tracer.captureAWSv3Client(dynamoClient()), table), eventBridge),
       telemetry: powertoolsTelemetry,
       // Without a queue (a function that starts no job) every request runs whole.
       ...(queue

@@ -8,7 +8,7 @@ import { Command, CommanderError } from 'commander';
 import { Invalid } from '../model/errors.ts';
 import { BatonError } from '../model/errors.ts';
 import { systemDeps } from '../ports/deps.ts';
-import { DynamoStore } from '../store/dynamo-store.ts';
+import { dynamoStore } from '../store/store.ts';
 import { dynamoClient } from '../store/table.ts';
 import { SLUG_PATTERN } from '../api/schemas.ts';
 import { createOrganization } from './bootstrap.ts';
@@ -33,7 +33,7 @@ program
       );
     if (!SLUG_PATTERN.test(o.admin)) throw new Invalid(`--admin '${o.admin}' is not a slug`);
     if (o.output !== 'text' && o.output !== 'json') throw new Invalid(`-o ${o.output}: text or json`);
-    const store = new DynamoStore(dynamoClient(o.endpoint ?? process.env.AWS_ENDPOINT_URL), o.table);
+    const store = dynamoStore(dynamoClient(o.endpoint ?? process.env.AWS_ENDPOINT_URL), o.table);
     const { caller, token } = await createOrganization(
       systemDeps(store, { put: async () => undefined }),
       name,
@@ -65,7 +65,7 @@ program
   .option('--endpoint <url>', 'a DynamoDB and EventBridge endpoint (LocalStack); default AWS_ENDPOINT_URL or AWS')
   .action(async (o: { table: string; bus: string; endpoint?: string }) => {
     if (o.endpoint) process.env.AWS_ENDPOINT_URL = o.endpoint;
-    const store = new DynamoStore(dynamoClient(o.endpoint ?? process.env.AWS_ENDPOINT_URL), o.table);
+    const store = dynamoStore(dynamoClient(o.endpoint ?? process.env.AWS_ENDPOINT_URL), o.table);
     const n = await drainPending(store, new EventBridgeBus(o.bus));
     console.log(n ? `Published ${n} event(s) from the outbox to ${o.bus}` : 'The outbox is empty: nothing to publish');
   });

@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { DynamoStore } from '../store/dynamo-store.ts';
+import { dynamoStore } from '../store/store.ts';
 import { dynamoClient, ensureTable } from '../store/table.ts';
 import { createOrganization } from './bootstrap.ts';
 import { startDynamoLocal, type DynamoLocal } from './dynamo.ts';
@@ -67,7 +67,7 @@ async function main(): Promise<void> {
   }
   const client = dynamoClient(endpoint);
   await ensureTable(client, table);
-  const store = new DynamoStore(client, table);
+  const store = dynamoStore(client, table);
   const { deps, bus, pool } = localDeps(store);
   // Events a previous run wrote but stopped before publishing go out now, oldest first.
   const late = await drainPending(store, bus);

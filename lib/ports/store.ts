@@ -195,11 +195,36 @@ export type StoreOp =
 /** What became of one group of ops written together (`transactGroups`): it landed, it was refused (why), or it was not sent. */
 export type GroupOutcome = 'landed' | 'skipped' | Conflict;
 
-/** Persistence as Baton needs it, each read named after the question it answers; lib/store implements it over one DynamoDB table. */
-export interface Store {
+/** The table as a whole: multi-item writes, and lists by slug of any kind. */
+export interface TableStore {
+  /** Writes every op or none, as one transaction (at most TRANSACTION_MAX_ITEMS items, slug claims included). */
+  transact(ops: StoreOp[]): Promise<void>;
+  /**
+   * Writes groups of ops, each whole or not at all, in as few transactions as they fit, in order: a
+   * group refused (its condition failed, or it raced another write) is left out with its Conflict and
+   * the rest land. The last `tail` groups are written only while every group before them landed.
+   */
+  transactGroups(groups: StoreOp[][], o?: { tail?: number }): Promise<GroupOutcome[]>;
+  /**
+   * One page of the slugs of a kind in an organization (`Space`, `Component`, `User`, `Group`) or a Space
+   * (every other kind), in slug order, read from the slug claims with DynamoDB's own cursor: `after` is
+   * a cursor this returned (the page's `next`, or a claim's own `Cursor`: resume right after it).
+   * Invalid when `after` is not a cursor of this list.
+   */
+  slugPage(
+    scope: { orgId: string } | { spaceId: string },
+    kind: OrgKind | SluggedInSpace | 'Space' | 'Component',
+    limit: number,
+    after?: string,
+  ): Promise<SlugPage>;
+  /** The items of a kind with these IDs (those that exist, in any order), in as few requests as the store allows. */
+  getMany<T>(kind: OrgKind | SluggedInSpace | 'Space' | 'Component', scopeId: string, ids: string[]): Promise<T[]>;
+}
+
+/** Organizations, their users, groups and tokens, and the Idempotency-Keys their requests claim. */
+export interface PeopleStore {
   createOrganization(org: Organization, admin: User, token: ApiToken): Promise<void>;
   firstOrganization(): Promise<Organization | undefined>;
-
   /** The token with this secret's hash, if any (revoked and expired ones too: the caller decides). */
   getToken(tokenHash: string): Promise<ApiToken | undefined>;
   /** An organization's tokens. */
@@ -216,14 +241,24 @@ export interface Store {
   listGroups(orgId: string): Promise<Group[]>;
   /** The User or Group of an organization with this slug, if any. */
   idInOrg(orgId: string, kind: OrgKind, slug: string): Promise<string | undefined>;
+  /** The request an Idempotency-Key was first used for, if any. */
+  getIdempotency(orgId: string, userId: string, key: string): Promise<IdempotencyRecord | undefined>;
+  /** Claims a key for a request (Conflict when the key is taken). */
+  claimIdempotency(record: IdempotencyRecord): Promise<void>;
+  /** Records a claimed request's answer. */
+  finishIdempotency(record: IdempotencyRecord): Promise<void>;
+  /** Gives a key back (its request failed without an answer worth keeping). */
+  releaseIdempotency(orgId: string, userId: string, key: string): Promise<void>;
+}
 
+/** Spaces, Components, Units and their revisions, mutations and marks, Links, Targets and the other Space-resident kinds. */
+export interface VariantStore {
   /** The Space of an organization with this slug, if any. */
   spaceIdBySlug(orgId: string, slug: string): Promise<string | undefined>;
   /** The Component of an organization with this slug, if any. */
   componentIdBySlug(orgId: string, slug: string): Promise<string | undefined>;
   /** The entity of a kind in a Space with this slug, if any. */
   idInSpace(spaceId: string, kind: SluggedInSpace, slug: string): Promise<string | undefined>;
-
   createSpace(space: Space): Promise<void>;
   getSpace(orgId: string, spaceId: string): Promise<Space | undefined>;
   /** A Space and the entity of a kind with this slug in it (`space/slug`), read together: `getSpace` and `idInSpace` in one request. */
@@ -236,11 +271,9 @@ export interface Store {
   listSpaces(orgId: string): Promise<Space[]>;
   updateSpace(space: Space, expectedVersion: number, oldSlug: string): Promise<void>;
   deleteSpace(space: Space): Promise<void>;
-
   createComponent(component: Component): Promise<void>;
   getComponent(orgId: string, id: string): Promise<Component | undefined>;
   listComponents(orgId: string): Promise<Component[]>;
-
   getUnit(spaceId: string, unitId: string): Promise<Unit | undefined>;
   listUnits(spaceId: string): Promise<Unit[]>;
   updateUnit(unit: Unit, expectedVersion: number, oldSlug: string): Promise<void>;
@@ -255,7 +288,6 @@ export interface Store {
   /** A Unit's revisions after `after` up to `upTo` (without their data), in order: one range read, however long the Unit's history. */
   revisionsBetween(unitId: string, after: number, upTo: number): Promise<Revision[]>;
   listMutations(unitId: string): Promise<Mutation[]>;
-
   createInSpace<T extends { SpaceID: string; Slug: string }>(
     kind: SpaceKind,
     item: T,
@@ -271,7 +303,6 @@ export interface Store {
   ): Promise<void>;
   /** Deletes a Space-resident entity (a Tag with its marks). */
   deleteInSpace<T extends { SpaceID: string; Slug: string }>(kind: SpaceKind, item: T): Promise<void>;
-
   /** Closes a ChangeSet: its new state, its new Tags and their marks, and each Unit it locked unlocked, in one transaction. */
   closeChangeSet(
     changeSet: { SpaceID: string; ChangeSetID: string; Version: number },
@@ -280,38 +311,27 @@ export interface Store {
     marks: MarkWrite[],
     unlock: Unit[],
   ): Promise<void>;
-
-  /** Writes every op or none, as one transaction (at most TRANSACTION_MAX_ITEMS items, slug claims included). */
-  transact(ops: StoreOp[]): Promise<void>;
-  /**
-   * Writes groups of ops, each whole or not at all, in as few transactions as they fit, in order: a
-   * group refused (its condition failed, or it raced another write) is left out with its Conflict and
-   * the rest land. The last `tail` groups are written only while every group before them landed.
-   */
-  transactGroups(groups: StoreOp[][], o?: { tail?: number }): Promise<GroupOutcome[]>;
   /** The Links whose upstream is this Unit, in any Space. */
   linksInto(unitId: string): Promise<Link[]>;
   /** The organization's Targets that name a deploy tool's object (`argocd:[ns/]name`, `flux:Kind/ns/name`). */
   targetsDeploying(orgId: string, deployObject: string): Promise<Target[]>;
   /** The Spaces whose Releases go to a Target. */
   spacesReleasingTo(targetId: string): Promise<Space[]>;
-  /** The ChangeOrders of an organization; the database leaves out the Completed ones (`notCompleted`) and the aborted ones (`notAborted`) when asked. */
-  changeOrdersOf(orgId: string, o?: { notCompleted?: boolean; notAborted?: boolean }): Promise<ChangeOrder[]>;
-  /**
-   * The ChangeOrders that reached a Space, each with its progress there (a ChangeOrder's own Space is
-   * reached when it is made): read by the Space's progress, then those ChangeOrders by key, not the
-   * organization's ChangeOrders nor the Space's whole history of them. With `inFlight`, only those neither
-   * Completed nor aborted (from the organization's in-flight entries); with `toRelease`, only those with a
-   * Release still to record there (`releaseToRecord`, from the Space's sparse index of such progress).
-   */
-  changeOrdersReaching(
-    orgId: string,
-    spaceId: string,
-    o: { inFlight: true } | { toRelease: true },
-  ): Promise<{ co: ChangeOrder; progress: Progress }[]>;
-  /** A ChangeOrder's progress in one Space, read by key (consistently: as just written). */
-  progressAt(changeOrderId: string, spaceId: string): Promise<Progress | undefined>;
-  progressOf(changeOrderId: string): Promise<Progress[]>;
+  /** A page of a Unit's revisions (without their data), newest first, as `releasePage`. */
+  revisionPage(unitId: string, limit: number, after?: string): Promise<RevisionPage>;
+  /** A page of what a Unit's revisions changed, newest first, as `releasePage`. */
+  mutationPage(unitId: string, limit: number, after?: string): Promise<MutationPage>;
+  putMark(mark: MarkWrite): Promise<void>;
+  /** A Tag's marks, in Unit order. */
+  marksOfTag(tagId: string): Promise<Mark[]>;
+  /** A Unit's marks, of every Tag (a ChangeOrder's start and release marks included). */
+  marksOfUnit(unitId: string): Promise<Mark[]>;
+  /** The marks of these Tags on these Units, read by key (each Tag on each Unit; not the Units' other marks). */
+  marksAt(unitIds: string[], tagIds: string[]): Promise<Mark[]>;
+}
+
+/** A Space's Releases and their counters, and its attestations. */
+export interface ReleaseStore {
   releaseCounter(targetId: string): Promise<ReleaseCounter>;
   /**
    * A page of a Space's Releases, newest first (by number), from DynamoDB's own cursor: `after` is the
@@ -320,23 +340,8 @@ export interface Store {
   releasePage(spaceId: string, limit: number, after?: string): Promise<ReleasePage>;
   /** The Releases of a Space published at a ChangeOrder (`ChangeOrder:<co>`), withdrawn ones too: read by that ChangeOrder, not among the Space's Releases. */
   releasesAtChangeOrder(spaceId: string, changeOrderId: string): Promise<Release[]>;
-  /**
-   * A page of an organization's ChangeOrders in slug order (then by ID) with DynamoDB's cursor, as
-   * `releasePage`; without those `o` rules out (as `changeOrdersOf`), so a page may be short of `limit`
-   * while `next` says there is more.
-   */
-  changeOrderPage(
-    orgId: string,
-    limit: number,
-    after?: string,
-    o?: { notCompleted?: boolean; notAborted?: boolean },
-  ): Promise<ChangeOrderPage>;
   /** A page of a Space's attestations, newest first (CreatedAt, then ID), each with RevokedBy if revoked; as `releasePage`. */
   attestationPage(spaceId: string, limit: number, after?: string): Promise<AttestationPage>;
-  /** A page of a Unit's revisions (without their data), newest first, as `releasePage`. */
-  revisionPage(unitId: string, limit: number, after?: string): Promise<RevisionPage>;
-  /** A page of what a Unit's revisions changed, newest first, as `releasePage`. */
-  mutationPage(unitId: string, limit: number, after?: string): Promise<MutationPage>;
   /** One attestation of a Space by ID, with RevokedBy if it was revoked: read by key, not found among the Space's. */
   attestationById(spaceId: string, attestationId: string): Promise<AttestationView | undefined>;
   /**
@@ -349,16 +354,38 @@ export interface Store {
     units: { UnitID: string; DataHash: string }[],
     o?: { anyContent?: boolean },
   ): Promise<AttestationView[]>;
+}
 
-  /** The request an Idempotency-Key was first used for, if any. */
-  getIdempotency(orgId: string, userId: string, key: string): Promise<IdempotencyRecord | undefined>;
-  /** Claims a key for a request (Conflict when the key is taken). */
-  claimIdempotency(record: IdempotencyRecord): Promise<void>;
-  /** Records a claimed request's answer. */
-  finishIdempotency(record: IdempotencyRecord): Promise<void>;
-  /** Gives a key back (its request failed without an answer worth keeping). */
-  releaseIdempotency(orgId: string, userId: string, key: string): Promise<void>;
-
+/** ChangeOrders and their progress, holds, jobs, and the events the outbox publishes. */
+export interface ChangeStore {
+  /** The ChangeOrders of an organization; the database leaves out the Completed ones (`notCompleted`) and the aborted ones (`notAborted`) when asked. */
+  changeOrdersOf(orgId: string, o?: { notCompleted?: boolean; notAborted?: boolean }): Promise<ChangeOrder[]>;
+  /**
+   * The ChangeOrders that reached a Space, each with its progress there (a ChangeOrder's own Space is
+   * reached when it is made): read by the Space's progress, then those ChangeOrders by key, not the
+   * organization's ChangeOrders nor the Space's whole history of them. With `inFlight`, only those neither
+   * Completed nor aborted (from the organization's in-flight index); with `toRelease`, only those with a
+   * Release still to record there (`releaseToRecord`, from the Space's sparse index of such progress).
+   */
+  changeOrdersReaching(
+    orgId: string,
+    spaceId: string,
+    o: { inFlight: true } | { toRelease: true },
+  ): Promise<{ co: ChangeOrder; progress: Progress }[]>;
+  /** A ChangeOrder's progress in one Space, read by key (consistently: as just written). */
+  progressAt(changeOrderId: string, spaceId: string): Promise<Progress | undefined>;
+  progressOf(changeOrderId: string): Promise<Progress[]>;
+  /**
+   * A page of an organization's ChangeOrders in slug order (then by ID) with DynamoDB's cursor, as
+   * `releasePage`; without those `o` rules out (as `changeOrdersOf`), so a page may be short of `limit`
+   * while `next` says there is more.
+   */
+  changeOrderPage(
+    orgId: string,
+    limit: number,
+    after?: string,
+    o?: { notCompleted?: boolean; notAborted?: boolean },
+  ): Promise<ChangeOrderPage>;
   /** Events written but not yet published, oldest first. */
   pendingEvents(limit: number): Promise<OutboxItem[]>;
   /** Forgets a published event. */
@@ -367,27 +394,9 @@ export interface Store {
   eventProcessed(eventId: string, consumer: string): Promise<boolean>;
   /** Records that a consumer handled an event (kept until `expiresAtEpoch`, seconds). */
   markEventProcessed(eventId: string, consumer: string, expiresAtEpoch: number): Promise<void>;
-
-  /**
-   * One page of the slugs of a kind in an organization (`Space`, `Component`, `User`, `Group`) or a Space
-   * (every other kind), in slug order, read from the slug claims with DynamoDB's own cursor: `after` is
-   * a cursor this returned (the page's `next`, or a claim's own `Cursor`: resume right after it).
-   * Invalid when `after` is not a cursor of this list.
-   */
-  slugPage(
-    scope: { orgId: string } | { spaceId: string },
-    kind: OrgKind | SluggedInSpace | 'Space' | 'Component',
-    limit: number,
-    after?: string,
-  ): Promise<SlugPage>;
-  /** The items of a kind with these IDs (those that exist, in any order), in as few requests as the store allows. */
-  getMany<T>(kind: OrgKind | SluggedInSpace | 'Space' | 'Component', scopeId: string, ids: string[]): Promise<T[]>;
-
-  /** The Holds of an organization. */
   /** An organization's holds; with `inForceAt`, only those in force then (the database leaves out the lifted and expired ones). */
   listHolds(orgId: string, o?: { inForceAt?: Date }): Promise<Hold[]>;
   getHold(orgId: string, holdId: string): Promise<Hold | undefined>;
-
   getJob(jobId: string): Promise<JobRecord | undefined>;
   /** A job's finished parts, in order. */
   jobParts(jobId: string): Promise<JobPartRecord[]>;
@@ -395,12 +404,7 @@ export interface Store {
   jobPartDone(jobId: string, part: string): Promise<boolean>;
   /** The IDs of jobs that have not ended (to resume after a restart). */
   runningJobs(): Promise<string[]>;
-
-  putMark(mark: MarkWrite): Promise<void>;
-  /** A Tag's marks, in Unit order. */
-  marksOfTag(tagId: string): Promise<Mark[]>;
-  /** A Unit's marks, of every Tag (a ChangeOrder's start and release marks included). */
-  marksOfUnit(unitId: string): Promise<Mark[]>;
-  /** The marks of these Tags on these Units, read by key (each Tag on each Unit; not the Units' other marks). */
-  marksAt(unitIds: string[], tagIds: string[]): Promise<Mark[]>;
 }
+
+/** Persistence as Baton needs it, each read named after the question it answers; lib/store implements it over one DynamoDB table, a module per part. */
+export interface Store extends TableStore, PeopleStore, VariantStore, ReleaseStore, ChangeStore {}

@@ -1,3 +1,5 @@
+import { Entity } from 'electrodb';
+
 /**
  * The ElectroDB model of Baton's one table: what every entity's definition is made of. Attribute names
  * are the API's PascalCase field names, so an item read is already the entity the API returns (minus
@@ -31,3 +33,14 @@ export const primary = <const P extends readonly string[], const S extends reado
   pk: key(pk, 'pk'),
   sk: key(sk, 'sk'),
 });
+
+/** What every Space-resident item carries. */
+export const inSpace = { ...common, SpaceID: reqStr } as const;
+
+/** A Space-resident kind of one shape: keyed by its Space and its ID, with these attributes of its own. */
+export const spaceEntity = (entity: string, idField: string, extra: Record<string, unknown>) =>
+  new Entity({
+    model: { entity, version: '1', service },
+    attributes: { ...inSpace, [idField]: reqStr, ...extra } as typeof inSpace & Record<string, typeof str>,
+    indexes: { primary: primary(['SpaceID'], [idField]) },
+  });

@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { QueryCommand } from '@aws-sdk/client-dynamodb';
 import { randomUUID } from 'node:crypto';
 import type { Attestation } from '../../lib/model/entities.ts';
-import type { DynamoStore } from '../../lib/store/dynamo-store.ts';
-import { ATTESTATIONS_READ_WHOLE } from '../../lib/store/dynamo-entries.ts';
+import type { Store } from '../../lib/ports/store.ts';
+import { ATTESTATIONS_READ_WHOLE } from '../../lib/store/releases.ts';
 import { makeService } from '../../lib/store/entities.ts';
 import { dynamoClient } from '../../lib/store/table.ts';
 import { Api, deploymentYaml, startEnv, type Env } from '../support/harness.ts';
@@ -13,14 +13,14 @@ import { cubAt } from '../support/cli.ts';
 // bundles: read by Unit and content (cover entries), not as every attestation the Space ever had.
 let env: Env;
 let alice: Api;
-let store: DynamoStore;
+let store: Store;
 const client = dynamoClient(inject('dynamoEndpoint'));
 let stg: { SpaceID: string };
 let app: { UnitID: string; DataHash: string; HeadRevisionNum: number };
 
 beforeAll(async () => {
   env = await startEnv();
-  store = env.deps.store as unknown as DynamoStore;
+  store = env.deps.store;
   expect(
     (
       await env.api.post('/variant/upload', {

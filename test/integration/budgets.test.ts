@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createOrganization } from '../../lib/local/bootstrap.ts';
 import { startServer, type LocalServer } from '../../lib/local/server.ts';
 import { localDeps } from '../../lib/local/wiring.ts';
-import { DynamoStore } from '../../lib/store/dynamo-store.ts';
+import { dynamoStore } from '../../lib/store/store.ts';
 import { dynamoClient, ensureTable } from '../../lib/store/table.ts';
 import { Api, deploymentYaml } from '../support/harness.ts';
 import { cubAt } from '../support/cli.ts';
@@ -16,7 +16,7 @@ beforeAll(async () => {
   const client = dynamoClient(inject('dynamoEndpoint'));
   const table = `budget-${randomUUID().slice(0, 8)}`;
   await ensureTable(client, table);
-  const { deps } = localDeps(new DynamoStore(client, table), { promoteConcurrency: 1 });
+  const { deps } = localDeps(dynamoStore(client, table), { promoteConcurrency: 1 });
   server = await startServer(deps);
   api = new Api(server.url, (await createOrganization(deps, `budget-${table}`)).token);
 });

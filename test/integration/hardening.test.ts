@@ -5,7 +5,7 @@ import { createOrganization } from '../../lib/local/bootstrap.ts';
 import { startServer } from '../../lib/local/server.ts';
 import { localDeps } from '../../lib/local/wiring.ts';
 import type { Store, StoreOp } from '../../lib/ports/store.ts';
-import { DynamoStore } from '../../lib/store/dynamo-store.ts';
+import { dynamoStore } from '../../lib/store/store.ts';
 import { dynamoClient, ensureTable } from '../../lib/store/table.ts';
 import { Api, deploymentYaml, startEnv, type Env } from '../support/harness.ts';
 
@@ -115,7 +115,7 @@ describe('early, clear refusals', () => {
 describe('the database away', () => {
   it('answers 503 with Retry-After, not 500', async () => {
     const client = dynamoClient('http://127.0.0.1:9');
-    const { deps } = localDeps(new DynamoStore(client, 'nowhere'));
+    const { deps } = localDeps(dynamoStore(client, 'nowhere'));
     const server = await startServer(deps);
     try {
       const r = await fetch(`${server.url}/space`, { headers: { authorization: 'Bearer bt_whatever' } });
@@ -161,7 +161,7 @@ describe('promotion failures, always recorded', () => {
     let failing = 0;
     const { deps } = localDeps(
       flaky(
-        new DynamoStore(client, table),
+        dynamoStore(client, table),
         (ops) => failing > 0 && ops.some((o) => o.kind === 'Progress' && o.op === 'create') && failing-- > 0,
       ),
     );
@@ -283,7 +283,7 @@ describe('promotion failures, always recorded', () => {
     await ensureTable(client, table);
     // The first lease this promotion asks for waits until another whole promotion of the same change order has run.
     let other: (() => Promise<unknown>) | undefined;
-    const raw = new DynamoStore(client, table);
+    const raw = dynamoStore(client, table);
     const store = new Proxy(raw, {
       get(target, prop, receiver) {
         if (prop === 'transact') {

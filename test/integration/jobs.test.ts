@@ -7,7 +7,7 @@ import type { LocalJobPool } from '../../lib/local/jobs.ts';
 import { startServer, type LocalServer } from '../../lib/local/server.ts';
 import { localDeps } from '../../lib/local/wiring.ts';
 import type { Deps, JobMessage } from '../../lib/ports/deps.ts';
-import { DynamoStore } from '../../lib/store/dynamo-store.ts';
+import { dynamoStore } from '../../lib/store/store.ts';
 import { dynamoClient, ensureTable } from '../../lib/store/table.ts';
 import { Api, deploymentYaml } from '../support/harness.ts';
 
@@ -22,7 +22,7 @@ beforeAll(async () => {
   const table = `jobs-${randomUUID().slice(0, 8)}`;
   await ensureTable(client, table);
   ({ deps, pool } = localDeps(
-    new DynamoStore(client, table),
+    dynamoStore(client, table),
     {},
     { jobs: { thresholdSpaces: 3, partSpaces: 2, concurrency: 2, backoff: () => 10 } },
   ));

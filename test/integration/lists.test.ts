@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createOrganization } from '../../lib/local/bootstrap.ts';
 import { startServer, type LocalServer } from '../../lib/local/server.ts';
 import { localDeps } from '../../lib/local/wiring.ts';
-import { DynamoStore } from '../../lib/store/dynamo-store.ts';
+import { dynamoStore } from '../../lib/store/store.ts';
 import { dynamoClient, ensureTable } from '../../lib/store/table.ts';
 import { Api, deploymentYaml } from '../support/harness.ts';
 
@@ -29,7 +29,7 @@ let api: Api;
 beforeAll(async () => {
   const table = `lists-${randomUUID().slice(0, 8)}`;
   await ensureTable(client, table);
-  const { deps } = localDeps(new DynamoStore(client, table));
+  const { deps } = localDeps(dynamoStore(client, table));
   server = await startServer(deps);
   api = new Api(server.url, (await createOrganization(deps, `lists-${table}`)).token);
   await api.post('/space', { Slug: 'big' });

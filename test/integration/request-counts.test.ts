@@ -6,7 +6,8 @@ import { createOrganization } from '../../lib/local/bootstrap.ts';
 import { startServer, type LocalServer } from '../../lib/local/server.ts';
 import { localDeps } from '../../lib/local/wiring.ts';
 import { GetItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
-import { DynamoStore } from '../../lib/store/dynamo-store.ts';
+import type { Store } from '../../lib/ports/store.ts';
+import { dynamoStore } from '../../lib/store/store.ts';
 import { dynamoClient, ensureTable } from '../../lib/store/table.ts';
 import { Api, deploymentYaml } from '../support/harness.ts';
 import { cubAt } from '../support/cli.ts';
@@ -56,14 +57,14 @@ client.middlewareStack.add(
 );
 let server: LocalServer;
 let api: Api;
-let store: DynamoStore;
+let store: Store;
 let table: string;
 let orgId: string;
 
 beforeAll(async () => {
   table = `promreq-${randomUUID().slice(0, 8)}`;
   await ensureTable(client, table);
-  store = new DynamoStore(client, table);
+  store = dynamoStore(client, table);
   const { deps } = localDeps(store);
   server = await startServer(deps);
   const org = await createOrganization(deps, `promreq-${table}`);

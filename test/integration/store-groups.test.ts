@@ -2,15 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, inject, it } from 'vitest';
 import type { Link, Mutation, StoredRevision, Tag } from '../../lib/model/entities.ts';
 import { WriteRefused } from '../../lib/model/errors.ts';
-import type { StoreOp } from '../../lib/ports/store.ts';
-import { DynamoStore } from '../../lib/store/dynamo-store.ts';
+import type { Store, StoreOp } from '../../lib/ports/store.ts';
+import { dynamoStore } from '../../lib/store/store.ts';
 import { dynamoClient, ensureTable } from '../../lib/store/table.ts';
 
 /** A store over a fresh table, each transaction's items shown to `see` as it is sent. */
 async function storeSeeing(
   name: string,
   see: (items: { Update?: { UpdateExpression: string } }[]) => void,
-): Promise<DynamoStore> {
+): Promise<Store> {
   const client = dynamoClient(inject('dynamoEndpoint'));
   const table = `${name}-${randomUUID().slice(0, 8)}`;
   await ensureTable(client, table);
@@ -22,7 +22,7 @@ async function storeSeeing(
     },
     { step: 'initialize', name: 'seeTransactions' },
   );
-  return new DynamoStore(client, table);
+  return dynamoStore(client, table);
 }
 
 /** The table's packing of groups (a promotion writes a Space's Units so): counted in DynamoDB items, slug claims included. */

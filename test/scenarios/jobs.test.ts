@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createOrganization } from '../../lib/local/bootstrap.ts';
 import { startServer, type LocalServer } from '../../lib/local/server.ts';
 import { localDeps } from '../../lib/local/wiring.ts';
-import { DynamoStore } from '../../lib/store/dynamo-store.ts';
+import { dynamoStore } from '../../lib/store/store.ts';
 import { dynamoClient, ensureTable } from '../../lib/store/table.ts';
 import { cubAt, cubOk, cubOnTerminal, type CubResult } from '../support/cli.ts';
 import { deploymentYaml } from '../support/harness.ts';
@@ -18,7 +18,7 @@ const client = dynamoClient(inject('dynamoEndpoint'));
 beforeAll(async () => {
   const table = `cubjobs-${randomUUID().slice(0, 8)}`;
   await ensureTable(client, table);
-  const { deps } = localDeps(new DynamoStore(client, table), {}, { jobs: { thresholdSpaces: 3, partSpaces: 2 } });
+  const { deps } = localDeps(dynamoStore(client, table), {}, { jobs: { thresholdSpaces: 3, partSpaces: 2 } });
   server = await startServer(deps);
   const { token } = await createOrganization(deps, `cubjobs-${table}`);
   cub = cubAt(server.url, token);

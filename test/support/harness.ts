@@ -7,7 +7,7 @@ import type { LocalJobPool } from '../../lib/local/jobs.ts';
 import { createOrganization } from '../../lib/local/bootstrap.ts';
 import { startServer, type LocalServer } from '../../lib/local/server.ts';
 import type { Caller } from '../../lib/model/entities.ts';
-import { DynamoStore } from '../../lib/store/dynamo-store.ts';
+import { dynamoStore } from '../../lib/store/store.ts';
 import { dynamoClient, ensureTable } from '../../lib/store/table.ts';
 
 /** A response as the tests read it. */
@@ -68,7 +68,7 @@ export async function startEnv(): Promise<Env> {
   const table = `test-${randomUUID().slice(0, 8)}`;
   const client = dynamoClient(endpoint);
   await ensureTable(client, table);
-  const { deps, bus, pool } = localDeps(new DynamoStore(client, table), {}, { keepEventLog: true });
+  const { deps, bus, pool } = localDeps(dynamoStore(client, table), {}, { keepEventLog: true });
   const server = await startServer(deps);
   const a = await createOrganization(deps, `org-${table}`);
   const b = await createOrganization(deps, `other-${table}`);

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Unavailable } from '../../lib/model/errors.ts';
-import { untilProcessed } from '../../lib/store/dynamo-records.ts';
+import { untilProcessed } from '../../lib/store/table.ts';
 
 afterEach(() => {
   vi.useRealTimers();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { withoutSetting } from '../../lib/store/dynamo-writes.ts';
+import { withoutSetting } from '../../lib/store/transact.ts';
 
 /** An update as ElectroDB builds one for a Link's cursor, guarded by its Version. */
 const update = (expr: string) => ({

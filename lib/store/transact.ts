@@ -2,15 +2,28 @@ import { Conflict, TooLarge, WriteRefused } from '../model/errors.ts';
 import type { GroupOutcome, MarkWrite, ReleaseCounter, SpaceKind, StoreOp, WriteKind } from '../ports/store.ts';
 import { TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
 import { landGroups } from '../util/groups.ts';
-import { attestationCoversOf } from './dynamo-entries.ts';
-import { DynamoProgress } from './dynamo-progress.ts';
-import { ID_FIELD, orgScope, spaceScope, untilProcessed, type AnyEntity } from './dynamo-records.ts';
+import { ID_FIELD, orgScope, spaceScope, untilProcessed, type AnyEntity, type Table } from './table.ts';
 
 /**
  * The transaction path over the table: a list of store ops (create, update guarded by Version, delete,
  * put) becomes one TransactWriteItems, with the slug claims each op carries and the hidden keys of its sparse indexes, and a
- * cancelled one a Conflict naming why. DynamoStore (the domain's reads and writes) extends it.
+ * cancelled one a Conflict naming why. Every part of the store writes through it.
  */
+
+/** The cover entries of one Attestation: one per Unit and content it names (a revocation names none). */
+export function attestationCoversOf(
+  a: Record<string, unknown>,
+): { UnitID: string; DataHash: string; AttestationID: string; SpaceID: string }[] {
+  const seen = new Map<string, { UnitID: string; DataHash: string; AttestationID: string; SpaceID: string }>();
+  for (const r of (a.Revisions ?? []) as { UnitID: string; DataHash: string }[])
+    seen.set(`${r.UnitID}#${r.DataHash}`, {
+      UnitID: r.UnitID,
+      DataHash: r.DataHash,
+      AttestationID: String(a.AttestationID),
+      SpaceID: String(a.SpaceID),
+    });
+  return [...seen.values()];
+}
 
 /** The name of a Target's release counter item. */
 export const releaseCounterName = (targetId: string) => `RELEASENUM#${targetId}`;
@@ -73,19 +86,36 @@ export function withoutSetting(u: UpdateParams, names: Set<string>): void {
   }
 }
 
-/** The write half of the Store: `transact` and what it is made of. */
-export abstract class DynamoWrites extends DynamoProgress {
+/** A mark as a store op: `Move` replaces one already there, otherwise it must be new. */
+export function markOp(m: MarkWrite): StoreOp {
+  const item = {
+    TagID: m.TagID,
+    UnitID: m.UnitID,
+    SpaceID: m.SpaceID,
+    RevisionNum: m.RevisionNum,
+    UpdatedAt: m.UpdatedAt,
+  };
+  return m.Move ? { op: 'put', kind: 'Mark', item } : { op: 'create', kind: 'Mark', item };
+}
+
+/** The write half of the store: `transact` and what it is made of, over one table. */
+export class Writes {
+  constructor(private readonly t: Table) {}
+
   /**
    * Runs a write transaction; a cancelled one becomes a Conflict (WriteRefused, with the item's place)
    * naming the first item whose condition failed.
    */
-  protected async run(build: (e: Record<string, AnyEntity>) => unknown[], reasons: string[]): Promise<void> {
-    const ops = build(this.e);
+  async run(build: (e: Record<string, AnyEntity>) => unknown[], reasons: string[]): Promise<void> {
+    const ops = build(this.t.e);
     if (ops.length > TRANSACTION_MAX_ITEMS)
       throw new Conflict(
         `this write touches ${ops.length} items, more than one transaction can hold (${TRANSACTION_MAX_ITEMS})`,
       );
-    const result = await (this.svc.transaction.write as AnyEntity)(() => ops).go();
+    const write = this.t.svc.transaction.write as unknown as (f: () => unknown[]) => {
+      go(): Promise<{ canceled: boolean; data: unknown }>;
+    };
+    const result = await write(() => ops).go();
     if (result.canceled) {
       const i = (result.data as { rejected?: boolean; code?: string }[]).findIndex(
         (d) => d.rejected || (d.code && d.code !== 'None'),
@@ -176,7 +206,7 @@ export abstract class DynamoWrites extends DynamoProgress {
     }
     let op = entity.patch(keys).set(set);
     if (remove.length) op = op.remove(remove);
-    const params = op.where((a: AnyEntity, o: AnyEntity) => o.eq(a.Version, expectedVersion)).commit() as {
+    const params = op.where((a, o) => o.eq!(a.Version, expectedVersion)).commit() as {
       Update: UpdateParams;
     };
     // The item is there at the Version read, written by this entity with these keys: its key fields and
@@ -185,23 +215,11 @@ export abstract class DynamoWrites extends DynamoProgress {
     return params;
   }
 
-  protected claim(scope: string, kind: string, slug: string, id: string): unknown {
-    return this.e.SlugClaim.create({ Scope: scope, Kind: kind, Slug: slug, ID: id }).commit();
+  claim(scope: string, kind: string, slug: string, id: string): unknown {
+    return this.t.e.SlugClaim!.create({ Scope: scope, Kind: kind, Slug: slug, ID: id }).commit();
   }
-  protected unclaim(scope: string, kind: string, slug: string): unknown {
-    return this.e.SlugClaim.delete({ Scope: scope, Kind: kind, Slug: slug }).commit();
-  }
-
-  /** A mark as a store op: `Move` replaces one already there, otherwise it must be new. */
-  protected static markOp(m: MarkWrite): StoreOp {
-    const item = {
-      TagID: m.TagID,
-      UnitID: m.UnitID,
-      SpaceID: m.SpaceID,
-      RevisionNum: m.RevisionNum,
-      UpdatedAt: m.UpdatedAt,
-    };
-    return m.Move ? { op: 'put', kind: 'Mark', item } : { op: 'create', kind: 'Mark', item };
+  unclaim(scope: string, kind: string, slug: string): unknown {
+    return this.t.e.SlugClaim!.delete({ Scope: scope, Kind: kind, Slug: slug }).commit();
   }
 
   /** The key attributes of an item of a kind. */
@@ -276,7 +294,7 @@ export abstract class DynamoWrites extends DynamoProgress {
     const byKey = new Map(covers.map((c) => [key(c), c]));
     await untilProcessed('write', covers, async (left) => {
       // What the database left is named by its keys: written again whole.
-      const { unprocessed } = await this.e.AttestationCover!.put(left).go();
+      const { unprocessed } = await this.t.db.AttestationCover.put(left).go();
       return (unprocessed as { UnitID: string; DataHash: string; AttestationID: string }[]).map((k) =>
         byKey.get(key(k))!,
       );
@@ -309,15 +327,15 @@ export abstract class DynamoWrites extends DynamoProgress {
     // DynamoDB refuses an item over 400 KB only after the call; refuse it here, before anything is sent.
     for (const o of ops) checkItemSize(o.kind, o.item);
     const reasons: string[] = [];
-    const e = this.e;
+    const e = this.t.e;
     const items = ops.flatMap((o) => {
       // A release counter is stored under the name of its Target's counter.
       const item =
         o.kind === 'ReleaseCounter'
           ? { ...(o.item as ReleaseCounter), Name: releaseCounterName((o.item as ReleaseCounter).TargetID) }
-          : DynamoWrites.indexKeys(o.kind, o.item as Record<string, unknown>);
-      const entity = e[o.kind === 'ReleaseCounter' ? 'Counter' : o.kind];
-      const scope = DynamoWrites.slugScope(o.kind, item);
+          : Writes.indexKeys(o.kind, o.item as Record<string, unknown>);
+      const entity = e[o.kind === 'ReleaseCounter' ? 'Counter' : o.kind]!;
+      const scope = Writes.slugScope(o.kind, item);
       const slugKind = o.kind.toLowerCase();
       const slug = String(item.Slug ?? '');
       const out: unknown[] = [];
@@ -333,7 +351,7 @@ export abstract class DynamoWrites extends DynamoProgress {
               REASONS.slugTaken(o.kind, slug),
             );
           add(
-            entity.create(DynamoWrites.clean(entity, item)).commit(),
+            entity.create(Writes.clean(entity, item)).commit(),
             o.kind === 'Revision' || o.kind === 'Mutation'
               ? REASONS.revisionTaken
               : o.kind === 'Mark'
@@ -345,7 +363,7 @@ export abstract class DynamoWrites extends DynamoProgress {
           add(
             this.patch(
               entity,
-              DynamoWrites.keyOf(o.kind, item),
+              Writes.keyOf(o.kind, item),
               item,
               o.expectedVersion,
               o.before as Record<string, unknown> | undefined,
@@ -362,15 +380,15 @@ export abstract class DynamoWrites extends DynamoProgress {
           break;
         }
         case 'delete': {
-          let del = entity.delete(DynamoWrites.keyOf(o.kind, item));
-          if (typeof item.Version === 'number')
-            del = del.where((a: AnyEntity, op: AnyEntity) => op.eq(a.Version, item.Version));
-          add(del.commit(), REASONS.stale(o.kind));
+          const del = entity.delete(Writes.keyOf(o.kind, item));
+          const guarded =
+            typeof item.Version === 'number' ? del.where((a, op) => op.eq!(a.Version, item.Version)) : del;
+          add(guarded.commit(), REASONS.stale(o.kind));
           if (scope) add(this.unclaim(scope, slugKind, slug), 'slug claim missing');
           break;
         }
         case 'put':
-          add(entity.put(DynamoWrites.clean(entity, item)).commit(), 'mark');
+          add(entity.put(Writes.clean(entity, item)).commit(), 'mark');
           break;
       }
       return out;

@@ -1,0 +1,207 @@
+import { Entity } from 'electrodb';
+import { ChangeOrderUpdateTypes, PriorRevisionsModes, releaseToRecord } from '../model/entities.ts';
+import { inFlight } from '../model/change-orders.ts';
+import { any, inSpace, key, num, primary, reqAny, reqNum, reqStr, service, spaceEntity, str } from './entity-kit.ts';
+
+/** Holds, ChangeWorkflows, ChangeOrders and their progress, jobs and their parts, and the outbox and handled events. */
+
+/** A hold on promotions (or publishes) into a Space, a workflow's ChangeOrders, or the organization; slug unique in the organization. */
+export const Hold = new Entity({
+  model: { entity: 'hold', version: '1', service },
+  attributes: {
+    OrganizationID: reqStr,
+    HoldID: reqStr,
+    Slug: reqStr,
+    Reason: reqStr,
+    OwnerID: reqStr,
+    Scope: { type: ['Space', 'Workflow', 'Organization'] as const, required: true },
+    SpaceID: str,
+    ChangeWorkflowID: str,
+    Blocks: reqAny,
+    ExpiresAt: str,
+    LiftedAt: str,
+    LiftedBy: str,
+    LiftNote: str,
+    CreatedAt: reqStr,
+    UpdatedAt: reqStr,
+    Version: reqNum,
+  },
+  indexes: { primary: primary(['OrganizationID'], ['HoldID']) },
+});
+
+export const ChangeWorkflow = spaceEntity('changeworkflow', 'ChangeWorkflowID', {
+  Stages: any,
+  Final: any,
+  CustomPrerequisites: any,
+  AttestationPrerequisites: any,
+} as never);
+
+/**
+ * A ChangeOrder lives in its base Space. Its indexes: an organization's ChangeOrders in slug order (then by ID: two
+ * Spaces may use one slug), a page at a time; and those in flight (neither Completed nor aborted: what a live-status
+ * report re-evaluates), which a ChangeOrder leaves in the write that completes or aborts it.
+ */
+export const ChangeOrder = new Entity({
+  model: { entity: 'changeorder', version: '1', service },
+  attributes: {
+    ...inSpace,
+    ChangeOrderID: reqStr,
+    Description: str,
+    UpdateType: { type: ChangeOrderUpdateTypes, required: true },
+    ChangeWorkflowID: str,
+    ChangeWorkflow: any,
+    InScopeSpaceIDs: reqAny,
+    RemovedSpaces: any,
+    ComponentID: str,
+    WhereSpace: str,
+    SpaceFilterID: str,
+    StartTagID: reqStr,
+    EndTagID: reqStr,
+    PublishTagID: reqStr,
+    AbortedReason: str,
+    AbortedAt: str,
+    AbortedBy: str,
+    RestoreTagID: str,
+    InvocationID: str,
+    Invocation: any,
+    Parameters: any,
+    WhereUnit: str,
+    UnitFilterID: str,
+    SkippedUnits: reqAny,
+    PriorRevisions: { type: PriorRevisionsModes, required: true },
+    Stage: str,
+    Promotions: reqAny,
+    PromotionFailures: reqAny,
+    PromotionHalts: any,
+    PromotionOverrides: reqAny,
+    PromotionLease: any,
+  },
+  indexes: {
+    primary: primary(['SpaceID'], ['ChangeOrderID']),
+    byOrg: { index: 'gsi1', pk: key(['OrganizationID'], 'gsi1pk'), sk: key(['Slug', 'ChangeOrderID'], 'gsi1sk') },
+    inFlight: {
+      index: 'gsi2',
+      condition: (c: Record<string, unknown>) => inFlight(c),
+      pk: key(['OrganizationID'], 'gsi2pk'),
+      sk: key(['ChangeOrderID'], 'gsi2sk'),
+    },
+  },
+});
+
+/** (ChangeOrder, Space) progress: one query reads every Space's progress with a ChangeOrder. */
+export const Progress = new Entity({
+  model: { entity: 'progress', version: '1', service },
+  attributes: {
+    ChangeOrderID: reqStr,
+    SpaceID: reqStr,
+    BaseSpaceID: str,
+    ResolvedAt: reqStr,
+    ReleaseID: str,
+    ReleaseNum: num,
+    ReleasedAt: str,
+    RestoredAt: str,
+    RestoreReleaseID: str,
+    RestoreReleaseNum: num,
+    Version: { type: 'number', required: true },
+  },
+  indexes: {
+    primary: primary(['ChangeOrderID'], ['SpaceID']),
+    // The ChangeOrders that reached a Space with a Release still to record there: what a Release there reads to record
+    // itself on them, not the organization's ChangeOrders nor the Space's whole history of them. Sparse: the keys are
+    // written while the progress has a Release to record (ElectroDB's index condition, judged on the whole item each
+    // write, as the store writes progress whole) and removed with the write that records it.
+    toRelease: {
+      index: 'gsi1',
+      condition: (p: Record<string, unknown>) => releaseToRecord(p),
+      pk: key(['SpaceID'], 'gsi1pk'),
+      sk: key(['ChangeOrderID'], 'gsi1sk'),
+    },
+  },
+});
+
+/**
+ * An event waiting to be published: written in the same transaction as the change it reports, published
+ * from there (DynamoDB Streams on AWS, drained in-process locally), then deleted. The GSI lists what is
+ * still pending, oldest first, for a local drain after a crash.
+ */
+export const Outbox = new Entity({
+  model: { entity: 'outbox', version: '1', service },
+  attributes: {
+    EventID: reqStr,
+    OrganizationID: reqStr,
+    Source: reqStr,
+    DetailType: reqStr,
+    Detail: reqAny,
+    CreatedAt: reqStr,
+  },
+  indexes: {
+    primary: primary(['EventID'], []),
+    pending: { index: 'gsi1', pk: key([], 'gsi1pk'), sk: key(['CreatedAt', 'EventID'], 'gsi1sk') },
+  },
+});
+
+/** An event a consumer has handled, kept a week (TTL on ExpiresAtEpoch) so a second delivery is dropped. */
+export const ProcessedEvent = new Entity({
+  model: { entity: 'processed', version: '1', service },
+  attributes: { EventID: reqStr, Consumer: reqStr, ExpiresAtEpoch: reqNum },
+  indexes: { primary: primary(['EventID'], ['Consumer']) },
+});
+
+/**
+ * A long operation run as a job (a promotion, an approval, a demote): its plan (compressed), where its
+ * parts stand, and once done the answer the request would have given (compressed). Kept a week after it
+ * ends (TTL). Its index holds the jobs still running (for a restarted server to resume), which a job
+ * leaves in the write that ends it.
+ */
+export const Job = new Entity({
+  model: { entity: 'job', version: '1', service },
+  attributes: {
+    JobID: reqStr,
+    OrganizationID: reqStr,
+    UserID: reqStr,
+    Kind: { type: ['Promote', 'Approve', 'Demote'] as const, required: true },
+    State: { type: ['Running', 'Done'] as const, required: true },
+    Caller: reqAny,
+    Subject: any,
+    Plan: reqStr,
+    Total: reqNum,
+    Parts: reqAny,
+    PartSpaces: reqNum,
+    Wave: reqNum,
+    PartsDone: reqNum,
+    SpacesDone: reqNum,
+    SpacesFailed: num,
+    Status: num,
+    Result: str,
+    CreatedAt: reqStr,
+    UpdatedAt: reqStr,
+    FinishedAt: str,
+    ExpiresAtEpoch: num,
+    Version: reqNum,
+  },
+  indexes: {
+    primary: primary(['JobID'], []),
+    running: {
+      index: 'gsi1',
+      condition: (j: Record<string, unknown>) => j.State === 'Running',
+      pk: key([], 'gsi1pk'),
+      sk: key(['JobID'], 'gsi1sk'),
+    },
+  },
+});
+
+/** One finished part of a job: what its Spaces came to (compressed). Written with the job's count, once. */
+export const JobPart = new Entity({
+  model: { entity: 'jobpart', version: '1', service },
+  attributes: {
+    JobID: reqStr,
+    Part: reqStr,
+    Wave: reqNum,
+    Index: reqNum,
+    Result: reqStr,
+    GaveUp: { type: 'boolean' },
+    CreatedAt: reqStr,
+    ExpiresAtEpoch: num,
+  },
+  indexes: { primary: primary(['JobID'], ['Part']) },
+});
