@@ -18,7 +18,10 @@ import type {
   Unit,
 } from '../lib/model/entities.ts';
 import type { ChangeOrderView, ChangeWorkflow } from '../lib/model/change-orders.ts';
-import type { Change, UnitResult } from './api.ts';
+import type { Change, PromotedUnit } from './api.ts';
+
+/** A path-level change as a Mutation or an answer carries it (a Mutation's Op as stored). */
+type ChangeRow = Omit<Change, 'Op'> & { Op: string };
 
 /** One `cub <entity> <verb>`. */
 export type Command = (a: Args, c: Client) => Promise<void>;
@@ -135,7 +138,7 @@ export const COLUMNS = {
     ['Completed', (r) => r.Completed],
     ['Description', (r) => r.Description ?? ''],
   ),
-  change: cols<Change>(
+  change: cols<ChangeRow>(
     ['Resource', (r) => r.Resource],
     ['Path', (r) => r.Path],
     ['Op', (r) => r.Op],
@@ -236,7 +239,7 @@ export function spaceKind<K extends 'tag' | 'changeset' | 'filter' | 'target' | 
   };
 }
 
-export function printUnitResults(results: UnitResult[], format: string | undefined): void {
+export function printUnitResults(results: PromotedUnit[], format: string | undefined): void {
   if (format === 'json' || format === 'yaml') return print(results, format);
   if (format === 'mutations') {
     for (const r of results) {

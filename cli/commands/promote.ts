@@ -1,7 +1,7 @@
 /** `cub variant promote --change-order`: a ChangeOrder carried into the next Stage, a named Stage, or one Space. */
 import { bool, flag, UsageError, type Args } from '../args.ts';
 import { ApiError, Client, type Answer } from '../client.ts';
-import type { ChangeOrderPromotion, UnitResult } from '../api.ts';
+import type { ChangeOrderPromotion, PromotedUnit } from '../api.ts';
 import { failed, print } from '../output.ts';
 import { withProgress } from '../progress.ts';
 import { out, printUnitResults } from '../common.ts';
@@ -64,7 +64,7 @@ export async function promoteChangeOrder(a: Args, c: Client, co: string, space: 
   );
   print(
     r.body.Spaces.flatMap((s) =>
-      s.Units.length ? s.Units.map((u): { s: typeof s; u?: UnitResult } => ({ s, u })) : [{ s, u: undefined }],
+      s.Units.length ? s.Units.map((u): { s: typeof s; u?: PromotedUnit } => ({ s, u })) : [{ s, u: undefined }],
     ),
     'table',
     [

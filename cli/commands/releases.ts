@@ -31,7 +31,7 @@ export const releasesCommands: Record<string, Record<string, Command>> = {
         process.stdout.write(`Would publish ${r.body.UnitCount} unit(s) of ${space}, digest ${r.body.Digest}:\n`);
       else
         process.stdout.write(
-          `Published release ${r.body.Release.ReleaseNum} of ${space}: ${r.body.UnitCount} unit(s), digest ${r.body.Digest}\n`,
+          `Published release ${r.body.Release!.ReleaseNum} of ${space}: ${r.body.UnitCount} unit(s), digest ${r.body.Digest}\n`,
         );
       if (!r.body.Message)
         print(r.body.Units, 'table', [

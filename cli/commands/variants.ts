@@ -2,7 +2,7 @@ import { bool, flag, flags, need, pairs, UsageError } from '../args.ts';
 import { seg } from '../client.ts';
 import { isQuiet, print, say } from '../output.ts';
 import type { LinkView } from '../../lib/model/entities.ts';
-import type { ApproveAnswer, DemoteAnswer, UploadAnswer, VariantAnswer } from '../api.ts';
+import type { ApproveAnswer, DemoteAnswer, SpacePromotion, UploadAnswer, VariantAnswer } from '../api.ts';
 import { printApproval } from './people.ts';
 import { withProgress } from '../progress.ts';
 import { readdirSync } from 'node:fs';
@@ -218,7 +218,7 @@ export const variantsCommands: Record<string, Record<string, Command>> = {
         );
       const r = await withProgress(
         `promoting ${space}`,
-        c.post<VariantAnswer>('/promote', {
+        c.post<SpacePromotion>('/promote', {
           Space: space,
           DryRun: bool(a, 'dry-run') || undefined,
           Squash: bool(a, 'squash') || undefined,

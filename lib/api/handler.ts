@@ -1,3 +1,4 @@
+import { JobAccepted } from './answers.ts';
 import { checkAccess } from './access.ts';
 import { idempotencyKey, once, requestHash } from './idempotency.ts';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
@@ -15,6 +16,18 @@ const BY_KEY = new Map(ROUTES.map((r) => [`${r.method} ${r.path}`, r]));
 const PUBLIC_BY_KEY = new Map(PUBLIC_ROUTES.map((r) => [`${r.method} ${r.path}`, r]));
 
 /** The largest body a route takes (bytes). */
+/**
+ * Where an answer is not what its route's schema says (lib/api/answers.ts), what differs; undefined where it
+ * is, or the route declares no answer. The tests' servers check every answer with it.
+ */
+export function answerIssues(routeKey: string, status: number, body: string | undefined): string | undefined {
+  const route = BY_KEY.get(routeKey);
+  const schema = status === 202 && route?.runsAsJob ? JobAccepted : status < 300 ? route?.answer : undefined;
+  if (!schema) return undefined;
+  const parsed = schema.safeParse(body ? JSON.parse(body) : undefined);
+  return parsed.success ? undefined : describeIssues(`the ${status} answer of ${routeKey}`, parsed.error);
+}
+
 export function bodyLimit(routeKey: string): number {
   return BY_KEY.get(routeKey)?.maxBody ?? MAX_BODY;
 }

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { createDocument } from 'zod-openapi';
+import { JobAccepted } from './answers.ts';
 import type { Route } from './route.ts';
 
 const ErrorBody = z
@@ -44,7 +45,18 @@ export function openApiDocument(
       },
       ...(takesBody ? { requestBody: { content: { 'application/json': { schema: r.body } } } } : {}),
       responses: {
-        '200': { description: 'Done: the entity, list or result' },
+        '200': {
+          description: 'Done: the entity, list or result',
+          ...(r.answer ? { content: { 'application/json': { schema: r.answer } } } : {}),
+        },
+        ...(r.runsAsJob
+          ? {
+              '202': {
+                description: 'Runs on as a job: follow it at the Location header (GET /job/{job_id})',
+                content: { 'application/json': { schema: JobAccepted } },
+              },
+            }
+          : {}),
         ...Object.fromEntries(
           Object.entries(STATUS_TEXT).map(([code, description]) => [
             code,

@@ -38,6 +38,10 @@ export interface Route<Q = unknown, B = unknown> {
   query: z.ZodType<Q>;
   body: z.ZodType<B>;
   access?: Access;
+  /** What it answers (200, 201, 207), where lib/api/answers.ts declares it: in the OpenAPI document, and parsed by the tests. */
+  answer?: z.ZodType;
+  /** The request may run on as a job (`Async`, or past the job threshold): 202 with `JobAccepted`. */
+  runsAsJob?: true;
   /** The largest request body the route takes, in bytes (MAX_BODY when unset): a larger one is 413 before it is read whole. */
   maxBody?: number;
   handle(req: RouteRequest<Q, B>): Promise<Reply>;

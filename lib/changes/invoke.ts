@@ -6,7 +6,7 @@
  * the selection picks there carries its end mark, asked again on every read.
  */
 import { render, checkParameterValues } from '../config/invocations.ts';
-import { diffData, type PathChange } from '../config/diff.ts';
+import { diffData } from '../config/diff.ts';
 import { runFunction } from '../config/functions.ts';
 import { chunk } from '../util/chunk.ts';
 import {
@@ -25,6 +25,7 @@ import { advance, dataAt } from '../variants/revisions.ts';
 import { UnitAction } from '../variants/merge.ts';
 import { createdEvent, intervalMarks, newChangeOrder, type CoMarks, MARK_OPS_PER_TRANSACTION } from './marks.ts';
 import type { ChangeDeps } from './ports.ts';
+import type { PromotedUnit } from './promote-space.ts';
 import { askedScope } from './stages.ts';
 import { selectScope } from './scope.ts';
 import { selectedUnits } from './selection.ts';
@@ -127,18 +128,8 @@ export async function invokeScope(
   };
 }
 
-/** One Unit's part of an Invoke promotion. */
-export interface InvokedUnit {
-  UnitID: string;
-  UnitSlug: string;
-  SpaceID: string;
-  Action: string;
-  Reason?: string;
-  RevisionNums?: number[];
-  /** The values it changes (or would, on a dry run): what `-o mutations` prints. */
-  Changes?: PathChange[];
-  Error?: { Code: string; Message: string };
-}
+/** One Unit's part of an Invoke promotion (or of one of the Links' type): what `-o mutations` prints of it too. */
+export type InvokedUnit = PromotedUnit;
 
 /**
  * Runs the ChangeOrder's Invocation on each selected Unit of the Space that lacks the end mark: a new

@@ -57,8 +57,11 @@ export const UnitReason = {
 } as const;
 export type UnitReason = (typeof UnitReason)[keyof typeof UnitReason];
 
-/** One Unit's part of a promotion. */
-export type PromotedUnit = UnitResult & { Reason?: UnitReason };
+/** One Unit's part of a promotion: merged as any upgrade, or, in a ChangeOrder of Invoke or of the Links' type, its Invocation run (`Invoke`) or its Links resolved (`Resolve`). */
+export type PromotedUnit = Omit<UnitResult, 'Action'> & {
+  Action: UnitResult['Action'] | 'Invoke' | 'Resolve';
+  Reason?: UnitReason;
+};
 
 /** The result of promoting one Space. */
 export interface SpaceResult {
@@ -112,7 +115,7 @@ export async function promoteSpace(
       co.UpdateType === 'Invoke'
         ? await promoteInvokeSpace(deps, caller, co, marks, space, { dryRun: ctx.dryRun, protect: ctx.protect })
         : await promoteLinkSpace(deps, caller, co, marks, space, { dryRun: ctx.dryRun });
-    res.Units = r.units as PromotedUnit[];
+    res.Units = r.units;
     const failed = r.units.filter((u) => u.Error);
     if (failed.length) {
       res.Action = SpaceAction.Failed;

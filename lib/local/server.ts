@@ -2,7 +2,15 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { authorizeRequest } from '../api/auth.ts';
 import type { Deps } from '../ports/deps.ts';
-import { bodyLimit, errorReply, handleApiEvent, isPublicRoute, matchRoute, type ApiEvent } from '../api/handler.ts';
+import {
+  answerIssues,
+  bodyLimit,
+  errorReply,
+  handleApiEvent,
+  isPublicRoute,
+  matchRoute,
+  type ApiEvent,
+} from '../api/handler.ts';
 import { NotFound, TooLarge, Unauthorized } from '../model/errors.ts';
 import { serveUi } from './ui.ts';
 
@@ -44,7 +52,13 @@ async function readBody(req: IncomingMessage, limit: number): Promise<string> {
  */
 export async function startServer(
   deps: Deps,
-  opts: { port?: number; host?: string; uiToken?: () => string | undefined } = {},
+  opts: {
+    port?: number;
+    host?: string;
+    uiToken?: () => string | undefined;
+    /** Answer 500 where an answer is not what its route's schema says (the tests' servers). */
+    checkAnswers?: boolean;
+  } = {},
 ): Promise<LocalServer> {
   const server = createServer(async (req, res) => {
     let result;
@@ -88,6 +102,15 @@ export async function startServer(
           requestContext: { authorizer: { lambda: auth.context }, http: { method, path: url.pathname } },
         } as unknown as ApiEvent;
         result = await handleApiEvent(deps, event);
+        const issues = opts.checkAnswers
+          ? answerIssues(match.routeKey, result.statusCode ?? 200, result.body)
+          : undefined;
+        if (issues)
+          result = {
+            statusCode: 500,
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ Code: 'AnswerNotAsDeclared', Message: issues }),
+          };
       }
     } catch (e) {
       if (e instanceof ClientGone) return void res.destroy();

@@ -17,7 +17,7 @@ beforeAll(async () => {
   const table = `budget-${randomUUID().slice(0, 8)}`;
   await ensureTable(client, table);
   const { deps } = localDeps(dynamoStore(client, table), { promoteConcurrency: 1 });
-  server = await startServer(deps);
+  server = await startServer(deps, { checkAnswers: true });
   api = new Api(server.url, (await createOrganization(deps, `budget-${table}`)).token);
 });
 afterAll(async () => server.close());

@@ -26,7 +26,7 @@ beforeAll(async () => {
     {},
     { jobs: { thresholdSpaces: 3, partSpaces: 2, concurrency: 2, backoff: () => 10 } },
   ));
-  server = await startServer(deps);
+  server = await startServer(deps, { checkAnswers: true });
   const { token } = await createOrganization(deps, `jobs-${table}`);
   api = new Api(server.url, token);
 });

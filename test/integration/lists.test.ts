@@ -30,7 +30,7 @@ beforeAll(async () => {
   const table = `lists-${randomUUID().slice(0, 8)}`;
   await ensureTable(client, table);
   const { deps } = localDeps(dynamoStore(client, table));
-  server = await startServer(deps);
+  server = await startServer(deps, { checkAnswers: true });
   api = new Api(server.url, (await createOrganization(deps, `lists-${table}`)).token);
   await api.post('/space', { Slug: 'big' });
   await api.post('/space', { Slug: 'other' });

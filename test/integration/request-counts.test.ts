@@ -66,7 +66,7 @@ beforeAll(async () => {
   await ensureTable(client, table);
   store = dynamoStore(client, table);
   const { deps } = localDeps(store);
-  server = await startServer(deps);
+  server = await startServer(deps, { checkAnswers: true });
   const org = await createOrganization(deps, `promreq-${table}`);
   orgId = org.caller.OrganizationID;
   api = new Api(server.url, org.token);

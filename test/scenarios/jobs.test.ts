@@ -19,7 +19,7 @@ beforeAll(async () => {
   const table = `cubjobs-${randomUUID().slice(0, 8)}`;
   await ensureTable(client, table);
   const { deps } = localDeps(dynamoStore(client, table), {}, { jobs: { thresholdSpaces: 3, partSpaces: 2 } });
-  server = await startServer(deps);
+  server = await startServer(deps, { checkAnswers: true });
   const { token } = await createOrganization(deps, `cubjobs-${table}`);
   cub = cubAt(server.url, token);
   ok = cubOk(cub);

@@ -69,7 +69,8 @@ export async function startEnv(): Promise<Env> {
   const client = dynamoClient(endpoint);
   await ensureTable(client, table);
   const { deps, bus, pool } = localDeps(dynamoStore(client, table), {}, { keepEventLog: true });
-  const server = await startServer(deps);
+  // Every answer is parsed with its route's schema (lib/api/answers.ts): one not as declared is a 500 naming what differs.
+  const server = await startServer(deps, { checkAnswers: true });
   const a = await createOrganization(deps, `org-${table}`);
   const b = await createOrganization(deps, `other-${table}`);
   return {

@@ -1,29 +1,11 @@
 // What a person does from the page, each through the same API and checks as cub: promote (a dry run first), approve, abort.
+import type { ApproveAnswer, ChangeOrderPromotion, JobAnswer } from '../../lib/api/answers.ts';
 import type { Rollout } from '../../lib/model/rollout.ts';
 import { ApiError, call, path, type ErrorBody } from './api.ts';
 import { $, fill, h, type Child } from './dom.ts';
 
-export interface Promotion {
-  Message?: string;
-  DryRun?: boolean;
-  Stage?: string;
-  Landed: number;
-  Total: number;
-  Forced?: boolean;
-  Spaces: { SpaceSlug: string; Action: string; Error?: string; Units: { UnitSlug?: string; Action?: string }[] }[];
-}
-/** `POST /attest`: what each Space did. */
-interface ApproveAnswer {
-  Spaces: { SpaceSlug: string; Action: string; Reason?: string }[];
-}
-interface JobAnswer {
-  JobID: string;
-  State: 'Running' | 'Done';
-  Done: number;
-  Total: number;
-  Status?: number;
-  Result?: unknown;
-}
+/** `POST /promote` with a ChangeOrder, `POST /attest`, a job: the API's own answer types (lib/api/answers.ts). */
+export type Promotion = ChangeOrderPromotion;
 
 /** Opens the dialog with a title and content. Focus goes into it, and back where it was when it closes. */
 function openDialog(title: string, ...content: Child[]): HTMLDialogElement {

@@ -1,3 +1,4 @@
+import { answered, ApproveAnswer } from '../answers.ts';
 import { accepted } from './jobs.ts';
 import { Invalid } from '../../model/errors.ts';
 import { approve, createAttestation, listAttestations, revokeAttestation } from '../../changes/attest.ts';
@@ -17,6 +18,8 @@ export const attestationRoutes = [
     name: 'Approve',
     query: NoQuery,
     body: Approve,
+    answer: ApproveAnswer,
+    runsAsJob: true,
     // Any role may ask (a dry run reads); recording needs Approve in every Space, checked by the operation.
     access: 'Anyone',
     async handle({ deps, caller, body }) {
@@ -24,7 +27,7 @@ export const attestationRoutes = [
         throw new Invalid('Async does not apply to a dry run: it writes nothing and is answered in the request');
       const r = await approve(deps, caller, body);
       if ('job' in r) return accepted(r.job);
-      return { status: r.DryRun || !r.Attestations.length ? 200 : 201, body: r };
+      return { status: r.DryRun || !r.Attestations.length ? 200 : 201, body: answered(ApproveAnswer, r) };
     },
   }),
   route({
@@ -33,10 +36,11 @@ export const attestationRoutes = [
     name: 'CreateAttestation',
     query: NoQuery,
     body: CreateAttestation,
+    answer: ApproveAnswer,
     access: 'Approve',
     async handle({ deps, caller, params, body }) {
       const r = await createAttestation(deps, caller, await pathSpace(deps, caller, params), body);
-      return { status: r.DryRun || !r.Attestations.length ? 200 : 201, body: r };
+      return { status: r.DryRun || !r.Attestations.length ? 200 : 201, body: answered(ApproveAnswer, r) };
     },
   }),
   route({

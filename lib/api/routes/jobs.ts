@@ -1,3 +1,4 @@
+import { answered, JobAccepted, JobAnswer } from '../answers.ts';
 import { getJob } from '../../changes/job-kinds.ts';
 import type { JobRecord } from '../../ports/store.ts';
 import { route, type Reply } from '../route.ts';
@@ -8,14 +9,14 @@ export function accepted(job: JobRecord): Reply {
   return {
     status: 202,
     headers: { location: `/job/${job.JobID}` },
-    body: {
+    body: answered(JobAccepted, {
       JobID: job.JobID,
       Kind: job.Kind,
       State: job.State,
       Total: job.Total,
       ...(job.Subject ? { Subject: job.Subject } : {}),
       Message: `running as job ${job.JobID} over ${job.Total} space(s): GET /job/${job.JobID} (cub job get ${job.JobID}) reports its progress and, when done, its answer`,
-    },
+    }),
   };
 }
 
@@ -27,8 +28,9 @@ export const jobRoutes = [
     name: 'GetJob',
     query: NoQuery,
     body: NoBody,
+    answer: JobAnswer,
     async handle({ deps, caller, params }) {
-      return { body: await getJob(deps, caller, params.job_id!) };
+      return { body: answered(JobAnswer, await getJob(deps, caller, params.job_id!)) };
     },
   }),
 ];

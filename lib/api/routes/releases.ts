@@ -1,3 +1,4 @@
+import { answered, PublishAnswer } from '../answers.ts';
 import { bearerSecret, signatureMatches } from '../auth.ts';
 import { Unauthorized } from '../../model/errors.ts';
 import { requireVerb } from '../../model/entities.ts';
@@ -60,6 +61,7 @@ export const releaseRoutes = [
     name: 'PublishRelease',
     query: NoQuery,
     body: PublishRelease,
+    answer: PublishAnswer,
     async handle({ deps, caller, params, body }) {
       const space = await pathSpace(deps, caller, params);
       const { made, result } = await publishRelease(deps, caller, space, {
@@ -69,7 +71,7 @@ export const releaseRoutes = [
       });
       return {
         status: made ? 201 : 200,
-        body: { ...result, Release: result.Release && withSpace(result.Release, space) },
+        body: answered(PublishAnswer, { ...result, Release: result.Release && withSpace(result.Release, space) }),
       };
     },
   }),

@@ -1,3 +1,4 @@
+import { answered, SpaceDeletion } from '../answers.ts';
 import { requireVerb, type Caller, type Component, type Space } from '../../model/entities.ts';
 import type { Deps } from '../../ports/deps.ts';
 import { deleteSpace } from '../../variants/deletion.ts';
@@ -88,6 +89,7 @@ export const spaceRoutes = [
     name: 'DeleteSpace',
     query: DeleteWithGates,
     body: NoBody,
+    answer: SpaceDeletion,
     access: 'Manage',
     async handle({ deps, caller, params, query }) {
       const space = await pathSpace(deps, caller, params);
@@ -95,7 +97,7 @@ export const spaceRoutes = [
         recursive: query.recursive === 'true',
         force: query.force === 'true',
       });
-      return { body: report };
+      return { body: answered(SpaceDeletion, report) };
     },
   }),
   route({

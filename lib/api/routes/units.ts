@@ -1,3 +1,4 @@
+import { answered, InvokeAnswer } from '../answers.ts';
 import { isReadOnly } from '../../config/functions.ts';
 import { requireVerb } from '../../model/entities.ts';
 import { functionNames } from '../../config/functions.ts';
@@ -277,13 +278,14 @@ export const unitRoutes = [
     name: 'InvokeFunction',
     query: NoQuery,
     body: InvokeFunction,
+    answer: InvokeAnswer,
     // Reading through a function needs View; one that writes needs Edit.
     access: 'View',
     async handle({ deps, caller, params, body }) {
       const space = await pathSpace(deps, caller, params);
       if (!isReadOnly(body.FunctionName)) requireVerb(caller, [space], 'Edit', `run ${body.FunctionName} there`);
       const { Results, failed } = await invokeFunction(deps, caller, space, body);
-      return { status: failed ? 207 : 200, body: { Results } };
+      return { status: failed ? 207 : 200, body: answered(InvokeAnswer, { Results }) };
     },
   }),
   route({

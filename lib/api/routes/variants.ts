@@ -1,3 +1,12 @@
+import {
+  answered,
+  ChangeOrderPromotion,
+  DemoteAnswer,
+  Promotion,
+  SpacePromotion,
+  UploadAnswer,
+  VariantAnswer,
+} from '../answers.ts';
 import { accepted } from './jobs.ts';
 import { findInSpace, findSpace } from '../../variants/lookup.ts';
 import { UnitAction } from '../../variants/merge.ts';
@@ -19,6 +28,8 @@ export const variantRoutes = [
     name: 'Demote',
     query: NoQuery,
     body: Demote,
+    answer: DemoteAnswer,
+    runsAsJob: true,
     // A dry run reads; a demote needs Edit in the Space (checked by the operation).
     access: 'Anyone',
     async handle({ deps, caller, body }) {
@@ -31,7 +42,7 @@ export const variantRoutes = [
         async: body.Async,
       });
       if ('job' in r) return accepted(r.job);
-      return { status: r.Units.some((u) => u.Action === 'Failed') ? 207 : 200, body: r };
+      return { status: r.Units.some((u) => u.Action === 'Failed') ? 207 : 200, body: answered(DemoteAnswer, r) };
     },
   }),
   route({
@@ -40,9 +51,10 @@ export const variantRoutes = [
     name: 'UploadVariant',
     query: NoQuery,
     body: UploadVariant,
+    answer: UploadAnswer,
     async handle({ deps, caller, body }) {
       const r = await uploadVariant(deps, caller, body);
-      return { status: 201, body: { ...r, Units: r.Units.map((u) => withSpace(u, r.Space)) } };
+      return { status: 201, body: answered(UploadAnswer, { ...r, Units: r.Units.map((u) => withSpace(u, r.Space)) }) };
     },
   }),
   route({
@@ -51,9 +63,13 @@ export const variantRoutes = [
     name: 'CreateVariant',
     query: NoQuery,
     body: CreateVariant,
+    answer: VariantAnswer,
     async handle({ deps, caller, body }) {
       const r = await createVariant(deps, caller, body);
-      return { status: r.Units.some((u) => u.Action === UnitAction.Failed) ? 207 : 201, body: r };
+      return {
+        status: r.Units.some((u) => u.Action === UnitAction.Failed) ? 207 : 201,
+        body: answered(VariantAnswer, r),
+      };
     },
   }),
   route({
@@ -62,6 +78,8 @@ export const variantRoutes = [
     name: 'Promote',
     query: NoQuery,
     body: Promote,
+    answer: Promotion,
+    runsAsJob: true,
     async handle({ deps, caller, body }) {
       if (body.ChangeOrderID) {
         if (body.Squash)
@@ -89,7 +107,7 @@ export const variantRoutes = [
           async: body.Async,
         });
         if (done.outcome === 'Accepted') return accepted(done.job);
-        return { status: done.outcome === 'Partial' ? 207 : 200, body: done.result };
+        return { status: done.outcome === 'Partial' ? 207 : 200, body: answered(ChangeOrderPromotion, done.result) };
       }
       if (!body.Space) throw new Invalid('name the Space to promote, or a ChangeOrderID');
       for (const k of [
@@ -115,7 +133,7 @@ export const variantRoutes = [
         );
       const r = await promoteVariant(deps, caller, space, { dryRun: body.DryRun, squash: body.Squash });
       const failures = r.Units.filter((u) => u.Action === UnitAction.Failed).length;
-      return { status: failures ? (failures === r.Units.length ? 409 : 207) : 200, body: r };
+      return { status: failures ? (failures === r.Units.length ? 409 : 207) : 200, body: answered(SpacePromotion, r) };
     },
   }),
 ];
