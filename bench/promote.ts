@@ -22,7 +22,6 @@ import { createOrganization } from '../lib/local/bootstrap.ts';
 import { startDynamoLocal } from '../lib/local/dynamo.ts';
 import { startServer } from '../lib/local/server.ts';
 import { localDeps } from '../lib/local/wiring.ts';
-import { readSpace } from '../lib/changes/promote-context.ts';
 import { dynamoStore } from '../lib/store/store.ts';
 import { dynamoClient, ensureTable } from '../lib/store/table.ts';
 import {
@@ -36,6 +35,7 @@ import {
   upgradedUnits,
   warmCeiling,
 } from './fleet.ts';
+import { readSpace } from '../lib/changes/promote/context.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 const argv = process.argv.slice(2);

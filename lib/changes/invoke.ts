@@ -25,10 +25,10 @@ import { advance, dataAt } from '../variants/revisions.ts';
 import { UnitAction } from '../variants/merge.ts';
 import { createdEvent, intervalMarks, newChangeOrder, type CoMarks, MARK_OPS_PER_TRANSACTION } from './marks.ts';
 import type { ChangeDeps } from './ports.ts';
-import type { PromotedUnit } from './promote-space.ts';
 import { askedScope } from './stages.ts';
 import { selectScope } from './scope.ts';
 import { selectedUnits } from './selection.ts';
+import type { PromotedUnit } from './promote/types.ts';
 
 /** What an Invoke ChangeOrder is made with. */
 export interface InvokeInput {

@@ -2,9 +2,9 @@
 import type { Caller } from '../model/entities.ts';
 import type { Deps, JobMessage } from '../ports/deps.ts';
 import { jobView, resumeJob, runJobPart, type JobHandlers, type JobView } from './jobs.ts';
-import { promoteJob } from './promote-job.ts';
 import { approveJob } from './attest.ts';
 import { demoteJob } from './demote.ts';
+import { promoteJob } from './promote/job.ts';
 
 export const JOB_HANDLERS: JobHandlers = { Promote: promoteJob, Approve: approveJob, Demote: demoteJob };
 

@@ -25,11 +25,11 @@ import { UnitAction } from '../variants/merge.ts';
 import { planResolve, writeResolve } from '../variants/resolve.ts';
 import { tagMarksOn } from '../variants/revision-refs.ts';
 import { type InvokedUnit } from './invoke.ts';
-import { recordTaken } from './progress.ts';
 import { selectScope } from './scope.ts';
 import { askedScope } from './stages.ts';
 import { createdEvent, intervalMarks, newChangeOrder, type CoMarks, MARK_OPS_PER_TRANSACTION } from './marks.ts';
 import type { ChangeDeps } from './ports.ts';
+import { recordTaken } from './progress.ts';
 
 type LinkChangeType = (typeof LINK_CHANGE_TYPES)[number];
 

@@ -1,3 +1,14 @@
+/** A ChangeOrder with State and the Space sets derived from its progress; Completed from Final over the last Stage when asked. */
+import { marksIn } from './marks.ts';
+import type { ChangeDeps } from './ports.ts';
+
+import { afterRelease, computeStage } from './reevaluate.ts';
+import { effectiveProgress } from './selection.ts';
+import { gateContext, gateState, readsChanged } from './stages.ts';
+import type { BatonEvent } from '../events/contracts.ts';
+import { evaluatePrerequisite } from '../gates/prerequisites.ts';
+import { eventOps } from '../events/outbox.ts';
+import { deriveProgress } from './state.ts';
 import {
   COMPLETED,
   type Caller,
@@ -9,28 +20,9 @@ import {
   type Unit,
 } from '../model/entities.ts';
 import { Conflict, Unprocessable } from '../model/errors.ts';
-import { evaluateGates, evaluatePrerequisite } from '../gates/prerequisites.ts';
-import { DetailType, SOURCE, type BatonEvent } from '../events/contracts.ts';
-import { eventOps } from '../events/outbox.ts';
-import { retryOnConflict } from '../util/retry.ts';
 import type { StoreOp } from '../ports/store.ts';
-import { marksIn, marksOf } from './marks.ts';
-import type { ChangeDeps } from './ports.ts';
-import {
-  gateContext,
-  gateState,
-  gateView,
-  peopleOnce,
-  readsAttestations,
-  readsChanged,
-  stateKey,
-  type GateContext,
-  type Known,
-} from './stages.ts';
-import { effectiveProgress } from './selection.ts';
-import { deriveProgress, lastNonEmpty, reachedStage, recordedStageIndex } from './state.ts';
+import { retryOnConflict } from '../util/retry.ts';
 
-/** A ChangeOrder with State and the Space sets derived from its progress; Completed from Final over the last Stage when asked. */
 export async function derive(
   deps: ChangeDeps,
   caller: Caller,
@@ -45,125 +37,6 @@ export async function derive(
   if (opts.completed && co.ChangeWorkflow && co.Stage !== COMPLETED)
     out.Completed = (await computeStage(deps, caller, co)).stage === COMPLETED;
   return out;
-}
-
-/** The latest Stage every Space of which took the change, or Completed once the last also satisfies Final. */
-export async function computeStage(
-  deps: ChangeDeps,
-  caller: Caller,
-  co: ChangeOrder,
-  known?: GateContext,
-  read?: Known,
-): Promise<{ stage?: string; index: number }> {
-  const { stages, progress, view } = known ?? read?.context ?? (await gateContext(deps, caller, co));
-  const index = reachedStage(stages, (id) => progress.has(id));
-  if (index < 0) return { index };
-  if (lastNonEmpty(stages, index)) {
-    const final = co.ChangeWorkflow?.Final?.Prerequisites ?? [];
-    // Nothing to hold the last Stage back: Completed, without reading a single Space's state.
-    if (!final.length) return { stage: COMPLETED, index: stages.length };
-    const marks = read?.marks ?? (await marksOf(deps, co));
-    const o = {
-      attest: readsAttestations(co, final) ? caller : undefined,
-      changed: readsChanged(co, final),
-      people: peopleOnce(deps, caller),
-    };
-    // A state the caller already read (the rollout's cells of the last Stage) is not read again.
-    const states = await Promise.all(
-      stages[index]!.spaces.map(
-        (s) => read?.states.get(stateKey(s.SpaceID, o)) ?? gateState(deps, co, marks, progress, s, o),
-      ),
-    );
-    if (evaluateGates(final, view, states).every((g) => g.Satisfied)) return { stage: COMPLETED, index: stages.length };
-  }
-  return { stage: stages[index]!.name, index };
-}
-
-/** Records the Stage the change has reached, if later than the recorded one: it never moves back. */
-export async function advanceStage(
-  deps: ChangeDeps,
-  caller: Caller,
-  coRef: { SpaceID: string; ChangeOrderID: string },
-): Promise<void> {
-  await retryOnConflict(
-    async () => {
-      const co = await deps.store.getInSpace<ChangeOrder>('ChangeOrder', coRef.SpaceID, coRef.ChangeOrderID);
-      if (!co?.ChangeWorkflow) return;
-      const { stage, index } = await computeStage(deps, caller, co);
-      if (!stage || index <= recordedStageIndex(co)) return;
-      const detail = {
-        OrganizationID: co.OrganizationID,
-        SpaceID: co.SpaceID,
-        ChangeOrderID: co.ChangeOrderID,
-        Slug: co.Slug,
-        Stage: stage,
-        PreviousStage: co.Stage,
-      };
-      const events = eventOps(deps, [
-        { source: SOURCE, detailType: DetailType.ChangeOrderStageAdvanced, detail },
-        ...(stage === COMPLETED ? [{ source: SOURCE, detailType: DetailType.ChangeOrderCompleted, detail }] : []),
-      ]);
-      await deps.store.transact([
-        {
-          op: 'update',
-          kind: 'ChangeOrder',
-          item: { ...co, Stage: stage, UpdatedAt: deps.now().toISOString(), Version: co.Version + 1 },
-          expectedVersion: co.Version,
-        },
-        ...events,
-      ]);
-    },
-    // Another writer kept moving the ChangeOrder: the next event re-evaluates it.
-    () => undefined,
-  );
-}
-
-/**
- * The context the gates read, after `taken` Spaces took the change (as recorded by the promotion that
- * just ran): what `gateContext` would read again, without reading it.
- */
-export function contextAfter(co: ChangeOrder, ctx: GateContext, taken: string[], now: string): GateContext {
-  const progress = new Map(ctx.progress);
-  for (const id of taken)
-    if (!progress.has(id))
-      progress.set(id, {
-        ChangeOrderID: co.ChangeOrderID,
-        BaseSpaceID: co.SpaceID,
-        SpaceID: id,
-        ResolvedAt: now,
-        Version: 1,
-      });
-  return {
-    ...ctx,
-    progress,
-    view: gateView(
-      { ...co, ...deriveProgress(co, [...progress.values()], new Map(ctx.spaces.map((s) => [s.SpaceID, s]))) },
-      ctx.spaces,
-    ),
-  };
-}
-
-/** The Stage field and the events of a ChangeOrder moving from its recorded Stage to `stage`, if that is later. */
-export function stageAdvance(
-  co: ChangeOrder,
-  stage: { stage?: string; index: number },
-): { change: Partial<ChangeOrder>; events: BatonEvent[] } {
-  if (!stage.stage || stage.index <= recordedStageIndex(co)) return { change: {}, events: [] };
-  const detail = {
-    OrganizationID: co.OrganizationID,
-    SpaceID: co.SpaceID,
-    ChangeOrderID: co.ChangeOrderID,
-    Slug: co.Slug,
-    Stage: stage.stage,
-    PreviousStage: co.Stage,
-  };
-  return {
-    change: { Stage: stage.stage },
-    events: [
-      { source: SOURCE, detailType: DetailType.ChangeOrderStageAdvanced, detail },
-      ...(stage.stage === COMPLETED ? [{ source: SOURCE, detailType: DetailType.ChangeOrderCompleted, detail }] : []),
-    ],
-  };
 }
 
 /**
@@ -259,7 +132,7 @@ export async function recordRelease(deps: ChangeDeps, caller: Caller, space: Spa
       // Another publish recorded the release first.
       if (!(e instanceof Conflict)) throw e;
     }
-    await advanceStage(deps, caller, co);
+    await afterRelease(deps, caller, co);
   }
 }
 
@@ -296,13 +169,6 @@ async function recordRestoreRelease(
   } catch (e) {
     if (!(e instanceof Conflict)) throw e;
   }
-}
-
-/** After a live-status change: the Stages of the ChangeOrders that Space took may advance (to Completed, say). */
-export async function reevaluateFor(deps: ChangeDeps, caller: Caller, spaceId: string): Promise<void> {
-  // The organization's ChangeOrders in flight that reached the Space (their progress there read by key), not its history of ChangeOrders.
-  const reaching = await deps.store.changeOrdersReaching(caller.OrganizationID, spaceId, { inFlight: true });
-  for (const { co } of reaching) await advanceStage(deps, caller, co);
 }
 
 /** Refuses a Release of the ChangeOrder in one of its Spaces when the release gates of the Space's Stage do not hold. */

@@ -3,8 +3,8 @@ import { publish, type PublishResult } from '../releases/publish.ts';
 import { findInSpace } from '../variants/lookup.ts';
 import { Conflict } from '../model/errors.ts';
 import type { Deps } from '../ports/deps.ts';
-import { checkReleaseGates, recordRelease } from './progress.ts';
 import { refuseIfHeld } from './holds.ts';
+import { checkReleaseGates, recordRelease } from './progress.ts';
 
 const CHANGE_ORDER = 'ChangeOrder:';
 

@@ -13,8 +13,6 @@ import { newestPublished } from '../releases/bundle.ts';
 import { bounded } from '../util/concurrency.ts';
 import type { Deps } from '../ports/deps.ts';
 import { marksOf } from './marks.ts';
-import { explainPromotion } from './promote.ts';
-import { computeStage, derive } from './progress.ts';
 import { viewHolds } from './holds.ts';
 import {
   gateContext,
@@ -27,6 +25,9 @@ import {
   type People,
 } from './stages.ts';
 import { reachedStage } from './state.ts';
+import { derive } from './progress.ts';
+import { explainPromotion } from './promote/explain.ts';
+import { computeStage } from './reevaluate.ts';
 
 /** How many Spaces' state the rollout reads at once. */
 const ROLLOUT_CONCURRENCY = 16;

@@ -20,8 +20,9 @@ import { findInSpace, findSpace } from '../variants/lookup.ts';
 import { bounded } from '../util/concurrency.ts';
 import { orgSpaces } from './stages.ts';
 import { refreshScope } from './create.ts';
-import { advanceStage, derive } from './progress.ts';
 import { firstStageGatesProblem, validateWorkflow } from './workflow.ts';
+import { derive } from './progress.ts';
+import { afterWorkflowChange } from './reevaluate.ts';
 
 /** The definition alone, as a ChangeOrder copies it. */
 function definition(w: WorkflowDefinition): WorkflowDefinition {
@@ -281,7 +282,7 @@ export async function updateChangeOrder(
     { op: 'update', kind: 'ChangeOrder', item: next, expectedVersion: co.Version },
     ...aborted,
   ]);
-  await advanceStage(deps, caller, next);
+  await afterWorkflowChange(deps, caller, next);
   const fresh = (await deps.store.getInSpace<ChangeOrder>('ChangeOrder', base.SpaceID, co.ChangeOrderID))!;
   return derive(deps, caller, fresh, { completed: true });
 }

@@ -1,11 +1,11 @@
 import { systemDeps, type Deps } from '../ports/deps.ts';
-import { consumeEvent } from '../changes/consumers.ts';
 import type { Store } from '../ports/store.ts';
 import { InProcessBus } from '../events/bus.ts';
 import { RULES } from '../events/contracts.ts';
 import { publishingStore } from '../events/outbox.ts';
 import { LocalJobPool, type PoolOptions } from './jobs.ts';
 import { DEFAULT_JOB_THRESHOLD } from '../changes/jobs.ts';
+import { consumeEvent } from '../changes/consumers.ts';
 
 /**
  * One machine's wiring: each transaction's outbox events are published as soon as it commits, and the

@@ -4,12 +4,12 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { PUBLIC_ROUTES, ROUTES } from '../../lib/api/routes/index.ts';
 import { openApiDocument } from '../../lib/api/openapi.ts';
-import { consumeStageEvent } from '../../lib/changes/consumers.ts';
 import { CONTRACTS, DetailType } from '../../lib/events/contracts.ts';
 import { eventsMarkdown } from '../../lib/events/docs.ts';
 import { EVENT_EXAMPLES } from '../../lib/events/examples.ts';
 import { Api, startEnv, type Env } from '../support/harness.ts';
 import { smoke } from '../localstack/smoke.ts';
+import { consumeStageEvent } from '../../lib/changes/reevaluate.ts';
 
 let env: Env;
 beforeAll(async () => {

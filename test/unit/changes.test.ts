@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { intervalOf } from '../../lib/changes/intervals.ts';
-import { planPromotion } from '../../lib/changes/plan.ts';
 import { checkNoSkips, downstreamOf, selectScope } from '../../lib/changes/scope.ts';
 import {
   deriveProgress,
@@ -14,6 +13,7 @@ import { mergeWaves } from '../../lib/changes/waves.ts';
 import type { ChangeOrder, Link, Progress, Space, Unit } from '../../lib/model/entities.ts';
 import { Conflict, Invalid } from '../../lib/model/errors.ts';
 import { parseWhere } from '../../lib/where/index.ts';
+import { planPromotion } from '../../lib/changes/promote/plan.ts';
 
 const space = (id: string, upstream?: string, labels: Record<string, string> = {}, target?: string): Space => ({
   OrganizationID: 'o',

@@ -2,8 +2,6 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { createChangeOrder } from '../../lib/changes/create.ts';
 import { demote, type DemoteResult } from '../../lib/changes/demote.ts';
-import { promoteSpace } from '../../lib/changes/promote-space.ts';
-import { promoteContext } from '../../lib/changes/promote-context.ts';
 import type { ChangeDeps } from '../../lib/changes/ports.ts';
 import type { Caller, ChangeOrder } from '../../lib/model/entities.ts';
 import { Conflict } from '../../lib/model/errors.ts';
@@ -12,6 +10,8 @@ import type { StoreOp } from '../../lib/ports/store.ts';
 import { createUnit, dataAt, writeData } from '../../lib/variants/revisions.ts';
 import { createVariant, uploadVariant } from '../../lib/variants/variant.ts';
 import { MemoryStore } from '../support/memory-store.ts';
+import { promoteContext } from '../../lib/changes/promote/context.ts';
+import { promoteSpace } from '../../lib/changes/promote/space.ts';
 
 const deployment = readFileSync(new URL('../fixtures/acme/deployment.yaml', import.meta.url), 'utf8');
 const config = readFileSync(new URL('../fixtures/acme/config.yaml', import.meta.url), 'utf8');

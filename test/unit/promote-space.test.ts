@@ -1,8 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createChangeOrder } from '../../lib/changes/create.ts';
-import { promoteSpace } from '../../lib/changes/promote-space.ts';
-import { promoteContext, readAhead } from '../../lib/changes/promote-context.ts';
 import { marksOf, withPublishMarks } from '../../lib/changes/marks.ts';
 import type { ChangeDeps } from '../../lib/changes/ports.ts';
 import type { Caller, ChangeOrder, Link, Space, Unit } from '../../lib/model/entities.ts';
@@ -10,6 +8,8 @@ import type { Deps } from '../../lib/ports/deps.ts';
 import { dataAt, writeData } from '../../lib/variants/revisions.ts';
 import { createVariant, uploadVariant } from '../../lib/variants/variant.ts';
 import { MemoryStore } from '../support/memory-store.ts';
+import { promoteContext, readAhead } from '../../lib/changes/promote/context.ts';
+import { promoteSpace } from '../../lib/changes/promote/space.ts';
 
 const deployment = readFileSync(new URL('../fixtures/acme/deployment.yaml', import.meta.url), 'utf8');
 const config = readFileSync(new URL('../fixtures/acme/config.yaml', import.meta.url), 'utf8');

@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { approvalsOf } from '../../lib/changes/rollout.ts';
 import type { ChangeOrder, GateResult, Space } from '../../lib/model/entities.ts';
 import type { CoMarks } from '../../lib/changes/marks.ts';
-import { upstreamRange } from '../../lib/changes/promote-context.ts';
 import { nextPollMs } from '../../web/src/poll.ts';
+import { upstreamRange } from '../../lib/changes/promote/context.ts';
 
 const co = {
   ChangeWorkflow: {

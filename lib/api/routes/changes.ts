@@ -1,9 +1,7 @@
-import { explainPromotion } from '../../changes/promote.ts';
 import { rolloutOf } from '../../changes/rollout.ts';
 import { visible } from '../access.ts';
 import type { ChangeOrder, ChangeWorkflow, Space } from '../../model/entities.ts';
 import { createChangeOrder } from '../../changes/create.ts';
-import { derive } from '../../changes/progress.ts';
 import { storedFilters } from '../../changes/state.ts';
 import { cloneWorkflow, createWorkflow, updateChangeOrder, updateWorkflow } from '../../changes/workflows.ts';
 import { findInSpace } from '../../variants/lookup.ts';
@@ -21,6 +19,8 @@ import {
   UpdateChangeWorkflow,
   ExplainQuery,
 } from '../schemas.ts';
+import { derive } from '../../changes/progress.ts';
+import { explainPromotion } from '../../changes/promote/explain.ts';
 
 const wfPath = '/space/{space_id}/change_workflow';
 const coPath = '/space/{space_id}/change_order';

@@ -1,6 +1,5 @@
 import type { ChangeOrder } from '../../model/entities.ts';
 import { Invalid } from '../../model/errors.ts';
-import { upgradeUnitWithChangeOrder } from '../../changes/promote-space.ts';
 import { applyConflicts, dismissConflicts } from '../../variants/conflicts.ts';
 import { restoreUnit, revertUnit } from '../../variants/history.ts';
 import { findInSpace } from '../../variants/lookup.ts';
@@ -9,6 +8,7 @@ import { resolveLinks } from '../../variants/resolve.ts';
 import { spaceAndUnit, withSpace } from '../resolve.ts';
 import { route } from '../route.ts';
 import { NoQuery, ResolveConflicts, ResolveLinks, RestoreUnit, RevertUnit, UpgradeUnit } from '../schemas.ts';
+import { upgradeUnitWithChangeOrder } from '../../changes/promote/unit.ts';
 
 const unitPath = '/space/{space_id}/unit/{unit_id}';
 

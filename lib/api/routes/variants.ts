@@ -11,7 +11,6 @@ import { accepted } from './jobs.ts';
 import { findInSpace, findSpace } from '../../variants/lookup.ts';
 import { UnitAction } from '../../variants/merge.ts';
 import { createVariant, promoteVariant, uploadVariant } from '../../variants/variant.ts';
-import { promoteChangeOrder } from '../../changes/promote.ts';
 import { requireVerb, type ChangeOrder } from '../../model/entities.ts';
 import { Invalid } from '../../model/errors.ts';
 import { withSpace } from '../resolve.ts';
@@ -19,6 +18,7 @@ import { route } from '../route.ts';
 import { CreateVariant, Demote, NoQuery, Promote, UploadVariant } from '../schemas.ts';
 import { demote } from '../../changes/demote.ts';
 import { refuseIfHeld } from '../../changes/holds.ts';
+import { promoteChangeOrder } from '../../changes/promote/request.ts';
 
 /** Variants: upload a base, create a variant of a Space, promote one (from its upstream, or a ChangeOrder into a Stage). */
 export const variantRoutes = [

@@ -1,23 +1,18 @@
 /** A promotion as a job (lib/changes/jobs.ts): what the request hands its workers, and what each part and the end do. */
-import type { ChangeDeps } from './ports.ts';
-import type { Caller, ChangeOrder, GateResult, Space } from '../model/entities.ts';
-import type { JobRecord } from '../ports/store.ts';
-import { bounded } from '../util/concurrency.ts';
-import { startJob, type JobHandler } from './jobs.ts';
-import { marksOf } from './marks.ts';
-import { advanceStage, computeStage, contextAfter, recordOn, stageAdvance } from './progress.ts';
-import { SpaceAction, type SpaceResult } from './promote-space.ts';
-import { promoteContext, type PromoteContext } from './promote-context.ts';
-import {
-  budgeted,
-  conclude,
-  promoter,
-  promotionRecord,
-  PROMOTE_CONCURRENCY,
-  type Gated,
-  type PromoteOptions,
-} from './promote-steps.ts';
-import type { GateContext } from './stages.ts';
+import { startJob, type JobHandler } from '../jobs.ts';
+import { marksOf } from '../marks.ts';
+import type { ChangeDeps } from '../ports.ts';
+import { recordOn } from '../progress.ts';
+import { promoteContext, type PromoteContext } from './context.ts';
+
+import { conclude, promotionRecord } from './record.ts';
+import { budgeted, promoter } from './space.ts';
+import { SpaceAction, type SpaceResult, PROMOTE_CONCURRENCY, type Gated, type PromoteOptions } from './types.ts';
+import { afterPromotion, stageAdvance, stageReachedBy } from '../reevaluate.ts';
+import type { GateContext } from '../stages.ts';
+import type { Caller, ChangeOrder, GateResult, Space } from '../../model/entities.ts';
+import type { JobRecord } from '../../ports/store.ts';
+import { bounded } from '../../util/concurrency.ts';
 
 /** What a promotion job carries from the request to its workers. */
 interface PromoteJobPlan {
@@ -169,12 +164,7 @@ export const promoteJob: JobHandler<PromoteJobPlan, SpaceResult> = {
     const gate = jobGates.get(job.JobID);
     jobGates.delete(job.JobID);
     const promoted = results.filter((s) => s.Action === SpaceAction.Promote).map((s) => s.SpaceID);
-    const reached =
-      gate && co.ChangeWorkflow
-        ? await computeStage(deps, caller, co, contextAfter(co, gate, promoted, deps.now().toISOString())).catch(
-            () => undefined,
-          )
-        : undefined;
+    const reached = await stageReachedBy(deps, caller, co, gate, promoted);
     if (reached) stageRecorded.add(job.JobID);
     if (stageRecorded.size > 16) stageRecorded.delete(stageRecorded.values().next().value!);
     await recordOn(
@@ -187,9 +177,11 @@ export const promoteJob: JobHandler<PromoteJobPlan, SpaceResult> = {
   },
   async after(deps, job, plan) {
     if (stageRecorded.delete(job.JobID)) return;
-    await advanceStage(deps, job.Caller as Caller, { SpaceID: plan.SpaceID, ChangeOrderID: plan.ChangeOrderID }).catch(
-      (e: unknown) =>
-        deps.telemetry?.error('advancing the stage after a promotion job failed; the next event re-evaluates it', e),
+    await afterPromotion(
+      deps,
+      job.Caller as Caller,
+      { SpaceID: plan.SpaceID, ChangeOrderID: plan.ChangeOrderID },
+      'a promotion job',
     );
   },
 };

@@ -1,5 +1,12 @@
-import type { Space } from '../model/entities.ts';
-import type { StageSpaces } from './state.ts';
+/** Step 1 of a promotion: which Spaces it targets, in which Stage, over which Spaces its gates are evaluated, and in which waves. */
+import type { ChangeDeps } from '../ports.ts';
+import type { PromoteOptions } from './types.ts';
+import { orgSpaces } from '../stages.ts';
+import type { StageSpaces } from '../state.ts';
+import type { Space, Caller, ChangeOrder, Link } from '../../model/entities.ts';
+import { Invalid } from '../../model/errors.ts';
+import { findSpace } from '../../variants/lookup.ts';
+import { matches, parseWhere } from '../../where/index.ts';
 
 /** Which Spaces a promotion targets, in which Stage, and over which Spaces its gates are evaluated. */
 export interface PromotionPlan {
@@ -51,4 +58,44 @@ export function planPromotion(
     .flatMap((s) => s.spaces)
     .filter((s) => !before.some((b) => b.SpaceID === s.SpaceID));
   return { stageIndex, targets, earlier, before };
+}
+
+/** The target Spaces a promotion names (by reference, or by a where over the ChangeOrder's scope), each in scope. */
+export async function namedTargets(
+  deps: ChangeDeps,
+  caller: Caller,
+  co: ChangeOrder,
+  o: PromoteOptions,
+): Promise<Space[]> {
+  const named: Space[] = [];
+  for (const ref of o.spaces ?? []) named.push(await findSpace(deps, caller, ref));
+  if (o.whereSpace) {
+    const q = parseWhere(o.whereSpace, 'Space');
+    named.push(
+      ...(await orgSpaces(deps, caller, [q])).filter((s) => co.InScopeSpaceIDs.includes(s.SpaceID) && matches(q, s)),
+    );
+  }
+  for (const s of named)
+    if (!co.InScopeSpaceIDs.includes(s.SpaceID))
+      throw new Invalid(`space '${s.Slug}' is not in the scope of change order '${co.Slug}'`);
+  return named;
+}
+
+/** The Space IDs each target merges from by MergeUnits Links, for ordering waves. */
+export async function mergeSources(deps: ChangeDeps, targets: Space[]): Promise<Map<string, Set<string>>> {
+  return new Map(
+    await Promise.all(
+      targets.map(
+        async (t) =>
+          [
+            t.SpaceID,
+            new Set(
+              (await deps.store.listInSpace<Link>('Link', t.SpaceID))
+                .filter((l) => l.UpdateType === 'MergeUnits')
+                .map((l) => l.ToSpaceID),
+            ),
+          ] as const,
+      ),
+    ),
+  );
 }

@@ -1,3 +1,13 @@
+/**
+ * What one promotion shares across its Spaces, and how it reads them before writing: the ChangeOrder's
+ * marks and one cache of upstream revisions (`promoteContext`), the Spaces read a group at a time with
+ * their Units' heads in one batch (`readAhead`). The promotion of one Space is space.ts.
+ */
+
+/** What one promotion shares across its Spaces. */
+import { marksOf, type CoMarks } from '../marks.ts';
+import type { ChangeDeps } from '../ports.ts';
+import { decompress } from '../../config/hash.ts';
 import {
   DESCRIBING_TOOLCHAIN,
   type ChangeOrder,
@@ -6,19 +16,9 @@ import {
   type Space,
   type StoredRevision,
   type Unit,
-} from '../model/entities.ts';
-import { decompress } from '../config/hash.ts';
-import { cachedReader, type UpstreamReader } from '../variants/merge.ts';
-import { marksOf, type CoMarks } from './marks.ts';
-import type { ChangeDeps } from './ports.ts';
+} from '../../model/entities.ts';
+import { cachedReader, type UpstreamReader } from '../../variants/merge.ts';
 
-/**
- * What one promotion shares across its Spaces, and how it reads them before writing: the ChangeOrder's
- * marks and one cache of upstream revisions (`promoteContext`), the Spaces read a group at a time with
- * their Units' heads in one batch (`readAhead`). The promotion of one Space is promote-space.ts.
- */
-
-/** What one promotion shares across its Spaces. */
 export interface PromoteContext {
   co: ChangeOrder;
   marks: CoMarks;

@@ -1,0 +1,149 @@
+/**
+ * Step 4 of a promotion, in the request and in a job alike: what the Spaces came to (the answer) and what the
+ * ChangeOrder records of it, with the events that say so.
+ */
+
+/** Gates as records keep them: without an explanation's evidence. */
+import type { ChangeDeps } from '../ports.ts';
+import { SpaceAction, type Gated, type PromoteResult, type SpaceResult } from './types.ts';
+import { DetailType, SOURCE, type BatonEvent } from '../../events/contracts.ts';
+import type { Caller, ChangeOrder, GateResult } from '../../model/entities.ts';
+
+export const recorded = (gates: GateResult[]): GateResult[] => gates.map(({ Evidence: _e, Opens: _o, ...g }) => g);
+
+/** What every Space came to, as the answer says it: landed, failures, and the outcome. */
+export function conclude(
+  co: ChangeOrder,
+  g: Pick<Gated, 'stageName' | 'gates' | 'failedGates'> & { total: number },
+  spaces: SpaceResult[],
+  dryRun: boolean,
+): { outcome: 'Done' | 'Partial'; result: PromoteResult; failures: SpaceResult[] } {
+  const result: PromoteResult = {
+    ChangeOrderID: co.ChangeOrderID,
+    Stage: g.stageName,
+    DryRun: dryRun,
+    Forced: g.failedGates.length > 0,
+    Gates: g.gates,
+    Spaces: spaces,
+    Landed: 0,
+    Total: g.total,
+  };
+  result.Landed = spaces.filter((s) => s.Action === SpaceAction.Promote || s.Action === SpaceAction.Unchanged).length;
+  const failures = spaces.filter(
+    (s) => s.Action === SpaceAction.Failed || s.Action === SpaceAction.Blocked || s.Action === SpaceAction.NotStarted,
+  );
+  if (failures.length)
+    result.Message = `${result.Landed} of ${result.Total} space(s) ${dryRun ? 'would take' : 'took'} change order '${co.Slug}'; ${failures.map((f) => `'${f.SpaceSlug}': ${f.Error}`).join('; ')}`;
+  return { outcome: failures.length ? 'Partial' : 'Done', result, failures };
+}
+
+/** What the ChangeOrder records of a promotion (promoted Spaces, override, failures; the lease given back) and the events that say so. */
+export function promotionRecord(
+  deps: ChangeDeps,
+  caller: Caller,
+  co: ChangeOrder,
+  result: PromoteResult,
+  failures: SpaceResult[],
+  failedGates: GateResult[],
+  targets: string[],
+  forceReason: string | undefined,
+  leaseId: string | undefined,
+  allowance?: number,
+) {
+  deps.telemetry?.count('Promotions');
+  deps.telemetry?.count(
+    'UnitsPromoted',
+    result.Spaces.flatMap((s) => s.Units).filter((u) => u.RevisionNums?.length).length,
+  );
+  const now = deps.now().toISOString();
+  const stageName = result.Stage;
+  const promoted = result.Spaces.filter((s) => s.Action === SpaceAction.Promote).map((s) => s.SpaceID);
+  const events: BatonEvent[] = [];
+  if (failures.length)
+    events.push({
+      source: SOURCE,
+      detailType: DetailType.PromotionFailed,
+      detail: {
+        OrganizationID: co.OrganizationID,
+        ChangeOrderID: co.ChangeOrderID,
+        Slug: co.Slug,
+        Stage: stageName,
+        SpaceIDs: failures.map((f) => f.SpaceID),
+      },
+    });
+  if (result.Forced) {
+    events.push({
+      source: SOURCE,
+      detailType: DetailType.PromotionOverridden,
+      detail: {
+        OrganizationID: co.OrganizationID,
+        ChangeOrderID: co.ChangeOrderID,
+        Slug: co.Slug,
+        Stage: stageName,
+        SpaceIDs: targets,
+        FailedGates: recorded(failedGates),
+        Reason: forceReason!,
+        UserID: caller.UserID,
+      },
+    });
+  }
+  const change = (c: ChangeOrder): Partial<ChangeOrder> => ({
+    Promotions: promoted.length
+      ? [...c.Promotions, { PromotedAt: now, SpaceIDs: promoted, Stage: stageName, UserID: caller.UserID }]
+      : c.Promotions,
+    PromotionOverrides: result.Forced
+      ? [
+          ...c.PromotionOverrides,
+          {
+            FailedGates: recorded(failedGates),
+            OverriddenAt: now,
+            Reason: forceReason!,
+            SpaceIDs: targets,
+            Stage: stageName,
+            UserID: caller.UserID,
+          },
+        ]
+      : c.PromotionOverrides,
+    ...(result.Spaces.some((s) => s.Action === SpaceAction.NotStarted)
+      ? {
+          PromotionHalts: [
+            ...(c.PromotionHalts ?? []),
+            {
+              HaltedAt: now,
+              Stage: stageName,
+              UserID: caller.UserID,
+              Allowance: allowance ?? 0,
+              FailedSpaceIDs: result.Spaces.filter((s) => s.Action === SpaceAction.Failed).map((s) => s.SpaceID),
+              NotStartedSpaceIDs: result.Spaces.filter((s) => s.Action === SpaceAction.NotStarted).map(
+                (s) => s.SpaceID,
+              ),
+            },
+          ],
+        }
+      : {}),
+    PromotionFailures: failures.length
+      ? [
+          ...c.PromotionFailures,
+          {
+            FailedAt: now,
+            UserID: caller.UserID,
+            Stage: stageName,
+            Spaces: failures.map((f) => ({
+              SpaceID: f.SpaceID,
+              SpaceSlug: f.SpaceSlug,
+              Action: f.Action,
+              Error: f.Error,
+              Units: f.Units.filter((u) => u.Error).map((u) => ({
+                UnitID: u.UnitID,
+                UnitSlug: u.UnitSlug,
+                Error: u.Error!.Message,
+              })),
+            })),
+          },
+        ]
+      : c.PromotionFailures,
+    // The lease goes back in the same write that records the promotion.
+    ...(leaseId && c.PromotionLease?.LeaseID === leaseId ? { PromotionLease: undefined } : {}),
+  });
+  return { change, events };
+}
