@@ -18,7 +18,7 @@ import {
 } from '../model/entities.ts';
 import { Conflict, NotFound } from '../model/errors.ts';
 import { startJob, type JobHandler } from './jobs.ts';
-import type { JobRecord } from '../ports/store.ts';
+import type { JobRecord } from '../ports/jobs.ts';
 import { DetailType, SOURCE } from '../events/contracts.ts';
 import { eventOps } from '../events/outbox.ts';
 import type { StoreOp } from '../ports/store.ts';

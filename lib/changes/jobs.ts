@@ -14,7 +14,8 @@ import type { ChangeDeps } from './ports.ts';
 import type { Caller, Space } from '../model/entities.ts';
 import { Conflict, NotFound } from '../model/errors.ts';
 import type { Deps, JobMessage } from '../ports/deps.ts';
-import type { JobKind, JobPartRecord, JobRecord, StoreOp } from '../ports/store.ts';
+import type { StoreOp } from '../ports/store.ts';
+import type { JobKind, JobPartRecord, JobRecord } from '../ports/jobs.ts';
 import { compress, decompress } from '../config/hash.ts';
 
 /**

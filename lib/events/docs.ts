@@ -1,6 +1,7 @@
 /** docs/reference/events.md, generated from the contracts and their examples (`npm run docs`). */
 import { DetailType, HOOK_SOURCE, LIVE_STATUS_RULE, RULES, SOURCE, STAGE_RULE } from './contracts.ts';
-import { DEPLOY_TOOL_SETUP, EVENT_EXAMPLES, EXAMPLE_DIGEST, EXAMPLE_UNIT } from './examples.ts';
+import { DEPLOY_TOOL_SETUP, EXAMPLE_DIGEST, EXAMPLE_UNIT } from './deploy-tool-examples.ts';
+import { EVENT_EXAMPLES } from './examples.ts';
 
 export function eventsMarkdown(): string {
   const lines = [

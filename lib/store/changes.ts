@@ -1,7 +1,8 @@
 import { createConversions } from 'electrodb';
 import type { ChangeOrder, Hold } from '../model/entities.ts';
 import { COMPLETED, inFlight, type Progress } from '../model/change-orders.ts';
-import type { ChangeStore, JobPartRecord, JobRecord, OutboxItem } from '../ports/store.ts';
+import type { ChangeStore, OutboxItem } from '../ports/store.ts';
+import type { JobPartRecord, JobRecord } from '../ports/jobs.ts';
 import * as E from './entities.ts';
 import { checkCursor, type Table, type Where } from './table.ts';
 

@@ -7,7 +7,8 @@ import { deploymentYaml, startEnv, type Env } from '../support/harness.ts';
 import { cubAt } from '../support/cli.ts';
 import { consumeDeployToolEvent } from '../../lib/releases/deploy-events.ts';
 import { DetailType, HOOK_SOURCE } from '../../lib/events/contracts.ts';
-import { DEPLOY_TOOL_SETUP, EVENT_EXAMPLES, EXAMPLE_DIGEST, EXAMPLE_UNIT } from '../../lib/events/examples.ts';
+import { DEPLOY_TOOL_SETUP, EXAMPLE_DIGEST, EXAMPLE_UNIT } from '../../lib/events/deploy-tool-examples.ts';
+import { EVENT_EXAMPLES } from '../../lib/events/examples.ts';
 
 // The bodies as Argo CD ({{toJson .app}}) and Flux's generic(-hmac) provider send them; only the revision (what the tool deployed) is filled in.
 const fixture = (name: string, revision: string) =>

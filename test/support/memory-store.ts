@@ -25,8 +25,6 @@ import { landGroups } from '../../lib/util/groups.ts';
 import type {
   GroupOutcome,
   IdempotencyRecord,
-  JobPartRecord,
-  JobRecord,
   SlugPage,
   MarkWrite,
   OrgKind,
@@ -38,6 +36,7 @@ import type {
   StoreOp,
   WriteKind,
 } from '../../lib/ports/store.ts';
+import type { JobPartRecord, JobRecord } from '../../lib/ports/jobs.ts';
 import { TRANSACTION_MAX_ITEMS } from '../../lib/util/chunk.ts';
 import { inForce } from '../../lib/model/holds.ts';
 import { releaseToRecord } from '../../lib/model/change-orders.ts';

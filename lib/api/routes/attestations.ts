@@ -1,12 +1,14 @@
 import { answered, ApproveAnswer } from '../answers.ts';
 import { accepted } from './jobs.ts';
 import { Invalid } from '../../model/errors.ts';
-import { approve, createAttestation, listAttestations, revokeAttestation } from '../../changes/attest.ts';
+import { approve, createAttestation } from '../../changes/attest.ts';
+import { listAttestations, revokeAttestation } from '../../changes/attestations.ts';
 import { NotFound } from '../../model/errors.ts';
 import { keyedPage, listQueries, page } from '../lists.ts';
 import { pathSpace } from '../resolve.ts';
 import { listReply, route } from '../route.ts';
-import { Approve, CreateAttestation, ListQuery, NoBody, NoQuery, RevokeAttestation } from '../schemas.ts';
+import { ListQuery, NoBody, NoQuery } from '../schemas.ts';
+import { Approve, CreateAttestation, RevokeAttestation } from '../change-schemas.ts';
 
 const inSpace = '/space/{space_id}/attestation';
 

@@ -8,17 +8,15 @@ import { findInSpace } from '../../variants/lookup.ts';
 import { cursorPage, keyedPage, listQueries, page } from '../lists.ts';
 import { pathSpace, withSpace } from '../resolve.ts';
 import { listReply, route } from '../route.ts';
+import { ListQuery, NoBody, NoQuery } from '../schemas.ts';
 import {
   CloneChangeWorkflow,
   CreateChangeOrder,
   CreateChangeWorkflow,
-  ListQuery,
-  NoBody,
-  NoQuery,
   UpdateChangeOrder,
   UpdateChangeWorkflow,
   ExplainQuery,
-} from '../schemas.ts';
+} from '../change-schemas.ts';
 import { derive } from '../../changes/progress.ts';
 import { explainPromotion } from '../../changes/promote/explain.ts';
 

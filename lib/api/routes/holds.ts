@@ -1,7 +1,8 @@
 import { createHold, findHold, holdReader, liftHold, listHolds, viewHolds } from '../../changes/holds.ts';
 import { keyedPage } from '../lists.ts';
 import { listReply, route } from '../route.ts';
-import { CreateHold, LiftHold, NoBody, NoQuery, PageQuery } from '../schemas.ts';
+import { NoBody, NoQuery, PageQuery } from '../schemas.ts';
+import { CreateHold, LiftHold } from '../change-schemas.ts';
 
 /** Holds: promotions (or publishes) into a Space, a workflow's ChangeOrders or the organization wait while one is in force. */
 export const holdRoutes = [

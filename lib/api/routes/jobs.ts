@@ -1,6 +1,6 @@
 import { answered, JobAccepted, JobAnswer } from '../answers.ts';
 import { getJob } from '../../changes/job-kinds.ts';
-import type { JobRecord } from '../../ports/store.ts';
+import type { JobRecord } from '../../ports/jobs.ts';
 import { route, type Reply } from '../route.ts';
 import { NoBody, NoQuery } from '../schemas.ts';
 

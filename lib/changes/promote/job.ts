@@ -11,7 +11,7 @@ import { SpaceAction, type SpaceResult, PROMOTE_CONCURRENCY, type Gated, type Pr
 import { afterPromotion, stageAdvance, stageReachedBy } from '../reevaluate.ts';
 import type { GateContext } from '../stages.ts';
 import type { Caller, ChangeOrder, GateResult, Space } from '../../model/entities.ts';
-import type { JobRecord } from '../../ports/store.ts';
+import type { JobRecord } from '../../ports/jobs.ts';
 import { bounded } from '../../util/concurrency.ts';
 
 /** What a promotion job carries from the request to its workers. */

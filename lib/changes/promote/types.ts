@@ -3,7 +3,7 @@ import type { CoMarks } from '../marks.ts';
 
 import type { GateContext } from '../stages.ts';
 import type { GateResult, PriorRevisions, Space } from '../../model/entities.ts';
-import type { JobRecord } from '../../ports/store.ts';
+import type { JobRecord } from '../../ports/jobs.ts';
 import type { UnitResult } from '../../variants/merge.ts';
 
 /** Spaces of one Stage promoted at once. */

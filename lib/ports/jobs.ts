@@ -1,0 +1,53 @@
+/** The records of jobs: what a long promotion, approval or demote carries from its request to its workers, and each part they finish. */
+
+/** The operations that run as jobs. */
+export type JobKind = 'Promote' | 'Approve' | 'Demote';
+
+/**
+ * A long operation running as a job. Its Spaces are split into waves (run one after another) of parts
+ * (run by workers at once); `Parts[w]` is how many parts wave `w` has. `Plan` and `Result` are
+ * compressed JSON: what the request planned, and once `Done` the body it would have answered with
+ * `Status`.
+ */
+export interface JobRecord {
+  JobID: string;
+  OrganizationID: string;
+  UserID: string;
+  Kind: JobKind;
+  State: 'Running' | 'Done';
+  /** Who asked, as the request saw them: the job acts with exactly their permissions. */
+  Caller: object;
+  /** What it works on (e.g. the ChangeOrder), shown while it runs. */
+  Subject?: Record<string, unknown>;
+  Plan: string;
+  Total: number;
+  Parts: number[];
+  /** Spaces per part. */
+  PartSpaces: number;
+  Wave: number;
+  PartsDone: number;
+  SpacesDone: number;
+  /** Spaces of the written parts that failed (a promotion's failure budget counts them). */
+  SpacesFailed?: number;
+  Status?: number;
+  Result?: string;
+  CreatedAt: string;
+  UpdatedAt: string;
+  FinishedAt?: string;
+  ExpiresAtEpoch?: number;
+  Version: number;
+}
+
+/** One finished part of a job; `Result` is its compressed JSON (what happened in each of its Spaces). */
+export interface JobPartRecord {
+  JobID: string;
+  /** `w<wave>p<index>`, zero-padded, so parts list in order. */
+  Part: string;
+  Wave: number;
+  Index: number;
+  Result: string;
+  /** Its worker gave up on it (every attempt failed): its Spaces are reported failed. */
+  GaveUp?: boolean;
+  CreatedAt: string;
+  ExpiresAtEpoch?: number;
+}
