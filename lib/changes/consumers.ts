@@ -1,7 +1,7 @@
 import { consumeStageEvent } from './reevaluate.ts';
 import { STAGE_RULE, type BatonEvent } from '../events/contracts.ts';
-import type { Deps } from '../ports/deps.ts';
 import { consumeDeployToolEvent, type Outcome } from '../releases/deploy-events.ts';
+import type { Deps } from '../ports/deps.ts';
 
 /** Every consumer of Baton's bus, by the detail type it takes (the rules in lib/events route each there). */
 export async function consumeEvent(deps: Deps, event: BatonEvent): Promise<Outcome> {

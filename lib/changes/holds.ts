@@ -22,7 +22,6 @@ import { Conflict, Forbidden, Invalid, NotFound } from '../model/errors.ts';
 import { DetailType, SOURCE, type BatonEvent } from '../events/contracts.ts';
 import { eventOps } from '../events/outbox.ts';
 import { holdGate, holdsOn, type HoldSubject } from '../gates/holds.ts';
-import type { Deps } from '../ports/deps.ts';
 import { findInSpace, findSpace } from '../variants/lookup.ts';
 import { isId } from '../model/ids.ts';
 
@@ -58,7 +57,7 @@ function holdEvent(detailType: DetailType, h: Hold): BatonEvent {
 }
 
 /** Places a hold. A Space's (or a workflow's) needs Edit there; the organization's, an Admin. */
-export async function createHold(deps: Deps, caller: Caller, o: HoldInput): Promise<HoldView> {
+export async function createHold(deps: ChangeDeps, caller: Caller, o: HoldInput): Promise<HoldView> {
   const scopes = [o.Space !== undefined, o.Workflow !== undefined, !!o.Organization].filter(Boolean).length;
   if (scopes !== 1)
     throw new Invalid(
@@ -106,7 +105,7 @@ function strip<T extends { Labels?: unknown; Annotations?: unknown; DisplayName?
 }
 
 /** A hold of the caller's organization, by ID or slug. */
-export async function findHold(deps: Deps, caller: Caller, ref: string): Promise<Hold> {
+export async function findHold(deps: ChangeDeps, caller: Caller, ref: string): Promise<Hold> {
   const id = isId(ref) ? ref.toLowerCase() : await deps.store.idInOrg(caller.OrganizationID, 'Hold', ref);
   const hold = id ? await deps.store.getHold(caller.OrganizationID, id) : undefined;
   if (!hold) throw new NotFound(`hold '${ref}' not found`);
@@ -114,7 +113,12 @@ export async function findHold(deps: Deps, caller: Caller, ref: string): Promise
 }
 
 /** Lifts a hold: its owner or an Admin, with a note; it stays on record, no longer in force. */
-export async function liftHold(deps: Deps, caller: Caller, ref: string, note: string | undefined): Promise<HoldView> {
+export async function liftHold(
+  deps: ChangeDeps,
+  caller: Caller,
+  ref: string,
+  note: string | undefined,
+): Promise<HoldView> {
   const hold = await findHold(deps, caller, ref);
   if (hold.LiftedAt)
     throw new Conflict(`hold '${hold.Slug}' was lifted already (by ${hold.LiftedBy}, at ${hold.LiftedAt})`);
@@ -161,7 +165,7 @@ export async function viewHolds(deps: ChangeDeps, caller: Caller, holds: Hold[])
 }
 
 /** The organization's holds, by slug. */
-export async function listHolds(deps: Deps, caller: Caller): Promise<HoldView[]> {
+export async function listHolds(deps: ChangeDeps, caller: Caller): Promise<HoldView[]> {
   return viewHolds(
     deps,
     caller,
@@ -175,7 +179,7 @@ export async function listHolds(deps: Deps, caller: Caller): Promise<HoldView[]>
  * holds of an organization grow with its history).
  */
 export function holdReader(
-  deps: Deps,
+  deps: ChangeDeps,
   caller: Caller,
 ): (want: number, after?: string) => Promise<{ items: { item: HoldView; cursor: string }[]; next?: string }> {
   return async (want, after) => {
@@ -221,7 +225,12 @@ export function holdsInForce(deps: ChangeDeps, caller: Caller): Promise<Hold[]> 
 }
 
 /** Refuses (409) an action a hold in force covers: publishing has no override. */
-export async function refuseIfHeld(deps: Deps, caller: Caller, subject: HoldSubject, what: string): Promise<void> {
+export async function refuseIfHeld(
+  deps: ChangeDeps,
+  caller: Caller,
+  subject: HoldSubject,
+  what: string,
+): Promise<void> {
   const gates = await holdGates(deps, caller, subject);
   if (gates.length)
     throw new Conflict(

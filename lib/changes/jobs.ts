@@ -13,7 +13,7 @@
 import type { ChangeDeps } from './ports.ts';
 import type { Caller, Space } from '../model/entities.ts';
 import { Conflict, NotFound } from '../model/errors.ts';
-import type { Deps, JobMessage } from '../ports/deps.ts';
+import type { JobMessage } from '../ports/deps.ts';
 import type { StoreOp } from '../ports/store.ts';
 import type { JobKind, JobPartRecord, JobRecord } from '../ports/jobs.ts';
 import { compress, decompress } from '../config/hash.ts';
@@ -34,7 +34,13 @@ const JOB_KEPT_S = 7 * 24 * 3600;
 /** What a kind of job does with its parts. `P` is its plan, `R` what one Space came to. */
 export interface JobHandler<P = unknown, R = unknown> {
   /** Runs a part's Spaces; what each came to, and what to write with the part (in its transaction), if anything. */
-  run(deps: Deps, job: JobRecord, plan: P, wave: number, spaces: Space[]): Promise<{ results: R[]; ops?: StoreOp[] }>;
+  run(
+    deps: ChangeDeps,
+    job: JobRecord,
+    plan: P,
+    wave: number,
+    spaces: Space[],
+  ): Promise<{ results: R[]; ops?: StoreOp[] }>;
   /** What each Space of a part came to when its worker gave up on it. */
   gaveUp(spaces: Space[], error: string): R[];
   /** What a Space's result says, for the job's progress (its action, and the error if any). */
@@ -45,14 +51,14 @@ export interface JobHandler<P = unknown, R = unknown> {
    * marker removed) — in the same transaction.
    */
   finish(
-    deps: Deps,
+    deps: ChangeDeps,
     job: JobRecord,
     plan: P,
     results: R[],
     end: (status: number, body: unknown) => StoreOp[],
   ): Promise<void>;
   /** After the job has ended (effects that may run again: e.g. a Stage re-evaluated). */
-  after?(deps: Deps, job: JobRecord, plan: P): Promise<void>;
+  after?(deps: ChangeDeps, job: JobRecord, plan: P): Promise<void>;
 }
 
 export type JobHandlers = Record<JobKind, JobHandler>;
@@ -133,7 +139,7 @@ function partSpaces(job: JobRecord, plan: StoredPlan<unknown>, wave: number, ind
  * `giveUp` (the last attempt failed): the part's Spaces are written as failed, so the job still ends.
  */
 export async function runJobPart(
-  deps: Deps,
+  deps: ChangeDeps,
   handlers: JobHandlers,
   msg: JobMessage,
   giveUp?: string,
@@ -197,7 +203,7 @@ export async function runJobPart(
 }
 
 /** After a wave's last part: the next wave's parts are sent, or the job is finished. */
-async function moveOn(deps: Deps, handlers: JobHandlers, job: JobRecord): Promise<void> {
+async function moveOn(deps: ChangeDeps, handlers: JobHandlers, job: JobRecord): Promise<void> {
   const finished = job.Wave === job.Parts.length - 1 && job.PartsDone === job.Parts[job.Wave];
   if (finished) return finishJob(deps, handlers, job);
   if (job.PartsDone === 0) await sendWave(deps, job, job.Wave);
@@ -208,7 +214,7 @@ async function moveOn(deps: Deps, handlers: JobHandlers, job: JobRecord): Promis
  * duplicate is harmless: a part runs once), or the job is finished if every part is in. For a restart,
  * and for a message delivered again after its part was written.
  */
-export async function resumeJob(deps: Deps, handlers: JobHandlers, jobId: string): Promise<void> {
+export async function resumeJob(deps: ChangeDeps, handlers: JobHandlers, jobId: string): Promise<void> {
   const job = await deps.store.getJob(jobId);
   if (!job || job.State === 'Done') return;
   if (job.Wave === job.Parts.length - 1 && job.PartsDone === job.Parts[job.Wave]) return finishJob(deps, handlers, job);
@@ -216,7 +222,7 @@ export async function resumeJob(deps: Deps, handlers: JobHandlers, jobId: string
   await sendWave(deps, job, job.Wave, done);
 }
 
-async function finishJob(deps: Deps, handlers: JobHandlers, job: JobRecord): Promise<void> {
+async function finishJob(deps: ChangeDeps, handlers: JobHandlers, job: JobRecord): Promise<void> {
   const handler = handlers[job.Kind];
   const plan = planOf(job);
   const parts = await deps.store.jobParts(job.JobID);
@@ -276,7 +282,12 @@ export interface JobView {
 }
 
 /** A job as its organization's members see it (another organization's is not found). */
-export async function jobView(deps: Deps, handlers: JobHandlers, caller: Caller, jobId: string): Promise<JobView> {
+export async function jobView(
+  deps: ChangeDeps,
+  handlers: JobHandlers,
+  caller: Caller,
+  jobId: string,
+): Promise<JobView> {
   const job = await deps.store.getJob(jobId);
   if (!job || job.OrganizationID !== caller.OrganizationID) throw new NotFound(`job '${jobId}' not found`);
   const handler = handlers[job.Kind];

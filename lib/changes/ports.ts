@@ -1,12 +1,12 @@
 import type { Deps } from '../ports/deps.ts';
 import type { Store } from '../ports/store.ts';
-import type { UnitStore } from '../variants/ports.ts';
+import type { PublishStore } from '../releases/ports.ts';
 
 /**
- * The narrow port the ChangeOrder operations do their I/O through: the reads and the one transactional
- * write they need, and nothing else of the store (no organizations, tokens or deletes).
+ * The narrow port the ChangeOrder operations do their I/O through: the releases port below it (and so the
+ * variants' and the people's), and what ChangeOrders, their progress, holds, attestations and jobs need.
  */
-export type ChangeOrderStore = UnitStore &
+export type ChangeOrderStore = PublishStore &
   Pick<
     Store,
     | 'listSpaces'
@@ -30,6 +30,14 @@ export type ChangeOrderStore = UnitStore &
     | 'attestationById'
     | 'listHolds'
     | 'getJob'
+    | 'idInOrg'
+    | 'getHold'
+    | 'slugPage'
+    | 'getMany'
+    | 'jobPartDone'
+    | 'jobParts'
+    | 'updateInSpace'
+    | 'createInSpace'
   >;
 
 /** What a ChangeOrder operation is given: the narrow store, the bus, the clock and ids. */

@@ -10,6 +10,7 @@
  *   (`consumeStageEvent`, on the bus's STAGE_RULE) re-evaluates every ChangeOrder in flight that reached it
  *   (`reevaluateFor`).
  */
+import type { Deps } from '../ports/deps.ts';
 import { marksOf } from './marks.ts';
 import type { ChangeDeps } from './ports.ts';
 
@@ -36,7 +37,6 @@ import {
 import { eventOps, onceFor } from '../events/outbox.ts';
 import { evaluateGates } from '../gates/prerequisites.ts';
 import { COMPLETED, type Caller, type ChangeOrder } from '../model/entities.ts';
-import type { Deps } from '../ports/deps.ts';
 import { drop, type Outcome } from '../releases/deploy-events.ts';
 import { retryOnConflict } from '../util/retry.ts';
 
@@ -167,7 +167,7 @@ export async function reevaluateFor(deps: ChangeDeps, caller: Caller, spaceId: s
 }
 
 /** The Stage re-evaluation consumer: a Release's live status changed, so the ChangeOrders its Space took may advance. */
-export async function consumeLiveStatusChanged(deps: Deps, event: BatonEvent): Promise<Outcome> {
+export async function consumeLiveStatusChanged(deps: ChangeDeps, event: BatonEvent): Promise<Outcome> {
   const d = ReleaseLiveStatusChangedDetail.safeParse(event.detail);
   if (!d.success) return drop('malformed live status event', event);
   await reevaluateFor(deps, { OrganizationID: d.data.OrganizationID, UserID: 'baton' }, d.data.SpaceID);
@@ -175,7 +175,7 @@ export async function consumeLiveStatusChanged(deps: Deps, event: BatonEvent): P
 }
 
 /** The same re-evaluation after an attestation is recorded or revoked in a Space. */
-export async function consumeAttestationEvent(deps: Deps, event: BatonEvent): Promise<Outcome> {
+export async function consumeAttestationEvent(deps: ChangeDeps, event: BatonEvent): Promise<Outcome> {
   const d = AttestationEventDetail.safeParse(event.detail);
   if (!d.success) return drop('malformed attestation event', event);
   await reevaluateFor(deps, { OrganizationID: d.data.OrganizationID, UserID: 'baton' }, d.data.SpaceID);

@@ -2,9 +2,9 @@ import type { Caller, ChangeOrder, Space } from '../model/entities.ts';
 import { publish, type PublishResult } from '../releases/publish.ts';
 import { findInSpace } from '../variants/lookup.ts';
 import { Conflict } from '../model/errors.ts';
-import type { Deps } from '../ports/deps.ts';
 import { refuseIfHeld } from './holds.ts';
 import { checkReleaseGates, recordRelease } from './progress.ts';
+import type { ChangeDeps } from './ports.ts';
 
 const CHANGE_ORDER = 'ChangeOrder:';
 
@@ -13,7 +13,7 @@ const CHANGE_ORDER = 'ChangeOrder:';
  * the change, the Space is not recorded as having taken it) is not released as the change: a rerun of
  * the promotion finishes it first.
  */
-async function refusePartial(deps: Deps, co: ChangeOrder, space: Space): Promise<void> {
+async function refusePartial(deps: ChangeDeps, co: ChangeOrder, space: Space): Promise<void> {
   if (space.SpaceID === co.SpaceID || !co.InScopeSpaceIDs.includes(space.SpaceID)) return;
   // The Space's own progress, read by key (not the ChangeOrder's progress in every Space).
   if ((await deps.store.progressAt(co.ChangeOrderID, space.SpaceID))?.ResolvedAt) return;
@@ -30,7 +30,7 @@ async function refusePartial(deps: Deps, co: ChangeOrder, space: Space): Promise
  * release gates must hold first. A Release made is recorded on every ChangeOrder of the Space it carries.
  */
 export async function publishRelease(
-  deps: Deps,
+  deps: ChangeDeps,
   caller: Caller,
   space: Space,
   o: { revision?: string | number; dryRun?: boolean; description?: string },

@@ -11,7 +11,6 @@ import { evaluatePrerequisite } from '../gates/prerequisites.ts';
 import { holdsOn } from '../gates/holds.ts';
 import { newestPublished } from '../releases/bundle.ts';
 import { bounded } from '../util/concurrency.ts';
-import type { Deps } from '../ports/deps.ts';
 import { marksOf } from './marks.ts';
 import { viewHolds } from './holds.ts';
 import {
@@ -28,6 +27,7 @@ import { reachedStage } from './state.ts';
 import { derive } from './progress.ts';
 import { explainPromotion } from './promote/explain.ts';
 import { computeStage } from './reevaluate.ts';
+import type { ChangeDeps } from './ports.ts';
 
 /** How many Spaces' state the rollout reads at once. */
 const ROLLOUT_CONCURRENCY = 16;
@@ -57,7 +57,7 @@ export function approvalsOf(co: ChangeOrder, gates: GateResult[]): RolloutSpace[
 
 /** One Space's cell: progress, latest Release and live status, the gates it must meet before the change goes on, failures and overrides. */
 async function spaceCell(
-  deps: Deps,
+  deps: ChangeDeps,
   caller: Caller,
   co: ChangeOrder,
   known: Known,
@@ -137,7 +137,7 @@ async function spaceCell(
  * Where a ChangeOrder has got to, Space by Space and Stage by Stage, with what each Space must meet
  * before the change goes on, the next promotion explained, holds in force and a running job. Reads only.
  */
-export async function rolloutOf(deps: Deps, caller: Caller, co: ChangeOrder, base: Space): Promise<Rollout> {
+export async function rolloutOf(deps: ChangeDeps, caller: Caller, co: ChangeOrder, base: Space): Promise<Rollout> {
   const now = deps.now();
   const [view, ctx, marks, holds] = await Promise.all([
     derive(deps, caller, co),

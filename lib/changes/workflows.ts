@@ -15,7 +15,6 @@ import { Conflict, expectVersion, Invalid, NotFound } from '../model/errors.ts';
 import { DetailType, SOURCE } from '../events/contracts.ts';
 import { eventOps } from '../events/outbox.ts';
 import { findGroup, findUser } from '../people/people.ts';
-import type { Deps } from '../ports/deps.ts';
 import { findInSpace, findSpace } from '../variants/lookup.ts';
 import { bounded } from '../util/concurrency.ts';
 import { orgSpaces } from './stages.ts';
@@ -23,6 +22,7 @@ import { refreshScope } from './create.ts';
 import { firstStageGatesProblem, validateWorkflow } from './workflow.ts';
 import { derive } from './progress.ts';
 import { afterWorkflowChange } from './reevaluate.ts';
+import type { ChangeDeps } from './ports.ts';
 
 /** The definition alone, as a ChangeOrder copies it. */
 function definition(w: WorkflowDefinition): WorkflowDefinition {
@@ -36,7 +36,7 @@ function definition(w: WorkflowDefinition): WorkflowDefinition {
 
 /** Attestation requirements with their users and groups named by ID: a slug is looked up now (unknown → 400). */
 async function resolvePeople(
-  deps: Deps,
+  deps: ChangeDeps,
   caller: Caller,
   reqs: AttestationPrerequisite[] | undefined,
 ): Promise<AttestationPrerequisite[] | undefined> {
@@ -80,7 +80,7 @@ async function resolvePeople(
 
 /** Creates a ChangeWorkflow, checked when written. */
 export async function createWorkflow(
-  deps: Deps,
+  deps: ChangeDeps,
   caller: Caller,
   space: Space,
   input: WorkflowDefinition & {
@@ -109,7 +109,7 @@ export async function createWorkflow(
  * The workflow a clone copies: `space/slug`, or a bare slug — in the destination if it is there, else the
  * one workflow of that name the caller can see in the organization (several is a 409 naming them).
  */
-async function cloneSource(deps: Deps, caller: Caller, dest: Space, source: string): Promise<ChangeWorkflow> {
+async function cloneSource(deps: ChangeDeps, caller: Caller, dest: Space, source: string): Promise<ChangeWorkflow> {
   if (source.includes('/') || (await deps.store.idInSpace(dest.SpaceID, 'ChangeWorkflow', source)))
     return (await findInSpace<ChangeWorkflow>(deps, caller, dest, 'ChangeWorkflow', source)).item;
   const spaces = (await orgSpaces(deps, caller, [])).filter((s) => allows(caller, s, 'View'));
@@ -130,7 +130,7 @@ async function cloneSource(deps: Deps, caller: Caller, dest: Space, source: stri
 
 /** Copies a ChangeWorkflow (`space/slug` or a slug in `dest`) into `dest`, under its slug or a new one. */
 export async function cloneWorkflow(
-  deps: Deps,
+  deps: ChangeDeps,
   caller: Caller,
   dest: Space,
   source: string,
@@ -155,7 +155,7 @@ export async function cloneWorkflow(
 
 /** Edits a ChangeWorkflow in place, guarded by its Version and checked again; ChangeOrders keep the copy they took. */
 export async function updateWorkflow(
-  deps: Deps,
+  deps: ChangeDeps,
   caller: Caller,
   item: ChangeWorkflow,
   body: CommonPatch & Partial<WorkflowDefinition>,
@@ -198,7 +198,7 @@ export interface UpdateChangeOrderInput {
 
 /** The Spaces named to leave a ChangeOrder's scope: each in it, and holding none of the change (never taken, or restored). */
 async function spacesToRemove(
-  deps: Deps,
+  deps: ChangeDeps,
   caller: Caller,
   base: Space,
   co: ChangeOrder,
@@ -222,7 +222,7 @@ async function spacesToRemove(
 
 /** Updates a ChangeOrder, guarded by its Version; its Stage may then advance. Returns it as read. */
 export async function updateChangeOrder(
-  deps: Deps,
+  deps: ChangeDeps,
   caller: Caller,
   base: Space,
   co: ChangeOrder,

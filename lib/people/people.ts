@@ -19,8 +19,8 @@ import type {
 } from '../model/entities.ts';
 import { Conflict, Forbidden, Invalid, NotFound, expectVersion } from '../model/errors.ts';
 import { parseDuration } from '../model/entities.ts';
-import type { Deps } from '../ports/deps.ts';
 import { TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
+import type { PeopleDeps } from './ports.ts';
 
 /** The hash a token is stored (and found) by. */
 export function tokenHash(secret: string): string {
@@ -31,14 +31,14 @@ function adminOnly(caller: Caller, what: string): void {
   if (caller.Role && caller.Role !== 'Admin') throw new Forbidden(`only an Admin may ${what}`);
 }
 
-export async function findUser(deps: Deps, caller: Caller, ref: string): Promise<User> {
+export async function findUser(deps: PeopleDeps, caller: Caller, ref: string): Promise<User> {
   const id = isId(ref) ? ref.toLowerCase() : await deps.store.idInOrg(caller.OrganizationID, 'User', ref);
   const user = id ? await deps.store.getUser(caller.OrganizationID, id) : undefined;
   if (!user) throw new NotFound(`user '${ref}' not found`);
   return user;
 }
 
-export async function findGroup(deps: Deps, caller: Caller, ref: string): Promise<Group> {
+export async function findGroup(deps: PeopleDeps, caller: Caller, ref: string): Promise<Group> {
   const id = isId(ref) ? ref.toLowerCase() : await deps.store.idInOrg(caller.OrganizationID, 'Group', ref);
   const group = id ? await deps.store.getGroup(caller.OrganizationID, id) : undefined;
   if (!group) throw new NotFound(`group '${ref}' not found`);
@@ -51,7 +51,7 @@ export function tokenView(t: ApiToken): TokenView {
   return view;
 }
 
-function expiry(deps: Deps, expiresIn: string | undefined): string | undefined {
+function expiry(deps: PeopleDeps, expiresIn: string | undefined): string | undefined {
   if (expiresIn === undefined) return undefined;
   const ms = parseDuration(expiresIn);
   if (!ms) throw new Invalid(`ExpiresIn '${expiresIn}' must be a duration such as 720h, 30d or 15m`);
@@ -60,7 +60,7 @@ function expiry(deps: Deps, expiresIn: string | undefined): string | undefined {
 
 /** Creates a user with a first token; the secret is in the answer only. */
 export async function createUser(
-  deps: Deps,
+  deps: PeopleDeps,
   caller: Caller,
   body: { Slug: string; DisplayName?: string; Role?: Role },
 ): Promise<{ User: User; Token: string }> {
@@ -95,7 +95,7 @@ export async function createUser(
 }
 
 export async function updateUser(
-  deps: Deps,
+  deps: PeopleDeps,
   caller: Caller,
   user: User,
   body: { Version: number; Role?: Role; DisplayName?: string },
@@ -117,7 +117,7 @@ export async function updateUser(
 }
 
 /** An organization keeps at least one Admin. */
-async function keepAnAdmin(deps: Deps, caller: Caller, leaving: User): Promise<void> {
+async function keepAnAdmin(deps: PeopleDeps, caller: Caller, leaving: User): Promise<void> {
   const admins = (await deps.store.listUsers(caller.OrganizationID)).filter(
     (u) => u.Role === 'Admin' && u.UserID !== leaving.UserID,
   );
@@ -127,7 +127,7 @@ async function keepAnAdmin(deps: Deps, caller: Caller, leaving: User): Promise<v
 
 /** Deletes a user with every token of theirs in the same transaction, so their tokens stop working at once. */
 export async function deleteUser(
-  deps: Deps,
+  deps: PeopleDeps,
   caller: Caller,
   user: User,
 ): Promise<{ Deleted: string; RevokedTokens: number }> {
@@ -164,7 +164,7 @@ export async function deleteUser(
 }
 
 export async function createGroup(
-  deps: Deps,
+  deps: PeopleDeps,
   caller: Caller,
   body: { Slug: string; DisplayName?: string; Members?: string[] },
 ): Promise<Group> {
@@ -187,7 +187,7 @@ export async function createGroup(
 
 /** Adds or removes members (by slug or ID). */
 export async function changeMembers(
-  deps: Deps,
+  deps: PeopleDeps,
   caller: Caller,
   group: Group,
   add: string[],
@@ -209,7 +209,7 @@ export async function changeMembers(
   return next;
 }
 
-export async function deleteGroup(deps: Deps, caller: Caller, group: Group): Promise<void> {
+export async function deleteGroup(deps: PeopleDeps, caller: Caller, group: Group): Promise<void> {
   adminOnly(caller, 'delete groups');
   await deps.store.transact([{ op: 'delete', kind: 'Group', item: group }]);
 }
@@ -227,7 +227,7 @@ export interface TokenInput {
 
 /** Makes a token; its secret is in the answer only. A service token carries a scope instead of a user's rights. */
 export async function createToken(
-  deps: Deps,
+  deps: PeopleDeps,
   caller: Caller,
   body: TokenInput,
   spaceIds: (refs: string[]) => Promise<string[]>,
@@ -282,7 +282,7 @@ export async function createToken(
 }
 
 /** The tokens the caller may see: their own; an Admin every token of the organization. Oldest first (then by ID), as a page is. */
-export async function listTokens(deps: Deps, caller: Caller): Promise<TokenView[]> {
+export async function listTokens(deps: PeopleDeps, caller: Caller): Promise<TokenView[]> {
   // A member's own are read from their part of the entries' index, not found among the organization's.
   const seen =
     caller.Role === 'Admin'
@@ -295,7 +295,7 @@ export async function listTokens(deps: Deps, caller: Caller): Promise<TokenView[
 
 /** A page of the tokens the caller may see (as `listTokens`), with the store's cursor: the database keeps a member's own. */
 export async function tokenPage(
-  deps: Deps,
+  deps: PeopleDeps,
   caller: Caller,
   want: number,
   after?: string,
@@ -310,7 +310,7 @@ export async function tokenPage(
 }
 
 /** Revokes a token by its ID: it stops working at once (the AWS authorizer's cache aside, see docs/guide.md). */
-export async function revokeToken(deps: Deps, caller: Caller, tokenId: string): Promise<TokenView> {
+export async function revokeToken(deps: PeopleDeps, caller: Caller, tokenId: string): Promise<TokenView> {
   const t = await deps.store.tokenById(caller.OrganizationID, tokenId.toLowerCase());
   if (!t || (caller.Role !== 'Admin' && t.UserID !== caller.UserID)) throw new NotFound(`token '${tokenId}' not found`);
   if (t.RevokedAt) return tokenView(t);
@@ -321,7 +321,7 @@ export async function revokeToken(deps: Deps, caller: Caller, tokenId: string): 
 
 /** A Space's Permissions after a merge-patch: each verb named is replaced (users and groups by slug or ID), null removes it. */
 export async function patchPermissions(
-  deps: Deps,
+  deps: PeopleDeps,
   caller: Caller,
   have: Permissions | undefined,
   patch: Partial<Record<SpaceVerb, { UserIDs?: string[]; GroupIDs?: string[] } | null>>,

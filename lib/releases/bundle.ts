@@ -1,11 +1,10 @@
 import { createHash } from 'node:crypto';
 import { DESCRIBING_TOOLCHAIN, type Release, type Space, type Tag, type Unit } from '../model/entities.ts';
 import { NotFound } from '../model/errors.ts';
-import type { Deps } from '../ports/deps.ts';
-import type { Store } from '../ports/store.ts';
-import type { UnitDeps, UnitStore } from '../variants/ports.ts';
+import type { UnitDeps } from '../variants/ports.ts';
 import { bySlug } from '../variants/lookup.ts';
 import { dataAt } from '../variants/revisions.ts';
+import type { ReleaseDeps } from './ports.ts';
 
 /** Units a Release bundles: every Unit but ConfigHub/YAML ones, which describe rather than deploy. */
 export function releasable(units: Unit[]): Unit[] {
@@ -40,10 +39,7 @@ export async function releasesOf(deps: UnitDeps, space: Space): Promise<Release[
 }
 
 /** A Space's Releases newest first, a page at a time (10, then 100) with DynamoDB's cursor, until none are left. */
-async function* releasePages(
-  deps: Deps<UnitStore & Pick<Store, 'releasePage'>>,
-  space: Space,
-): AsyncGenerator<Release[]> {
+async function* releasePages(deps: ReleaseDeps, space: Space): AsyncGenerator<Release[]> {
   let after: string | undefined;
   for (let size = 10; ; size = 100) {
     const page = await deps.store.releasePage(space.SpaceID, size, after);
@@ -60,7 +56,7 @@ async function* releasePages(
  * far as they go.
  */
 export async function newestPublished(
-  deps: Deps<UnitStore & Pick<Store, 'releasePage'>>,
+  deps: ReleaseDeps,
   space: Space,
   enough: (newestFirst: Release[]) => boolean,
 ): Promise<Release[]> {
@@ -78,7 +74,7 @@ export async function newestPublished(
  * first page, the Space's whole history only when none is wanted.
  */
 export async function newestRelease(
-  deps: Deps<UnitStore & Pick<Store, 'releasePage'>>,
+  deps: ReleaseDeps,
   space: Space,
   wanted: (r: Release) => boolean,
 ): Promise<Release | undefined> {
@@ -103,11 +99,7 @@ export async function releaseByNum(deps: UnitDeps, space: Space, num: number): P
 }
 
 /** A Release of a Space by ID or by ReleaseNum. */
-export async function findRelease(
-  deps: Deps<UnitStore & Pick<Store, 'releasePage'>>,
-  space: Space,
-  ref: string,
-): Promise<Release> {
+export async function findRelease(deps: ReleaseDeps, space: Space, ref: string): Promise<Release> {
   // `latest`: the Space's newest published Release, what a deploy tool (or `cub release report`) reports on.
   if (ref === 'latest') {
     const r = await newestRelease(deps, space, (x) => x.Published);

@@ -3,10 +3,10 @@ import type { Caller } from '../model/people.ts';
 import { BatonError, Conflict, Forbidden, Invalid, NotFound, Unprocessable } from '../model/errors.ts';
 import { DetailType, HookDetail, type BatonEvent } from '../events/contracts.ts';
 import { mapArgoCd, mapFlux, type LiveStatusReport } from '../events/mapping.ts';
-import type { Deps } from '../ports/deps.ts';
 import { retryOnConflict } from '../util/retry.ts';
 import { newestRelease, releaseByNum } from './bundle.ts';
 import { observedAtProblem, writeLiveStatus } from './live-status.ts';
+import type { ReleaseDeps } from './ports.ts';
 
 /** What a consumer did with one event. */
 export type Outcome = { applied: true; ReleaseID: string } | { applied: false; reason: string };
@@ -45,7 +45,7 @@ const same = (a: ReleaseLiveStatus | undefined, b: ReleaseLiveStatus) =>
  * own Release, so news of an older Release never overwrites a newer one's status.
  */
 export async function applyDeployToolReport(
-  deps: Deps,
+  deps: ReleaseDeps,
   tool: DeployTool,
   payload: unknown,
   receivedAt: string,
@@ -123,7 +123,7 @@ export async function applyDeployToolReport(
  * returned dropped, with why, and counted (DroppedEvents): the caller records it (on AWS, in the
  * dead-letter queue), never only a log line.
  */
-export async function consumeDeployToolEvent(deps: Deps, event: BatonEvent): Promise<Outcome> {
+export async function consumeDeployToolEvent(deps: ReleaseDeps, event: BatonEvent): Promise<Outcome> {
   const detail = HookDetail.safeParse(event.detail);
   const tool: DeployTool | undefined =
     event.detailType === DetailType.ArgoCd ? 'argocd' : event.detailType === DetailType.Flux ? 'flux' : undefined;
@@ -155,7 +155,7 @@ export async function consumeDeployToolEvent(deps: Deps, event: BatonEvent): Pro
  * of the object's name. None is a 404 saying how to map the object.
  */
 async function spacesOf(
-  deps: Deps,
+  deps: ReleaseDeps,
   organizationId: string,
   r: LiveStatusReport,
 ): Promise<{ spaces: Space[]; object: string }> {
@@ -193,7 +193,7 @@ async function spacesOf(
   return { spaces: [space], object };
 }
 
-async function matchRelease(deps: Deps, space: Space, r: LiveStatusReport): Promise<Release | undefined> {
+async function matchRelease(deps: ReleaseDeps, space: Space, r: LiveStatusReport): Promise<Release | undefined> {
   // By number: three reads, not the Space's history of Releases.
   if (r.releaseNum !== undefined) return releaseByNum(deps, space, r.releaseNum);
   // Several releases can share a digest (a re-release of the same content): the newest carries it now.

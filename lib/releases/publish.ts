@@ -2,15 +2,13 @@ import type { BundledUnit, Caller, Release, Space, Tag, Unit } from '../model/en
 import { Unprocessable } from '../model/errors.ts';
 import { DetailType, SOURCE } from '../events/contracts.ts';
 import { eventOps } from '../events/outbox.ts';
-import type { Deps } from '../ports/deps.ts';
-import type { Store } from '../ports/store.ts';
-import type { UnitStore } from '../variants/ports.ts';
 import type { StoreOp } from '../ports/store.ts';
 import { TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
 import { noRevision } from '../variants/revisions.ts';
 import { revisionNums } from '../variants/revision-refs.ts';
 import { decompress } from '../config/hash.ts';
 import { bundleOf, digest, newestRelease, releasable } from './bundle.ts';
+import type { ReleaseDeps } from './ports.ts';
 
 /**
  * A Release writes 7 items (its counter, itself and its place in the Space's order, its Tag and the Tag's slug, its event;
@@ -28,9 +26,6 @@ export interface PublishResult {
   Digest: string;
   UnitCount: number;
 }
-
-/** What publishing reads and writes: Units and their revisions, and the Target's release counter. */
-export type ReleaseDeps = Deps<UnitStore & Pick<Store, 'releaseCounter' | 'releasePage'>>;
 
 /**
  * Publishes one Release of a Space to its release Target: every releasable Unit at the revision the

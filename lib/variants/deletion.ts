@@ -1,8 +1,8 @@
 import type { Link, Space, Unit } from '../model/entities.ts';
 import { Conflict } from '../model/errors.ts';
-import type { Deps } from '../ports/deps.ts';
 import type { SpaceKind } from '../ports/store.ts';
 import { bySlug } from './lookup.ts';
+import type { UnitDeps } from './ports.ts';
 
 /** What a delete removed besides what was named, so nothing is left dangling unnoticed. */
 export interface DeleteReport {
@@ -23,7 +23,7 @@ export function gated(units: Unit[]): string[] {
  * Deletes a Unit with its own Links and every Link pointing at it; a downstream Unit that was cloned
  * from it keeps its data and loses only its upstream.
  */
-export async function deleteUnitCascade(deps: Deps, unit: Unit, report: DeleteReport): Promise<void> {
+export async function deleteUnitCascade(deps: UnitDeps, unit: Unit, report: DeleteReport): Promise<void> {
   const [own, into] = await Promise.all([
     deps.store.listInSpace<Link>('Link', unit.SpaceID),
     deps.store.linksInto(unit.UnitID),
@@ -76,7 +76,7 @@ const HELD: [SpaceKind, string, string][] = [
 
 /** Deletes a Space: refused while not empty unless recursive, and past delete gates only when forced. */
 export async function deleteSpace(
-  deps: Deps,
+  deps: UnitDeps,
   space: Space,
   opts: { recursive: boolean; force: boolean },
 ): Promise<DeleteReport> {

@@ -1,13 +1,13 @@
 import type { Caller, Link, LinkUpdateType, LinkView, Space, Unit } from '../model/entities.ts';
 import { functionParams, isReadOnly } from '../config/functions.ts';
 import { Conflict, Invalid } from '../model/errors.ts';
-import type { Deps } from '../ports/deps.ts';
 import type { StoreOp } from '../ports/store.ts';
 import { findSpace, findUnit, findUnitRef } from './lookup.ts';
 import { isStale } from './merge.ts';
+import type { UnitDeps } from './ports.ts';
 
 /** Links with `Stale` derived from their upstream's head now. */
-export async function withStale(deps: Deps, links: Link[]): Promise<LinkView[]> {
+export async function withStale(deps: UnitDeps, links: Link[]): Promise<LinkView[]> {
   return Promise.all(
     links.map(async (l) => {
       const up = await deps.store.getUnit(l.ToSpaceID, l.ToUnitID);
@@ -71,7 +71,12 @@ function checkCarrying(body: Pick<Link, 'UpdateType' | 'UpstreamPaths' | 'Downst
 }
 
 /** Links a Unit to an upstream Unit; an UpgradeUnit Link also makes that Unit its upstream, in the same transaction. */
-export async function createLink(deps: Deps, caller: Caller, space: Space, body: CreateLinkInput): Promise<LinkView> {
+export async function createLink(
+  deps: UnitDeps,
+  caller: Caller,
+  space: Space,
+  body: CreateLinkInput,
+): Promise<LinkView> {
   const from = await findUnit(deps, space, body.FromUnitID);
   const toHome = body.ToSpaceID ? await findSpace(deps, caller, body.ToSpaceID) : space;
   const { unit: to, space: toSpace } = await findUnitRef(deps, caller, toHome, body.ToUnitID);
@@ -134,7 +139,7 @@ export async function createLink(deps: Deps, caller: Caller, space: Space, body:
 }
 
 /** Deletes a Link; deleting a Unit's UpgradeUnit Link also forgets its upstream, in the same transaction. */
-export async function deleteLink(deps: Deps, space: Space, link: Link): Promise<void> {
+export async function deleteLink(deps: UnitDeps, space: Space, link: Link): Promise<void> {
   const ops: StoreOp[] = [{ op: 'delete', kind: 'Link', item: link }];
   const from = await deps.store.getUnit(space.SpaceID, link.FromUnitID);
   if (link.UpdateType === 'UpgradeUnit' && from?.UpstreamUnitID === link.ToUnitID) {

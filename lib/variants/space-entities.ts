@@ -13,9 +13,9 @@ import {
 } from '../model/entities.ts';
 import { nameArguments, validateInvocation } from '../config/invocations.ts';
 import { Conflict, expectVersion, Invalid } from '../model/errors.ts';
-import type { Deps } from '../ports/deps.ts';
 import type { SpaceKind } from '../ports/store.ts';
 import { FILTERABLE, parseWhere } from '../where/index.ts';
+import type { UnitDeps } from './ports.ts';
 
 /** The kinds kept alike in a Space: Tags, ChangeSets, Filters and Targets. */
 export type SimpleKind = 'Tag' | 'ChangeSet' | 'Filter' | 'Target' | 'Invocation';
@@ -99,7 +99,7 @@ const RULES: Record<
 };
 
 /** A deploy tool's object deploys one Target: a report about it must name one place. Refuses one another Target of the organization names. */
-async function deployObjectFree(deps: Deps, target: Item): Promise<void> {
+async function deployObjectFree(deps: UnitDeps, target: Item): Promise<void> {
   const object = target.DeployObject as string | undefined;
   if (!object) return;
   const other = (await deps.store.targetsDeploying(target.OrganizationID, object)).find(
@@ -115,7 +115,7 @@ async function deployObjectFree(deps: Deps, target: Item): Promise<void> {
 
 /** Creates a Tag, ChangeSet, Filter or Target in a Space. */
 export async function createSpaceEntity(
-  deps: Deps,
+  deps: UnitDeps,
   caller: Caller,
   space: Space,
   kind: SimpleKind,
@@ -139,7 +139,7 @@ export async function createSpaceEntity(
 
 /** Updates one, guarded by its Version; closing an open ChangeSet mints its Tags and unlocks its Units in the same transaction. */
 export async function updateSpaceEntity(
-  deps: Deps,
+  deps: UnitDeps,
   space: Space,
   kind: SimpleKind,
   item: Item,
@@ -155,7 +155,7 @@ export async function updateSpaceEntity(
 }
 
 /** Deletes one; an open ChangeSet that still locks Units is refused, and so is a ChangeOrder's Tag (the ChangeOrder is read from them). */
-export async function deleteSpaceEntity(deps: Deps, space: Space, kind: SpaceKind, item: Item): Promise<void> {
+export async function deleteSpaceEntity(deps: UnitDeps, space: Space, kind: SpaceKind, item: Item): Promise<void> {
   if (kind === 'Tag' && item.ChangeOrderID)
     throw new Conflict(
       `tag '${item.Slug}' belongs to a change order; where the change has got to is read from its marks`,
@@ -170,12 +170,17 @@ export async function deleteSpaceEntity(deps: Deps, space: Space, kind: SpaceKin
   await deps.store.deleteInSpace(kind, item);
 }
 
-async function lockedBy(deps: Deps, space: Space, changeSetId: string): Promise<Unit[]> {
+async function lockedBy(deps: UnitDeps, space: Space, changeSetId: string): Promise<Unit[]> {
   return (await deps.store.listUnits(space.SpaceID)).filter((u) => u.ChangeSetID === changeSetId);
 }
 
 /** Closing mints `<slug>-start` and `<slug>-end`, marks each unit it changed, and unlocks them, in one transaction. */
-async function closeChangeSet(deps: Deps, space: Space, cs: ChangeSet, next: Record<string, unknown>): Promise<void> {
+async function closeChangeSet(
+  deps: UnitDeps,
+  space: Space,
+  cs: ChangeSet,
+  next: Record<string, unknown>,
+): Promise<void> {
   const units = await lockedBy(deps, space, cs.ChangeSetID);
   const tag = (suffix: string): Tag => ({
     ...newEntity(deps, cs.OrganizationID, { Slug: `${cs.Slug}-${suffix}` }),

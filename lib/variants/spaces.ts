@@ -9,8 +9,8 @@ import {
   type SpaceVerb,
 } from '../model/entities.ts';
 import { expectVersion } from '../model/errors.ts';
-import type { Deps } from '../ports/deps.ts';
 import { findComponent, findSpace, releaseTargetId } from './lookup.ts';
+import type { UnitDeps } from './ports.ts';
 
 /** What a person gives to create a Space; references by slug or ID. */
 export interface CreateSpaceInput {
@@ -24,7 +24,7 @@ export interface CreateSpaceInput {
 }
 
 /** Creates a Space, resolving its Component, release Target (`space/target`) and upstream Space. */
-export async function createSpace(deps: Deps, caller: Caller, body: CreateSpaceInput): Promise<Space> {
+export async function createSpace(deps: UnitDeps, caller: Caller, body: CreateSpaceInput): Promise<Space> {
   const space: Space = {
     ...newEntity(deps, caller.OrganizationID, body),
     SpaceID: deps.newId(),
@@ -45,7 +45,12 @@ export interface UpdateSpaceInput extends CommonPatch {
 }
 
 /** Updates a Space, guarded by its Version; a rename moves its slug claim. */
-export async function updateSpace(deps: Deps, caller: Caller, space: Space, body: UpdateSpaceInput): Promise<Space> {
+export async function updateSpace(
+  deps: UnitDeps,
+  caller: Caller,
+  space: Space,
+  body: UpdateSpaceInput,
+): Promise<Space> {
   expectVersion(`space '${space.Slug}'`, space.Version, body.Version);
   const next: Space = {
     ...patched(space, body, deps),
@@ -70,7 +75,7 @@ export async function updateSpace(deps: Deps, caller: Caller, space: Space, body
 
 /** Creates a Component. */
 export async function createComponent(
-  deps: Deps,
+  deps: UnitDeps,
   caller: Caller,
   body: { Slug: string; DisplayName?: string; Labels?: Record<string, string>; Annotations?: Record<string, string> },
 ): Promise<Component> {

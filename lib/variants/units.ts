@@ -14,12 +14,12 @@ import {
   type Unit,
 } from '../model/entities.ts';
 import { BatonError, Conflict, expectVersion, Invalid, NotFound } from '../model/errors.ts';
-import type { Deps } from '../ports/deps.ts';
 import { matches, parseWhere } from '../where/index.ts';
 import { deleteUnitCascade, gated, type DeleteReport } from './deletion.ts';
 import { bySlug, findInSpace, findUnit } from './lookup.ts';
 import { dataAt, targetId, writeData } from './revisions.ts';
 import { revisionNum } from './revision-refs.ts';
+import type { UnitDeps } from './ports.ts';
 
 /** What a person may change on a Unit: its common fields, its Target and, optionally, its data. */
 export interface UpdateUnitInput extends CommonPatch {
@@ -31,7 +31,7 @@ export interface UpdateUnitInput extends CommonPatch {
 
 /** Updates a Unit's fields, and writes new data as its next revision when given. */
 export async function updateUnit(
-  deps: Deps,
+  deps: UnitDeps,
   caller: Caller,
   space: Space,
   unit: Unit,
@@ -64,7 +64,7 @@ export async function updateUnit(
 }
 
 /** Deletes a Unit with the Links into it: refused while an open ChangeSet holds it, or past a delete gate unless forced. */
-export async function deleteUnit(deps: Deps, unit: Unit, force: boolean): Promise<DeleteReport> {
+export async function deleteUnit(deps: UnitDeps, unit: Unit, force: boolean): Promise<DeleteReport> {
   if (unit.ChangeSetID) throw new Conflict(`unit '${unit.Slug}' is locked by an open changeset; close it first`);
   const gates = gated([unit]);
   if (gates.length && !force) throw new Conflict(`unit ${gates[0]} has a delete gate; use --force to delete past it`);
@@ -105,7 +105,7 @@ function readWith(marks: Mark[]): (r: Revision) => RevisionRead {
 }
 
 /** A Unit's revisions, newest first, each with its Tags and the ChangeOrders it carries. */
-export async function unitRevisions(deps: Deps, unit: Unit): Promise<RevisionRead[]> {
+export async function unitRevisions(deps: UnitDeps, unit: Unit): Promise<RevisionRead[]> {
   const [revisions, marks] = await Promise.all([
     deps.store.listRevisions(unit.UnitID),
     deps.store.marksOfUnit(unit.UnitID),
@@ -118,7 +118,7 @@ export async function unitRevisions(deps: Deps, unit: Unit): Promise<RevisionRea
  * Unit's marks read once): the `read` of a `keyedPage`.
  */
 export function revisionReader<T = RevisionRead>(
-  deps: Deps,
+  deps: UnitDeps,
   unit: Unit,
   show: (r: RevisionRead) => T = (r) => r as T,
 ): (want: number, after?: string) => Promise<{ items: { item: T; cursor: string }[]; next?: string }> {
@@ -134,7 +134,7 @@ export function revisionReader<T = RevisionRead>(
 }
 
 /** The revisions of every Unit of a Space, by Unit slug, each Unit's newest first (a route's `where` then picks, say, what a ChangeOrder brought there). */
-export async function spaceRevisions(deps: Deps, space: Space): Promise<(RevisionRead & { UnitSlug: string })[]> {
+export async function spaceRevisions(deps: UnitDeps, space: Space): Promise<(RevisionRead & { UnitSlug: string })[]> {
   const units = (await deps.store.listUnits(space.SpaceID)).sort(bySlug);
   return (
     await Promise.all(units.map(async (u) => (await unitRevisions(deps, u)).map((r) => ({ ...r, UnitSlug: u.Slug }))))
@@ -143,7 +143,7 @@ export async function spaceRevisions(deps: Deps, space: Space): Promise<(Revisio
 
 /** One revision of a Unit (by number, Tag, ChangeSet, ChangeOrder…), without its data, with its Tags and the ChangeOrders it carries. */
 export async function unitRevision(
-  deps: Deps,
+  deps: UnitDeps,
   caller: Caller,
   space: Space,
   unit: Unit,
@@ -161,7 +161,7 @@ export async function unitRevision(
 
 /** The path-level changes between two revisions of a Unit (0 is before the first). */
 export async function diffRevisions(
-  deps: Deps,
+  deps: UnitDeps,
   caller: Caller,
   space: Space,
   unit: Unit,
@@ -175,7 +175,7 @@ export async function diffRevisions(
 }
 
 /** A Tag named `slug` or `space/slug`; a plain slug not yet in the Space is created there. */
-export async function findOrCreateTag(deps: Deps, caller: Caller, space: Space, ref: string): Promise<Tag> {
+export async function findOrCreateTag(deps: UnitDeps, caller: Caller, space: Space, ref: string): Promise<Tag> {
   try {
     return (await findInSpace<Tag>(deps, caller, space, 'Tag', ref)).item;
   } catch (e) {
@@ -201,7 +201,7 @@ export interface TagMark {
 
 /** Marks a revision with a Tag (made when new); a Tag marking another revision of the Unit moves only with `move`. */
 export async function tagRevision(
-  deps: Deps,
+  deps: UnitDeps,
   caller: Caller,
   space: Space,
   unit: Unit,
@@ -263,7 +263,7 @@ export interface InvokeResult {
  * rest land (`failed` counts them).
  */
 export async function invokeFunction(
-  deps: Deps,
+  deps: UnitDeps,
   caller: Caller,
   space: Space,
   body: InvokeInput,

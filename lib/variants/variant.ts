@@ -8,13 +8,13 @@ import {
   type Unit,
 } from '../model/entities.ts';
 import { BatonError, Invalid, NotFound } from '../model/errors.ts';
-import type { Deps } from '../ports/deps.ts';
 import type { StoreOp } from '../ports/store.ts';
 import { bounded } from '../util/concurrency.ts';
 import { cloneOps, copyLinksOps } from './clone.ts';
 import { bySlug, findSpace, releaseTargetId } from './lookup.ts';
 import { UnitAction, upgradeUnit, type UnitResult } from './merge.ts';
 import { newUnit } from './revisions.ts';
+import type { UnitDeps } from './ports.ts';
 
 /** Spaces cloned or promoted at once. */
 const CONCURRENCY = 8;
@@ -34,7 +34,7 @@ export function failedUnit(unit: Unit, space: Space, e: unknown): UnitResult {
 }
 
 async function findComponentOrNew(
-  deps: Deps,
+  deps: UnitDeps,
   caller: Caller,
   slug: string,
 ): Promise<{ component: Component; ops: StoreOp[] }> {
@@ -50,7 +50,7 @@ async function findComponentOrNew(
   return { component, ops: [{ op: 'create', kind: 'Component', item: component }] };
 }
 
-function newSpace(deps: Deps, caller: Caller, fields: Partial<Space> & { Slug: string }): Space {
+function newSpace(deps: UnitDeps, caller: Caller, fields: Partial<Space> & { Slug: string }): Space {
   return { ...newEntity(deps, caller.OrganizationID, fields), SpaceID: deps.newId(), ...fields };
 }
 
@@ -71,7 +71,7 @@ export interface UploadInput extends VariantLabels {
 
 /** Uploads a base variant in one transaction: the Component (when new), the Space and every Unit land together or not at all. */
 export async function uploadVariant(
-  deps: Deps,
+  deps: UnitDeps,
   caller: Caller,
   body: UploadInput,
 ): Promise<{ Component: Component; Space: Space; Units: Unit[] }> {
@@ -114,7 +114,7 @@ export interface CreateVariantInput extends VariantLabels {
 
 /** Creates a variant: the Space, then each clone (with its Link and namespace revision) in a transaction of its own; a failed clone is reported, and promote makes it later. */
 export async function createVariant(
-  deps: Deps,
+  deps: UnitDeps,
   caller: Caller,
   body: CreateVariantInput,
 ): Promise<{ Space: Space; Units: UnitResult[] }> {
@@ -180,7 +180,7 @@ export interface VariantPromotion {
 
 /** Promotes a variant from its upstream: upgrades every Unit that merges from a Link, and clones what the upstream has that it lacks (with the Links that come with it). */
 export async function promoteVariant(
-  deps: Deps,
+  deps: UnitDeps,
   caller: Caller,
   space: Space,
   o: { dryRun?: boolean; squash?: boolean },
