@@ -66,7 +66,11 @@ async function main(): Promise<void> {
     console.log(`DynamoDB Local on ${endpoint} (pid ${dynamo.pid}), data in ${dataDir}`);
   }
   const client = dynamoClient(endpoint);
-  await ensureTable(client, table);
+  // A table this build cannot use (an older build's) is refused, and the DynamoDB Local started for it stopped.
+  await ensureTable(client, table).catch(async (e: unknown) => {
+    await dynamo?.stop();
+    throw e;
+  });
   const store = dynamoStore(client, table);
   const { deps, bus, pool } = localDeps(store);
   // Events a previous run wrote but stopped before publishing go out now, oldest first.

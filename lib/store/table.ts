@@ -36,7 +36,14 @@ export function dynamoClient(endpoint = process.env.AWS_ENDPOINT_URL): DynamoDBC
 /** Creates the table if it does not exist (local runtime and tests; on AWS the CDK stack owns it). */
 export async function ensureTable(client: DynamoDBClient, table: string): Promise<void> {
   try {
-    await client.send(new DescribeTableCommand({ TableName: table }));
+    const found = await client.send(new DescribeTableCommand({ TableName: table }));
+    // Pre-1.0 a table an older build made is not migrated: one without this build's indexes is refused, by name.
+    const has = (found.Table?.GlobalSecondaryIndexes ?? []).map((i) => i.IndexName).sort();
+    const needs = TABLE_KEYS.indexes.map((i) => i.name);
+    if (needs.some((n) => !has.includes(n)))
+      throw new Error(
+        `table '${table}' was made by an older build of Baton (its indexes: ${has.join(', ') || 'none'}; this build needs ${needs.join(', ')}): there is no migration before 1.0, so delete .data/ (or the table) and start again`,
+      );
     return;
   } catch (e) {
     if (!(e instanceof ResourceNotFoundException) && (e as Error).name !== 'ResourceNotFoundException') throw e;

@@ -10,6 +10,8 @@ import { EVENT_EXAMPLES } from '../../lib/events/examples.ts';
 import { Api, startEnv, type Env } from '../support/harness.ts';
 import { smoke } from '../localstack/smoke.ts';
 import { consumeStageEvent } from '../../lib/changes/reevaluate.ts';
+import { CreateTableCommand, DeleteTableCommand, DescribeTableCommand } from '@aws-sdk/client-dynamodb';
+import { dynamoClient, ensureTable } from '../../lib/store/table.ts';
 
 let env: Env;
 beforeAll(async () => {
@@ -231,5 +233,41 @@ describe('the deployed-stack smoke test (npm run test:localstack)', () => {
     const lines: string[] = [];
     await smoke(env.url, env.api.token!, (l) => lines.push(l), { waitMs: 0 });
     expect(lines.at(-1)).toMatch(/^change order smoke-\w+-base\/v2 Completed after the Healthy report$/);
+  });
+});
+
+describe('a table an older build made', () => {
+  it('is refused by name, with what to do, and left as it was; a new one is made with every index, once', async () => {
+    const client = dynamoClient(inject('dynamoEndpoint'));
+    const old = `old-${Date.now().toString(36)}`;
+    const key = (n: string) => [
+      { AttributeName: `${n}pk`, KeyType: 'HASH' as const },
+      { AttributeName: `${n}sk`, KeyType: 'RANGE' as const },
+    ];
+    await client.send(
+      new CreateTableCommand({
+        TableName: old,
+        BillingMode: 'PAY_PER_REQUEST',
+        AttributeDefinitions: ['pk', 'sk', 'gsi1pk', 'gsi1sk'].map((a) => ({ AttributeName: a, AttributeType: 'S' })),
+        KeySchema: [
+          { AttributeName: 'pk', KeyType: 'HASH' },
+          { AttributeName: 'sk', KeyType: 'RANGE' },
+        ],
+        GlobalSecondaryIndexes: [{ IndexName: 'gsi1', KeySchema: key('gsi1'), Projection: { ProjectionType: 'ALL' } }],
+      }),
+    );
+    await expect(ensureTable(client, old)).rejects.toThrow(
+      `table '${old}' was made by an older build of Baton (its indexes: gsi1; this build needs gsi1, gsi2, gsi3): there is no migration before 1.0, so delete .data/ (or the table) and start again`,
+    );
+    const after = await client.send(new DescribeTableCommand({ TableName: old }));
+    expect(after.Table!.GlobalSecondaryIndexes!.map((i) => i.IndexName)).toEqual(['gsi1']);
+
+    const fresh = `fresh-${Date.now().toString(36)}`;
+    await ensureTable(client, fresh);
+    await ensureTable(client, fresh);
+    const made = await client.send(new DescribeTableCommand({ TableName: fresh }));
+    expect(made.Table!.GlobalSecondaryIndexes!.map((i) => i.IndexName).sort()).toEqual(['gsi1', 'gsi2', 'gsi3']);
+    for (const t of [old, fresh]) await client.send(new DeleteTableCommand({ TableName: t }));
+    client.destroy();
   });
 });
