@@ -162,6 +162,8 @@ export default tseslint.config(
       ],
       // What the API answers is typed (lib/model entities, lib/api/answers.ts answers), never `any`.
       '@typescript-eslint/no-explicit-any': 'error',
+      // A file holds one noun or one seam, as in lib/.
+      'max-lines': ['error', { max: 400 }],
     },
   },
   // The rollout page is a client of the HTTP API too, in a browser: lib/model types only.

@@ -10,9 +10,11 @@ import { rolloutCommands, rolloutHelp } from './commands/rollout.ts';
 import { releasesCommands, releasesHelp } from './commands/releases.ts';
 import { spacesCommands, spacesHelp } from './commands/spaces.ts';
 import { unitsCommands, unitsHelp } from './commands/units.ts';
+import { functionsCommands, functionsHelp } from './commands/functions.ts';
 import { variantsCommands, variantsHelp } from './commands/variants.ts';
 import { contextCommands, contextHelp } from './commands/contexts.ts';
 import { peopleCommands, peopleHelp } from './commands/people.ts';
+import { attestationsCommands, attestationsHelp } from './commands/attestations.ts';
 
 /** Every `cub <entity> <verb>`, in the order help lists them, with what the entity is. */
 const ENTITIES: [entity: string, what: string, commands: Record<string, Record<string, Command>>, help: HelpTable][] = [
@@ -21,7 +23,7 @@ const ENTITIES: [entity: string, what: string, commands: Record<string, Record<s
   ['unit', 'Units: one configuration each, with revisions', unitsCommands, unitsHelp],
   ['revision', 'Revisions of Units', unitsCommands, unitsHelp],
   ['mutation', 'The paths each revision changed', unitsCommands, unitsHelp],
-  ['function', 'Functions that read or change Units', unitsCommands, unitsHelp],
+  ['function', 'Functions that read or change Units', functionsCommands, functionsHelp],
   ['changeset', 'ChangeSets: a change over several revisions', spacesCommands, spacesHelp],
   ['link', 'Links: where a Unit takes its changes from', variantsCommands, variantsHelp],
   ['variant', 'Variants: a Space per environment, cloned from its upstream', variantsCommands, variantsHelp],
@@ -39,7 +41,7 @@ const ENTITIES: [entity: string, what: string, commands: Record<string, Record<s
   ['filter', 'Filters: saved where expressions', spacesCommands, spacesHelp],
   ['target', 'Targets: where Releases deploy', spacesCommands, spacesHelp],
   ['invocation', 'Invocations: saved operations a ChangeOrder runs in each Space', spacesCommands, spacesHelp],
-  ['attestation', 'Attestations: approvals and other records about revisions', peopleCommands, peopleHelp],
+  ['attestation', 'Attestations: approvals and other records about revisions', attestationsCommands, attestationsHelp],
   ['user', 'Users of the organization, with a role', peopleCommands, peopleHelp],
   ['group', 'Groups of users', peopleCommands, peopleHelp],
   ['token', 'Bearer tokens: yours, and service tokens for deploy tools', peopleCommands, peopleHelp],

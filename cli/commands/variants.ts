@@ -3,7 +3,7 @@ import { seg } from '../client.ts';
 import { isQuiet, print, say } from '../output.ts';
 import type { LinkView } from '../../lib/model/entities.ts';
 import type { ApproveAnswer, DemoteAnswer, SpacePromotion, UploadAnswer, VariantAnswer } from '../api.ts';
-import { printApproval } from './people.ts';
+import { printApproval } from './attestations.ts';
 import { withProgress } from '../progress.ts';
 import { readdirSync } from 'node:fs';
 import { inCwd } from '../io.ts';
