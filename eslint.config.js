@@ -184,6 +184,7 @@ export default tseslint.config(
         },
       ],
       '@typescript-eslint/no-explicit-any': 'error',
+      'max-lines': ['error', { max: 400 }],
     },
   },
   // No import cycles anywhere in the product.
