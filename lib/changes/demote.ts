@@ -22,6 +22,7 @@ import type { JobRecord } from '../ports/jobs.ts';
 import { DetailType, SOURCE } from '../events/contracts.ts';
 import { eventOps } from '../events/outbox.ts';
 import type { StoreOp } from '../ports/store.ts';
+import { takenOp } from './progress.ts';
 import { chunk } from '../util/chunk.ts';
 import { retryOnConflict } from '../util/retry.ts';
 import { bySlug } from '../variants/lookup.ts';
@@ -339,18 +340,7 @@ async function recordRestored(
             item: { ...progress, RestoredAt: now, Version: progress.Version + 1 } satisfies Progress,
             expectedVersion: progress.Version,
           }
-        : {
-            op: 'create',
-            kind: 'Progress',
-            item: {
-              ChangeOrderID: co.ChangeOrderID,
-              BaseSpaceID: co.SpaceID,
-              SpaceID: space.SpaceID,
-              ResolvedAt: now,
-              RestoredAt: now,
-              Version: 1,
-            } satisfies Progress,
-          };
+        : takenOp(co, space, now, { restoredAt: now });
       await deps.store.transact([write, ...eventOps(deps, [event])]);
     },
     () => undefined,

@@ -77,22 +77,23 @@ export async function recordOn(
   );
 }
 
+/** The write that records a Space taking the ChangeOrder at `now`: its progress there, new. */
+export function takenOp(co: ChangeOrder, space: Space, now: string, o: { restoredAt?: string } = {}): StoreOp {
+  const item: Progress = {
+    ChangeOrderID: co.ChangeOrderID,
+    BaseSpaceID: co.SpaceID,
+    SpaceID: space.SpaceID,
+    ResolvedAt: now,
+    ...(o.restoredAt ? { RestoredAt: o.restoredAt } : {}),
+    Version: 1,
+  };
+  return { op: 'create', kind: 'Progress', item };
+}
+
 /** Records that a Space took the ChangeOrder (once; a rerun finds it there). */
 export async function recordTaken(deps: ChangeDeps, co: ChangeOrder, space: Space, now: string): Promise<void> {
   try {
-    await deps.store.transact([
-      {
-        op: 'create',
-        kind: 'Progress',
-        item: {
-          ChangeOrderID: co.ChangeOrderID,
-          BaseSpaceID: co.SpaceID,
-          SpaceID: space.SpaceID,
-          ResolvedAt: now,
-          Version: 1,
-        } satisfies Progress,
-      },
-    ]);
+    await deps.store.transact([takenOp(co, space, now)]);
   } catch (e) {
     if (!(e instanceof Conflict)) throw e;
   }

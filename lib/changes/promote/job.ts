@@ -5,10 +5,10 @@ import type { ChangeDeps } from '../ports.ts';
 import { recordOn } from '../progress.ts';
 import { promoteContext, type PromoteContext } from './context.ts';
 
-import { conclude, promotionRecord } from './record.ts';
+import { conclude, promotionRecord, withStageReached } from './record.ts';
 import { budgeted, promoter } from './space.ts';
 import { SpaceAction, type SpaceResult, PROMOTE_CONCURRENCY, type Gated, type PromoteOptions } from './types.ts';
-import { afterPromotion, stageAdvance, stageReachedBy } from '../reevaluate.ts';
+import { afterPromotion } from '../reevaluate.ts';
 import type { GateContext } from '../stages.ts';
 import type { Caller, ChangeOrder, GateResult, Space } from '../../model/entities.ts';
 import type { JobRecord } from '../../ports/jobs.ts';
@@ -148,32 +148,31 @@ export const promoteJob: JobHandler<PromoteJobPlan, SpaceResult> = {
       false,
     );
     const caller = job.Caller as Caller;
-    const { change, events } = promotionRecord(
-      deps,
-      caller,
-      co,
-      result,
-      failures,
-      plan.FailedGates,
-      plan.TargetIDs,
-      plan.Options.forceReason,
-      job.JobID,
-      plan.Allowance,
-    );
     // Started in this process: the Stage reached is recorded with the promotion, from what the gates read.
     const gate = jobGates.get(job.JobID);
     jobGates.delete(job.JobID);
-    const promoted = results.filter((s) => s.Action === SpaceAction.Promote).map((s) => s.SpaceID);
-    const reached = await stageReachedBy(deps, caller, co, gate, promoted);
-    if (reached) stageRecorded.add(job.JobID);
-    if (stageRecorded.size > 16) stageRecorded.delete(stageRecorded.values().next().value!);
-    await recordOn(
+    const record = await withStageReached(
       deps,
+      caller,
       co,
-      (c) => ({ ...change(c), ...(reached ? stageAdvance(c, reached).change : {}) }),
-      (c) => [...events, ...(reached ? stageAdvance(c, reached).events : [])],
-      end(outcome === 'Partial' ? 207 : 200, result),
+      gate,
+      results,
+      promotionRecord(
+        deps,
+        caller,
+        co,
+        result,
+        failures,
+        plan.FailedGates,
+        plan.TargetIDs,
+        plan.Options.forceReason,
+        job.JobID,
+        plan.Allowance,
+      ),
     );
+    if (record.reached) stageRecorded.add(job.JobID);
+    if (stageRecorded.size > 16) stageRecorded.delete(stageRecorded.values().next().value!);
+    await recordOn(deps, co, record.change, record.events, end(outcome === 'Partial' ? 207 : 200, result));
   },
   async after(deps, job, plan) {
     if (stageRecorded.delete(job.JobID)) return;

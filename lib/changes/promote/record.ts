@@ -5,6 +5,8 @@
 
 /** Gates as records keep them: without an explanation's evidence. */
 import type { ChangeDeps } from '../ports.ts';
+import { stageAdvance, stageReachedBy } from '../reevaluate.ts';
+import type { GateContext } from '../stages.ts';
 import { SpaceAction, type Gated, type PromoteResult, type SpaceResult } from './types.ts';
 import { DetailType, SOURCE, type BatonEvent } from '../../events/contracts.ts';
 import type { Caller, ChangeOrder, GateResult } from '../../model/entities.ts';
@@ -146,4 +148,29 @@ export function promotionRecord(
     ...(leaseId && c.PromotionLease?.LeaseID === leaseId ? { PromotionLease: undefined } : {}),
   });
   return { change, events };
+}
+
+/**
+ * A promotion's record with the Stage it reached added, in the same write: computed from what its gates read and
+ * the Spaces that took the change now (`reached` false when it was not, so the caller re-evaluates afterwards).
+ */
+export async function withStageReached(
+  deps: ChangeDeps,
+  caller: Caller,
+  co: ChangeOrder,
+  gates: GateContext | undefined,
+  spaces: SpaceResult[],
+  record: { change: (c: ChangeOrder) => Partial<ChangeOrder>; events: BatonEvent[] },
+): Promise<{
+  reached: boolean;
+  change: (c: ChangeOrder) => Partial<ChangeOrder>;
+  events: (c: ChangeOrder) => BatonEvent[];
+}> {
+  const promoted = spaces.filter((s) => s.Action === SpaceAction.Promote).map((s) => s.SpaceID);
+  const reached = await stageReachedBy(deps, caller, co, gates, promoted);
+  return {
+    reached: !!reached,
+    change: (c) => ({ ...record.change(c), ...(reached ? stageAdvance(c, reached).change : {}) }),
+    events: (c) => [...record.events, ...(reached ? stageAdvance(c, reached).events : [])],
+  };
 }

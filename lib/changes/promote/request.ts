@@ -14,16 +14,10 @@ import { promoteContext } from './context.ts';
 
 import { GateReads, gateReads, gate } from './gates.ts';
 import { startPromoteJob } from './job.ts';
-import { conclude, promotionRecord } from './record.ts';
+import { conclude, promotionRecord, withStageReached } from './record.ts';
 import { budgeted, promoter } from './space.ts';
-import {
-  SpaceAction,
-  type SpaceResult,
-  PROMOTE_CONCURRENCY,
-  type PromoteOptions,
-  type PromoteOutcome,
-} from './types.ts';
-import { afterPromotion, stageAdvance, stageReachedBy } from '../reevaluate.ts';
+import { type SpaceResult, PROMOTE_CONCURRENCY, type PromoteOptions, type PromoteOutcome } from './types.ts';
+import { afterPromotion } from '../reevaluate.ts';
 import type { Caller, ChangeOrder, Space } from '../../model/entities.ts';
 import { BatonError, Conflict, Invalid, Unavailable } from '../../model/errors.ts';
 import { bounded } from '../../util/concurrency.ts';
@@ -163,32 +157,35 @@ async function promoteHeld(
   }
   const { outcome, result, failures } = conclude(co, { ...g, total: g.targets.length }, spaces, !!o.dryRun);
   if (o.dryRun) return { outcome, result };
-  const { change, events } = promotionRecord(
+  // The Stage the change reached, from what the gates read and the Spaces that took it now: recorded in the same write.
+  const record = await withStageReached(
     deps,
     caller,
     co,
-    result,
-    failures,
-    g.failedGates,
-    g.targets.map((t) => t.SpaceID),
-    o.forceReason,
-    lease?.id,
-    g.allowance,
+    g.context,
+    spaces,
+    promotionRecord(
+      deps,
+      caller,
+      co,
+      result,
+      failures,
+      g.failedGates,
+      g.targets.map((t) => t.SpaceID),
+      o.forceReason,
+      lease?.id,
+      g.allowance,
+    ),
   );
-  // The Stage the change reached, from what the gates read and the Spaces that took it now: recorded in the same write.
-  const promoted = spaces.filter((s) => s.Action === SpaceAction.Promote).map((s) => s.SpaceID);
-  const reached = await stageReachedBy(deps, caller, co, g.context, promoted);
-  const withStage = (c: ChangeOrder) => ({ ...change(c), ...(reached ? stageAdvance(c, reached).change : {}) });
-  const allEvents = (c: ChangeOrder) => [...events, ...(reached ? stageAdvance(c, reached).events : [])];
   // The record of what happened is written as soon as the store answers again, or the answer says it could not be.
-  const recorded = await persist(() => recordOn(deps, co, withStage, allEvents, [], lease?.co));
+  const recorded = await persist(() => recordOn(deps, co, record.change, record.events, [], lease?.co));
   if (recorded && lease) lease.released = true;
   if (!recorded) {
     result.Unrecorded = true;
     result.Message = `${result.Message ?? `change order '${co.Slug}' promoted`}; this promotion could not be recorded on the change order: the database is not answering (this answer is its only record; promote again once it is back)`;
     return { outcome: 'Partial', result };
   }
-  if (co.ChangeWorkflow && !reached) await afterPromotion(deps, caller, co, 'a promotion');
+  if (co.ChangeWorkflow && !record.reached) await afterPromotion(deps, caller, co, 'a promotion');
   return { outcome, result };
 }
 

@@ -3,7 +3,7 @@ import { promoteInvokeSpace } from '../invoke.ts';
 import { promoteLinkSpace } from '../link-change.ts';
 import { MARK_OPS_PER_TRANSACTION } from '../marks.ts';
 import type { ChangeDeps } from '../ports.ts';
-import { recordTaken } from '../progress.ts';
+import { recordTaken, takenOp } from '../progress.ts';
 import { readSpace, type PromoteContext, type SpaceReads, readAhead } from './context.ts';
 
 import { SpaceAction, type SpaceResult, UnitReason, PromotedUnit } from './types.ts';
@@ -16,7 +16,6 @@ import {
   type Mark,
   type ChangeOrder,
   type Link,
-  type Progress,
   type Space,
   type Unit,
 } from '../../model/entities.ts';
@@ -184,17 +183,7 @@ export async function promoteSpace(
     co.UpdateType === 'UpgradeUnit' && !!space.UpstreamSpaceID && (await upstreamLinksOf(deps, ctx, space)).length > 0;
   const refusedBefore = res.Units.some((u) => u.Error);
   const tail = refusedBefore ? [] : chunk(markOnly, MARK_OPS_PER_TRANSACTION);
-  const progressOp: StoreOp = {
-    op: 'create',
-    kind: 'Progress',
-    item: {
-      ChangeOrderID: co.ChangeOrderID,
-      BaseSpaceID: co.SpaceID,
-      SpaceID: space.SpaceID,
-      ResolvedAt: now,
-      Version: 1,
-    } satisfies Progress,
-  };
+  const progressOp = takenOp(co, space, now);
   const withProgress = !linksToCopy && !refusedBefore;
   if (withProgress) {
     if (tail.length && tail.at(-1)!.length < TRANSACTION_MAX_ITEMS) tail.at(-1)!.push(progressOp);
