@@ -223,7 +223,7 @@ export async function handleApiEvent(deps: Deps, event: ApiEvent): Promise<APIGa
           : describeIssues('request body', body.error),
       );
     const params = (event.pathParameters ?? {}) as Record<string, string>;
-    await checkAccess(deps, caller, route, params);
+    const space = await checkAccess(deps, caller, route, params);
     const rawText = event.body
       ? event.isBase64Encoded
         ? Buffer.from(event.body, 'base64').toString('utf8')
@@ -237,6 +237,10 @@ export async function handleApiEvent(deps: Deps, event: ApiEvent): Promise<APIGa
         query: query.data,
         body: body.data,
         raw: { body: rawText, headers: event.headers ?? {} },
+        get space() {
+          if (!space) throw new Error(`${route.name} (${route.path}) names no Space`);
+          return space;
+        },
       });
       const status = out.status ?? 200;
       if (out.text !== undefined)

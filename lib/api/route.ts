@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { Caller, SpaceVerb } from '../model/entities.ts';
+import type { Caller, Space, SpaceVerb } from '../model/entities.ts';
 import type { Deps } from '../ports/deps.ts';
 
 /** What an operation answers: JSON, or text (unit data) with its content type. */
@@ -19,6 +19,11 @@ export interface RouteRequest<Q, B> {
   query: Q;
   body: B;
   raw: { body: string; headers: Record<string, string | undefined> };
+  /**
+   * On a `/space/{space_id}/…` route, the Space it names, as the access check found it (read once per request);
+   * on any other route there is none, and reading it is a bug in the route.
+   */
+  space: Space;
 }
 
 /**

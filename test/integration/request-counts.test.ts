@@ -122,6 +122,27 @@ async function allPages<T>(
   return out;
 }
 
+describe('a request on a /space/{space_id}/… route', () => {
+  it('finds its Space once: the access check and the operation share it', async () => {
+    const slugReads = () =>
+      requests.filter((q) => q.command === 'GetItem' && q.keys.some((k) => k.includes('$slug_1#Kind_space#Slug_')));
+    const spaceReads = () =>
+      requests.filter((q) => q.command === 'GetItem' && q.keys.some((k) => k.includes('$space_1#SpaceID_')));
+    for (const [what, call] of [
+      ['GET a Unit', () => api.get('/space/shop-base/unit/a')],
+      ['GET the Space', () => api.get('/space/shop-base')],
+      ['invoke a function', () => api.post('/space/shop-p0/function/invoke', { FunctionName: 'get-placeholders' })],
+    ] as const) {
+      requests.length = 0;
+      counting = true;
+      const r = await call();
+      counting = false;
+      expect(r.status, `${what}: ${r.text}`).toBe(200);
+      expect([what, slugReads().length, spaceReads().length]).toEqual([what, 1, 1]);
+    }
+  });
+});
+
 describe('a promotion into a stage of 5 Spaces × 3 Units', () => {
   it('reads each Space once, every head and the upstream side in one batch, resolves space/slug in three requests, and leaves the publish marks unread', async () => {
     requests.length = 0;

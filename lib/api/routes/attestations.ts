@@ -5,7 +5,6 @@ import { approve, createAttestation } from '../../changes/attest.ts';
 import { listAttestations, revokeAttestation } from '../../changes/attestations.ts';
 import { NotFound } from '../../model/errors.ts';
 import { keyedPage, listQueries, page } from '../lists.ts';
-import { pathSpace } from '../resolve.ts';
 import { listReply, route } from '../route.ts';
 import { ListQuery, NoBody, NoQuery } from '../schemas.ts';
 import { Approve, CreateAttestation, RevokeAttestation } from '../change-schemas.ts';
@@ -40,8 +39,8 @@ export const attestationRoutes = [
     body: CreateAttestation,
     answer: ApproveAnswer,
     access: 'Approve',
-    async handle({ deps, caller, params, body }) {
-      const r = await createAttestation(deps, caller, await pathSpace(deps, caller, params), body);
+    async handle({ deps, caller, body, space }) {
+      const r = await createAttestation(deps, caller, space, body);
       return { status: r.DryRun || !r.Attestations.length ? 200 : 201, body: answered(ApproveAnswer, r) };
     },
   }),
@@ -51,8 +50,7 @@ export const attestationRoutes = [
     name: 'ListAttestations',
     query: ListQuery,
     body: NoBody,
-    async handle({ deps, caller, params, query }) {
-      const space = await pathSpace(deps, caller, params);
+    async handle({ deps, caller, query, space }) {
       const queries = await listQueries(deps, caller, 'Attestation', query, space);
       if (query.limit === undefined && query.continue === undefined) {
         const all = (await listAttestations(deps, space)).map((a) => ({ ...a, SpaceSlug: space.Slug }));
@@ -82,8 +80,7 @@ export const attestationRoutes = [
     name: 'GetAttestation',
     query: NoQuery,
     body: NoBody,
-    async handle({ deps, caller, params }) {
-      const space = await pathSpace(deps, caller, params);
+    async handle({ deps, params, space }) {
       const a = await deps.store.attestationById(space.SpaceID, params.attestation_id!.toLowerCase());
       if (!a) throw new NotFound(`attestation '${params.attestation_id}' not found in space '${space.Slug}'`);
       return { body: { ...a, SpaceSlug: space.Slug } };
@@ -97,8 +94,7 @@ export const attestationRoutes = [
     body: RevokeAttestation,
     // Its author may revoke it; anyone else needs Manage (checked by the operation).
     access: 'View',
-    async handle({ deps, caller, params, body }) {
-      const space = await pathSpace(deps, caller, params);
+    async handle({ deps, caller, params, body, space }) {
       return {
         status: 201,
         body: {

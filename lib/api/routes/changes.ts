@@ -6,7 +6,7 @@ import { storedFilters } from '../../changes/state.ts';
 import { cloneWorkflow, createWorkflow, updateChangeOrder, updateWorkflow } from '../../changes/workflows.ts';
 import { findInSpace } from '../../variants/lookup.ts';
 import { cursorPage, keyedPage, listQueries, page } from '../lists.ts';
-import { pathSpace, withSpace } from '../resolve.ts';
+import { withSpace } from '../resolve.ts';
 import { listReply, route } from '../route.ts';
 import { ListQuery, NoBody, NoQuery } from '../schemas.ts';
 import {
@@ -30,8 +30,7 @@ export const changeRoutes = [
     name: 'ListChangeWorkflows',
     query: ListQuery,
     body: NoBody,
-    async handle({ deps, caller, params, query }) {
-      const space = await pathSpace(deps, caller, params);
+    async handle({ deps, caller, query, space }) {
       const queries = await listQueries(deps, caller, 'ChangeWorkflow', query, space);
       const src = {
         all: () => deps.store.listInSpace<ChangeWorkflow>('ChangeWorkflow', space.SpaceID),
@@ -50,8 +49,7 @@ export const changeRoutes = [
     name: 'CreateChangeWorkflow',
     query: NoQuery,
     body: CreateChangeWorkflow,
-    async handle({ deps, caller, params, body }) {
-      const space = await pathSpace(deps, caller, params);
+    async handle({ deps, caller, body, space }) {
       return { status: 201, body: withSpace(await createWorkflow(deps, caller, space, body), space) };
     },
   }),
@@ -61,8 +59,7 @@ export const changeRoutes = [
     name: 'CloneChangeWorkflow',
     query: NoQuery,
     body: CloneChangeWorkflow,
-    async handle({ deps, caller, params, body }) {
-      const dest = await pathSpace(deps, caller, params);
+    async handle({ deps, caller, body, space: dest }) {
       return { status: 201, body: withSpace(await cloneWorkflow(deps, caller, dest, body.Source, body.Slug), dest) };
     },
   }),
@@ -72,8 +69,7 @@ export const changeRoutes = [
     name: 'GetChangeWorkflow',
     query: NoQuery,
     body: NoBody,
-    async handle({ deps, caller, params }) {
-      const space = await pathSpace(deps, caller, params);
+    async handle({ deps, caller, params, space }) {
       const { item, space: home } = await findInSpace<ChangeWorkflow>(
         deps,
         caller,
@@ -90,8 +86,7 @@ export const changeRoutes = [
     name: 'UpdateChangeWorkflow',
     query: NoQuery,
     body: UpdateChangeWorkflow,
-    async handle({ deps, caller, params, body }) {
-      const space = await pathSpace(deps, caller, params);
+    async handle({ deps, caller, params, body, space }) {
       const { item } = await findInSpace<ChangeWorkflow>(
         deps,
         caller,
@@ -108,8 +103,7 @@ export const changeRoutes = [
     name: 'DeleteChangeWorkflow',
     query: NoQuery,
     body: NoBody,
-    async handle({ deps, caller, params }) {
-      const space = await pathSpace(deps, caller, params);
+    async handle({ deps, caller, params, space }) {
       const { item } = await findInSpace<ChangeWorkflow>(
         deps,
         caller,
@@ -127,8 +121,7 @@ export const changeRoutes = [
     name: 'CreateChangeOrder',
     query: NoQuery,
     body: CreateChangeOrder,
-    async handle({ deps, caller, params, body }) {
-      const base = await pathSpace(deps, caller, params);
+    async handle({ deps, caller, body, space: base }) {
       const { co, existed } = await createChangeOrder(deps, caller, base, body);
       return { status: existed ? 200 : 201, body: withSpace(await derive(deps, caller, co), base) };
     },
@@ -139,8 +132,7 @@ export const changeRoutes = [
     name: 'ListChangeOrders',
     query: ListQuery,
     body: NoBody,
-    async handle({ deps, caller, params, query }) {
-      const space = await pathSpace(deps, caller, params);
+    async handle({ deps, caller, query, space }) {
       const queries = await listQueries(deps, caller, 'ChangeOrder', query, space);
       const spaces = new Map(
         (await deps.store.listSpaces(caller.OrganizationID)).map((s): [string, Space] => [s.SpaceID, s]),
@@ -202,8 +194,7 @@ export const changeRoutes = [
     query: ExplainQuery,
     body: NoBody,
     // Why the next promotion would or would not go ahead: every gate, what it read, what would open it. Reads only.
-    async handle({ deps, caller, params, query }) {
-      const space = await pathSpace(deps, caller, params);
+    async handle({ deps, caller, params, query, space }) {
       const { item: co, space: home } = await findInSpace<ChangeOrder>(
         deps,
         caller,
@@ -227,8 +218,7 @@ export const changeRoutes = [
     query: NoQuery,
     body: NoBody,
     // The rollout page's picture: every Stage's Spaces with progress, Release, live status, approvals, failures; the next promotion explained; holds. Reads only.
-    async handle({ deps, caller, params }) {
-      const space = await pathSpace(deps, caller, params);
+    async handle({ deps, caller, params, space }) {
       const { item: co, space: home } = await findInSpace<ChangeOrder>(
         deps,
         caller,
@@ -245,8 +235,7 @@ export const changeRoutes = [
     name: 'GetChangeOrder',
     query: NoQuery,
     body: NoBody,
-    async handle({ deps, caller, params }) {
-      const space = await pathSpace(deps, caller, params);
+    async handle({ deps, caller, params, space }) {
       const { item: co, space: home } = await findInSpace<ChangeOrder>(
         deps,
         caller,
@@ -263,8 +252,7 @@ export const changeRoutes = [
     name: 'UpdateChangeOrder',
     query: NoQuery,
     body: UpdateChangeOrder,
-    async handle({ deps, caller, params, body }) {
-      const space = await pathSpace(deps, caller, params);
+    async handle({ deps, caller, params, body, space }) {
       const { item: co } = await findInSpace<ChangeOrder>(deps, caller, space, 'ChangeOrder', params.change_order_id!);
       return { body: withSpace(await updateChangeOrder(deps, caller, space, co, body), space) };
     },

@@ -2,7 +2,7 @@ import type { Link } from '../../model/entities.ts';
 import { createLink, deleteLink, withStale } from '../../variants/links.ts';
 import { findInSpace } from '../../variants/lookup.ts';
 import { cursorPage, listQueries } from '../lists.ts';
-import { pathSpace, withSpace } from '../resolve.ts';
+import { withSpace } from '../resolve.ts';
 import { listReply, route } from '../route.ts';
 import { CreateLink, ListQuery, NoBody, NoQuery } from '../schemas.ts';
 
@@ -16,8 +16,7 @@ export const linkRoutes = [
     name: 'ListLinks',
     query: ListQuery,
     body: NoBody,
-    async handle({ deps, caller, params, query }) {
-      const space = await pathSpace(deps, caller, params);
+    async handle({ deps, caller, query, space }) {
       const queries = await listQueries(deps, caller, 'Link', query, space);
       const src = {
         all: () => deps.store.listInSpace<Link>('Link', space.SpaceID),
@@ -36,8 +35,7 @@ export const linkRoutes = [
     name: 'GetLink',
     query: NoQuery,
     body: NoBody,
-    async handle({ deps, caller, params }) {
-      const space = await pathSpace(deps, caller, params);
+    async handle({ deps, caller, params, space }) {
       const { item } = await findInSpace<Link>(deps, caller, space, 'Link', params.link_id!);
       return { body: withSpace((await withStale(deps, [item]))[0]!, space) };
     },
@@ -48,8 +46,7 @@ export const linkRoutes = [
     name: 'CreateLink',
     query: NoQuery,
     body: CreateLink,
-    async handle({ deps, caller, params, body }) {
-      const space = await pathSpace(deps, caller, params);
+    async handle({ deps, caller, body, space }) {
       return { status: 201, body: withSpace(await createLink(deps, caller, space, body), space) };
     },
   }),
@@ -59,8 +56,7 @@ export const linkRoutes = [
     name: 'DeleteLink',
     query: NoQuery,
     body: NoBody,
-    async handle({ deps, caller, params }) {
-      const space = await pathSpace(deps, caller, params);
+    async handle({ deps, caller, params, space }) {
       const { item } = await findInSpace<Link>(deps, caller, space, 'Link', params.link_id!);
       await deleteLink(deps, space, item);
       return { status: 204 };

@@ -9,7 +9,7 @@ import { publishRelease } from '../../changes/release.ts';
 import { findRelease, releaseData, releasesOf } from '../../releases/bundle.ts';
 import { withdraw, writeLiveStatus } from '../../releases/live-status.ts';
 import { acrossSpaces, keyedPage, listQueries, matchingAll, page } from '../lists.ts';
-import { pathSpace, withSpace } from '../resolve.ts';
+import { withSpace } from '../resolve.ts';
 import { listReply, MAX_HOOK_BODY, route } from '../route.ts';
 import { HookBody, ListQuery, NoBody, NoQuery, PublishRelease, UpdateRelease } from '../schemas.ts';
 
@@ -62,8 +62,7 @@ export const releaseRoutes = [
     query: NoQuery,
     body: PublishRelease,
     answer: PublishAnswer,
-    async handle({ deps, caller, params, body }) {
-      const space = await pathSpace(deps, caller, params);
+    async handle({ deps, caller, body, space }) {
       const { made, result } = await publishRelease(deps, caller, space, {
         revision: body.Revision,
         dryRun: body.DryRun,
@@ -81,8 +80,7 @@ export const releaseRoutes = [
     name: 'ListReleases',
     query: ListQuery,
     body: NoBody,
-    async handle({ deps, caller, params, query }) {
-      const space = await pathSpace(deps, caller, params);
+    async handle({ deps, caller, query, space }) {
       const queries = await listQueries(deps, caller, 'Release', query, space);
       // Newest first. Asked for a page, read with DynamoDB's cursor over the Space's Releases in that order.
       if (query.limit === undefined && query.continue === undefined) {
@@ -133,8 +131,7 @@ export const releaseRoutes = [
     name: 'GetRelease',
     query: NoQuery,
     body: NoBody,
-    async handle({ deps, caller, params }) {
-      const space = await pathSpace(deps, caller, params);
+    async handle({ deps, params, space }) {
       return { body: withSpace(await findRelease(deps, space, params.release_id!), space) };
     },
   }),
@@ -144,8 +141,7 @@ export const releaseRoutes = [
     name: 'GetReleaseData',
     query: NoQuery,
     body: NoBody,
-    async handle({ deps, caller, params }) {
-      const space = await pathSpace(deps, caller, params);
+    async handle({ deps, params, space }) {
       const release = await findRelease(deps, space, params.release_id!);
       return {
         text: await releaseData(deps, space, release),
@@ -161,8 +157,7 @@ export const releaseRoutes = [
     query: NoQuery,
     body: UpdateRelease,
     access: 'ReportStatus',
-    async handle({ deps, caller, params, body }) {
-      const space = await pathSpace(deps, caller, params);
+    async handle({ deps, caller, params, body, space }) {
       // Live status needs ReportStatus (checked before); labels and annotations are an edit.
       if (body.Labels !== undefined || body.Annotations !== undefined || body.LiveStatus === undefined)
         requireVerb(caller, [space], 'Edit', 'change the labels of its releases');
@@ -187,8 +182,7 @@ export const releaseRoutes = [
     name: 'WithdrawRelease',
     query: NoQuery,
     body: NoBody,
-    async handle({ deps, caller, params }) {
-      const space = await pathSpace(deps, caller, params);
+    async handle({ deps, params, space }) {
       return { body: withSpace(await withdraw(deps, await findRelease(deps, space, params.release_id!)), space) };
     },
   }),

@@ -9,7 +9,7 @@ import {
   type SimpleKind,
 } from '../../variants/space-entities.ts';
 import { cursorPage, listQueries } from '../lists.ts';
-import { pathSpace, withSpace } from '../resolve.ts';
+import { withSpace } from '../resolve.ts';
 import { listReply, route, type Route } from '../route.ts';
 import {
   CreateChangeSet,
@@ -51,8 +51,7 @@ function crud(spec: KindSpec): Route[] {
       name: `List${spec.kind}s`,
       query: ListQuery,
       body: NoBody,
-      async handle({ deps, caller, params, query }) {
-        const space = await pathSpace(deps, caller, params);
+      async handle({ deps, caller, query, space }) {
         const queries = await listQueries(deps, caller, spec.kind, query, space);
         const src = {
           all: () => deps.store.listInSpace<Item>(spec.kind, space.SpaceID),
@@ -71,8 +70,7 @@ function crud(spec: KindSpec): Route[] {
       name: `Create${spec.kind}`,
       query: NoQuery,
       body: spec.create,
-      async handle({ deps, caller, params, body }) {
-        const space = await pathSpace(deps, caller, params);
+      async handle({ deps, caller, body, space }) {
         return { status: 201, body: withSpace(await createSpaceEntity(deps, caller, space, spec.kind, body), space) };
       },
     }),
@@ -82,8 +80,7 @@ function crud(spec: KindSpec): Route[] {
       name: `Get${spec.kind}`,
       query: NoQuery,
       body: NoBody,
-      async handle({ deps, caller, params }) {
-        const space = await pathSpace(deps, caller, params);
+      async handle({ deps, caller, params, space }) {
         const { item, space: home } = await findInSpace<Item>(deps, caller, space, spec.kind, ref(params));
         if (spec.kind !== 'Tag') return { body: withSpace(item, home) };
         const marks = await deps.store.marksOfTag((item as unknown as Tag).TagID);
@@ -101,8 +98,7 @@ function crud(spec: KindSpec): Route[] {
       name: `Update${spec.kind}`,
       query: NoQuery,
       body: spec.update,
-      async handle({ deps, caller, params, body }) {
-        const space = await pathSpace(deps, caller, params);
+      async handle({ deps, caller, params, body, space }) {
         const { item } = await findInSpace<Item>(deps, caller, space, spec.kind, ref(params));
         return { body: withSpace(await updateSpaceEntity(deps, space, spec.kind, item, body), space) };
       },
@@ -113,8 +109,7 @@ function crud(spec: KindSpec): Route[] {
       name: `Delete${spec.kind}`,
       query: NoQuery,
       body: NoBody,
-      async handle({ deps, caller, params }) {
-        const space = await pathSpace(deps, caller, params);
+      async handle({ deps, caller, params, space }) {
         const { item } = await findInSpace<Item>(deps, caller, space, spec.kind, ref(params));
         await deleteSpaceEntity(deps, space, spec.kind, item);
         return { status: 204 };

@@ -5,7 +5,6 @@ import { deleteSpace } from '../../variants/deletion.ts';
 import { findComponent } from '../../variants/lookup.ts';
 import { createComponent, createSpace, updateSpace } from '../../variants/spaces.ts';
 import { cursorPage, listQueries } from '../lists.ts';
-import { pathSpace } from '../resolve.ts';
 import { visible } from '../access.ts';
 import { listReply, route } from '../route.ts';
 import { CreateComponent, CreateSpace, DeleteWithGates, ListQuery, NoBody, NoQuery, UpdateSpace } from '../schemas.ts';
@@ -66,8 +65,8 @@ export const spaceRoutes = [
     name: 'GetSpace',
     query: NoQuery,
     body: NoBody,
-    async handle({ deps, caller, params }) {
-      return { body: await pathSpace(deps, caller, params) };
+    async handle({ space }) {
+      return { body: space };
     },
   }),
   route({
@@ -76,8 +75,7 @@ export const spaceRoutes = [
     name: 'UpdateSpace',
     query: NoQuery,
     body: UpdateSpace,
-    async handle({ deps, caller, params, body }) {
-      const space = await pathSpace(deps, caller, params);
+    async handle({ deps, caller, body, space }) {
       // Who may do what is the Space's managers' to change.
       if (body.Permissions !== undefined) requireVerb(caller, [space], 'Manage', 'change its permissions');
       return { body: await updateSpace(deps, caller, space, body) };
@@ -91,8 +89,7 @@ export const spaceRoutes = [
     body: NoBody,
     answer: SpaceDeletion,
     access: 'Manage',
-    async handle({ deps, caller, params, query }) {
-      const space = await pathSpace(deps, caller, params);
+    async handle({ deps, query, space }) {
       const report = await deleteSpace(deps, space, {
         recursive: query.recursive === 'true',
         force: query.force === 'true',

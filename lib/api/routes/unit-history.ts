@@ -5,7 +5,7 @@ import { restoreUnit, revertUnit } from '../../variants/history.ts';
 import { findInSpace } from '../../variants/lookup.ts';
 import { mergeFromSource, upgradeUnit } from '../../variants/merge.ts';
 import { resolveLinks } from '../../variants/resolve.ts';
-import { spaceAndUnit, withSpace } from '../resolve.ts';
+import { pathUnit, withSpace } from '../resolve.ts';
 import { route } from '../route.ts';
 import { NoQuery, ResolveConflicts, ResolveLinks, RestoreUnit, RevertUnit, UpgradeUnit } from '../schemas.ts';
 import { upgradeUnitWithChangeOrder } from '../../changes/promote/unit.ts';
@@ -20,8 +20,8 @@ export const unitHistoryRoutes = [
     name: 'ResolveLinks',
     query: NoQuery,
     body: ResolveLinks,
-    async handle({ deps, caller, params, body }) {
-      const { space, unit } = await spaceAndUnit(deps, caller, params);
+    async handle({ deps, caller, params, body, space }) {
+      const unit = await pathUnit(deps, space, params);
       return {
         body: await resolveLinks(deps, caller, space, unit, {
           which: body.Resolve,
@@ -38,8 +38,8 @@ export const unitHistoryRoutes = [
     name: 'UpgradeUnit',
     query: NoQuery,
     body: UpgradeUnit,
-    async handle({ deps, caller, params, body }) {
-      const { space, unit } = await spaceAndUnit(deps, caller, params);
+    async handle({ deps, caller, params, body, space }) {
+      const unit = await pathUnit(deps, space, params);
       if (body.ChangeOrderID) {
         const { item: co } = await findInSpace<ChangeOrder>(deps, caller, space, 'ChangeOrder', body.ChangeOrderID);
         return {
@@ -71,8 +71,8 @@ export const unitHistoryRoutes = [
     name: 'RestoreUnit',
     query: NoQuery,
     body: RestoreUnit,
-    async handle({ deps, caller, params, body }) {
-      const { space, unit } = await spaceAndUnit(deps, caller, params);
+    async handle({ deps, caller, params, body, space }) {
+      const unit = await pathUnit(deps, space, params);
       const r = await restoreUnit(deps, caller, space, unit, body.Revision, body.ChangeDescription);
       return { body: { ...withSpace(r.unit, space), RestoredRevisionNum: r.RestoredRevisionNum, Changed: r.Changed } };
     },
@@ -83,8 +83,8 @@ export const unitHistoryRoutes = [
     name: 'RevertUnit',
     query: NoQuery,
     body: RevertUnit,
-    async handle({ deps, caller, params, body }) {
-      const { space, unit } = await spaceAndUnit(deps, caller, params);
+    async handle({ deps, caller, params, body, space }) {
+      const unit = await pathUnit(deps, space, params);
       const r = await revertUnit(deps, caller, space, unit, body.Range, body.ChangeDescription);
       return { body: { ...withSpace(r.unit, space), Changed: r.Changed } };
     },
@@ -95,8 +95,8 @@ export const unitHistoryRoutes = [
     name: 'ResolveConflicts',
     query: NoQuery,
     body: ResolveConflicts,
-    async handle({ deps, caller, params, body }) {
-      const { space, unit } = await spaceAndUnit(deps, caller, params);
+    async handle({ deps, caller, params, body, space }) {
+      const unit = await pathUnit(deps, space, params);
       const r =
         body.Action === 'Apply'
           ? await applyConflicts(deps, caller, space, unit, !!body.DryRun)

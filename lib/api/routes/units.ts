@@ -19,7 +19,7 @@ import {
   updateUnit,
 } from '../../variants/units.ts';
 import { across, cursorPage, keyedPage, listQueries, matchingAll } from '../lists.ts';
-import { pathSpace, spaceAndUnit, withSpace } from '../resolve.ts';
+import { pathUnit, withSpace } from '../resolve.ts';
 import { listReply, route } from '../route.ts';
 import {
   CreateUnit,
@@ -77,8 +77,7 @@ export const unitRoutes = [
     name: 'ListUnits',
     query: ListQuery,
     body: NoBody,
-    async handle({ deps, caller, params, query }) {
-      const space = await pathSpace(deps, caller, params);
+    async handle({ deps, caller, query, space }) {
       const queries = await listQueries(deps, caller, 'Unit', query, space);
       const src = {
         all: () => deps.store.listUnits(space.SpaceID),
@@ -99,8 +98,7 @@ export const unitRoutes = [
     name: 'CreateUnit',
     query: NoQuery,
     body: CreateUnit,
-    async handle({ deps, caller, params, body }) {
-      const space = await pathSpace(deps, caller, params);
+    async handle({ deps, caller, body, space }) {
       return { status: 201, body: withSpace(await createUnit(deps, caller, space, body), space) };
     },
   }),
@@ -110,8 +108,8 @@ export const unitRoutes = [
     name: 'GetUnit',
     query: NoQuery,
     body: NoBody,
-    async handle({ deps, caller, params }) {
-      const { space, unit } = await spaceAndUnit(deps, caller, params);
+    async handle({ deps, params, space }) {
+      const unit = await pathUnit(deps, space, params);
       return { body: withSpace(unit, space) };
     },
   }),
@@ -121,8 +119,8 @@ export const unitRoutes = [
     name: 'UpdateUnit',
     query: NoQuery,
     body: UpdateUnit,
-    async handle({ deps, caller, params, body }) {
-      const { space, unit } = await spaceAndUnit(deps, caller, params);
+    async handle({ deps, caller, params, body, space }) {
+      const unit = await pathUnit(deps, space, params);
       return { body: withSpace(await updateUnit(deps, caller, space, unit, body), space) };
     },
   }),
@@ -132,8 +130,8 @@ export const unitRoutes = [
     name: 'DeleteUnit',
     query: DeleteWithGates,
     body: NoBody,
-    async handle({ deps, caller, params, query }) {
-      const { unit } = await spaceAndUnit(deps, caller, params);
+    async handle({ deps, params, query, space }) {
+      const unit = await pathUnit(deps, space, params);
       return { body: await deleteUnit(deps, unit, query.force === 'true') };
     },
   }),
@@ -143,8 +141,8 @@ export const unitRoutes = [
     name: 'GetUnitData',
     query: DataQuery,
     body: NoBody,
-    async handle({ deps, caller, params, query }) {
-      const { space, unit } = await spaceAndUnit(deps, caller, params);
+    async handle({ deps, caller, params, query, space }) {
+      const unit = await pathUnit(deps, space, params);
       const num = await revisionNum(deps, caller, space, unit, query.revision ?? 'HeadRevisionNum');
       return {
         text: await dataAt(deps, unit, num),
@@ -159,8 +157,8 @@ export const unitRoutes = [
     name: 'ListRevisions',
     query: ListQuery,
     body: NoBody,
-    async handle({ deps, caller, params, query }) {
-      const { space, unit } = await spaceAndUnit(deps, caller, params);
+    async handle({ deps, caller, params, query, space }) {
+      const unit = await pathUnit(deps, space, params);
       const queries = await listQueries(deps, caller, 'Revision', query, space);
       // Newest first. Asked for a page, read with DynamoDB's cursor over the Unit's revisions in that order.
       if (query.limit === undefined && query.continue === undefined)
@@ -182,8 +180,7 @@ export const unitRoutes = [
     name: 'ListSpaceRevisions',
     query: ListQuery,
     body: NoBody,
-    async handle({ deps, caller, params, query }) {
-      const space = await pathSpace(deps, caller, params);
+    async handle({ deps, caller, query, space }) {
       const queries = await listQueries(deps, caller, 'Revision', query, space);
       // Unit by Unit in slug order, each newest first. Asked for a page, only the Units it walks are read, with DynamoDB's cursor.
       if (query.limit === undefined && query.continue === undefined)
@@ -214,8 +211,8 @@ export const unitRoutes = [
     name: 'GetRevision',
     query: NoQuery,
     body: NoBody,
-    async handle({ deps, caller, params }) {
-      const { space, unit } = await spaceAndUnit(deps, caller, params);
+    async handle({ deps, caller, params, space }) {
+      const unit = await pathUnit(deps, space, params);
       return { body: withSpace(await unitRevision(deps, caller, space, unit, params.revision!), space) };
     },
   }),
@@ -225,8 +222,8 @@ export const unitRoutes = [
     name: 'ListMutations',
     query: PageQuery,
     body: NoBody,
-    async handle({ deps, caller, params, query }) {
-      const { unit } = await spaceAndUnit(deps, caller, params);
+    async handle({ deps, params, query, space }) {
+      const unit = await pathUnit(deps, space, params);
       // Newest first. Asked for a page, read with DynamoDB's cursor over the Unit's mutations in that order.
       if (query.limit === undefined && query.continue === undefined)
         return { body: (await deps.store.listMutations(unit.UnitID)).reverse() };
@@ -243,8 +240,8 @@ export const unitRoutes = [
     name: 'DiffRevisions',
     query: DiffQuery,
     body: NoBody,
-    async handle({ deps, caller, params, query }) {
-      const { space, unit } = await spaceAndUnit(deps, caller, params);
+    async handle({ deps, caller, params, query, space }) {
+      const unit = await pathUnit(deps, space, params);
       return { body: await diffRevisions(deps, caller, space, unit, query.from, query.to) };
     },
   }),
@@ -254,8 +251,8 @@ export const unitRoutes = [
     name: 'TagRevision',
     query: NoQuery,
     body: MarkUnit,
-    async handle({ deps, caller, params, body }) {
-      const { space, unit } = await spaceAndUnit(deps, caller, params);
+    async handle({ deps, caller, params, body, space }) {
+      const unit = await pathUnit(deps, space, params);
       const num = await revisionNum(deps, caller, space, unit, body.Revision);
       if (body.Tag.startsWith('ChangeOrder:'))
         return {
@@ -281,8 +278,7 @@ export const unitRoutes = [
     answer: InvokeAnswer,
     // Reading through a function needs View; one that writes needs Edit.
     access: 'View',
-    async handle({ deps, caller, params, body }) {
-      const space = await pathSpace(deps, caller, params);
+    async handle({ deps, caller, body, space }) {
       if (!isReadOnly(body.FunctionName)) requireVerb(caller, [space], 'Edit', `run ${body.FunctionName} there`);
       const { Results, failed } = await invokeFunction(deps, caller, space, body);
       return { status: failed ? 207 : 200, body: answered(InvokeAnswer, { Results }) };
