@@ -11,7 +11,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     project.provide('dynamoEndpoint', endpoint);
     return async () => {};
   }
-  dynamo = await startDynamoLocal();
+  dynamo = await startDynamoLocal({ shortRun: true });
   project.provide('dynamoEndpoint', dynamo.endpoint);
   return async () => {
     await dynamo?.stop();

@@ -8,8 +8,7 @@
 // to a group, the change released in staging before it is promoted to prod). Every verb is placed
 // exactly once, so a verb added without a runnable example fails here.
 import { chmodSync, cpSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createNetServer, type AddressInfo, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -143,30 +142,22 @@ let env: Env;
 let dir: string;
 let server: Server;
 
-/** The `cub` on PATH: its arguments, its standard input when it names `-`, and its directory, to this test's runner. */
-const shim = (port: number) => `const http = require('node:http');
-const args = process.argv.slice(2);
-for (const s of [process.stdout, process.stderr]) s.on('error', () => {});
-const send = (stdin) => {
-  const req = http.request({ host: '127.0.0.1', port: ${port}, method: 'POST' }, (res) => {
-    let d = '';
-    res.setEncoding('utf8');
-    res.on('data', (c) => (d += c));
-    res.on('end', () => {
-      const r = JSON.parse(d);
-      process.stdout.write(r.stdout);
-      process.stderr.write(r.stderr);
-      process.exitCode = r.code;
-    });
-  });
-  req.end(JSON.stringify({ args, stdin, cwd: process.cwd() }));
-};
-if (args.includes('-')) {
-  let s = '';
-  process.stdin.setEncoding('utf8');
-  process.stdin.on('data', (c) => (s += c));
-  process.stdin.on('end', () => send(s));
-} else send('');
+/**
+ * The `cub` on PATH, in bash (a node start per line would be most of this test's time): it sends its
+ * directory, its arguments and, when they name `-`, its standard input, each ended by a NUL, to this test's
+ * runner, and gets back its exit status, standard error (its length first) and standard output.
+ */
+const shim = (port: number) => `#!/bin/bash
+export LC_ALL=C
+stdin=
+for a in "$@"; do [ "$a" = - ] && { IFS= read -r -d '' stdin; break; }; done
+exec 3<>/dev/tcp/127.0.0.1/${port}
+printf '%s\\0' "$PWD" "$#" "$@" "$stdin" >&3
+IFS= read -r code <&3
+IFS= read -r n <&3
+if [ "$n" -gt 0 ]; then IFS= read -r -N "$n" err <&3; printf '%s' "$err" >&2; fi
+cat <&3
+exit "$code"
 `;
 let sh: (line: string) => Promise<{ code: number; stdout: string; stderr: string }>;
 
@@ -174,8 +165,8 @@ beforeAll(async () => {
   env = await startEnv();
   // Where the examples are pasted: `cub` on PATH, the files the examples name beside them.
   dir = mkdtempSync(join(tmpdir(), 'cub-examples-'));
-  // `cub` on PATH hands its command line to cub's main in this process (one small node start, not the
-  // bundle's): the shell still parses, substitutes and pipes every line as pasted.
+  // `cub` on PATH hands its command line to cub's main in this process (a bash script, not the bundle's
+  // node start): the shell still parses, substitutes and pipes every line as pasted.
   const runnerEnv = {
     ...process.env,
     CUB_SERVER: env.url,
@@ -183,19 +174,23 @@ beforeAll(async () => {
     CUB_CONTEXT: join(dir, 'contexts.json'),
     CUB_POLL_MS: '20',
   };
-  server = createServer((req, res) => {
-    let body = '';
-    req.setEncoding('utf8');
-    req.on('data', (c: string) => (body += c));
-    req.on('end', async () => {
-      const { args, stdin, cwd } = JSON.parse(body) as { args: string[]; stdin: string; cwd: string };
-      const r = await cubIn(runnerEnv, cwd)(args, stdin);
-      res.end(JSON.stringify(r));
+  // One connection per line typed: NUL-ended fields (directory, argument count, arguments, standard input).
+  server = createNetServer((socket) => {
+    let buf = Buffer.alloc(0);
+    let taken = false;
+    socket.on('data', async (chunk: Buffer) => {
+      buf = Buffer.concat([buf, chunk]);
+      const fields = buf.toString('utf8').split('\0');
+      const argc = Number(fields[1]);
+      if (taken || fields.length < argc + 4) return;
+      taken = true;
+      const [cwd, , ...rest] = fields;
+      const r = await cubIn(runnerEnv, cwd)(rest.slice(0, argc), rest[argc]);
+      socket.end(`${r.code}\n${Buffer.byteLength(r.stderr)}\n${r.stderr}${r.stdout}`);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  writeFileSync(join(dir, 'cub.cjs'), shim((server.address() as AddressInfo).port));
-  writeFileSync(join(dir, 'cub'), `#!/bin/sh\nexec "${process.execPath}" "${join(dir, 'cub.cjs')}" "$@"\n`);
+  writeFileSync(join(dir, 'cub'), shim((server.address() as AddressInfo).port));
   chmodSync(join(dir, 'cub'), 0o755);
   writeFileSync(join(dir, 'worker.yaml'), deploymentYaml('worker'));
   cpSync(FIXTURES, join(dir, 'k8s'), { recursive: true });
