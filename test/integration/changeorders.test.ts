@@ -62,8 +62,9 @@ const report = async (space: string, health: string, extra: Record<string, unkno
   });
 };
 
-/** A fresh API over its own table, with acme-base, six variants with release Targets, the workflow, and the base's image bumped to v452. */
-async function seeded(): Promise<Env> {
+/** The fleet every test starts from, seeded once for the file: acme-base, six variants with release Targets, the workflow, and the base's image bumped to v452. */
+let fleet: Env | undefined;
+async function seedFleet(): Promise<Env> {
   env = await startEnv();
   await env.api.post('/variant/upload', {
     Component: 'acme',
@@ -96,6 +97,14 @@ async function seeded(): Promise<Env> {
   });
   return env;
 }
+
+/** A fresh API over its own table holding the fleet (a copy of the one seeded once). */
+async function seeded(): Promise<Env> {
+  fleet ??= await seedFleet();
+  env = await startEnv({ copyOf: fleet });
+  return env;
+}
+afterAll(async () => fleet?.close());
 
 /** Each group of tests runs on a seeded API of its own, so no group depends on what another left behind. */
 function onSeededApi(): void {
