@@ -7,11 +7,13 @@ const BUILDS = [
   ['build cub', 'node', ['cli/build.mjs']],
   ['build the rollout page', 'node', ['web/build.mjs']],
 ];
+// In this order two at a time: the longest first, so the two queues end near each other (type check and the
+// page's; lint and format).
 const CHECKS = [
   ['type check', 'npx', ['tsc', '-p', '.']],
   ['lint', 'npx', ['eslint', '.']],
-  ['type check the page', 'npx', ['tsc', '-p', 'web']],
   ['format', 'npx', ['prettier', '--check', '--log-level', 'warn', '.']],
+  ['type check the page', 'npx', ['tsc', '-p', 'web']],
 ];
 const TESTS = ['tests', 'npx', ['vitest', 'run', ...process.argv.slice(2)]];
 
