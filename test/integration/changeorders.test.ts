@@ -144,11 +144,24 @@ const STEPS = {
     }
   },
 };
+/** The fleet at each step, reached once for the file from the step before it: a test starts from a copy. */
+const reached = new Map<string, Env>();
+afterAll(async () => Promise.all([...reached.values()].map((e) => e.close())));
+/** Replaces the test's fresh fleet with a copy of the fleet at `step` (the rollout's steps before it taken). */
 async function reach(step: keyof typeof STEPS): Promise<void> {
-  for (const [name, run] of Object.entries(STEPS)) {
-    await run();
-    if (name === step) return;
+  const names = Object.keys(STEPS) as (keyof typeof STEPS)[];
+  let at = reached.get(step);
+  if (!at) {
+    const before = names.slice(0, names.indexOf(step)).findLast((n) => reached.has(n));
+    const own = env;
+    env = await startEnv({ copyOf: before ? reached.get(before)! : fleet! });
+    for (const name of names.slice(before ? names.indexOf(before) + 1 : 0, names.indexOf(step) + 1))
+      await STEPS[name]();
+    reached.set(step, (at = env));
+    env = own;
   }
+  await env.close();
+  env = await startEnv({ copyOf: at });
 }
 /** release-v453 (three replicas in the base) created and promoted into dev. */
 async function v453AtDev(): Promise<void> {

@@ -72,7 +72,7 @@ export interface Env {
 
 /**
  * A fresh API on a table of its own, with two organizations; with `copyOf`, on a copy of that Env's table
- * instead (its items as they are now, its organizations and tokens): a file that seeds a fleet once starts
+ * instead (its items as they are now, its organizations and tokens, the events it has put): a file that seeds a fleet once starts
  * each test from a copy of it, a scan and a few batch writes instead of the seeding requests again.
  */
 export async function startEnv(o: { copyOf?: Env } = {}): Promise<Env> {
@@ -82,6 +82,7 @@ export async function startEnv(o: { copyOf?: Env } = {}): Promise<Env> {
   await ensureTable(client, table);
   if (o.copyOf) await copyItems(client, o.copyOf.table, table);
   const { deps, bus, pool } = localDeps(dynamoStore(client, table), {}, { keepEventLog: true });
+  if (o.copyOf) bus.log.push(...o.copyOf.bus.log);
   // Every answer is parsed with its route's schema (lib/api/answers.ts): one not as declared is a 500 naming what differs.
   const server = await startServer(deps, { checkAnswers: true });
   const [a, b] = o.copyOf
