@@ -1,13 +1,14 @@
 #!/usr/bin/env node
-// `npm test`: build cub and the page, then the tests with the checks beside them (tsc, eslint, prettier, one
-// at a time); each stage timed. A failed build ends the run; a failed check or test fails it, with its output
-// and exit status, once both are done.
+// `npm test`: build cub and the page, then the checks (two at a time: tsc and eslint each use one core), then
+// the tests; each stage timed. The first stage that fails ends the run with its output and exit status.
 import { spawn } from 'node:child_process';
 
 const BUILDS = [
   ['build cub', 'node', ['cli/build.mjs']],
   ['build the rollout page', 'node', ['web/build.mjs']],
 ];
+// In this order two at a time: the longest first, so the two queues end near each other (type check and the
+// page's; lint and format).
 const CHECKS = [
   ['type check', 'npx', ['tsc', '-p', '.']],
   ['lint', 'npx', ['eslint', '.']],
@@ -44,17 +45,17 @@ for (const s of BUILDS) {
   const r = await stage(s, false);
   if (r.code !== 0) fail(r.name, r.code);
 }
-// The checks run beside the tests, one at a time: the tests leave a core idle part of the time (both
-// workers waiting on DynamoDB Local), and the checks fill it.
 const checksStart = Date.now();
-const checks = (async () => {
-  const results = [];
-  for (const c of CHECKS) results.push(await stage(c, true));
-  times.push(`checks ${seconds(checksStart)} wall`);
-  return results;
-})();
-const r = await stage(TESTS, false);
-const failed = (await checks).find((c) => c.code !== 0);
+const queue = [...CHECKS];
+const results = [];
+await Promise.all(
+  [0, 1].map(async () => {
+    while (queue.length) results.push(await stage(queue.shift(), true));
+  }),
+);
+times.push(`checks ${seconds(checksStart)} wall`);
+const failed = results.find((r) => r.code !== 0);
 if (failed) fail(failed.name, failed.code);
+const r = await stage(TESTS, false);
 if (r.code !== 0) fail(r.name, r.code);
 console.log(`\nnpm test: ${times.join(', ')}; ${seconds(total)} in all`);
