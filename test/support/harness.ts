@@ -72,8 +72,9 @@ export interface Env {
 
 /**
  * A fresh API on a table of its own, with two organizations; with `copyOf`, on a copy of that Env's table
- * instead (its items as they are now, its organizations and tokens, the events it has put): a file that seeds a fleet once starts
- * each test from a copy of it, a scan and a few batch writes instead of the seeding requests again.
+ * instead (its items as they are now, its organizations and tokens, the events it has put): a file that
+ * seeds a fleet once starts each test from a copy of it, a scan and a few batch writes instead of the
+ * seeding requests again.
  */
 export async function startEnv(o: { copyOf?: Env } = {}): Promise<Env> {
   const endpoint = inject('dynamoEndpoint');
@@ -85,15 +86,16 @@ export async function startEnv(o: { copyOf?: Env } = {}): Promise<Env> {
   if (o.copyOf) bus.log.push(...o.copyOf.bus.log);
   // Every answer is parsed with its route's schema (lib/api/answers.ts): one not as declared is a 500 naming what differs.
   const server = await startServer(deps, { checkAnswers: true });
+  // A copy holds the same organizations: their callers and tokens are the original's.
   const [a, b] = o.copyOf
-    ? [o.copyOf.api, o.copyOf.other].map((x) => ({ token: x.token!, caller: x.caller! }))
-    : [await createOrganization(deps, `org-${table}`), await createOrganization(deps, `other-${table}`)];
+    ? ([o.copyOf.api, o.copyOf.other] as const)
+    : ([await createOrganization(deps, `org-${table}`), await createOrganization(deps, `other-${table}`)] as const);
   return {
     url: server.url,
     deps,
     bus,
-    api: new Api(server.url, a!.token, a!.caller),
-    other: new Api(server.url, b!.token, b!.caller),
+    api: new Api(server.url, a.token, a.caller),
+    other: new Api(server.url, b.token, b.caller),
     anonymous: new Api(server.url, undefined),
     server,
     pool,
