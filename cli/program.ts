@@ -6,6 +6,7 @@ import { FLAGS, GLOBAL, UNSUPPORTED } from './flags.ts';
 import { setQuiet } from './output.ts';
 import { changesCommands, changesHelp } from './commands/changes.ts';
 import { holdsCommands, holdsHelp } from './commands/holds.ts';
+import { windowsCommands, windowsHelp } from './commands/windows.ts';
 import { rolloutCommands, rolloutHelp } from './commands/rollout.ts';
 import { releasesCommands, releasesHelp } from './commands/releases.ts';
 import { spacesCommands, spacesHelp } from './commands/spaces.ts';
@@ -31,11 +32,12 @@ const ENTITIES: [entity: string, what: string, commands: Record<string, Record<s
   ['changeworkflow', 'ChangeWorkflows: the Stages of a rollout', changesCommands, changesHelp],
   ['job', 'Jobs: long promotions, approvals and demotes, followed to their end', holdsCommands, holdsHelp],
   ['hold', 'Holds: stop promotions (or publishes) until lifted or expired', holdsCommands, holdsHelp],
+  ['window', 'Deploy windows: when promotions may go (or, freezes, may not)', windowsCommands, windowsHelp],
   [
     'changeorder',
     'ChangeOrders: one change carried through the Stages',
-    { changeorder: { ...changesCommands.changeorder, ...rolloutCommands.changeorder } },
-    { changeorder: { ...changesHelp.changeorder, ...rolloutHelp.changeorder } },
+    { changeorder: { ...changesCommands.changeorder, ...rolloutCommands.changeorder, ...windowsCommands.changeorder } },
+    { changeorder: { ...changesHelp.changeorder, ...rolloutHelp.changeorder, ...windowsHelp.changeorder } },
   ],
   ['tag', 'Tags: names for revisions', spacesCommands, spacesHelp],
   ['filter', 'Filters: saved where expressions', spacesCommands, spacesHelp],

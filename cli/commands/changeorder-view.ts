@@ -80,6 +80,13 @@ export async function printChangeOrder(
     rows.push(['Restored Spaces', names(co.RestoredSpaceIDs)]);
     rows.push(['Restore-released Spaces', names(co.ReleasedRestoredSpaceIDs)]);
   }
+  if (co.OverrideApprovals?.length)
+    rows.push([
+      'Override Approvals',
+      co.OverrideApprovals.map(
+        (x) => `window ${x.WindowSlug}: ${x.UserSlug ?? x.UserID} at ${x.ApprovedAt} (${x.Reason})`,
+      ).join('; '),
+    ]);
   if (failure) {
     rows.push([
       'Promotion Failure',
@@ -100,6 +107,15 @@ interface LiveEvidence {
 }
 interface Evidence {
   Hold?: string;
+  Window?: string;
+  Kind?: string;
+  Schedule?: string;
+  Active?: boolean;
+  ChangesAt?: string | null;
+  Spaces?: string[];
+  Blocked?: string[];
+  ClearAt?: string | null;
+  OverrideApprovals?: number;
   Owner?: string;
   Covers?: string;
   Reason?: string;
@@ -132,6 +148,10 @@ function evidenceLine(g: GateResult): string {
       : 'no published release';
   if (g.Prerequisite === 'Hold')
     return `hold ${e.Hold} by ${e.Owner} on ${e.Covers}: ${e.Reason}${e.ExpiresAt ? `, until ${e.ExpiresAt}` : ''}`;
+  if (g.Prerequisite === 'Window') {
+    const now = e.Kind === 'Deny' ? (e.Active ? 'in force' : 'not in force') : e.Active ? 'open' : 'closed';
+    return `${e.Kind === 'Deny' ? 'freeze' : 'window'} ${e.Window} by ${e.Owner}, ${e.Schedule}: ${e.Reason}; ${now} now${e.ChangesAt ? `, until ${e.ChangesAt}` : ''}; over ${(e.Spaces ?? []).join(', ')}${e.Blocked?.length ? `; blocks ${e.Blocked.join(', ')}${e.ClearAt ? ` (clear at ${e.ClearAt})` : ''}` : ''}${e.OverrideApprovals ? `; forcing needs ${e.OverrideApprovals} override approval(s)` : ''}`;
+  }
   if (g.Prerequisite === 'Taken') return e.Taken ? 'took the change' : 'has not taken the change';
   if (g.Prerequisite === 'Released')
     return e.ReleaseTarget === null

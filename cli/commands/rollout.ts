@@ -2,6 +2,7 @@ import type { Args } from '../args.ts';
 import { seg, type Client } from '../client.ts';
 import type { Rollout, RolloutSpace } from '../../lib/model/rollout.ts';
 import { print } from '../output.ts';
+import { windowCovers, windowNow, windowSchedule } from './windows.ts';
 import { type Command, type HelpTable, out, locate } from '../common.ts';
 
 /** How long ago an instant was, the way a person says it: 40s, 5m, 3h, 2d. */
@@ -82,6 +83,14 @@ export function printRollout(r: Rollout, now: Date): string {
       ...r.Holds.map(
         (h) =>
           `  ${h.Slug}  ${h.Scope === 'Space' ? `space ${h.SpaceSlug}` : h.Scope === 'Organization' ? 'organization' : `workflow ${h.ChangeWorkflowSlug ?? h.ChangeWorkflowID}`}  ${h.Reason} (by ${h.OwnerSlug ?? h.OwnerID}${h.ExpiresAt ? `, until ${h.ExpiresAt}` : ''})`,
+      ),
+    );
+  if (r.Windows?.length)
+    lines.push(
+      'Deploy windows:',
+      ...r.Windows.map(
+        (w) =>
+          `  ${w.Slug}  ${w.Kind}  ${windowCovers(w)}  ${windowSchedule(w)}  ${windowNow(w)}  over ${w.CoveredSpaces.join(', ')}  ${w.Reason} (by ${w.OwnerSlug ?? w.OwnerID})`,
       ),
     );
   return lines.join('\n') + '\n';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ChangeOrderUpdateTypes, HOLD_BLOCKS, PriorRevisionsModes } from '../model/entities.ts';
+import { ChangeOrderUpdateTypes, HOLD_BLOCKS, PriorRevisionsModes, WINDOW_BLOCKS } from '../model/entities.ts';
 import { Slug, LabelPatch, Labels, Version, Ref, commonCreate, commonUpdate } from './schemas.ts';
 
 /** The request shapes of ChangeWorkflows, ChangeOrders and their promotions, holds, demotes and attestations. */
@@ -131,6 +131,32 @@ export const CreateHold = z.strictObject({
 });
 /** `POST /hold/{hold_id}/lift` (cub hold lift). */
 export const LiftHold = z.strictObject({ Note: z.string().max(4096).optional() });
+
+/** `POST /window` (cub window create): what it covers (one of Space, WhereSpace, Workflow with Stage), its schedule, why. */
+export const CreateWindow = z.strictObject({
+  Slug,
+  Reason: z.string().min(1).max(1024),
+  /** A freeze: promotions into what it covers wait while it is in force. */
+  Deny: z.boolean().optional(),
+  Space: Ref.optional(),
+  WhereSpace: z.string().min(1).max(4096).optional(),
+  Workflow: Ref.optional(),
+  Stage: z.string().min(1).max(63).optional(),
+  Cron: z.string().min(1).max(100).optional(),
+  Duration: z.string().max(16).optional(),
+  TimeZone: z.string().min(1).max(64).optional(),
+  Start: z.string().max(40).optional(),
+  End: z.string().max(40).optional(),
+  Blocks: z.array(z.enum(WINDOW_BLOCKS)).min(1).max(3).optional(),
+  OverrideApprovals: z.number().int().min(0).max(10).optional(),
+  /** Whose it is (a user's slug); the caller when left out. */
+  Owner: z.string().min(1).max(128).optional(),
+});
+/** `POST …/change_order/{id}/override_approval` (cub changeorder approve-override). */
+export const ApproveOverride = z.strictObject({
+  Window: Ref,
+  Reason: z.string().min(1).max(1024),
+});
 
 /** `POST /demote` (cub variant demote): take an aborted ChangeOrder back out of one Space. */
 export const Demote = z.strictObject({

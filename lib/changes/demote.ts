@@ -29,6 +29,7 @@ import { bySlug } from '../variants/lookup.ts';
 import { advance, dataAt } from '../variants/revisions.ts';
 import { marksOf, markOp, type CoMarks } from './marks.ts';
 import type { ChangeDeps } from './ports.ts';
+import { refuseIfWindowed } from './windows.ts';
 
 /** What a demote did (or would do) to one Unit. */
 export interface DemotedUnit {
@@ -181,6 +182,8 @@ export async function demote(
       `change order '${coRef.Slug}' is not aborted: abort it first (cub changeorder update --aborted-reason R), so no one is still promoting what you take back out`,
     );
   if (!o.dryRun) requireVerb(caller, [space], 'Edit', `demote change order '${coRef.Slug}' there`);
+  // Never blocked by a window, unless the window says it governs demotes.
+  await refuseIfWindowed(deps, caller, 'demote', `demote change order '${coRef.Slug}'`, async () => [space], coRef);
   const units = (await deps.store.listUnits(space.SpaceID)).sort(bySlug);
   if (!o.dryRun && deps.jobs && (o.async ?? units.length > DEMOTE_JOB_UNITS)) {
     const plan: DemotePlan = {

@@ -32,6 +32,8 @@ export type ChangeOrderStore = PublishStore &
     | 'getJob'
     | 'idInOrg'
     | 'getHold'
+    | 'listWindows'
+    | 'getWindow'
     | 'slugPage'
     | 'getMany'
     | 'jobPartDone'

@@ -2,6 +2,7 @@ import {
   COMPLETED,
   type Caller,
   type ChangeOrder,
+  type DeployWindow,
   type GateResult,
   type Progress,
   type Space,
@@ -13,6 +14,7 @@ import { newestPublished } from '../releases/bundle.ts';
 import { bounded } from '../util/concurrency.ts';
 import { marksOf } from './marks.ts';
 import { viewHolds } from './holds.ts';
+import { viewWindows, windowsOver } from './windows.ts';
 import {
   gateContext,
   gateState,
@@ -139,11 +141,12 @@ async function spaceCell(
  */
 export async function rolloutOf(deps: ChangeDeps, caller: Caller, co: ChangeOrder, base: Space): Promise<Rollout> {
   const now = deps.now();
-  const [view, ctx, marks, holds] = await Promise.all([
+  const [view, ctx, marks, holds, windows] = await Promise.all([
     derive(deps, caller, co),
     gateContext(deps, caller, co),
     marksOf(deps, co),
     deps.store.listHolds(caller.OrganizationID, { inForceAt: now }),
+    deps.store.listWindows(caller.OrganizationID),
   ]);
   const wf = co.ChangeWorkflow;
   const known: Known = { marks, context: ctx, states: new Map() };
@@ -183,6 +186,25 @@ export async function rolloutOf(deps: ChangeDeps, caller: Caller, co: ChangeOrde
       ...holdsOn(holds, { action: 'publish', spaceIds: scope, changeWorkflowId: co.ChangeWorkflowID }, now),
     ].map((h) => [h.HoldID, h]),
   );
+  // The windows over the Spaces of each Stage (a Stage's window over that Stage's), each with the Spaces it covers.
+  const stageOf = new Map(ctx.stages.flatMap((st) => st.spaces.map((s) => [s.SpaceID, st.name] as const)));
+  const covering = new Map<string, { w: DeployWindow; spaces: string[] }>();
+  for (const { space, windows: ws } of await windowsOver(deps, caller, windows, {
+    spaces: ctx.stages.flatMap((st) => st.spaces),
+    changeWorkflowId: co.ChangeWorkflowID,
+    stageOf: (s) => stageOf.get(s.SpaceID),
+  }))
+    for (const w of ws) {
+      const entry = covering.get(w.WindowID) ?? { w, spaces: [] };
+      entry.spaces.push(space.Slug);
+      covering.set(w.WindowID, entry);
+    }
+  const shown = [...covering.values()].sort((a, b) => (a.w.Slug < b.w.Slug ? -1 : 1));
+  const windowViews = await viewWindows(
+    deps,
+    caller,
+    shown.map((c) => c.w),
+  );
   const lease =
     co.PromotionLease && Date.parse(co.PromotionLease.ExpiresAt) > now.getTime()
       ? await deps.store.getJob(co.PromotionLease.LeaseID)
@@ -197,6 +219,7 @@ export async function rolloutOf(deps: ChangeDeps, caller: Caller, co: ChangeOrde
       caller,
       [...found.values()].sort((a, b) => (a.Slug < b.Slug ? -1 : 1)),
     ),
+    Windows: windowViews.map((w, i) => ({ ...w, CoveredSpaces: shown[i]!.spaces })),
     ...(lease?.State === 'Running'
       ? { Job: { JobID: lease.JobID, Kind: lease.Kind, Done: lease.SpacesDone, Total: lease.Total } }
       : {}),

@@ -19,6 +19,7 @@ import { findInSpace, findSpace } from '../variants/lookup.ts';
 import { bounded } from '../util/concurrency.ts';
 import { orgSpaces } from './stages.ts';
 import { refreshScope } from './create.ts';
+import { refuseIfWindowed } from './windows.ts';
 import { firstStageGatesProblem, validateWorkflow } from './workflow.ts';
 import { derive } from './progress.ts';
 import { afterWorkflowChange } from './reevaluate.ts';
@@ -241,6 +242,19 @@ export async function updateChangeOrder(
       `change order '${co.Slug}' has been restored in some spaces, so its abort reason ('${co.AbortedReason}') can no longer ${clearing ? 'be cleared' : 'change'}`,
     );
   }
+  // A first abort is refused while a window that says it governs aborts is closed over a Space that took the change.
+  if (aborting && !co.AbortedReason)
+    await refuseIfWindowed(
+      deps,
+      caller,
+      'abort',
+      `abort change order '${co.Slug}'`,
+      async () => {
+        const taken = new Set((await deps.store.progressOf(co.ChangeOrderID)).map((p) => p.SpaceID));
+        return (await deps.store.listSpaces(caller.OrganizationID)).filter((s) => taken.has(s.SpaceID));
+      },
+      co,
+    );
   const now = deps.now().toISOString();
   const removing = body.RemoveSpaces?.length ? await spacesToRemove(deps, caller, base, co, body.RemoveSpaces) : [];
   const removed = [

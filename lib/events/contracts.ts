@@ -39,6 +39,12 @@ export const DetailType = {
   HoldPlaced: 'Hold Placed',
   /** A hold was lifted by its owner or an Admin. */
   HoldLifted: 'Hold Lifted',
+  /** A deploy window was made: promotions into what it covers go only while it is open (a Deny window: not while it is in force). */
+  WindowCreated: 'Window Created',
+  /** A deploy window was deleted by its owner or an Admin. */
+  WindowDeleted: 'Window Deleted',
+  /** Someone approved forcing a ChangeOrder through a window that asks for override approvals. */
+  WindowOverrideApproved: 'Window Override Approved',
 } as const;
 export type DetailType = (typeof DetailType)[keyof typeof DetailType];
 
@@ -141,6 +147,39 @@ export const HoldEventDetail = z.object({
   ExpiresAt: z.string().optional(),
   LiftedBy: z.string().optional(),
   LiftNote: z.string().optional(),
+});
+
+/** A deploy window made or deleted: what it covers, its schedule, whose it is and why. */
+export const WindowEventDetail = z.object({
+  ...InOrganization,
+  WindowID: z.uuid(),
+  Slug: z.string(),
+  Kind: z.enum(['Allow', 'Deny']),
+  Scope: z.enum(['Space', 'WhereSpace', 'Stage']),
+  SpaceID: z.uuid().optional(),
+  WhereSpace: z.string().optional(),
+  ChangeWorkflowID: z.uuid().optional(),
+  Stage: z.string().optional(),
+  Cron: z.string().optional(),
+  Duration: z.string().optional(),
+  TimeZone: z.string().optional(),
+  Start: z.string().optional(),
+  End: z.string().optional(),
+  Blocks: z.array(z.enum(['promote', 'demote', 'abort'])),
+  OverrideApprovals: z.number().int(),
+  Reason: z.string(),
+  OwnerID: z.string(),
+  DeletedBy: z.string().optional(),
+});
+
+/** An override approval: who approved forcing which ChangeOrder through which window, and why. */
+export const WindowOverrideApprovedDetail = z.object({
+  ...OfChangeOrder,
+  SpaceID: z.uuid(),
+  WindowID: z.uuid(),
+  WindowSlug: z.string(),
+  UserID: z.string(),
+  Reason: z.string(),
 });
 
 /** A ChangeOrder created: its kind, base and scope. */
@@ -276,4 +315,7 @@ export const CONTRACTS: Record<DetailType, z.ZodType<Record<string, unknown>>> =
   [DetailType.AttestationRevoked]: AttestationEventDetail,
   [DetailType.HoldPlaced]: HoldEventDetail,
   [DetailType.HoldLifted]: HoldEventDetail,
+  [DetailType.WindowCreated]: WindowEventDetail,
+  [DetailType.WindowDeleted]: WindowEventDetail,
+  [DetailType.WindowOverrideApproved]: WindowOverrideApprovedDetail,
 };

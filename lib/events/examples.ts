@@ -13,7 +13,7 @@ const RELEASE = 'a1b2c3d4-e5f6-4a7b-8c9d-e0f1a2b3c4d5';
 const TARGET = 'b2c3d4e5-f6a7-4b8c-9d0e-f1a2b3c4d5e6';
 const ATTESTATION = 'd4e5f6a7-b8c9-4d0e-8f1a-2b3c4d5e6f7a';
 const USER = 'e5f6a7b8-c9d0-4e1f-9a2b-3c4d5e6f7a8b';
-const id = (n: number) => `0e0e0e0e-0000-4000-8000-00000000000${n}`;
+const id = (n: number) => `0e0e0e0e-0000-4000-8000-${String(n).padStart(12, '0')}`;
 const gate = {
   Prerequisite: 'Healthy',
   Satisfied: false,
@@ -240,6 +240,74 @@ export const EVENT_EXAMPLES: { meaning: string; event: BatonEvent; produces?: Ho
         OwnerID: USER,
         LiftedBy: USER,
         LiftNote: 'freeze over early',
+      },
+    },
+  },
+  {
+    meaning:
+      'A deploy window was made: promotions into what it covers (here: the prod Stage of one workflow) go only while it is open, Monday to Thursday from 09:00 Berlin time for six hours.',
+    event: {
+      source: SOURCE,
+      detailType: DetailType.WindowCreated,
+      detail: {
+        EventID: id(20),
+        OrganizationID: ORG,
+        WindowID: id(21),
+        Slug: 'prod-weekdays',
+        Kind: 'Allow',
+        Scope: 'Stage',
+        SpaceID: BASE,
+        ChangeWorkflowID: id(9),
+        Stage: 'prod',
+        Cron: '0 9 * * 1-4',
+        Duration: '6h',
+        TimeZone: 'Europe/Berlin',
+        Blocks: ['promote'],
+        OverrideApprovals: 2,
+        Reason: 'prod changes while the on-call team is in',
+        OwnerID: USER,
+      },
+    },
+  },
+  {
+    meaning: 'A deploy window was deleted by its owner or an Admin: what it covered no longer waits for it.',
+    event: {
+      source: SOURCE,
+      detailType: DetailType.WindowDeleted,
+      detail: {
+        EventID: id(22),
+        OrganizationID: ORG,
+        WindowID: id(23),
+        Slug: 'year-end-freeze',
+        Kind: 'Deny',
+        Scope: 'WhereSpace',
+        WhereSpace: "Labels.Environment = 'prod'",
+        Start: '2026-12-19T00:00:00.000Z',
+        End: '2027-01-04T00:00:00.000Z',
+        Blocks: ['promote', 'demote'],
+        OverrideApprovals: 0,
+        Reason: 'year-end change freeze',
+        OwnerID: USER,
+        DeletedBy: USER,
+      },
+    },
+  },
+  {
+    meaning:
+      "Someone approved forcing a ChangeOrder through a window that asks for override approvals; a promotion with --force counts it when it is not the forcer's own.",
+    event: {
+      source: SOURCE,
+      detailType: DetailType.WindowOverrideApproved,
+      detail: {
+        EventID: id(24),
+        OrganizationID: ORG,
+        ChangeOrderID: CO,
+        Slug: 'release-v452',
+        SpaceID: BASE,
+        WindowID: id(21),
+        WindowSlug: 'prod-weekdays',
+        UserID: USER,
+        Reason: 'sev1: the checkout fix cannot wait until Monday',
       },
     },
   },

@@ -354,7 +354,8 @@ export function evaluateGates(prerequisites: string[], co: GateChangeOrder, stat
 export function refusal(stage: string, failed: GateResult[], spaces: Map<string, Space>): string {
   return failed
     .map((g) => {
-      if (g.Prerequisite === 'Hold') return `unable to promote to stage '${stage}': ${g.Message}`;
+      if (g.Prerequisite === 'Hold' || g.Prerequisite === 'Window')
+        return `unable to promote to stage '${stage}': ${g.Message}`;
       const space = spaces.get(g.SpaceID);
       const name = space ? variantName(space) : g.SpaceSlug;
       return `unable to promote to stage '${stage}', Variant '${name}'${g.Message.startsWith('requires') ? ': ' : ' '}${g.Message}`;

@@ -1,4 +1,5 @@
 import type { InSpace, StringMap } from './common.ts';
+import type { OverrideApproval } from './windows.ts';
 
 /** The built-in prerequisites. */
 export const BUILTIN_PREREQUISITES = {
@@ -139,6 +140,8 @@ export interface PromotionFailure {
 
 export interface PromotionOverride {
   FailedGates: GateResult[];
+  /** The override approvals the windows among the failed gates asked for, as counted. */
+  Approvals?: OverrideApproval[];
   OverriddenAt: string;
   Reason: string;
   SpaceIDs: string[];
@@ -188,6 +191,8 @@ export interface ChangeOrder extends InSpace {
   Promotions: { PromotedAt: string; SpaceIDs: string[]; Stage?: string; UserID: string }[];
   PromotionFailures: PromotionFailure[];
   PromotionOverrides: PromotionOverride[];
+  /** Approvals to force this ChangeOrder through windows that ask for them (cub changeorder approve-override). */
+  OverrideApprovals?: OverrideApproval[];
   /** Promotions that stopped starting Spaces because more than the Stage's failure budget had failed. */
   PromotionHalts?: {
     HaltedAt: string;

@@ -10,6 +10,7 @@ export * from './common.ts';
 export * from './change-orders.ts';
 export * from './people.ts';
 export * from './holds.ts';
+export * from './windows.ts';
 
 export interface Organization {
   OrganizationID: string;

@@ -1,4 +1,4 @@
-import type { ChangeOrderView, Explanation, GateResult, HoldView, ReleaseLiveStatus } from './entities.ts';
+import type { ChangeOrderView, Explanation, GateResult, HoldView, ReleaseLiveStatus, WindowView } from './entities.ts';
 
 /** One Space of a Stage as the rollout page shows it: has it taken the change, its Release, live status, approvals, what went wrong. */
 export interface RolloutSpace {
@@ -51,6 +51,8 @@ export interface Rollout {
   Next?: Explanation;
   /** Holds in force over the ChangeOrder's Spaces, its workflow, or the organization. */
   Holds: HoldView[];
+  /** Deploy windows over the ChangeOrder's Spaces (or its workflow's Stages), with the Spaces each covers: open or closed now, and until when. */
+  Windows: (WindowView & { CoveredSpaces: string[] })[];
   /** A promotion job running now. */
   Job?: { JobID: string; Kind: string; Done: number; Total: number };
   ReadAt: string;

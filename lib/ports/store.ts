@@ -5,6 +5,7 @@ import type {
   ChangeOrder,
   Component,
   Group,
+  DeployWindow,
   Hold,
   Link,
   Mark,
@@ -36,7 +37,7 @@ export type SpaceKind =
   | 'Invocation';
 
 /** The kinds that live under the organization, slugs unique in it. */
-export type OrgKind = 'User' | 'Group' | 'Hold';
+export type OrgKind = 'User' | 'Group' | 'Hold' | 'Window';
 
 /** The kinds whose slugs are unique within a Space (a Unit's too). */
 export type SluggedInSpace = SpaceKind | 'Unit';
@@ -346,6 +347,9 @@ export interface ChangeStore {
   /** An organization's holds; with `inForceAt`, only those in force then (the database leaves out the lifted and expired ones). */
   listHolds(orgId: string, o?: { inForceAt?: Date }): Promise<Hold[]>;
   getHold(orgId: string, holdId: string): Promise<Hold | undefined>;
+  /** An organization's deploy windows (a handful: every promotion reads them all). */
+  listWindows(orgId: string): Promise<DeployWindow[]>;
+  getWindow(orgId: string, windowId: string): Promise<DeployWindow | undefined>;
   getJob(jobId: string): Promise<JobRecord | undefined>;
   /** A job's finished parts, in order. */
   jobParts(jobId: string): Promise<JobPartRecord[]>;

@@ -29,6 +29,35 @@ export const Hold = new Entity({
   indexes: { primary: primary(['OrganizationID'], ['HoldID']) },
 });
 
+/** A deploy window over a Space, the Spaces a where selects, or one Stage of a workflow; slug unique in the organization. */
+export const DeployWindow = new Entity({
+  model: { entity: 'window', version: '1', service },
+  attributes: {
+    OrganizationID: reqStr,
+    WindowID: reqStr,
+    Slug: reqStr,
+    Kind: { type: ['Allow', 'Deny'] as const, required: true },
+    Reason: reqStr,
+    OwnerID: reqStr,
+    Scope: { type: ['Space', 'WhereSpace', 'Stage'] as const, required: true },
+    SpaceID: str,
+    WhereSpace: str,
+    ChangeWorkflowID: str,
+    Stage: str,
+    Cron: str,
+    Duration: str,
+    TimeZone: str,
+    Start: str,
+    End: str,
+    Blocks: reqAny,
+    OverrideApprovals: reqNum,
+    CreatedAt: reqStr,
+    UpdatedAt: reqStr,
+    Version: reqNum,
+  },
+  indexes: { primary: primary(['OrganizationID'], ['WindowID']) },
+});
+
 export const ChangeWorkflow = spaceEntity('changeworkflow', 'ChangeWorkflowID', {
   Stages: any,
   Final: any,
@@ -74,6 +103,7 @@ export const ChangeOrder = new Entity({
     PromotionFailures: reqAny,
     PromotionHalts: any,
     PromotionOverrides: reqAny,
+    OverrideApprovals: any,
     PromotionLease: any,
   },
   indexes: {

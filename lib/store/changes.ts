@@ -1,5 +1,5 @@
 import { createConversions } from 'electrodb';
-import type { ChangeOrder, Hold } from '../model/entities.ts';
+import type { ChangeOrder, DeployWindow, Hold } from '../model/entities.ts';
 import { COMPLETED, inFlight, type Progress } from '../model/change-orders.ts';
 import type { ChangeStore, OutboxItem } from '../ports/store.ts';
 import type { JobPartRecord, JobRecord } from '../ports/jobs.ts';
@@ -103,6 +103,14 @@ export function changes(t: Table): ChangeStore {
     async getHold(orgId, holdId) {
       return ((await db.Hold.get({ OrganizationID: orgId, HoldID: holdId }).go()).data ?? undefined) as
         Hold | undefined;
+    },
+
+    async listWindows(orgId) {
+      return (await db.Window.query.primary({ OrganizationID: orgId }).go({ pages: 'all' })).data as DeployWindow[];
+    },
+    async getWindow(orgId, windowId) {
+      return ((await db.Window.get({ OrganizationID: orgId, WindowID: windowId }).go()).data ?? undefined) as
+        DeployWindow | undefined;
     },
 
     async getJob(jobId) {

@@ -23,6 +23,7 @@ import {
   ChangeOrder,
   ChangeWorkflow,
   Hold,
+  DeployWindow,
   Job,
   JobPart,
   Outbox,
@@ -84,6 +85,7 @@ export function makeService(raw: unknown, table: string, client = documentClient
     Job,
     JobPart,
     Hold,
+    Window: DeployWindow,
   };
   // A Service binds its entities to its table and client: each store gets entities of its own, so two
   // stores on two tables in one process (tests, benchmarks) never write through each other's.

@@ -109,6 +109,7 @@ export const ID_FIELD: Record<SpaceKind | OrgKind | 'Space' | 'Component' | 'Uni
   User: 'UserID',
   Group: 'GroupID',
   Hold: 'HoldID',
+  Window: 'WindowID',
   Attestation: 'AttestationID',
   Invocation: 'InvocationID',
   Link: 'LinkID',
@@ -253,7 +254,7 @@ export class Table {
   }
 
   getMany<T>(kind: OrgKind | SluggedInSpace | 'Space' | 'Component', scopeId: string, ids: string[]): Promise<T[]> {
-    const inOrg = ['Space', 'Component', 'User', 'Group', 'Hold'].includes(kind);
+    const inOrg = ['Space', 'Component', 'User', 'Group', 'Hold', 'Window'].includes(kind);
     return this.batchRead<T>(
       kind,
       ids.map((id) => ({ [inOrg ? 'OrganizationID' : 'SpaceID']: scopeId, [ID_FIELD[kind]]: id })),

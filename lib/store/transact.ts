@@ -99,6 +99,11 @@ export function markOp(m: MarkWrite): StoreOp {
 }
 
 /** The write half of the store: `transact` and what it is made of, over one table. */
+/** The kinds that live under the organization (keyed by it and their ID), slugs unique in it. */
+type OrgKeyed = 'Space' | 'Component' | 'User' | 'Group' | 'Hold' | 'Window';
+const ORG_SLUGGED = new Set<WriteKind>(['Space', 'Component', 'User', 'Group', 'Hold', 'Window'] satisfies OrgKeyed[]);
+const orgKeyed = (kind: WriteKind): kind is OrgKeyed => ORG_SLUGGED.has(kind);
+
 export class Writes {
   constructor(private readonly t: Table) {}
 
@@ -224,13 +229,8 @@ export class Writes {
 
   /** The key attributes of an item of a kind. */
   private static keyOf(kind: WriteKind, item: Record<string, unknown>): Record<string, unknown> {
+    if (orgKeyed(kind)) return { OrganizationID: item.OrganizationID, [ID_FIELD[kind]]: item[ID_FIELD[kind]] };
     switch (kind) {
-      case 'Space':
-      case 'Component':
-      case 'User':
-      case 'Group':
-      case 'Hold':
-        return { OrganizationID: item.OrganizationID, [ID_FIELD[kind]]: item[ID_FIELD[kind]] };
       case 'ApiToken':
         return { TokenHash: item.TokenHash };
       case 'Revision':
@@ -255,8 +255,7 @@ export class Writes {
 
   /** Where a kind's slugs are unique, or undefined for kinds without slugs. */
   private static slugScope(kind: WriteKind, item: Record<string, unknown>): string | undefined {
-    if (kind === 'Space' || kind === 'Component' || kind === 'User' || kind === 'Group' || kind === 'Hold')
-      return orgScope(String(item.OrganizationID));
+    if (ORG_SLUGGED.has(kind)) return orgScope(String(item.OrganizationID));
     if (
       kind === 'Revision' ||
       kind === 'Mutation' ||

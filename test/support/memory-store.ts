@@ -6,6 +6,7 @@ import type {
   Component,
   Group,
   Hold,
+  DeployWindow,
   Link,
   Mark,
   Mutation,
@@ -63,6 +64,7 @@ const ID: Record<string, string> = {
   Outbox: 'EventID',
   Job: 'JobID',
   Hold: 'HoldID',
+  Window: 'WindowID',
 };
 
 /** The key of an item of a kind, as the table would have it. */
@@ -85,7 +87,14 @@ function keyOf(kind: WriteKind, i: Item): string {
 }
 
 function scopeOf(kind: WriteKind, i: Item): string | undefined {
-  if (kind === 'Space' || kind === 'Component' || kind === 'User' || kind === 'Group' || kind === 'Hold')
+  if (
+    kind === 'Space' ||
+    kind === 'Component' ||
+    kind === 'User' ||
+    kind === 'Group' ||
+    kind === 'Hold' ||
+    kind === 'Window'
+  )
     return `org:${i.OrganizationID}`;
   if (
     [
@@ -496,6 +505,9 @@ export class MemoryStore implements Store {
     );
   getHold = async (orgId: string, id: string) =>
     this.all<Hold>('Hold', (h) => h.OrganizationID === orgId && h.HoldID === id)[0];
+  listWindows = async (orgId: string) => this.all<DeployWindow>('Window', (w) => w.OrganizationID === orgId);
+  getWindow = async (orgId: string, id: string) =>
+    this.all<DeployWindow>('Window', (w) => w.OrganizationID === orgId && w.WindowID === id)[0];
   getJob = async (jobId: string) => this.one<JobRecord>('Job', jobId);
   jobParts = async (jobId: string) =>
     this.all<JobPartRecord>('JobPart', (p) => p.JobID === jobId).sort((a, b) => (a.Part < b.Part ? -1 : 1));

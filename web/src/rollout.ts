@@ -135,6 +135,30 @@ function holdItem(hd: HoldView): HTMLElement {
   );
 }
 
+/** A deploy window over the rollout's Spaces: what it covers, its schedule, open or closed now and until when. */
+function windowItem(w: Rollout['Windows'][number]): HTMLElement {
+  const covers =
+    w.Scope === 'Space'
+      ? `space ${w.SpaceSlug ?? w.SpaceID}`
+      : w.Scope === 'WhereSpace'
+        ? `where ${w.WhereSpace}`
+        : `stage ${w.Stage} of workflow ${w.ChangeWorkflowSlug ?? w.ChangeWorkflowID}`;
+  const schedule = w.Cron ? `${w.Cron} for ${w.Duration} (${w.TimeZone ?? 'UTC'})` : `${w.Start} to ${w.End}`;
+  const deny = w.Kind === 'Deny';
+  const state = deny ? (w.Active ? 'in force' : 'not in force') : w.Active ? 'open' : 'closed';
+  const blocking = deny ? w.Active : !w.Active;
+  return h(
+    'li',
+    { 'data-window': w.Slug, 'data-active': String(w.Active) },
+    h('strong', {}, w.Slug),
+    ' ',
+    badge(deny ? 'freeze' : 'window', deny ? 'bad' : 'ok'),
+    ' ',
+    badge(state, blocking ? 'bad' : 'ok'),
+    ` on ${covers}: ${schedule}; ${w.ChangesAt ? `${state} until ${w.ChangesAt}` : `${state} for good`}. Over ${w.CoveredSpaces.join(', ')}. ${w.Reason} (by ${w.OwnerSlug ?? w.OwnerID}${w.OverrideApprovals ? `; forcing needs ${w.OverrideApprovals} override approval(s)` : ''}; blocks ${w.Blocks.join(', ')})`,
+  );
+}
+
 export function renderRollout(r: Rollout, head: HTMLElement, body: HTMLElement, refresh: () => void): void {
   const co = r.ChangeOrder;
   const next = r.Next;
@@ -234,6 +258,14 @@ export function renderRollout(r: Rollout, head: HTMLElement, body: HTMLElement, 
           { class: 'panel', id: 'holds', 'aria-labelledby': 'holds-title' },
           h('h2', { id: 'holds-title' }, `Holds in force (${r.Holds.length})`),
           h('ul', {}, ...r.Holds.map(holdItem)),
+        )
+      : null,
+    r.Windows?.length
+      ? h(
+          'section',
+          { class: 'panel', id: 'windows', 'aria-labelledby': 'windows-title' },
+          h('h2', { id: 'windows-title' }, `Deploy windows (${r.Windows.length})`),
+          h('ul', {}, ...r.Windows.map(windowItem)),
         )
       : null,
   );

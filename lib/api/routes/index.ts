@@ -12,6 +12,7 @@ import { peopleRoutes } from './people.ts';
 import { attestationRoutes } from './attestations.ts';
 import { jobRoutes } from './jobs.ts';
 import { holdRoutes } from './holds.ts';
+import { windowRoutes } from './windows.ts';
 
 /** The route table: the one list the Lambda handler, the local server and the CDK stack all read. */
 export const ROUTES: Route[] = [
@@ -27,6 +28,7 @@ export const ROUTES: Route[] = [
   ...attestationRoutes,
   ...jobRoutes,
   ...holdRoutes,
+  ...windowRoutes,
 ];
 
 let contract: unknown;

@@ -19,6 +19,7 @@ import { CreateVariant, NoQuery, UploadVariant } from '../schemas.ts';
 import { Demote, Promote } from '../change-schemas.ts';
 import { demote } from '../../changes/demote.ts';
 import { refuseIfHeld } from '../../changes/holds.ts';
+import { refuseIfWindowed } from '../../changes/windows.ts';
 import { promoteChangeOrder } from '../../changes/promote/request.ts';
 
 /** Variants: upload a base, create a variant of a Space, promote one (from its upstream, or a ChangeOrder into a Stage). */
@@ -132,6 +133,8 @@ export const variantRoutes = [
           { action: 'promote', spaceIds: [space.SpaceID] },
           `promote space '${space.Slug}'`,
         );
+      if (!body.DryRun)
+        await refuseIfWindowed(deps, caller, 'promote', `promote space '${space.Slug}'`, async () => [space]);
       const r = await promoteVariant(deps, caller, space, { dryRun: body.DryRun, squash: body.Squash });
       const failures = r.Units.filter((u) => u.Action === UnitAction.Failed).length;
       return { status: failures ? (failures === r.Units.length ? 409 : 207) : 200, body: answered(SpacePromotion, r) };

@@ -1,5 +1,6 @@
 /** Step 2 of a promotion: its gates, read and evaluated before anything is written (refusing unless forced), and the plan ready to run. */
 import { holdGates, holdsInForce } from '../holds.ts';
+import { requireOverrideApprovals, windowGatesFor } from '../windows.ts';
 import { marksOf, withPublishMarks, type CoMarks } from '../marks.ts';
 import type { ChangeDeps } from '../ports.ts';
 import { planPromotion, namedTargets, mergeSources } from './plan.ts';
@@ -30,16 +31,18 @@ import {
   type Caller,
   type ChangeOrder,
   type GateResult,
+  type DeployWindow,
   type Hold,
   type Space,
 } from '../../model/entities.ts';
 import { Conflict, GateRefused, Invalid } from '../../model/errors.ts';
 
-/** What the gates of a promotion read first, together: the ChangeOrder's marks, its Spaces and progress, and the holds in force. */
+/** What the gates of a promotion read first, together: the ChangeOrder's marks, its Spaces and progress, the holds in force and the deploy windows. */
 export interface GateReads {
   marks: Promise<CoMarks>;
   context: Promise<GateContext>;
   holds: Promise<Hold[]>;
+  windows: Promise<DeployWindow[]>;
 }
 
 /** Starts the reads the gates make first (each failure is the gates' to report, when they await it). */
@@ -49,6 +52,7 @@ export function gateReads(deps: ChangeDeps, caller: Caller, co: ChangeOrder): Ga
     marks: marksOf(deps, co, { publish: co.UpdateType === 'Invoke' }),
     context: gateContext(deps, caller, co),
     holds: holdsInForce(deps, caller),
+    windows: deps.store.listWindows(caller.OrganizationID),
   };
   for (const p of Object.values(r)) p.catch(() => undefined);
   return r;
@@ -75,6 +79,8 @@ export async function gate(
   const reads = known ? undefined : (early ?? gateReads(deps, caller, co));
   const holds = reads?.holds ?? holdsInForce(deps, caller);
   holds.catch(() => undefined);
+  const windows = reads?.windows ?? deps.store.listWindows(caller.OrganizationID);
+  windows.catch(() => undefined);
   const [read, context] = reads ? await Promise.all([reads.marks, reads.context]) : [known!.marks, known!.context];
   let marks = read;
   const { spaces, stages, progress, view } = context;
@@ -168,6 +174,23 @@ export async function gate(
         holds,
       )),
     );
+  // Deploy windows over the same Spaces: those of the Stage promoted into, or the Stages the named Spaces are in.
+  if (untaken.length) {
+    const stageOf = new Map(stages.flatMap((st) => st.spaces.map((s) => [s.SpaceID, st.name] as const)));
+    gates.push(
+      ...(await windowGatesFor(
+        deps,
+        caller,
+        'promote',
+        {
+          spaces: targets.filter((t) => !progress.has(t.SpaceID)),
+          changeWorkflowId: co.ChangeWorkflowID,
+          stageOf: (s) => stageName ?? stageOf.get(s.SpaceID),
+        },
+        windows,
+      )),
+    );
+  }
   const failedGates = gates.filter((g) => !g.Satisfied);
   if (o.explain)
     return {
@@ -210,6 +233,8 @@ export async function gate(
     }));
     throw new GateRefused(result.Message, result);
   }
+  // Breaking glass through a window that asks for override approvals needs them from other people first.
+  if (failedGates.length) requireOverrideApprovals(co, caller, failedGates);
   // Spaces of a wave are independent; MergeUnits waves put a Space after any target Space it merges from.
   const waves = co.UpdateType === 'MergeUnits' ? mergeWaves(targets, await mergeSources(deps, targets)) : [targets];
   return {

@@ -10,6 +10,7 @@ import type { GateContext } from '../stages.ts';
 import { SpaceAction, type Gated, type PromoteResult, type SpaceResult } from './types.ts';
 import { DetailType, SOURCE, type BatonEvent } from '../../events/contracts.ts';
 import type { Caller, ChangeOrder, GateResult } from '../../model/entities.ts';
+import { countedApprovals } from '../windows.ts';
 
 export const recorded = (gates: GateResult[]): GateResult[] => gates.map(({ Evidence: _e, Opens: _o, ...g }) => g);
 
@@ -61,6 +62,13 @@ export function promotionRecord(
   const stageName = result.Stage;
   const promoted = result.Spaces.filter((s) => s.Action === SpaceAction.Promote).map((s) => s.SpaceID);
   const events: BatonEvent[] = [];
+  // The override approvals the windows forced past asked for, as counted when the gates were passed.
+  const approvals = failedGates.flatMap((g) => {
+    const ev = g.Evidence as { WindowID?: string; OverrideApprovals?: number } | undefined;
+    return g.Prerequisite === 'Window' && ev?.WindowID && ev.OverrideApprovals
+      ? countedApprovals(co, ev.WindowID, caller.UserID)
+      : [];
+  });
   if (failures.length)
     events.push({
       source: SOURCE,
@@ -98,6 +106,7 @@ export function promotionRecord(
           ...c.PromotionOverrides,
           {
             FailedGates: recorded(failedGates),
+            ...(approvals.length ? { Approvals: approvals } : {}),
             OverriddenAt: now,
             Reason: forceReason!,
             SpaceIDs: targets,
