@@ -83,8 +83,10 @@ export function blockingAt(ws: DeployWindow[], t: number): DeployWindow[] {
 /** The first instant at or after `t` when none of the windows blocks, or null when none comes within the horizon. */
 export function nextClear(ws: DeployWindow[], t: number): number | null {
   let at = t;
-  for (let i = 0; i < MAX_STEPS && at - t <= HORIZON_MS; i++) {
+  for (let i = 0; i < MAX_STEPS; i++) {
     if (!blockingAt(ws, at).length) return at;
+    // A freeze's own end is the answer however far off; past the horizon nothing more is stepped through.
+    if (at - t > HORIZON_MS) return null;
     const ends = ws.flatMap((w) => (w.Kind === 'Deny' ? [openingAt(w, at)?.end].filter((e) => e !== undefined) : []));
     if (ends.length) {
       const end = Math.max(...ends);

@@ -224,6 +224,26 @@ describe.skipIf(!CHROMIUM)('the rollout page in Chromium, against a local server
     expect(await text('#holds li[data-hold="freeze-euw1"]')).toBe(
       'freeze-euw1 on space acme-prod-euw1: datacenter move (placed by admin; blocks promote)',
     );
+    // A freeze over the other prod Space: listed with its state and what it covers, and a gate of the next promotion.
+    await ok([
+      'window',
+      'create',
+      'quarter-close',
+      '--space',
+      'acme-prod-use1',
+      '--deny',
+      '--start',
+      '2026-01-01T00:00:00Z',
+      '--end',
+      '2099-01-01T00:00:00Z',
+      '--reason',
+      'quarter close',
+    ]);
+    await page.waitForSelector('#windows li[data-window="quarter-close"][data-active="true"]');
+    expect(await text('#windows li[data-window="quarter-close"]')).toBe(
+      'quarter-close freeze in force on space acme-prod-use1: 2026-01-01T00:00:00.000Z to 2099-01-01T00:00:00.000Z; in force until 2099-01-01T00:00:00.000Z. Over acme-prod-use1. quarter close (by admin; blocks promote)',
+    );
+    expect(await page.locator('#next [data-gate="Window"][data-satisfied="false"]').count()).toBe(1);
     expect(await text('#next h2')).toBe('Next: prod blocked');
     expect(await page.locator('#next [data-gate="Hold"][data-satisfied="false"]').count()).toBe(1);
     expect(await page.locator('#next [data-gate="Released"][data-satisfied="false"]').count()).toBe(2);

@@ -7,7 +7,7 @@
 // is not an example: it moves the fleet to where the next example makes sense (a second user to add
 // to a group, the change released in staging before it is promoted to prod). Every verb is placed
 // exactly once, so a verb added without a runnable example fails here.
-import { chmodSync, cpSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer as createNetServer, type AddressInfo, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -238,5 +238,19 @@ describe('--help examples', () => {
       expect({ line, code: r.code, stderr: r.stderr }).toEqual({ line, code: 0, stderr: '' });
       expect(r.stdout.trim(), line).not.toBe('');
     }
+  });
+  it("the guide's deploy-window commands run as written, after the examples", async () => {
+    // The fenced block under "Deploy windows and freezes" in docs/guide.md, line by line.
+    const guide = readFileSync(fileURLToPath(new URL('../../docs/guide.md', import.meta.url)), 'utf8');
+    const section = guide.slice(guide.indexOf('## Deploy windows and freezes'));
+    const block = /```\n([\s\S]*?)```/.exec(section)![1]!;
+    const lines = block.trim().split('\n');
+    expect(lines.length).toBe(7);
+    for (const line of lines) {
+      const r = await sh(line);
+      expect({ line, code: r.code, stderr: r.stderr }).toEqual({ line, code: 0, stderr: '' });
+    }
+    const windows = JSON.parse((await sh('cub window list -o json')).stdout) as { Slug: string }[];
+    expect(windows.map((w) => w.Slug)).toEqual(['prod-weekdays', 'weekend-freeze']);
   });
 });

@@ -84,6 +84,9 @@ describe('deploy windows: the schedule (pure)', () => {
     expect(at(nextClear([weekdays, longer], t('2026-12-07T07:00:00Z')))).toBe('2026-12-10T08:00:00.000Z');
     // No windows, or only Deny windows not in force: clear now.
     expect(nextClear([freeze], t('2026-12-10T00:00:00Z'))).toBe(t('2026-12-10T00:00:00Z'));
+    // A freeze far off ends when it says, however far.
+    const decades = win('decades', { Kind: 'Deny', Start: '2026-01-01T00:00:00Z', End: '2099-01-01T00:00:00Z' });
+    expect(at(nextClear([decades], t('2026-12-10T00:00:00Z')))).toBe('2099-01-01T00:00:00.000Z');
     // An Allow window that never opens again: never.
     const past = win('past', { Start: '2026-12-01T00:00:00Z', End: '2026-12-02T00:00:00Z' });
     expect(nextClear([past], t('2026-12-10T00:00:00Z'))).toBeNull();
