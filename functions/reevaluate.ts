@@ -2,7 +2,7 @@ import type { EventBridgeEvent } from 'aws-lambda';
 import type { DetailType } from '../lib/events/contracts.ts';
 import { logger, observed } from './observability.ts';
 import { lambdaDeps } from './wiring.ts';
-import { consumeStageEvent } from '../lib/changes/reevaluate.ts';
+import { consumeStageEvent } from '../lib/changes/stage-events.ts';
 
 /**
  * The Stage re-evaluation consumer: a Release's live status changed or an attestation was recorded or

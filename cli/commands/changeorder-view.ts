@@ -80,6 +80,18 @@ export async function printChangeOrder(
     rows.push(['Restored Spaces', names(co.RestoredSpaceIDs)]);
     rows.push(['Restore-released Spaces', names(co.ReleasedRestoredSpaceIDs)]);
   }
+  if (co.Recall) {
+    const r = co.Recall;
+    rows.push([
+      'Recalled',
+      `${r.RecalledAt}: ${r.SpaceSlug} (stage ${r.Stage}) reported ${r.Matched} for release ${r.ReleaseNum}${r.Report.ObservedAt ? ` at ${String(r.Report.ObservedAt)}` : ''}, within ${r.Within} of taking it at ${r.TakenAt}; frozen by hold ${r.Hold}${r.Demote ? '; demoted by Baton' : ''}`,
+    ]);
+  }
+  for (const d of co.Demotions ?? [])
+    rows.push([
+      'Demoted',
+      `${d.StartedAt}${d.Recall ? ' (recall)' : ''}: ${d.Spaces.map((s) => `${s.SpaceSlug} ${s.Restored ? 'Restored' : `failed (${s.Error ?? 'not restored'})`}`).join(', ') || 'no spaces'}`,
+    ]);
   if (co.OverrideApprovals?.length)
     rows.push([
       'Override Approvals',
@@ -187,6 +199,16 @@ function evidenceLine(g: GateResult): string {
   return '';
 }
 
+/** A recalled change order: what set it off and, while nothing has taken it back out, the one command that does. */
+function printRecall(r: Explanation): void {
+  const x = r.Recall;
+  if (!x) return;
+  process.stdout.write(
+    `Recalled ${x.RecalledAt}: ${x.SpaceSlug} (stage ${x.Stage}) reported ${x.Matched} for release ${x.ReleaseNum}, within ${x.Within} of taking it; frozen by hold ${x.Hold}\n`,
+  );
+  if (x.Command) process.stdout.write(`  take it back out of every space that took it: ${x.Command}\n`);
+}
+
 /** `cub changeorder explain` and `cub variant promote --dry-run --explain`: each gate, what it read, what opens it. */
 export async function explainChangeOrder(a: Args, c: Client, co: string): Promise<Explanation> {
   const [space, slug] = co.includes('/')
@@ -205,6 +227,7 @@ export async function explainChangeOrder(a: Args, c: Client, co: string): Promis
   }
   if (!r.Gates.length && r.Message) {
     process.stdout.write(`${r.Message}\n`);
+    printRecall(r);
     return r;
   }
   const failing = r.Gates.filter((g) => !g.Satisfied).length;
@@ -221,5 +244,6 @@ export async function explainChangeOrder(a: Args, c: Client, co: string): Promis
   }
   for (const f of r.Failed ?? [])
     process.stdout.write(`  last promotion into ${f.SpaceSlug} failed (${f.FailedAt}): ${f.Error}\n`);
+  printRecall(r);
   return r;
 }

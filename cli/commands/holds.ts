@@ -20,7 +20,9 @@ function printHolds(a: Args, holds: HoldView | HoldView[]): void {
           ? 'organization'
           : h.Scope === 'Space'
             ? `space ${h.SpaceSlug ?? h.SpaceID}`
-            : `workflow ${h.SpaceSlug ?? h.SpaceID}/${h.ChangeWorkflowSlug ?? h.ChangeWorkflowID}`,
+            : h.Scope === 'ChangeOrder'
+              ? `change order ${h.SpaceSlug ?? h.SpaceID}/${h.ChangeOrderSlug ?? h.ChangeOrderID}`
+              : `workflow ${h.SpaceSlug ?? h.SpaceID}/${h.ChangeWorkflowSlug ?? h.ChangeWorkflowID}`,
     ],
     ['Blocks', (h) => h.Blocks.join(',')],
     ['Owner', (h) => h.OwnerSlug ?? h.OwnerID],

@@ -82,7 +82,16 @@ export function printRollout(r: Rollout, now: Date): string {
       'Holds in force:',
       ...r.Holds.map(
         (h) =>
-          `  ${h.Slug}  ${h.Scope === 'Space' ? `space ${h.SpaceSlug}` : h.Scope === 'Organization' ? 'organization' : `workflow ${h.ChangeWorkflowSlug ?? h.ChangeWorkflowID}`}  ${h.Reason} (by ${h.OwnerSlug ?? h.OwnerID}${h.ExpiresAt ? `, until ${h.ExpiresAt}` : ''})`,
+          `  ${h.Slug}  ${h.Scope === 'Space' ? `space ${h.SpaceSlug}` : h.Scope === 'Organization' ? 'organization' : h.Scope === 'ChangeOrder' ? `change order ${h.ChangeOrderSlug ?? h.ChangeOrderID}` : `workflow ${h.ChangeWorkflowSlug ?? h.ChangeWorkflowID}`}  ${h.Reason} (by ${h.OwnerSlug ?? h.OwnerID}${h.ExpiresAt ? `, until ${h.ExpiresAt}` : ''})`,
+      ),
+    );
+  const recall = r.ChangeOrder.Recall;
+  if (recall)
+    lines.push(
+      `Recalled ${recall.RecalledAt}: ${recall.SpaceSlug} (stage ${recall.Stage}) reported ${recall.Matched} for release ${recall.ReleaseNum}; frozen by hold ${recall.Hold}`,
+      ...(r.ChangeOrder.Demotions ?? []).map(
+        (d) =>
+          `  demoted${d.Recall ? ' by the recall' : ''} ${d.StartedAt}: ${d.Spaces.map((s) => `${s.SpaceSlug} ${s.Restored ? 'restored' : 'not restored'}`).join(', ')}`,
       ),
     );
   if (r.Windows?.length)

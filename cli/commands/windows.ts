@@ -1,6 +1,6 @@
 import { bool, flag, flags, need, UsageError, type Args } from '../args.ts';
 import { seg } from '../client.ts';
-import type { ChangeOrderView, WindowView } from '../../lib/model/entities.ts';
+import type { ChangeOrderView, DemotionRecord, WindowView } from '../../lib/model/entities.ts';
 import { print, say } from '../output.ts';
 import { type Command, type HelpTable, locate, out } from '../common.ts';
 
@@ -90,6 +90,24 @@ export const windowsCommands: Record<string, Record<string, Command>> = {
     },
   },
   changeorder: {
+    demote: async (a, c) => {
+      const usage = 'cub changeorder demote --space <space> <slug> --reason R';
+      const { space, slug } = locate(a, a.positional[0], 'changeorder', usage);
+      const r = await c.post<DemotionRecord>(`/space/${seg(space)}/change_order/${seg(slug)}/demote`, {
+        Reason: need(a, 'reason', usage),
+      });
+      const d = r.body;
+      const format = out(a);
+      if (format === 'json' || format === 'yaml') return print(d, format);
+      process.stdout.write(
+        `Took change order ${slug} back out of ${d.Spaces.filter((s) => s.Restored).length} of ${d.Spaces.length} space(s), latest first:\n` +
+          d.Spaces.map(
+            (s) =>
+              `  ${s.SpaceSlug}  ${s.Restored ? 'Restored' : `not restored: ${s.Error ?? 'see cub variant demote'}`}\n`,
+          ).join(''),
+      );
+      if (r.status === 207) process.exitCode = 1;
+    },
     'approve-override': async (a, c) => {
       const usage = 'cub changeorder approve-override --space <space> <slug> --window W --reason R';
       const { space, slug } = locate(a, a.positional[0], 'changeorder', usage);
@@ -156,6 +174,16 @@ export const windowsHelp: HelpTable = {
     },
   },
   changeorder: {
+    demote: {
+      summary:
+        'Take a change order back out of every Space that took it: abort it (if it is not), then demote each, the latest Stage first, as cub variant demote would; each Space’s outcome is recorded',
+      args: [['<slug>', 'the change order (or space/slug)']],
+      flags: [
+        ['space', 'the Space the change order lives in'],
+        ['reason', 'why it is taken back out (recorded as the abort reason too)'],
+      ],
+      example: "cub changeorder demote --space acme-base release-v452 --reason 'v452 leaks memory'",
+    },
     'approve-override': {
       summary:
         'Approve forcing a change order through a deploy window that asks for override approvals (Approve in its Space); a promotion with --force counts approvals by people other than the one forcing',

@@ -1,5 +1,11 @@
 import { z } from 'zod';
-import { ChangeOrderUpdateTypes, HOLD_BLOCKS, PriorRevisionsModes, WINDOW_BLOCKS } from '../model/entities.ts';
+import {
+  ChangeOrderUpdateTypes,
+  HOLD_BLOCKS,
+  PriorRevisionsModes,
+  RECALL_ON,
+  WINDOW_BLOCKS,
+} from '../model/entities.ts';
 import { Slug, LabelPatch, Labels, Version, Ref, commonCreate, commonUpdate } from './schemas.ts';
 
 /** The request shapes of ChangeWorkflows, ChangeOrders and their promotions, holds, demotes and attestations. */
@@ -26,6 +32,13 @@ const StageDef = z.strictObject({
     })
     .optional(),
   MinHealthyPercent: z.number().min(0).max(100).optional(),
+  Recall: z
+    .strictObject({
+      Within: z.string().min(1).max(16),
+      On: z.array(z.enum(RECALL_ON)).min(1).max(RECALL_ON.length),
+      Demote: z.boolean().optional(),
+    })
+    .optional(),
 });
 export const WorkflowBody = {
   Stages: z.array(StageDef).min(1).max(20),
@@ -157,6 +170,9 @@ export const ApproveOverride = z.strictObject({
   Window: Ref,
   Reason: z.string().min(1).max(1024),
 });
+
+/** `POST …/change_order/{id}/demote` (cub changeorder demote): take it back out of every Space that took it. */
+export const DemoteEverywhere = z.strictObject({ Reason: z.string().min(1).max(1024) });
 
 /** `POST /demote` (cub variant demote): take an aborted ChangeOrder back out of one Space. */
 export const Demote = z.strictObject({

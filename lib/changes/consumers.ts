@@ -1,4 +1,4 @@
-import { consumeStageEvent } from './reevaluate.ts';
+import { consumeStageEvent } from './stage-events.ts';
 import { STAGE_RULE, type BatonEvent } from '../events/contracts.ts';
 import { consumeDeployToolEvent, type Outcome } from '../releases/deploy-events.ts';
 import type { Deps } from '../ports/deps.ts';

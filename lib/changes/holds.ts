@@ -12,6 +12,7 @@ import {
   parseDuration,
   requireVerb,
   type Caller,
+  type ChangeOrder,
   type ChangeWorkflow,
   type GateResult,
   type Hold,
@@ -46,6 +47,7 @@ function holdEvent(detailType: DetailType, h: Hold): BatonEvent {
       Scope: h.Scope,
       SpaceID: h.SpaceID,
       ChangeWorkflowID: h.ChangeWorkflowID,
+      ChangeOrderID: h.ChangeOrderID,
       Blocks: h.Blocks,
       Reason: h.Reason,
       OwnerID: h.OwnerID,
@@ -146,7 +148,13 @@ export async function viewHolds(deps: ChangeDeps, caller: Caller, holds: Hold[])
   const users = new Map((await deps.store.listUsers(caller.OrganizationID)).map((u) => [u.UserID, u.Slug]));
   const spaces = new Map<string, string | undefined>();
   const workflows = new Map<string, string | undefined>();
+  const orders = new Map<string, string | undefined>();
   for (const h of holds) {
+    if (h.SpaceID && h.ChangeOrderID && !orders.has(h.ChangeOrderID))
+      orders.set(
+        h.ChangeOrderID,
+        (await deps.store.getInSpace<ChangeOrder>('ChangeOrder', h.SpaceID, h.ChangeOrderID))?.Slug,
+      );
     if (h.SpaceID && !spaces.has(h.SpaceID))
       spaces.set(h.SpaceID, (await deps.store.getSpace(caller.OrganizationID, h.SpaceID))?.Slug);
     if (h.SpaceID && h.ChangeWorkflowID && !workflows.has(h.ChangeWorkflowID))
@@ -161,6 +169,7 @@ export async function viewHolds(deps: ChangeDeps, caller: Caller, holds: Hold[])
     OwnerSlug: users.get(h.OwnerID),
     ...(h.SpaceID ? { SpaceSlug: spaces.get(h.SpaceID) } : {}),
     ...(h.ChangeWorkflowID ? { ChangeWorkflowSlug: workflows.get(h.ChangeWorkflowID) } : {}),
+    ...(h.ChangeOrderID ? { ChangeOrderSlug: orders.get(h.ChangeOrderID) } : {}),
   }));
 }
 

@@ -7,10 +7,9 @@
  * - a Release of it is recorded in a Space (`afterRelease`): progress.ts;
  * - its workflow is replaced (`afterWorkflowChange`): workflows.ts;
  * - a Release's live status changes, or an attestation is recorded or revoked in a Space: the Stage consumer
- *   (`consumeStageEvent`, on the bus's STAGE_RULE) re-evaluates every ChangeOrder in flight that reached it
- *   (`reevaluateFor`).
+ *   (`consumeStageEvent` in stage-events.ts, on the bus's STAGE_RULE) re-evaluates every ChangeOrder in flight
+ *   that reached it (`reevaluateFor`), after checking a live-status change for a recall (recall.ts).
  */
-import type { Deps } from '../ports/deps.ts';
 import { marksOf } from './marks.ts';
 import type { ChangeDeps } from './ports.ts';
 
@@ -26,18 +25,10 @@ import {
   type Known,
 } from './stages.ts';
 import { deriveProgress, lastNonEmpty, reachedStage, recordedStageIndex } from './state.ts';
-import {
-  DetailType,
-  SOURCE,
-  type BatonEvent,
-  AttestationEventDetail,
-  ReleaseLiveStatusChangedDetail,
-  STAGE_RULE,
-} from '../events/contracts.ts';
-import { eventOps, onceFor } from '../events/outbox.ts';
+import { DetailType, SOURCE, type BatonEvent } from '../events/contracts.ts';
+import { eventOps } from '../events/outbox.ts';
 import { evaluateGates } from '../gates/prerequisites.ts';
-import { COMPLETED, type Caller, type ChangeOrder } from '../model/entities.ts';
-import { drop, type Outcome } from '../releases/deploy-events.ts';
+import { COMPLETED, type Caller, type ChangeOrder, type Progress } from '../model/entities.ts';
 import { retryOnConflict } from '../util/retry.ts';
 
 /** The latest Stage every Space of which took the change, or Completed once the last also satisfies Final. */
@@ -159,39 +150,22 @@ export function stageAdvance(
   };
 }
 
-/** After a live-status change: the Stages of the ChangeOrders that Space took may advance (to Completed, say). */
-export async function reevaluateFor(deps: ChangeDeps, caller: Caller, spaceId: string): Promise<void> {
+/**
+ * After a live-status change: the Stages of the ChangeOrders that Space took may advance (to Completed, say).
+ * `first` runs on each before (a recall, lib/changes/stage-events.ts).
+ */
+export async function reevaluateFor(
+  deps: ChangeDeps,
+  caller: Caller,
+  spaceId: string,
+  first?: (co: ChangeOrder, progress: Progress) => Promise<void>,
+): Promise<void> {
   // The organization's ChangeOrders in flight that reached the Space (their progress there read by key), not its history of ChangeOrders.
   const reaching = await deps.store.changeOrdersReaching(caller.OrganizationID, spaceId, { inFlight: true });
-  for (const { co } of reaching) await advanceStage(deps, caller, co);
-}
-
-/** The Stage re-evaluation consumer: a Release's live status changed, so the ChangeOrders its Space took may advance. */
-export async function consumeLiveStatusChanged(deps: ChangeDeps, event: BatonEvent): Promise<Outcome> {
-  const d = ReleaseLiveStatusChangedDetail.safeParse(event.detail);
-  if (!d.success) return drop('malformed live status event', event);
-  await reevaluateFor(deps, { OrganizationID: d.data.OrganizationID, UserID: 'baton' }, d.data.SpaceID);
-  return { applied: true, ReleaseID: d.data.ReleaseID };
-}
-
-/** The same re-evaluation after an attestation is recorded or revoked in a Space. */
-export async function consumeAttestationEvent(deps: ChangeDeps, event: BatonEvent): Promise<Outcome> {
-  const d = AttestationEventDetail.safeParse(event.detail);
-  if (!d.success) return drop('malformed attestation event', event);
-  await reevaluateFor(deps, { OrganizationID: d.data.OrganizationID, UserID: 'baton' }, d.data.SpaceID);
-  return { applied: true, ReleaseID: '' };
-}
-
-/** The Stage re-evaluation consumer: live-status and attestation events, each handled once (a redelivery is dropped by its EventID). */
-export async function consumeStageEvent(deps: Deps, event: BatonEvent): Promise<Outcome> {
-  let out: Outcome | undefined;
-  await onceFor(deps, STAGE_RULE.name, event, async () => {
-    out =
-      event.detailType === DetailType.ReleaseLiveStatusChanged
-        ? await consumeLiveStatusChanged(deps, event)
-        : await consumeAttestationEvent(deps, event);
-  });
-  return out ?? drop('duplicate event', event);
+  for (const { co, progress } of reaching) {
+    if (first) await first(co, progress);
+    await advanceStage(deps, caller, co);
+  }
 }
 
 /**

@@ -182,8 +182,16 @@ export async function rolloutOf(deps: ChangeDeps, caller: Caller, co: ChangeOrde
   const scope = [...co.InScopeSpaceIDs, co.SpaceID];
   const found = new Map(
     [
-      ...holdsOn(holds, { action: 'promote', spaceIds: scope, changeWorkflowId: co.ChangeWorkflowID }, now),
-      ...holdsOn(holds, { action: 'publish', spaceIds: scope, changeWorkflowId: co.ChangeWorkflowID }, now),
+      ...holdsOn(
+        holds,
+        { action: 'promote', spaceIds: scope, changeWorkflowId: co.ChangeWorkflowID, changeOrderId: co.ChangeOrderID },
+        now,
+      ),
+      ...holdsOn(
+        holds,
+        { action: 'publish', spaceIds: scope, changeWorkflowId: co.ChangeWorkflowID, changeOrderId: co.ChangeOrderID },
+        now,
+      ),
     ].map((h) => [h.HoldID, h]),
   );
   // The windows over the Spaces of each Stage (a Stage's window over that Stage's), each with the Spaces it covers.

@@ -1,4 +1,4 @@
-import { BUILTIN_PREREQUISITES, type WorkflowDefinition } from '../model/entities.ts';
+import { BUILTIN_PREREQUISITES, parseDuration, type WorkflowDefinition } from '../model/entities.ts';
 import { Invalid } from '../model/errors.ts';
 import { parseWhere } from '../where/index.ts';
 import { compileCel } from '../gates/cel.ts';
@@ -80,6 +80,13 @@ export function validateWorkflow(w: WorkflowDefinition): void {
       (s.FailureBudget.MaxFailedSpaces === undefined) === (s.FailureBudget.MaxFailedPercent === undefined)
     ) {
       throw new Invalid(`Stage '${s.Name}' FailureBudget takes one of MaxFailedSpaces or MaxFailedPercent`);
+    }
+    if (s.Recall) {
+      const within = parseDuration(s.Recall.Within);
+      if (!within || within > MAX_SOAK_MS)
+        throw new Invalid(
+          `Stage '${s.Name}' Recall.Within '${s.Recall.Within}' must be a duration such as 30m or 2h (at most 30d)`,
+        );
     }
     check(`Stage '${s.Name}'`, s.Prerequisites);
     check(`Stage '${s.Name}' ReleasePrerequisites`, s.ReleasePrerequisites);

@@ -45,6 +45,8 @@ export const DetailType = {
   WindowDeleted: 'Window Deleted',
   /** Someone approved forcing a ChangeOrder through a window that asks for override approvals. */
   WindowOverrideApproved: 'Window Override Approved',
+  /** A Space reported a status its Stage recalls on, for the change's Release, soon after taking it: the ChangeOrder is frozen. */
+  ChangeOrderRecalled: 'ChangeOrder Recalled',
 } as const;
 export type DetailType = (typeof DetailType)[keyof typeof DetailType];
 
@@ -138,9 +140,10 @@ export const HoldEventDetail = z.object({
   ...InOrganization,
   HoldID: z.uuid(),
   Slug: z.string(),
-  Scope: z.enum(['Space', 'Workflow', 'Organization']),
+  Scope: z.enum(['Space', 'Workflow', 'Organization', 'ChangeOrder']),
   SpaceID: z.uuid().optional(),
   ChangeWorkflowID: z.uuid().optional(),
+  ChangeOrderID: z.uuid().optional(),
   Blocks: z.array(z.enum(['promote', 'publish'])),
   Reason: z.string(),
   OwnerID: z.string(),
@@ -180,6 +183,24 @@ export const WindowOverrideApprovedDetail = z.object({
   WindowSlug: z.string(),
   UserID: z.string(),
   Reason: z.string(),
+});
+
+/** A recall: the report that set it off (which Space, which Release, what it said and when) and the hold that froze the ChangeOrder. */
+export const ChangeOrderRecalledDetail = z.object({
+  ...OfChangeOrder,
+  SpaceID: z.uuid(),
+  Stage: z.string(),
+  RecalledSpaceID: z.uuid(),
+  RecalledSpaceSlug: z.string(),
+  ReleaseID: z.uuid(),
+  ReleaseNum: z.number().int(),
+  Report: z.record(z.string(), z.unknown()),
+  Matched: z.enum(['Degraded', 'Missing', 'Suspended', 'Unknown', 'Failed']),
+  TakenAt: z.string(),
+  RecalledAt: z.string(),
+  Within: z.string(),
+  Hold: z.string(),
+  Demote: z.boolean(),
 });
 
 /** A ChangeOrder created: its kind, base and scope. */
@@ -318,4 +339,5 @@ export const CONTRACTS: Record<DetailType, z.ZodType<Record<string, unknown>>> =
   [DetailType.WindowCreated]: WindowEventDetail,
   [DetailType.WindowDeleted]: WindowEventDetail,
   [DetailType.WindowOverrideApproved]: WindowOverrideApprovedDetail,
+  [DetailType.ChangeOrderRecalled]: ChangeOrderRecalledDetail,
 };

@@ -4,16 +4,9 @@
  */
 import { DetailType, HOOK_SOURCE, SOURCE, type BatonEvent } from './contracts.ts';
 import { ARGO_APP, FLUX_EVENT, type HookOutcome } from './deploy-tool-examples.ts';
+import { ATTESTATION, BASE, CO, id, ORG, PROD, RELEASE, TARGET, USER } from './example-ids.ts';
+import { WINDOW_EXAMPLES } from './examples-windows.ts';
 
-const ORG = '6f1c2b7e-3a4d-4e5f-8a9b-0c1d2e3f4a5b';
-const BASE = '1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d';
-const PROD = '7b8c9d0e-1f2a-4b3c-9d4e-5f6a7b8c9d0e';
-const CO = 'c0ffee00-1234-4abc-8def-0123456789ab';
-const RELEASE = 'a1b2c3d4-e5f6-4a7b-8c9d-e0f1a2b3c4d5';
-const TARGET = 'b2c3d4e5-f6a7-4b8c-9d0e-f1a2b3c4d5e6';
-const ATTESTATION = 'd4e5f6a7-b8c9-4d0e-8f1a-2b3c4d5e6f7a';
-const USER = 'e5f6a7b8-c9d0-4e1f-9a2b-3c4d5e6f7a8b';
-const id = (n: number) => `0e0e0e0e-0000-4000-8000-${String(n).padStart(12, '0')}`;
 const gate = {
   Prerequisite: 'Healthy',
   Satisfied: false,
@@ -244,74 +237,6 @@ export const EVENT_EXAMPLES: { meaning: string; event: BatonEvent; produces?: Ho
     },
   },
   {
-    meaning:
-      'A deploy window was made: promotions into what it covers (here: the prod Stage of one workflow) go only while it is open, Monday to Thursday from 09:00 Berlin time for six hours.',
-    event: {
-      source: SOURCE,
-      detailType: DetailType.WindowCreated,
-      detail: {
-        EventID: id(20),
-        OrganizationID: ORG,
-        WindowID: id(21),
-        Slug: 'prod-weekdays',
-        Kind: 'Allow',
-        Scope: 'Stage',
-        SpaceID: BASE,
-        ChangeWorkflowID: id(9),
-        Stage: 'prod',
-        Cron: '0 9 * * 1-4',
-        Duration: '6h',
-        TimeZone: 'Europe/Berlin',
-        Blocks: ['promote'],
-        OverrideApprovals: 2,
-        Reason: 'prod changes while the on-call team is in',
-        OwnerID: USER,
-      },
-    },
-  },
-  {
-    meaning: 'A deploy window was deleted by its owner or an Admin: what it covered no longer waits for it.',
-    event: {
-      source: SOURCE,
-      detailType: DetailType.WindowDeleted,
-      detail: {
-        EventID: id(22),
-        OrganizationID: ORG,
-        WindowID: id(23),
-        Slug: 'year-end-freeze',
-        Kind: 'Deny',
-        Scope: 'WhereSpace',
-        WhereSpace: "Labels.Environment = 'prod'",
-        Start: '2026-12-19T00:00:00.000Z',
-        End: '2027-01-04T00:00:00.000Z',
-        Blocks: ['promote', 'demote'],
-        OverrideApprovals: 0,
-        Reason: 'year-end change freeze',
-        OwnerID: USER,
-        DeletedBy: USER,
-      },
-    },
-  },
-  {
-    meaning:
-      "Someone approved forcing a ChangeOrder through a window that asks for override approvals; a promotion with --force counts it when it is not the forcer's own.",
-    event: {
-      source: SOURCE,
-      detailType: DetailType.WindowOverrideApproved,
-      detail: {
-        EventID: id(24),
-        OrganizationID: ORG,
-        ChangeOrderID: CO,
-        Slug: 'release-v452',
-        SpaceID: BASE,
-        WindowID: id(21),
-        WindowSlug: 'prod-weekdays',
-        UserID: USER,
-        Reason: 'sev1: the checkout fix cannot wait until Monday',
-      },
-    },
-  },
-  {
     meaning: 'An attestation was revoked (a revocation recorded beside it, naming it): Stages are re-evaluated.',
     event: {
       source: SOURCE,
@@ -376,4 +301,5 @@ export const EVENT_EXAMPLES: { meaning: string; event: BatonEvent; produces?: Ho
       },
     },
   },
+  ...WINDOW_EXAMPLES,
 ];

@@ -5,6 +5,8 @@ export interface HoldSubject {
   action: HoldBlock;
   spaceIds: string[];
   changeWorkflowId?: string;
+  /** The ChangeOrder promoted (a recall's hold freezes it alone). */
+  changeOrderId?: string;
 }
 
 /** The holds in force at `now` that cover a subject: its Spaces, its workflow, or the whole organization. Pure. */
@@ -17,7 +19,9 @@ export function holdsOn(holds: Hold[], subject: HoldSubject, now: Date): Hold[] 
         ? true
         : h.Scope === 'Space'
           ? spaces.has(h.SpaceID ?? '')
-          : !!subject.changeWorkflowId && h.ChangeWorkflowID === subject.changeWorkflowId,
+          : h.Scope === 'ChangeOrder'
+            ? !!subject.changeOrderId && h.ChangeOrderID === subject.changeOrderId
+            : !!subject.changeWorkflowId && h.ChangeWorkflowID === subject.changeWorkflowId,
     )
     .sort((a, b) => (a.Slug < b.Slug ? -1 : 1));
 }
@@ -29,7 +33,9 @@ export function holdGate(h: Hold, names: { owner: string; space?: string }): Gat
       ? 'the organization'
       : h.Scope === 'Space'
         ? `space '${names.space ?? h.SpaceID}'`
-        : 'this workflow';
+        : h.Scope === 'ChangeOrder'
+          ? 'this change order'
+          : 'this workflow';
   return {
     Prerequisite: 'Hold',
     Satisfied: false,

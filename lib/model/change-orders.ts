@@ -22,6 +22,49 @@ export interface WorkflowStage {
   FailureBudget?: { MaxFailedSpaces?: number; MaxFailedPercent?: number };
   /** The next Stage's deploy gates (Taken, Released, Healthy, Soak) hold when at least this share of the Stage's Spaces pass them (and the rest are within the budget). */
   MinHealthyPercent?: number;
+  /** Recall on failure: a Space of this Stage reporting, for the change's Release, a status in On within Within of taking it freezes the ChangeOrder (and with Demote, takes it back out). */
+  Recall?: StageRecall;
+}
+
+/** What a Stage's recall watches for: Health values, or Failed (the deploy tool's operation failed). */
+export const RECALL_ON = ['Degraded', 'Missing', 'Suspended', 'Unknown', 'Failed'] as const;
+export type RecallOn = (typeof RECALL_ON)[number];
+
+export interface StageRecall {
+  /** How long after a Space took the change a report still recalls it (a duration: 30m, 2h). */
+  Within: string;
+  On: RecallOn[];
+  /** Also demote the change from every Space that took it, in reverse wave order. */
+  Demote?: boolean;
+}
+
+/** What a recall did: the report that set it off, the hold that froze the ChangeOrder, and whether it demotes. */
+export interface RecallRecord {
+  RecalledAt: string;
+  Stage: string;
+  SpaceID: string;
+  SpaceSlug: string;
+  ReleaseID: string;
+  ReleaseNum: number;
+  /** The live status reported (Health, Operation, Sync, Message, ObservedAt, Reporter). */
+  Report: Record<string, unknown>;
+  /** What in the report matched the Stage's On. */
+  Matched: RecallOn;
+  TakenAt: string;
+  Within: string;
+  /** The hold that freezes it (owner baton): lifted by an Admin. */
+  Hold: string;
+  Demote: boolean;
+}
+
+/** A take-back: the change demoted from every Space that took it, latest first, each step as it went. */
+export interface DemotionRecord {
+  StartedAt: string;
+  FinishedAt: string;
+  UserID: string;
+  Reason: string;
+  Recall: boolean;
+  Spaces: { SpaceID: string; SpaceSlug: string; Restored: boolean; Error?: string }[];
 }
 
 /** How many Spaces of `total` a Stage's failure budget allows to fail (undefined: no budget). */
@@ -191,6 +234,10 @@ export interface ChangeOrder extends InSpace {
   Promotions: { PromotedAt: string; SpaceIDs: string[]; Stage?: string; UserID: string }[];
   PromotionFailures: PromotionFailure[];
   PromotionOverrides: PromotionOverride[];
+  /** Set when a Space's report recalled it (a Stage's Recall): it is frozen by the hold named there. */
+  Recall?: RecallRecord;
+  /** Each `cub changeorder demote` (or a recall's demote): what every Space came to. */
+  Demotions?: DemotionRecord[];
   /** Approvals to force this ChangeOrder through windows that ask for them (cub changeorder approve-override). */
   OverrideApprovals?: OverrideApproval[];
   /** Promotions that stopped starting Spaces because more than the Stage's failure budget had failed. */
@@ -245,6 +292,8 @@ export const releaseToRecord = (p: Pick<Progress, 'ReleaseID' | 'RestoredAt' | '
 
 /** What `cub changeorder explain` answers (and `promote --dry-run --explain` prints). */
 export interface Explanation {
+  /** The ChangeOrder was recalled: what set it off, and (when its Stage does not demote) the one command that takes it back out. */
+  Recall?: RecallRecord & { Command?: string };
   ChangeOrderID: string;
   Slug: string;
   /** The Stage a promotion would go into, and the Spaces it would take the change to. */

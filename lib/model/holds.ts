@@ -7,8 +7,8 @@
 export const HOLD_BLOCKS = ['promote', 'publish'] as const;
 export type HoldBlock = (typeof HOLD_BLOCKS)[number];
 
-/** What a hold covers: one Space, the ChangeOrders of one workflow, or the whole organization. */
-export const HOLD_SCOPES = ['Space', 'Workflow', 'Organization'] as const;
+/** What a hold covers: one Space, the ChangeOrders of one workflow, the whole organization, or one ChangeOrder (a recall's). */
+export const HOLD_SCOPES = ['Space', 'Workflow', 'Organization', 'ChangeOrder'] as const;
 export type HoldScope = (typeof HOLD_SCOPES)[number];
 
 export interface Hold {
@@ -22,6 +22,8 @@ export interface Hold {
   /** The Space a `Space` hold covers, or the Space of the workflow a `Workflow` hold covers. */
   SpaceID?: string;
   ChangeWorkflowID?: string;
+  /** The ChangeOrder a `ChangeOrder` hold freezes (placed by a recall; SpaceID is its base). */
+  ChangeOrderID?: string;
   Blocks: HoldBlock[];
   ExpiresAt?: string;
   LiftedAt?: string;
@@ -38,6 +40,7 @@ export interface HoldView extends Hold {
   OwnerSlug?: string;
   SpaceSlug?: string;
   ChangeWorkflowSlug?: string;
+  ChangeOrderSlug?: string;
 }
 
 /** Whether a hold is in force at `now`: not lifted, and not past its expiry. */

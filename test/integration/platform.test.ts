@@ -9,7 +9,7 @@ import { eventsMarkdown } from '../../lib/events/docs.ts';
 import { EVENT_EXAMPLES } from '../../lib/events/examples.ts';
 import { Api, startEnv, type Env } from '../support/harness.ts';
 import { smoke } from '../localstack/smoke.ts';
-import { consumeStageEvent } from '../../lib/changes/reevaluate.ts';
+import { consumeStageEvent } from '../../lib/changes/stage-events.ts';
 import { CreateTableCommand, DeleteTableCommand, DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { dynamoClient, ensureTable } from '../../lib/store/table.ts';
 

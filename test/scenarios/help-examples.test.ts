@@ -120,6 +120,7 @@ const ORDER: Step[] = [
   // Taking the change back out begins with stopping it.
   'changeorder update',
   'variant demote',
+  'changeorder demote',
   'function set',
   'changeorder create',
   // A protected change in dev that the base's next change then touches: a conflict to look at.

@@ -126,7 +126,9 @@ function holdItem(hd: HoldView): HTMLElement {
       ? 'the organization'
       : hd.Scope === 'Space'
         ? `space ${hd.SpaceSlug ?? hd.SpaceID}`
-        : `workflow ${hd.ChangeWorkflowSlug ?? hd.ChangeWorkflowID}`;
+        : hd.Scope === 'ChangeOrder'
+          ? `change order ${hd.ChangeOrderSlug ?? hd.ChangeOrderID}`
+          : `workflow ${hd.ChangeWorkflowSlug ?? hd.ChangeWorkflowID}`;
   return h(
     'li',
     { 'data-hold': hd.Slug },
@@ -258,6 +260,26 @@ export function renderRollout(r: Rollout, head: HTMLElement, body: HTMLElement, 
           { class: 'panel', id: 'holds', 'aria-labelledby': 'holds-title' },
           h('h2', { id: 'holds-title' }, `Holds in force (${r.Holds.length})`),
           h('ul', {}, ...r.Holds.map(holdItem)),
+        )
+      : null,
+    co.Recall
+      ? h(
+          'section',
+          { class: 'panel', id: 'recall', 'aria-labelledby': 'recall-title' },
+          h('h2', { id: 'recall-title' }, 'Recalled ', badge(co.Recall.Matched, 'bad')),
+          h(
+            'p',
+            {},
+            `${co.Recall.SpaceSlug} (stage ${co.Recall.Stage}) reported ${co.Recall.Matched} for release ${co.Recall.ReleaseNum}${co.Recall.Report.ObservedAt ? ` at ${String(co.Recall.Report.ObservedAt)}` : ''}, within ${co.Recall.Within} of taking the change at ${co.Recall.TakenAt}. Frozen by hold ${co.Recall.Hold}.`,
+          ),
+          ...(co.Demotions ?? []).map((d) =>
+            h(
+              'p',
+              { 'data-field': 'demotion' },
+              `Demoted${d.Recall ? ' by the recall' : ''} (${d.StartedAt}): ${d.Spaces.map((s) => `${s.SpaceSlug} ${s.Restored ? 'restored' : `not restored (${s.Error ?? 'failed'})`}`).join(', ') || 'no spaces'}.`,
+            ),
+          ),
+          next?.Recall?.Command ? h('p', { class: 'opens' }, `Take it back out: ${next.Recall.Command}`) : null,
         )
       : null,
     r.Windows?.length

@@ -12,9 +12,10 @@ import { findInSpace } from '../../variants/lookup.ts';
 import { withSpace } from '../resolve.ts';
 import { route } from '../route.ts';
 import { NoBody, NoQuery } from '../schemas.ts';
-import { ApproveOverride, CreateWindow } from '../change-schemas.ts';
+import { ApproveOverride, CreateWindow, DemoteEverywhere } from '../change-schemas.ts';
+import { takeBack } from '../../changes/recall.ts';
 
-/** Deploy windows: promotions into what one covers go while it is open (a Deny window: not while it is in force). */
+/** Deploy windows (promotions into what one covers go while it is open; a Deny window: not while it is in force), and taking a change back out of everywhere. */
 export const windowRoutes = [
   route({
     method: 'POST',
@@ -78,6 +79,25 @@ export const windowRoutes = [
       );
       const next = await approveOverride(deps, caller, home, co, body);
       return { status: 201, body: withSpace(await derive(deps, caller, next, { completed: true }), home) };
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/space/{space_id}/change_order/{change_order_id}/demote',
+    name: 'DemoteChangeOrderEverywhere',
+    query: NoQuery,
+    body: DemoteEverywhere,
+    // Aborts it (if it is not), then demotes every Space that took it, latest Stage first; Edit in each (checked per Space).
+    async handle({ deps, caller, params, body, space }) {
+      const { item: co, space: home } = await findInSpace<ChangeOrder>(
+        deps,
+        caller,
+        space,
+        'ChangeOrder',
+        params.change_order_id!,
+      );
+      const record = await takeBack(deps, caller, home, co, body.Reason);
+      return { status: record.Spaces.every((s) => s.Restored) ? 200 : 207, body: record };
     },
   }),
 ];

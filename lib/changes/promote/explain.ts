@@ -1,6 +1,7 @@
 /** A promotion explained: the plan and its gates, each with what it read and what would open it; nothing is written. */
 import type { ChangeDeps } from '../ports.ts';
 import { gate } from './gates.ts';
+import { takeBackCommand } from '../recall.ts';
 
 import type { PromoteOptions } from './types.ts';
 import type { Known } from '../stages.ts';
@@ -41,6 +42,16 @@ export async function explainPromotion(
     Gates: e.gates,
     ...(e.message ? { Message: e.message } : {}),
     ...(failed.length ? { Failed: failed } : {}),
+    ...recalled(co, base),
+  };
+}
+
+/** A recalled ChangeOrder's recall, with the one command that takes it back out while nothing has. */
+function recalled(co: ChangeOrder, base: Space): Pick<Explanation, 'Recall'> {
+  if (!co.Recall) return {};
+  const demoted = (co.Demotions ?? []).some((d) => d.StartedAt >= co.Recall!.RecalledAt);
+  return {
+    Recall: { ...co.Recall, ...(demoted || co.Recall.Demote ? {} : { Command: takeBackCommand(base.Slug, co) }) },
   };
 }
 

@@ -170,7 +170,12 @@ export async function gate(
       ...(await holdGates(
         deps,
         caller,
-        { action: 'promote', spaceIds: untaken, changeWorkflowId: co.ChangeWorkflowID },
+        {
+          action: 'promote',
+          spaceIds: untaken,
+          changeWorkflowId: co.ChangeWorkflowID,
+          changeOrderId: co.ChangeOrderID,
+        },
         holds,
       )),
     );

@@ -106,6 +106,18 @@ export const promoteJob: JobHandler<PromoteJobPlan, SpaceResult> = {
           Units: [],
         })),
       };
+    // A recall stops the job starting Spaces: the ChangeOrder is read afresh for each part after the wave's first.
+    const latest = ctx ? await deps.store.getInSpace<ChangeOrder>('ChangeOrder', plan.SpaceID, plan.ChangeOrderID) : co;
+    if (latest?.Recall)
+      return {
+        results: spaces.map((s) => ({
+          SpaceID: s.SpaceID,
+          SpaceSlug: s.Slug,
+          Action: SpaceAction.NotStarted,
+          Error: `not started: the change order was recalled (${latest.Recall!.SpaceSlug} reported ${latest.Recall!.Matched} at ${latest.Recall!.RecalledAt})`,
+          Units: [],
+        })),
+      };
     if (!ctx) {
       ctx = (async () =>
         promoteContext(deps, co, {
