@@ -1,6 +1,7 @@
 import type { Args } from '../args.ts';
 import { seg, type Client } from '../client.ts';
 import type { Rollout, RolloutSpace } from '../../lib/model/rollout.ts';
+import { WAIT_KINDS, type Timeline } from '../../lib/model/timeline.ts';
 import { print } from '../output.ts';
 import { windowCovers, windowNow, windowSchedule } from './windows.ts';
 import { type Command, type HelpTable, out, locate } from '../common.ts';
@@ -105,8 +106,55 @@ export function printRollout(r: Rollout, now: Date): string {
   return lines.join('\n') + '\n';
 }
 
+/** A number of seconds as a person reads it: 45s, 12m, 3h20m, 2d4h. */
+export function span(sec: number): string {
+  if (sec < 120) return `${sec}s`;
+  if (sec < 7200) return `${Math.floor(sec / 60)}m`;
+  if (sec < 172800)
+    return `${Math.floor(sec / 3600)}h${Math.floor((sec % 3600) / 60) ? `${Math.floor((sec % 3600) / 60)}m` : ''}`;
+  return `${Math.floor(sec / 86400)}d${Math.floor((sec % 86400) / 3600) ? `${Math.floor((sec % 86400) / 3600)}h` : ''}`;
+}
+
+/** A timeline as a table, a line per Stage, then the ETA. */
+export function timelineText(t: Timeline): string {
+  const kinds = WAIT_KINDS.filter((k) => t.Stages.some((s) => s.Waiting[k]));
+  const rows = [
+    ['STAGE', 'READY', 'ENTERED', 'LEFT', 'WAITED', ...kinds.map((k) => k.toUpperCase()), 'OPEN'],
+    ...t.Stages.map((s) => [
+      s.Name,
+      s.ReadyAt ?? '-',
+      s.EnteredAt ?? '-',
+      s.LeftAt ?? '-',
+      s.WaitedSeconds === undefined ? '-' : span(s.WaitedSeconds),
+      ...kinds.map((k) => (s.Waiting[k] ? span(s.Waiting[k]) : '-')),
+      s.Open?.join(', ') ?? '',
+    ]),
+  ];
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  const lines = rows.map((r) =>
+    r
+      .map((x, i) => x.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd(),
+  );
+  lines.push(`ETA${t.ETA.Stage ? ` for ${t.ETA.Stage}` : ''}: ${t.ETA.At ?? 'unknown'} (${t.ETA.Because.join('; ')})`);
+  return lines.join('\n') + '\n';
+}
+
 export const rolloutCommands: Record<string, Record<string, Command>> = {
   changeorder: {
+    timeline: async (a: Args, c: Client) => {
+      const { space, slug } = locate(
+        a,
+        a.positional[0],
+        'changeorder',
+        'cub changeorder timeline --space <space> <change-order>',
+      );
+      const t = (await c.get<Timeline>(`/space/${seg(space)}/change_order/${seg(slug)}/timeline`)).body;
+      const format = out(a);
+      if (format === 'json' || format === 'yaml') return print(t, format);
+      process.stdout.write(timelineText(t));
+    },
     rollout: async (a: Args, c: Client) => {
       const { space, slug } = locate(
         a,
@@ -130,6 +178,13 @@ export const rolloutHelp: HelpTable = {
       args: [['[change-order]', 'the ChangeOrder: <slug> with --space, or <space>/<slug>']],
       flags: ['space'],
       example: 'cub changeorder rollout --space acme-base release-v452',
+    },
+    timeline: {
+      summary:
+        'How long the change waited at each Stage and on what (release, health, soak, approvals, holds, windows), and when the last Stage can take it',
+      args: [['[change-order]', 'the ChangeOrder: <slug> with --space, or <space>/<slug>']],
+      flags: ['space'],
+      example: 'cub changeorder timeline --space acme-base release-v452',
     },
   },
 };

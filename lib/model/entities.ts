@@ -11,6 +11,7 @@ export * from './change-orders.ts';
 export * from './people.ts';
 export * from './holds.ts';
 export * from './windows.ts';
+export * from './timeline.ts';
 
 export interface Organization {
   OrganizationID: string;

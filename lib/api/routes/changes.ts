@@ -1,4 +1,5 @@
 import { rolloutOf } from '../../changes/rollout.ts';
+import { timelineOf } from '../../changes/timeline.ts';
 import { visible } from '../access.ts';
 import type { ChangeOrder, ChangeWorkflow, Space } from '../../model/entities.ts';
 import { createChangeOrder } from '../../changes/create.ts';
@@ -209,6 +210,18 @@ export const changeRoutes = [
           whereSpace: query.where_space,
         }),
       };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: `${coPath}/{change_order_id}/timeline`,
+    name: 'GetChangeOrderTimeline',
+    query: NoQuery,
+    body: NoBody,
+    // Per Stage: when it could start, was entered and left, and how long each kind of gate held it; the last Stage's ETA. Reads only.
+    async handle({ deps, caller, params, space }) {
+      const { item: co } = await findInSpace<ChangeOrder>(deps, caller, space, 'ChangeOrder', params.change_order_id!);
+      return { body: await timelineOf(deps, caller, co) };
     },
   }),
   route({
