@@ -125,6 +125,7 @@ export const FLAGS: Record<string, FlagSpec> = {
   },
   owner: { value: '<user>', help: 'whose it is, by slug (default you): they or an Admin may delete it' },
   window: { value: '<window>', help: 'the deploy window, by slug or ID' },
+  since: { value: '<duration>', help: 'the period: change orders made in the last 30d (default), 12h…' },
   tag: { value: '<tag>', help: 'the revisions of this Tag' },
   clearance: { value: '<x>', help: 'not supported', hidden: true },
   guard: { value: '<x>', help: 'not supported', hidden: true },

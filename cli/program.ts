@@ -7,6 +7,7 @@ import { setQuiet } from './output.ts';
 import { changesCommands, changesHelp } from './commands/changes.ts';
 import { holdsCommands, holdsHelp } from './commands/holds.ts';
 import { windowsCommands, windowsHelp } from './commands/windows.ts';
+import { reportsCommands, reportsHelp } from './commands/reports.ts';
 import { rolloutCommands, rolloutHelp } from './commands/rollout.ts';
 import { releasesCommands, releasesHelp } from './commands/releases.ts';
 import { spacesCommands, spacesHelp } from './commands/spaces.ts';
@@ -39,6 +40,7 @@ const ENTITIES: [entity: string, what: string, commands: Record<string, Record<s
     { changeorder: { ...changesCommands.changeorder, ...rolloutCommands.changeorder, ...windowsCommands.changeorder } },
     { changeorder: { ...changesHelp.changeorder, ...rolloutHelp.changeorder, ...windowsHelp.changeorder } },
   ],
+  ['report', 'Reports: how the organization delivers (DORA figures)', reportsCommands, reportsHelp],
   ['tag', 'Tags: names for revisions', spacesCommands, spacesHelp],
   ['filter', 'Filters: saved where expressions', spacesCommands, spacesHelp],
   ['target', 'Targets: where Releases deploy', spacesCommands, spacesHelp],

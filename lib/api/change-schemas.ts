@@ -171,6 +171,12 @@ export const ApproveOverride = z.strictObject({
   Reason: z.string().min(1).max(1024),
 });
 
+/** `GET /report/delivery` (cub report delivery): one workflow (space/workflow) or all, over the ChangeOrders made in the last `since`. */
+export const DeliveryQuery = z.strictObject({
+  workflow: z.string().min(1).max(255).optional(),
+  since: z.string().min(1).max(16).optional(),
+});
+
 /** `POST …/change_order/{id}/demote` (cub changeorder demote): take it back out of every Space that took it. */
 export const DemoteEverywhere = z.strictObject({ Reason: z.string().min(1).max(1024) });
 

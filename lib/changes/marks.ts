@@ -211,6 +211,7 @@ export function newChangeOrder(
     SpaceID: base.SpaceID,
     ChangeOrderID: coId,
     ChangeWorkflowID: workflow?.ChangeWorkflowID,
+    ...(workflow ? { ChangeWorkflowSpaceID: workflow.SpaceID, ChangeWorkflowSlug: workflow.Slug } : {}),
     ChangeWorkflow: workflowCopy(workflow),
     StartTagID: tags[0].TagID,
     EndTagID: tags[1].TagID,

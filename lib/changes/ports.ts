@@ -33,6 +33,7 @@ export type ChangeOrderStore = PublishStore &
     | 'idInOrg'
     | 'getHold'
     | 'listWindows'
+    | 'changeOrderPage'
     | 'getWindow'
     | 'slugPage'
     | 'getMany'

@@ -197,6 +197,9 @@ export interface ChangeOrder extends InSpace {
   Description?: string;
   UpdateType: ChangeOrderUpdateType;
   ChangeWorkflowID?: string;
+  /** Where the workflow it copied lives, and its slug then (the delivery report names workflows by them). */
+  ChangeWorkflowSpaceID?: string;
+  ChangeWorkflowSlug?: string;
   ChangeWorkflow?: WorkflowDefinition;
   InScopeSpaceIDs: string[];
   /** Spaces taken out of its scope (cub changeorder update --remove-space), by whom and when; a refresh leaves them out. */

@@ -37,3 +37,27 @@ export interface Timeline {
   ETA: { Stage?: string; At: string | null; Because: string[] };
   ReadAt: string;
 }
+
+/** The four DORA figures of one workflow's ChangeOrders over a period (`cub report delivery`). */
+export interface WorkflowDelivery {
+  /** `<space>/<workflow>`, or "(no workflow)". */
+  Workflow: string;
+  ChangeOrders: number;
+  /** Spaces of the workflow's last Stage that took a change in the period, and per day. */
+  Deployments: number;
+  DeploymentsPerDay: number;
+  /** From the change's first revision to each Stage reached (every Space of it took the change). */
+  LeadTime: { Stage: string; Count: number; P50Seconds: number; P90Seconds: number }[];
+  /** Aborted or recalled, of the ChangeOrders that left their base. */
+  Failed: number;
+  ChangeFailureRate: number | null;
+  /** From the abort to the last Space restored, of those taken back out everywhere. */
+  TimeToRestore: { Count: number; P50Seconds: number; P90Seconds: number } | null;
+}
+
+export interface DeliveryReport {
+  Since: string;
+  From: string;
+  To: string;
+  Workflows: WorkflowDelivery[];
+}

@@ -79,6 +79,8 @@ export const ChangeOrder = new Entity({
     Description: str,
     UpdateType: { type: ChangeOrderUpdateTypes, required: true },
     ChangeWorkflowID: str,
+    ChangeWorkflowSpaceID: str,
+    ChangeWorkflowSlug: str,
     ChangeWorkflow: any,
     InScopeSpaceIDs: reqAny,
     RemovedSpaces: any,

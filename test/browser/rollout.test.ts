@@ -244,6 +244,13 @@ describe.skipIf(!CHROMIUM)('the rollout page in Chromium, against a local server
       'quarter-close freeze in force on space acme-prod-use1: 2026-01-01T00:00:00.000Z to 2099-01-01T00:00:00.000Z; in force until 2099-01-01T00:00:00.000Z. Over acme-prod-use1. quarter close (by admin; blocks promote)',
     );
     expect(await page.locator('#next [data-gate="Window"][data-satisfied="false"]').count()).toBe(1);
+    // The timeline is read when its panel is opened: prod's ETA is up to people here (a hold, releases to come).
+    await page.click('#timeline summary');
+    await page.waitForSelector('#timeline [data-field="eta"]');
+    expect(await text('#timeline [data-field="eta"]')).toMatch(
+      /^ETA for prod: unknown — stage prod is held \(freeze-euw1\): up to whoever lifts it; /,
+    );
+    expect(await page.locator('#timeline tr[data-stage="staging"] td').first().innerText()).toBe('staging');
     expect(await text('#next h2')).toBe('Next: prod blocked');
     expect(await page.locator('#next [data-gate="Hold"][data-satisfied="false"]').count()).toBe(1);
     expect(await page.locator('#next [data-gate="Released"][data-satisfied="false"]').count()).toBe(2);

@@ -162,4 +162,106 @@ describe('how long a change waits, and when it will arrive', () => {
     });
     expect(done.ETA).toEqual({ Stage: 'prod', At: '2026-12-07T12:10:00.000Z', Because: ['reached'] });
   });
+
+  it('reports the four DORA figures per workflow, in a table and as JSON; a bad period is a 400', async () => {
+    at('08:00');
+    expect(
+      (
+        await env.api.post('/variant/upload', {
+          Component: 'dr',
+          Variant: 'base',
+          Units: [{ Slug: 'app', Data: deploymentYaml('app') }],
+        })
+      ).status,
+    ).toBe(201);
+    for (const name of ['dev', 'prod'])
+      expect(
+        (
+          await env.api.post('/variant', {
+            Name: name,
+            UpstreamSpaceID: 'dr-base',
+            Stage: 'Production',
+            Namespace: 'prod',
+          })
+        ).status,
+      ).toBe(201);
+    expect(
+      (
+        await env.api.post('/space/dr-base/change_workflow', {
+          Slug: 'dw',
+          Stages: [
+            { Name: 'dev', WhereSpace: "Slug = 'dr-dev'" },
+            { Name: 'prod', WhereSpace: "Slug = 'dr-prod'" },
+          ],
+        })
+      ).status,
+    ).toBe(201);
+    /** A change made at `made` (its first revision and its change order), promoted into each Stage at the times given. */
+    const change = async (slug: string, replicas: number, made: string, ...promotions: string[]) => {
+      at(made);
+      await env.api.post('/space/dr-base/function/invoke', {
+        FunctionName: 'set-replicas',
+        Arguments: [String(replicas)],
+        UnitIDs: ['app'],
+      });
+      expect(
+        (await env.api.post('/space/dr-base/change_order', { Slug: slug, ChangeWorkflowID: 'dr-base/dw' })).status,
+      ).toBe(201);
+      for (const t of promotions) {
+        at(t);
+        const r = await env.api.post('/promote', { ChangeOrderID: `dr-base/${slug}` });
+        expect(r.status, r.text).toBe(200);
+      }
+    };
+    await change('one', 2, '09:00', '10:00', '12:00');
+    await change('two', 3, '13:00', '13:30', '14:00');
+    await change('three', 4, '15:00', '15:10');
+    at('15:20');
+    const v = (await env.api.get('/space/dr-base/change_order/three')).body.Version;
+    expect(
+      (await env.api.patch('/space/dr-base/change_order/three', { AbortedReason: 'bad', Version: v })).status,
+    ).toBe(200);
+    at('15:40');
+    expect((await env.api.post('/demote', { Space: 'dr-dev', ChangeOrderID: 'dr-base/three' })).status).toBe(200);
+    at('16:00');
+    const report = await cub(['report', 'delivery', '--workflow', 'dr-base/dw', '--since', '30d', '-o', 'json']);
+    expect(report.code, report.stderr).toBe(0);
+    expect(JSON.parse(report.stdout)).toEqual({
+      Since: '30d',
+      From: '2026-11-07T16:00:00.000Z',
+      To: '2026-12-07T16:00:00.000Z',
+      Workflows: [
+        {
+          Workflow: 'dr-base/dw',
+          ChangeOrders: 3,
+          Deployments: 2,
+          DeploymentsPerDay: 0.07,
+          LeadTime: [
+            { Stage: 'dev', Count: 3, P50Seconds: 1800, P90Seconds: 3600 },
+            { Stage: 'prod', Count: 2, P50Seconds: 3600, P90Seconds: 10800 },
+          ],
+          Failed: 1,
+          ChangeFailureRate: 0.333,
+          TimeToRestore: { Count: 1, P50Seconds: 1200, P90Seconds: 1200 },
+        },
+      ],
+    });
+    const table = await cub(['report', 'delivery', '--workflow', 'dr-base/dw']);
+    expect(table.stdout).toBe(
+      [
+        'Change orders made from 2026-11-07T16:00:00.000Z to 2026-12-07T16:00:00.000Z (30d):',
+        'WORKFLOW    CHANGE ORDERS  DEPLOYMENTS  PER DAY  LEAD TIME P50/P90         FAILURE RATE  TIME TO RESTORE P50/P90',
+        'dr-base/dw  3              2            0.07     dev 30m/60m, prod 60m/3h  33.3% (1)     20m/20m',
+        '',
+      ].join('\n'),
+    );
+    // Every workflow: the timeline test's is listed too; a bad period names what is wrong.
+    const all = (await env.api.get('/report/delivery')).body;
+    expect(all.Workflows.map((w: { Workflow: string }) => w.Workflow)).toEqual(['dr-base/dw', 'tl-base/w']);
+    const bad = await env.api.get('/report/delivery?since=forever');
+    expect([bad.status, bad.body.Message]).toEqual([
+      400,
+      "since 'forever' must be a duration from 1m to 366d, such as 30d or 12h",
+    ]);
+  });
 });

@@ -111,6 +111,7 @@ const ORDER: Step[] = [
   'changeorder get',
   'changeorder list',
   'changeorder rollout',
+  'changeorder timeline',
   // A window over prod made after the change reached it: whether it is open depends on the hour the test runs.
   'window create',
   'window get',
@@ -121,6 +122,7 @@ const ORDER: Step[] = [
   'changeorder update',
   'variant demote',
   'changeorder demote',
+  'report delivery',
   'function set',
   'changeorder create',
   // A protected change in dev that the base's next change then touches: a conflict to look at.

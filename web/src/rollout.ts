@@ -3,6 +3,7 @@ import type { GateResult } from '../../lib/model/change-orders.ts';
 import type { HoldView } from '../../lib/model/holds.ts';
 import type { Rollout, RolloutSpace, RolloutStage } from '../../lib/model/rollout.ts';
 import { abortDialog, approveDialog, promoteDialog } from './actions.ts';
+import { timelinePanel } from './timeline.ts';
 import { ageOf, badge, fill, h, stateKind, type Child } from './dom.ts';
 
 /** A gate as a line: satisfied or not, its message, and what would open it. */
@@ -282,6 +283,7 @@ export function renderRollout(r: Rollout, head: HTMLElement, body: HTMLElement, 
           next?.Recall?.Command ? h('p', { class: 'opens' }, `Take it back out: ${next.Recall.Command}`) : null,
         )
       : null,
+    timelinePanel(r.Base.SpaceSlug, co.Slug),
     r.Windows?.length
       ? h(
           'section',

@@ -1,5 +1,6 @@
 import { rolloutOf } from '../../changes/rollout.ts';
 import { timelineOf } from '../../changes/timeline.ts';
+import { deliveryReport } from '../../changes/delivery.ts';
 import { visible } from '../access.ts';
 import type { ChangeOrder, ChangeWorkflow, Space } from '../../model/entities.ts';
 import { createChangeOrder } from '../../changes/create.ts';
@@ -17,6 +18,7 @@ import {
   UpdateChangeOrder,
   UpdateChangeWorkflow,
   ExplainQuery,
+  DeliveryQuery,
 } from '../change-schemas.ts';
 import { derive } from '../../changes/progress.ts';
 import { explainPromotion } from '../../changes/promote/explain.ts';
@@ -210,6 +212,17 @@ export const changeRoutes = [
           whereSpace: query.where_space,
         }),
       };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/report/delivery',
+    name: 'GetDeliveryReport',
+    query: DeliveryQuery,
+    body: NoBody,
+    // The four DORA figures per workflow over the ChangeOrders made in the period. Reads only.
+    async handle({ deps, caller, query }) {
+      return { body: await deliveryReport(deps, caller, query) };
     },
   }),
   route({
