@@ -203,23 +203,54 @@ describe('recall on failure', () => {
       'recalled: ar-canary reported Degraded',
     ];
     expect(command).toBe(`cub ${args.slice(0, 6).join(' ')} '${args[6]}'`);
+    // Forced past the recall's hold, prod took it too; a window there that governs demotes keeps it from being restored.
+    const forced = await env.api.post('/promote', {
+      ChangeOrderID: 'ar-base/scale',
+      Force: true,
+      ForceReason: 'prod needs it anyway',
+    });
+    expect([forced.status, forced.body.Landed]).toEqual([200, 1]);
+    const guard = await env.api.post('/window', {
+      Slug: 'ar-prod-no-demote',
+      Deny: true,
+      Space: 'ar-prod',
+      Start: '2026-12-02T00:00:00Z',
+      End: '2026-12-03T00:00:00Z',
+      Blocks: ['demote'],
+      Reason: 'prod freeze',
+    });
+    expect(guard.status, guard.text).toBe(201);
     const ran = await cub(args);
-    expect(ran.code, ran.stderr).toBe(0);
+    // The latest Stage first: prod fails (reported), canary is restored all the same; some failed, so exit 1.
+    expect(ran.code).toBe(1);
     expect(ran.stdout).toBe(
-      'Took change order scale back out of 1 of 1 space(s), latest first:\n  ar-canary  Restored\n',
+      "Took change order scale back out of 1 of 2 space(s), latest first:\n  ar-prod  not restored: unable to demote change order 'scale': freeze window 'ar-prod-no-demote' (from 2026-12-02T00:00:00.000Z to 2026-12-03T00:00:00.000Z, placed by admin: prod freeze) is in force over space 'ar-prod', until 2026-12-03T00:00:00.000Z; wait, or its owner or an Admin deletes it (cub window delete ar-prod-no-demote)\n  ar-canary  Restored\n",
     );
     const after = (await env.api.get('/space/ar-base/change_order/scale')).body;
     expect(after.AbortedReason).toBe('recalled: ar-canary reported Degraded');
     expect(after.Demotions).toEqual([
       expect.objectContaining({
         Recall: false,
-        Spaces: [expect.objectContaining({ SpaceSlug: 'ar-canary', Restored: true })],
+        Spaces: [
+          expect.objectContaining({
+            SpaceSlug: 'ar-prod',
+            Restored: false,
+            Error: expect.stringContaining("window 'ar-prod-no-demote'"),
+          }),
+          expect.objectContaining({ SpaceSlug: 'ar-canary', Restored: true }),
+        ],
       }),
     ]);
-    // Once taken back out, explain prints no command (the change order is aborted: nothing to promote).
+    // Once the window is gone, the same command restores what is left.
+    expect((await env.api.del('/window/ar-prod-no-demote')).status).toBe(200);
     const again = await cub(['changeorder', 'demote', '--space', 'ar-base', 'scale', '--reason', 'again']);
-    expect(again.code).not.toBe(0);
-    expect(again.stderr).toContain("change order 'scale' is in no Space to take back out of");
+    expect([again.code, again.stdout]).toEqual([
+      0,
+      'Took change order scale back out of 1 of 1 space(s), latest first:\n  ar-prod  Restored\n',
+    ]);
+    const done = await cub(['changeorder', 'demote', '--space', 'ar-base', 'scale', '--reason', 'again']);
+    expect(done.code).not.toBe(0);
+    expect(done.stderr).toContain("change order 'scale' is in no Space to take back out of");
   });
 
   it('does not recall on a report long after the Space took the change, or on a status it does not watch; a bad Recall is refused', async () => {
