@@ -125,6 +125,12 @@ export const FLAGS: Record<string, FlagSpec> = {
   },
   owner: { value: '<user>', help: 'whose it is, by slug (default you): they or an Admin may delete it' },
   window: { value: '<window>', help: 'the deploy window, by slug or ID' },
+  url: { value: '<url>', help: 'the http(s) address the JSON is posted to (a Slack incoming webhook works as is)' },
+  secret: {
+    value: '<key>',
+    help: 'sign each body: X-Baton-Signature: sha256=<HMAC-SHA256 of it with this key> (16+ characters)',
+  },
+  on: { value: '<events>', help: 'what it is told of: StageAdvanced, Recalled, Completed (comma-separated)' },
   since: { value: '<duration>', help: 'the period: change orders made in the last 30d (default), 12h…' },
   tag: { value: '<tag>', help: 'the revisions of this Tag' },
   clearance: { value: '<x>', help: 'not supported', hidden: true },

@@ -8,6 +8,7 @@ import { changesCommands, changesHelp } from './commands/changes.ts';
 import { holdsCommands, holdsHelp } from './commands/holds.ts';
 import { windowsCommands, windowsHelp } from './commands/windows.ts';
 import { reportsCommands, reportsHelp } from './commands/reports.ts';
+import { notificationsCommands, notificationsHelp } from './commands/notifications.ts';
 import { rolloutCommands, rolloutHelp } from './commands/rollout.ts';
 import { releasesCommands, releasesHelp } from './commands/releases.ts';
 import { spacesCommands, spacesHelp } from './commands/spaces.ts';
@@ -41,6 +42,12 @@ const ENTITIES: [entity: string, what: string, commands: Record<string, Record<s
     { changeorder: { ...changesHelp.changeorder, ...rolloutHelp.changeorder, ...windowsHelp.changeorder } },
   ],
   ['report', 'Reports: how the organization delivers (DORA figures)', reportsCommands, reportsHelp],
+  [
+    'notification',
+    'Notifications: webhooks told of rollouts (Slack and others)',
+    notificationsCommands,
+    notificationsHelp,
+  ],
   ['tag', 'Tags: names for revisions', spacesCommands, spacesHelp],
   ['filter', 'Filters: saved where expressions', spacesCommands, spacesHelp],
   ['target', 'Targets: where Releases deploy', spacesCommands, spacesHelp],

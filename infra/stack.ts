@@ -34,7 +34,14 @@ import { Topic } from 'aws-cdk-lib/aws-sns';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct, IConstruct } from 'constructs';
 import { PUBLIC_ROUTES, ROUTES } from '../lib/api/routes/index.ts';
-import { HOOK_SOURCE, LIVE_STATUS_RULE, SOURCE, STAGE_RULE, type Rule as EventRule } from '../lib/events/contracts.ts';
+import {
+  HOOK_SOURCE,
+  LIVE_STATUS_RULE,
+  NOTIFY_RULE,
+  SOURCE,
+  STAGE_RULE,
+  type Rule as EventRule,
+} from '../lib/events/contracts.ts';
 import { TABLE_KEYS } from '../lib/store/table.ts';
 import { RolloutPage } from './web.ts';
 
@@ -189,6 +196,8 @@ export class BatonStack extends Stack {
     });
     const liveStatusFn = fn('LiveStatus', 'functions/live-status.ts');
     const reevaluateFn = fn('Reevaluate', 'functions/reevaluate.ts');
+    // Posts to webhooks: three attempts of at most 5 s each, 1 s and 4 s apart, per notification, in parallel.
+    const notifyFn = fn('Notify', 'functions/notify.ts', { memorySize: 256, timeout: Duration.seconds(60) });
     const publisherFn = fn('OutboxPublisher', 'functions/outbox.ts', {
       memorySize: 256,
       timeout: Duration.seconds(60),
@@ -209,7 +218,7 @@ export class BatonStack extends Stack {
       ],
       resources: [this.table.tableArn, `${this.table.tableArn}/index/*`],
     });
-    for (const f of [apiFn, liveStatusFn, reevaluateFn, workerFn]) f.addToRolePolicy(readWrite);
+    for (const f of [apiFn, liveStatusFn, reevaluateFn, workerFn, notifyFn]) f.addToRolePolicy(readWrite);
 
     // Jobs (lib/changes/jobs.ts): a promotion, approval or demote too large for one request is split into
     // parts, one message each, run by worker Lambdas. FIFO with a message group per part: a part never runs on
@@ -293,9 +302,11 @@ export class BatonStack extends Stack {
     liveStatusDlq.grantSendMessages(liveStatusFn);
     liveStatusFn.addEnvironment('DROPPED_QUEUE_URL', liveStatusDlq.queueUrl);
     route(STAGE_RULE, reevaluateFn, queue('ReevaluateDlq'));
+    route(NOTIFY_RULE, notifyFn, queue('NotifyDlq'));
     for (const [id, f] of [
       ['LiveStatus', liveStatusFn],
       ['Reevaluate', reevaluateFn],
+      ['Notify', notifyFn],
       ['OutboxPublisher', publisherFn],
       ['JobWorker', workerFn],
     ] as const) {

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import {
   ChangeOrderUpdateTypes,
   HOLD_BLOCKS,
+  NOTIFY_ON,
   PriorRevisionsModes,
   RECALL_ON,
   WINDOW_BLOCKS,
@@ -176,6 +177,15 @@ export const DeliveryQuery = z.strictObject({
   workflow: z.string().min(1).max(255).optional(),
   since: z.string().min(1).max(16).optional(),
 });
+
+/** `POST /notification` (cub notification create): where to POST, the HMAC key, and which events. */
+export const CreateNotification = z.strictObject({
+  Slug,
+  URL: z.string().min(1).max(4096),
+  Secret: z.string().min(16).max(256).optional(),
+  On: z.array(z.enum(NOTIFY_ON)).min(1).max(NOTIFY_ON.length),
+});
+export const DeliveriesQuery = z.strictObject({ limit: z.coerce.number().int().min(1).max(500).optional() });
 
 /** `POST …/change_order/{id}/demote` (cub changeorder demote): take it back out of every Space that took it. */
 export const DemoteEverywhere = z.strictObject({ Reason: z.string().min(1).max(1024) });

@@ -317,7 +317,13 @@ export const STAGE_RULE: Rule = {
   source: [SOURCE],
   detailType: [DetailType.ReleaseLiveStatusChanged, DetailType.AttestationRecorded, DetailType.AttestationRevoked],
 };
-export const RULES: Rule[] = [LIVE_STATUS_RULE, STAGE_RULE];
+/** What notifications are told of: a ChangeOrder advancing a Stage, being recalled, completing. */
+export const NOTIFY_RULE: Rule = {
+  name: 'ChangeOrderNotifications',
+  source: [SOURCE],
+  detailType: [DetailType.ChangeOrderStageAdvanced, DetailType.ChangeOrderRecalled, DetailType.ChangeOrderCompleted],
+};
+export const RULES: Rule[] = [LIVE_STATUS_RULE, STAGE_RULE, NOTIFY_RULE];
 
 /** The contract of each event's detail: checked when the event is emitted, so nothing off-contract reaches the bus. */
 export const CONTRACTS: Record<DetailType, z.ZodType<Record<string, unknown>>> = {

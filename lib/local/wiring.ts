@@ -1,7 +1,7 @@
 import { systemDeps, type Deps } from '../ports/deps.ts';
 import type { Store } from '../ports/store.ts';
 import { InProcessBus } from '../events/bus.ts';
-import { RULES } from '../events/contracts.ts';
+import { NOTIFY_RULE, RULES } from '../events/contracts.ts';
 import { publishingStore } from '../events/outbox.ts';
 import { LocalJobPool, type PoolOptions } from './jobs.ts';
 import { DEFAULT_JOB_THRESHOLD } from '../changes/jobs.ts';
@@ -26,6 +26,13 @@ export function localDeps(
   };
   pool.deps = deps;
   for (const rule of RULES) {
+    // Notifications go out in the background: a slow webhook never holds the request whose write raised the event.
+    if (rule === NOTIFY_RULE) {
+      bus.subscribe(rule, async (e) => {
+        void consumeEvent(deps, e).catch((err: unknown) => console.error('notification delivery failed:', err));
+      });
+      continue;
+    }
     bus.subscribe(rule, async (e) => {
       const outcome = await consumeEvent(deps, e);
       if (!outcome.applied) console.warn(`dropped ${e.detailType}: ${outcome.reason}`);

@@ -12,6 +12,7 @@ export * from './people.ts';
 export * from './holds.ts';
 export * from './windows.ts';
 export * from './timeline.ts';
+export * from './notifications.ts';
 
 export interface Organization {
   OrganizationID: string;

@@ -54,6 +54,8 @@ export interface Deps<S = Store> {
   /** Where long operations run as jobs; without it every request runs whole, in the request. */
   jobs?: Jobs;
   now(): Date;
+  /** Waits between a notification's retries (setTimeout when unset; tests pass one that records instead). */
+  sleep?: (ms: number) => Promise<void>;
   newId(): string;
   newToken(): string;
 }

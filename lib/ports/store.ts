@@ -6,6 +6,8 @@ import type {
   Component,
   Group,
   DeployWindow,
+  Notification,
+  NotificationDelivery,
   Hold,
   Link,
   Mark,
@@ -37,7 +39,7 @@ export type SpaceKind =
   | 'Invocation';
 
 /** The kinds that live under the organization, slugs unique in it. */
-export type OrgKind = 'User' | 'Group' | 'Hold' | 'Window';
+export type OrgKind = 'User' | 'Group' | 'Hold' | 'Window' | 'Notification';
 
 /** The kinds whose slugs are unique within a Space (a Unit's too). */
 export type SluggedInSpace = SpaceKind | 'Unit';
@@ -75,6 +77,7 @@ export type WriteKind =
   | 'Outbox'
   | 'Job'
   | 'JobPart'
+  | 'NotificationDelivery'
   | OrgKind
   | SpaceKind;
 
@@ -350,6 +353,11 @@ export interface ChangeStore {
   /** An organization's deploy windows (a handful: every promotion reads them all). */
   listWindows(orgId: string): Promise<DeployWindow[]>;
   getWindow(orgId: string, windowId: string): Promise<DeployWindow | undefined>;
+  /** An organization's notifications (a handful: every ChangeOrder event reads them). */
+  listNotifications(orgId: string): Promise<Notification[]>;
+  getNotification(orgId: string, notificationId: string): Promise<Notification | undefined>;
+  /** A notification's deliveries, newest first, at most `limit`. */
+  deliveriesOf(notificationId: string, limit: number): Promise<NotificationDelivery[]>;
   getJob(jobId: string): Promise<JobRecord | undefined>;
   /** A job's finished parts, in order. */
   jobParts(jobId: string): Promise<JobPartRecord[]>;

@@ -59,6 +59,44 @@ export const DeployWindow = new Entity({
   indexes: { primary: primary(['OrganizationID'], ['WindowID']) },
 });
 
+/** A webhook told of ChangeOrders' Stages, recalls and completions; slug unique in the organization. */
+export const Notification = new Entity({
+  model: { entity: 'notification', version: '1', service },
+  attributes: {
+    OrganizationID: reqStr,
+    NotificationID: reqStr,
+    Slug: reqStr,
+    URL: reqStr,
+    Secret: str,
+    On: reqAny,
+    OwnerID: reqStr,
+    CreatedAt: reqStr,
+    UpdatedAt: reqStr,
+    Version: reqNum,
+  },
+  indexes: { primary: primary(['OrganizationID'], ['NotificationID']) },
+});
+
+/** One delivery of one event to a notification, newest first by its time. */
+export const NotificationDelivery = new Entity({
+  model: { entity: 'notificationdelivery', version: '1', service },
+  attributes: {
+    NotificationID: reqStr,
+    DeliveryID: reqStr,
+    OrganizationID: reqStr,
+    EventID: reqStr,
+    On: reqStr,
+    ChangeOrderSlug: str,
+    Text: reqStr,
+    At: reqStr,
+    Status: { type: ['Delivered', 'Failed'] as const, required: true },
+    Attempts: reqNum,
+    HTTPStatus: num,
+    Error: str,
+  },
+  indexes: { primary: primary(['NotificationID'], ['At', 'DeliveryID']) },
+});
+
 export const ChangeWorkflow = spaceEntity('changeworkflow', 'ChangeWorkflowID', {
   Stages: any,
   Final: any,

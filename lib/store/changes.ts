@@ -1,5 +1,5 @@
 import { createConversions } from 'electrodb';
-import type { ChangeOrder, DeployWindow, Hold } from '../model/entities.ts';
+import type { ChangeOrder, DeployWindow, Hold, Notification, NotificationDelivery } from '../model/entities.ts';
 import { COMPLETED, inFlight, type Progress } from '../model/change-orders.ts';
 import type { ChangeStore, OutboxItem } from '../ports/store.ts';
 import type { JobPartRecord, JobRecord } from '../ports/jobs.ts';
@@ -111,6 +111,20 @@ export function changes(t: Table): ChangeStore {
     async getWindow(orgId, windowId) {
       return ((await db.Window.get({ OrganizationID: orgId, WindowID: windowId }).go()).data ?? undefined) as
         DeployWindow | undefined;
+    },
+
+    async listNotifications(orgId) {
+      return (await db.Notification.query.primary({ OrganizationID: orgId }).go({ pages: 'all' }))
+        .data as Notification[];
+    },
+    async getNotification(orgId, notificationId) {
+      return ((await db.Notification.get({ OrganizationID: orgId, NotificationID: notificationId }).go()).data ??
+        undefined) as Notification | undefined;
+    },
+    async deliveriesOf(notificationId, limit) {
+      return (
+        await db.NotificationDelivery.query.primary({ NotificationID: notificationId }).go({ order: 'desc', limit })
+      ).data as NotificationDelivery[];
     },
 
     async getJob(jobId) {

@@ -24,6 +24,8 @@ import {
   ChangeWorkflow,
   Hold,
   DeployWindow,
+  Notification,
+  NotificationDelivery,
   Job,
   JobPart,
   Outbox,
@@ -86,6 +88,8 @@ export function makeService(raw: unknown, table: string, client = documentClient
     JobPart,
     Hold,
     Window: DeployWindow,
+    Notification,
+    NotificationDelivery,
   };
   // A Service binds its entities to its table and client: each store gets entities of its own, so two
   // stores on two tables in one process (tests, benchmarks) never write through each other's.

@@ -7,7 +7,7 @@ import {
 import { BatchGetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createConversions } from 'electrodb';
 import { Invalid, Unavailable } from '../model/errors.ts';
-import type { OrgKind, SlugPage, SluggedInSpace, SpaceKind } from '../ports/store.ts';
+import type { OrgKind, SlugPage, SluggedInSpace, SpaceKind, WriteKind } from '../ports/store.ts';
 import * as E from './entities.ts';
 import { documentClient, makeService, type BatonService } from './entities.ts';
 
@@ -104,12 +104,41 @@ export interface AnyEntity {
 export const orgScope = (orgId: string) => `ORG#${orgId}`;
 export const spaceScope = (spaceId: string) => `SPACE#${spaceId}`;
 
+/** The kinds that live under the organization (keyed by it and their ID), slugs unique in it. */
+type OrgKeyed = 'Space' | 'Component' | 'User' | 'Group' | 'Hold' | 'Window' | 'Notification';
+export const ORG_SLUGGED = new Set<WriteKind>([
+  'Space',
+  'Component',
+  'User',
+  'Group',
+  'Hold',
+  'Window',
+  'Notification',
+] satisfies OrgKeyed[]);
+export const orgKeyed = (kind: WriteKind): kind is OrgKeyed => ORG_SLUGGED.has(kind);
+/** The kinds that have no slug. */
+export const UNSLUGGED = new Set<WriteKind>([
+  'Revision',
+  'Mutation',
+  'Mark',
+  'ReleaseCounter',
+  'Release',
+  'Progress',
+  'ApiToken',
+  'Attestation',
+  'Outbox',
+  'Job',
+  'JobPart',
+  'NotificationDelivery',
+]);
+
 /** Each kind's ID field. */
 export const ID_FIELD: Record<SpaceKind | OrgKind | 'Space' | 'Component' | 'Unit', string> = {
   User: 'UserID',
   Group: 'GroupID',
   Hold: 'HoldID',
   Window: 'WindowID',
+  Notification: 'NotificationID',
   Attestation: 'AttestationID',
   Invocation: 'InvocationID',
   Link: 'LinkID',
@@ -254,7 +283,7 @@ export class Table {
   }
 
   getMany<T>(kind: OrgKind | SluggedInSpace | 'Space' | 'Component', scopeId: string, ids: string[]): Promise<T[]> {
-    const inOrg = ['Space', 'Component', 'User', 'Group', 'Hold', 'Window'].includes(kind);
+    const inOrg = ['Space', 'Component', 'User', 'Group', 'Hold', 'Window', 'Notification'].includes(kind);
     return this.batchRead<T>(
       kind,
       ids.map((id) => ({ [inOrg ? 'OrganizationID' : 'SpaceID']: scopeId, [ID_FIELD[kind]]: id })),

@@ -2,7 +2,17 @@ import { Conflict, TooLarge, WriteRefused } from '../model/errors.ts';
 import type { GroupOutcome, MarkWrite, ReleaseCounter, SpaceKind, StoreOp, WriteKind } from '../ports/store.ts';
 import { TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
 import { landGroups } from '../util/groups.ts';
-import { ID_FIELD, orgScope, spaceScope, untilProcessed, type AnyEntity, type Table } from './table.ts';
+import {
+  ID_FIELD,
+  orgKeyed,
+  orgScope,
+  ORG_SLUGGED,
+  spaceScope,
+  UNSLUGGED,
+  untilProcessed,
+  type AnyEntity,
+  type Table,
+} from './table.ts';
 
 /**
  * The transaction path over the table: a list of store ops (create, update guarded by Version, delete,
@@ -99,10 +109,6 @@ export function markOp(m: MarkWrite): StoreOp {
 }
 
 /** The write half of the store: `transact` and what it is made of, over one table. */
-/** The kinds that live under the organization (keyed by it and their ID), slugs unique in it. */
-type OrgKeyed = 'Space' | 'Component' | 'User' | 'Group' | 'Hold' | 'Window';
-const ORG_SLUGGED = new Set<WriteKind>(['Space', 'Component', 'User', 'Group', 'Hold', 'Window'] satisfies OrgKeyed[]);
-const orgKeyed = (kind: WriteKind): kind is OrgKeyed => ORG_SLUGGED.has(kind);
 
 export class Writes {
   constructor(private readonly t: Table) {}
@@ -248,6 +254,8 @@ export class Writes {
         return { JobID: item.JobID };
       case 'JobPart':
         return { JobID: item.JobID, Part: item.Part };
+      case 'NotificationDelivery':
+        return { NotificationID: item.NotificationID, At: item.At, DeliveryID: item.DeliveryID };
       default:
         return { SpaceID: item.SpaceID, [ID_FIELD[kind]]: item[ID_FIELD[kind]] };
     }
@@ -256,20 +264,7 @@ export class Writes {
   /** Where a kind's slugs are unique, or undefined for kinds without slugs. */
   private static slugScope(kind: WriteKind, item: Record<string, unknown>): string | undefined {
     if (ORG_SLUGGED.has(kind)) return orgScope(String(item.OrganizationID));
-    if (
-      kind === 'Revision' ||
-      kind === 'Mutation' ||
-      kind === 'Mark' ||
-      kind === 'ReleaseCounter' ||
-      kind === 'Release' ||
-      kind === 'Progress' ||
-      kind === 'ApiToken' ||
-      kind === 'Attestation' ||
-      kind === 'Outbox' ||
-      kind === 'Job' ||
-      kind === 'JobPart'
-    )
-      return undefined;
+    if (UNSLUGGED.has(kind)) return undefined;
     return spaceScope(String(item.SpaceID));
   }
 

@@ -34,6 +34,7 @@ describe('npx cdk synth, as a user runs it', () => {
         'baton-ci-Authorizer',
         'baton-ci-JobWorker',
         'baton-ci-LiveStatus',
+        'baton-ci-Notify',
         'baton-ci-OutboxPublisher',
         'baton-ci-Reevaluate',
       ]);

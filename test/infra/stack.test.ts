@@ -3,7 +3,7 @@ import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { PUBLIC_ROUTES, ROUTES } from '../../lib/api/routes/index.ts';
-import { LIVE_STATUS_RULE, STAGE_RULE } from '../../lib/events/contracts.ts';
+import { LIVE_STATUS_RULE, NOTIFY_RULE, STAGE_RULE } from '../../lib/events/contracts.ts';
 import { BatonStack } from '../../infra/stack.ts';
 import { batonApp } from '../../infra/app.ts';
 
@@ -157,7 +157,7 @@ describe('the synthesized stack', () => {
     });
   });
 
-  it('runs six functions on Node.js 22, traced, minified, with log retention', () => {
+  it('runs seven functions on Node.js 22, traced, minified, with log retention', () => {
     const ours = resources('AWS::Lambda::Function').filter(
       ([, f]) => f.Properties.Environment?.Variables?.TABLE_NAME && f.Properties.Environment?.Variables?.BUS_NAME,
     );
@@ -166,6 +166,7 @@ describe('the synthesized stack', () => {
       'baton-test-Authorizer',
       'baton-test-JobWorker',
       'baton-test-LiveStatus',
+      'baton-test-Notify',
       'baton-test-OutboxPublisher',
       'baton-test-Reevaluate',
     ]);
@@ -175,7 +176,7 @@ describe('the synthesized stack', () => {
       expect(f.Properties.Environment.Variables.POWERTOOLS_METRICS_NAMESPACE).toBe('Baton');
     }
     const retention = resources('AWS::Logs::LogGroup').map(([, g]) => g.Properties.RetentionInDays);
-    expect(retention.length).toBeGreaterThanOrEqual(6);
+    expect(retention.length).toBeGreaterThanOrEqual(7);
     expect(new Set(retention)).toEqual(new Set([30]));
   });
 
@@ -203,6 +204,7 @@ describe('the synthesized stack', () => {
     for (const [rule, consumer] of [
       [LIVE_STATUS_RULE, 'LiveStatus'],
       [STAGE_RULE, 'Reevaluate'],
+      [NOTIFY_RULE, 'Notify'],
     ] as const) {
       const [, r] = resources('AWS::Events::Rule').find(([, x]) => x.Properties.Name === `baton-test-${rule.name}`)!;
       expect(r.Properties.EventPattern).toEqual({ source: rule.source, 'detail-type': rule.detailType });
@@ -247,6 +249,8 @@ describe('the synthesized stack', () => {
         'JobWorkerErrors',
         'LiveStatusDlqDepth',
         'LiveStatusErrors',
+        'NotifyDlqDepth',
+        'NotifyErrors',
         'OutboxDlqDepth',
         'OutboxPublisherErrors',
         'ReevaluateDlqDepth',

@@ -123,6 +123,11 @@ const ORDER: Step[] = [
   'variant demote',
   'changeorder demote',
   'report delivery',
+  'notification create',
+  'notification get',
+  'notification list',
+  'notification deliveries',
+  'notification delete',
   'function set',
   'changeorder create',
   // A protected change in dev that the base's next change then touches: a conflict to look at.

@@ -76,15 +76,21 @@ export interface Env {
  * seeds a fleet once starts each test from a copy of it, a scan and a few batch writes instead of the
  * seeding requests again. With `now`, the server's clock is that function (deploy windows, expiries).
  */
-export async function startEnv(o: { copyOf?: Env; now?: () => Date } = {}): Promise<Env> {
+export async function startEnv(
+  o: { copyOf?: Env; now?: () => Date; sleep?: (ms: number) => Promise<void> } = {},
+): Promise<Env> {
   const endpoint = inject('dynamoEndpoint');
   const table = `test-${randomUUID().slice(0, 8)}`;
   const client = dynamoClient(endpoint);
   await ensureTable(client, table);
   if (o.copyOf) await copyItems(client, o.copyOf.table, table);
-  const { deps, bus, pool } = localDeps(dynamoStore(client, table), o.now ? { now: o.now } : {}, {
-    keepEventLog: true,
-  });
+  const { deps, bus, pool } = localDeps(
+    dynamoStore(client, table),
+    { ...(o.now ? { now: o.now } : {}), ...(o.sleep ? { sleep: o.sleep } : {}) },
+    {
+      keepEventLog: true,
+    },
+  );
   if (o.copyOf) bus.log.push(...o.copyOf.bus.log);
   // Every answer is parsed with its route's schema (lib/api/answers.ts): one not as declared is a 500 naming what differs.
   const server = await startServer(deps, { checkAnswers: true });

@@ -7,6 +7,8 @@ import type {
   Group,
   Hold,
   DeployWindow,
+  Notification,
+  NotificationDelivery,
   Link,
   Mark,
   Mutation,
@@ -65,6 +67,7 @@ const ID: Record<string, string> = {
   Job: 'JobID',
   Hold: 'HoldID',
   Window: 'WindowID',
+  Notification: 'NotificationID',
 };
 
 /** The key of an item of a kind, as the table would have it. */
@@ -79,6 +82,8 @@ function keyOf(kind: WriteKind, i: Item): string {
       return i.TargetID;
     case 'Progress':
       return `${i.ChangeOrderID}#${i.SpaceID}`;
+    case 'NotificationDelivery':
+      return `${i.NotificationID}#${i.At}#${i.DeliveryID}`;
     case 'JobPart':
       return `${i.JobID}#${i.Part}`;
     default:
@@ -93,7 +98,8 @@ function scopeOf(kind: WriteKind, i: Item): string | undefined {
     kind === 'User' ||
     kind === 'Group' ||
     kind === 'Hold' ||
-    kind === 'Window'
+    kind === 'Window' ||
+    kind === 'Notification'
   )
     return `org:${i.OrganizationID}`;
   if (
@@ -109,6 +115,7 @@ function scopeOf(kind: WriteKind, i: Item): string | undefined {
       'Outbox',
       'Job',
       'JobPart',
+      'NotificationDelivery',
     ].includes(kind)
   )
     return undefined;
@@ -508,6 +515,14 @@ export class MemoryStore implements Store {
   listWindows = async (orgId: string) => this.all<DeployWindow>('Window', (w) => w.OrganizationID === orgId);
   getWindow = async (orgId: string, id: string) =>
     this.all<DeployWindow>('Window', (w) => w.OrganizationID === orgId && w.WindowID === id)[0];
+  listNotifications = async (orgId: string) =>
+    this.all<Notification>('Notification', (n) => n.OrganizationID === orgId);
+  getNotification = async (orgId: string, id: string) =>
+    this.all<Notification>('Notification', (n) => n.OrganizationID === orgId && n.NotificationID === id)[0];
+  deliveriesOf = async (id: string, limit: number) =>
+    this.all<NotificationDelivery>('NotificationDelivery', (d) => d.NotificationID === id)
+      .sort((a, b) => (a.At < b.At ? 1 : -1))
+      .slice(0, limit);
   getJob = async (jobId: string) => this.one<JobRecord>('Job', jobId);
   jobParts = async (jobId: string) =>
     this.all<JobPartRecord>('JobPart', (p) => p.JobID === jobId).sort((a, b) => (a.Part < b.Part ? -1 : 1));

@@ -13,6 +13,7 @@ import { attestationRoutes } from './attestations.ts';
 import { jobRoutes } from './jobs.ts';
 import { holdRoutes } from './holds.ts';
 import { windowRoutes } from './windows.ts';
+import { notificationRoutes } from './notifications.ts';
 
 /** The route table: the one list the Lambda handler, the local server and the CDK stack all read. */
 export const ROUTES: Route[] = [
@@ -29,6 +30,7 @@ export const ROUTES: Route[] = [
   ...jobRoutes,
   ...holdRoutes,
   ...windowRoutes,
+  ...notificationRoutes,
 ];
 
 let contract: unknown;
