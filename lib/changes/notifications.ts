@@ -148,13 +148,19 @@ async function post(
   return { ok: false, attempts: BACKOFF_MS.length + 1, ...last };
 }
 
-/** Delivers one event to every notification of its organization that asks for it, recording each delivery. */
-export async function deliverEvent(deps: ChangeDeps, event: BatonEvent): Promise<number> {
+/** The notifications of an event's organization that ask for it (one query: most organizations have none). */
+async function askedFor(deps: ChangeDeps, event: BatonEvent): Promise<Notification[]> {
   const on = ON_EVENT[event.detailType];
+  const org = String(event.detail.OrganizationID ?? '');
+  if (!on || !org) return [];
+  return (await deps.store.listNotifications(org)).filter((n) => n.On.includes(on));
+}
+
+/** Delivers one event to the notifications that ask for it, recording each delivery. */
+export async function deliverEvent(deps: ChangeDeps, event: BatonEvent, targets: Notification[]): Promise<number> {
+  const on = ON_EVENT[event.detailType]!;
   const d = event.detail;
-  const org = String(d.OrganizationID ?? '');
-  if (!on || !org) return 0;
-  const targets = (await deps.store.listNotifications(org)).filter((n) => n.On.includes(on));
+  const org = String(d.OrganizationID);
   if (!targets.length) return 0;
   const base = (await deps.store.getSpace(org, String(d.SpaceID)))?.Slug ?? String(d.SpaceID);
   const text = textOf(on, d, base);
@@ -201,10 +207,13 @@ export async function deliverEvent(deps: ChangeDeps, event: BatonEvent): Promise
   return targets.length;
 }
 
-/** The notifications consumer: each event handled once (a redelivery is dropped by its EventID). */
+/** The notifications consumer: each event handled once (a redelivery is dropped by its EventID) when some notification asks for it. */
 export async function consumeNotifyEvent(deps: Deps, event: BatonEvent): Promise<Outcome> {
+  // Nothing asks for it: nothing to mark as handled either.
+  const targets = await askedFor(deps, event);
+  if (!targets.length) return { applied: true, ReleaseID: '' };
   await onceFor(deps, NOTIFY_RULE.name, event, async () => {
-    await deliverEvent(deps, event);
+    await deliverEvent(deps, event, targets);
   });
   return { applied: true, ReleaseID: '' };
 }

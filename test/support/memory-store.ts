@@ -1,3 +1,4 @@
+import { ORG_SLUGGED, UNSLUGGED } from '../../lib/store/table.ts';
 import type {
   ApiToken,
   Attestation,
@@ -91,34 +92,10 @@ function keyOf(kind: WriteKind, i: Item): string {
   }
 }
 
+/** Where a kind's slugs are unique, as the table's writes have it (lib/store/table.ts says which kinds are which). */
 function scopeOf(kind: WriteKind, i: Item): string | undefined {
-  if (
-    kind === 'Space' ||
-    kind === 'Component' ||
-    kind === 'User' ||
-    kind === 'Group' ||
-    kind === 'Hold' ||
-    kind === 'Window' ||
-    kind === 'Notification'
-  )
-    return `org:${i.OrganizationID}`;
-  if (
-    [
-      'Revision',
-      'Mutation',
-      'Mark',
-      'ReleaseCounter',
-      'Release',
-      'Progress',
-      'ApiToken',
-      'Attestation',
-      'Outbox',
-      'Job',
-      'JobPart',
-      'NotificationDelivery',
-    ].includes(kind)
-  )
-    return undefined;
+  if (ORG_SLUGGED.has(kind)) return `org:${i.OrganizationID}`;
+  if (UNSLUGGED.has(kind)) return undefined;
   return `space:${i.SpaceID}`;
 }
 
