@@ -1,8 +1,7 @@
 import { flag, type Args } from '../args.ts';
 import type { Client } from '../client.ts';
-import type { DeliveryReport } from '../../lib/model/timeline.ts';
 import { print } from '../output.ts';
-import { span } from './rollout.ts';
+import { span, type DeliveryReport } from '../../lib/model/timeline.ts';
 import { type Command, type HelpTable, out } from '../common.ts';
 
 /** The delivery report as a table: a line per workflow, with its four DORA figures. */

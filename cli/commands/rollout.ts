@@ -1,7 +1,7 @@
 import type { Args } from '../args.ts';
 import { seg, type Client } from '../client.ts';
 import type { Rollout, RolloutSpace } from '../../lib/model/rollout.ts';
-import { WAIT_KINDS, type Timeline } from '../../lib/model/timeline.ts';
+import { span, WAIT_KINDS, type Timeline } from '../../lib/model/timeline.ts';
 import { print } from '../output.ts';
 import { windowCovers, windowNow, windowSchedule } from './windows.ts';
 import { type Command, type HelpTable, out, locate } from '../common.ts';
@@ -104,15 +104,6 @@ export function printRollout(r: Rollout, now: Date): string {
       ),
     );
   return lines.join('\n') + '\n';
-}
-
-/** A number of seconds as a person reads it: 45s, 12m, 3h20m, 2d4h. */
-export function span(sec: number): string {
-  if (sec < 120) return `${sec}s`;
-  if (sec < 7200) return `${Math.floor(sec / 60)}m`;
-  if (sec < 172800)
-    return `${Math.floor(sec / 3600)}h${Math.floor((sec % 3600) / 60) ? `${Math.floor((sec % 3600) / 60)}m` : ''}`;
-  return `${Math.floor(sec / 86400)}d${Math.floor((sec % 86400) / 3600) ? `${Math.floor((sec % 86400) / 3600)}h` : ''}`;
 }
 
 /** A timeline as a table, a line per Stage, then the ETA. */

@@ -10,7 +10,7 @@ import type { ChangeDeps } from './ports.ts';
 import { gateContext } from './stages.ts';
 import { soakDuration } from '../gates/prerequisites.ts';
 import { blockingAt, nextClear, windowState } from '../gates/windows.ts';
-import { holdsOn } from '../gates/holds.ts';
+import { holdCovers } from '../gates/holds.ts';
 import { windowsOver } from './windows.ts';
 import { bounded } from '../util/concurrency.ts';
 import {
@@ -19,7 +19,6 @@ import {
   type Caller,
   type ChangeOrder,
   type DeployWindow,
-  type Hold,
   type Progress,
   type Release,
   type Space,
@@ -199,11 +198,7 @@ export async function timelineOf(deps: ChangeDeps, caller: Caller, co: ChangeOrd
       changeWorkflowId: co.ChangeWorkflowID,
       changeOrderId: co.ChangeOrderID,
     };
-    const over = holdsOn(
-      holds.map((h) => ({ ...h, LiftedAt: undefined, ExpiresAt: undefined }) as Hold),
-      subject,
-      new Date(0),
-    ).map((h) => holds.find((x) => x.HoldID === h.HoldID)!);
+    const over = holds.filter((h) => holdCovers(h, subject)).sort((a, b) => (a.Slug < b.Slug ? -1 : 1));
     const held: [number, number][] = over.map((h) => [
       Date.parse(h.CreatedAt),
       Math.min(h.LiftedAt ? Date.parse(h.LiftedAt) : Infinity, h.ExpiresAt ? Date.parse(h.ExpiresAt) : Infinity),

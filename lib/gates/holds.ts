@@ -9,20 +9,23 @@ export interface HoldSubject {
   changeOrderId?: string;
 }
 
+/** Whether a hold, in force or not, covers a subject: blocks its action over its Spaces, workflow, ChangeOrder or organization. Pure. */
+export function holdCovers(h: Hold, subject: HoldSubject, spaces = new Set(subject.spaceIds)): boolean {
+  if (!h.Blocks.includes(subject.action)) return false;
+  return h.Scope === 'Organization'
+    ? true
+    : h.Scope === 'Space'
+      ? spaces.has(h.SpaceID ?? '')
+      : h.Scope === 'ChangeOrder'
+        ? !!subject.changeOrderId && h.ChangeOrderID === subject.changeOrderId
+        : !!subject.changeWorkflowId && h.ChangeWorkflowID === subject.changeWorkflowId;
+}
+
 /** The holds in force at `now` that cover a subject: its Spaces, its workflow, or the whole organization. Pure. */
 export function holdsOn(holds: Hold[], subject: HoldSubject, now: Date): Hold[] {
   const spaces = new Set(subject.spaceIds);
   return holds
-    .filter((h) => inForce(h, now) && h.Blocks.includes(subject.action))
-    .filter((h) =>
-      h.Scope === 'Organization'
-        ? true
-        : h.Scope === 'Space'
-          ? spaces.has(h.SpaceID ?? '')
-          : h.Scope === 'ChangeOrder'
-            ? !!subject.changeOrderId && h.ChangeOrderID === subject.changeOrderId
-            : !!subject.changeWorkflowId && h.ChangeWorkflowID === subject.changeWorkflowId,
-    )
+    .filter((h) => inForce(h, now) && holdCovers(h, subject, spaces))
     .sort((a, b) => (a.Slug < b.Slug ? -1 : 1));
 }
 

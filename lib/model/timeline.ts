@@ -4,6 +4,15 @@
 export const WAIT_KINDS = ['Release', 'Health', 'Soak', 'Approvals', 'Holds', 'Windows'] as const;
 export type WaitKind = (typeof WAIT_KINDS)[number];
 
+/** A number of seconds as a person reads it: 45s, 12m, 3h20m, 2d4h. */
+export function span(sec: number): string {
+  if (sec < 120) return `${sec}s`;
+  if (sec < 7200) return `${Math.floor(sec / 60)}m`;
+  if (sec < 172800)
+    return `${Math.floor(sec / 3600)}h${Math.floor((sec % 3600) / 60) ? `${Math.floor((sec % 3600) / 60)}m` : ''}`;
+  return `${Math.floor(sec / 86400)}d${Math.floor((sec % 86400) / 3600) ? `${Math.floor((sec % 86400) / 3600)}h` : ''}`;
+}
+
 export interface TimelineStage {
   Name: string;
   Spaces: string[];

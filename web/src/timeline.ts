@@ -1,21 +1,12 @@
 // A ChangeOrder's timeline on the rollout page: read only while its panel is open (it reads more than the grid).
 import type { Timeline } from '../../lib/model/timeline.ts';
-import { WAIT_KINDS } from '../../lib/model/timeline.ts';
+import { span, WAIT_KINDS } from '../../lib/model/timeline.ts';
 import { call, path } from './api.ts';
 import { fill, h } from './dom.ts';
 
 /** The change orders whose timeline is open, and what was last read of each (a poll redraws the page). */
 const opened = new Set<string>();
 const last = new Map<string, Timeline>();
-
-const span = (s: number) =>
-  s < 120
-    ? `${s}s`
-    : s < 7200
-      ? `${Math.floor(s / 60)}m`
-      : s < 172800
-        ? `${Math.floor(s / 3600)}h`
-        : `${Math.floor(s / 86400)}d`;
 
 function draw(body: HTMLElement, t: Timeline): void {
   const kinds = WAIT_KINDS.filter((k) => t.Stages.some((s) => s.Waiting[k]));
