@@ -130,7 +130,14 @@ export const FLAGS: Record<string, FlagSpec> = {
     value: '<key>',
     help: 'sign each body: X-Baton-Signature: sha256=<HMAC-SHA256 of it with this key> (16+ characters)',
   },
-  on: { value: '<events>', help: 'what it is told of: StageAdvanced, Recalled, Completed (comma-separated)' },
+  on: {
+    value: '<events>',
+    help: 'what it is told of: StageAdvanced, Blocked, Recalled, Completed (comma-separated)',
+  },
+  'blocked-for': {
+    value: '<duration>',
+    help: 'with Blocked: how long a change order’s next Stage stays shut before it is told (default 1h; 5m to 30d)',
+  },
   since: { value: '<duration>', help: 'the period: change orders made in the last 30d (default), 12h…' },
   tag: { value: '<tag>', help: 'the revisions of this Tag' },
   clearance: { value: '<x>', help: 'not supported', hidden: true },

@@ -22,12 +22,13 @@ import {
   Table,
   type CfnTable,
 } from 'aws-cdk-lib/aws-dynamodb';
-import { EventBus, Rule } from 'aws-cdk-lib/aws-events';
+import { EventBus, Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Architecture, FilterCriteria, FilterRule, Runtime, StartingPosition, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { JOB_ATTEMPTS } from '../lib/changes/jobs.ts';
+import { SWEEP_MINUTES } from '../lib/model/notifications.ts';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Topic } from 'aws-cdk-lib/aws-sns';
@@ -130,7 +131,11 @@ export class BatonStack extends Stack {
       return q;
     };
 
-    const fn = (id: string, entry: string, extra: { memorySize?: number; timeout?: Duration } = {}) => {
+    const fn = (
+      id: string,
+      entry: string,
+      extra: { memorySize?: number; timeout?: Duration; reservedConcurrentExecutions?: number } = {},
+    ) => {
       const logGroup = new LogGroup(this, `${id}Logs`, {
         logGroupName: `/aws/lambda/${name}-${id}`,
         retention: RetentionDays.ONE_MONTH,
@@ -143,6 +148,9 @@ export class BatonStack extends Stack {
         architecture: Architecture.ARM_64,
         memorySize: extra.memorySize ?? 512,
         timeout: extra.timeout ?? Duration.seconds(29),
+        ...(extra.reservedConcurrentExecutions !== undefined
+          ? { reservedConcurrentExecutions: extra.reservedConcurrentExecutions }
+          : {}),
         tracing: Tracing.ACTIVE,
         logGroup,
         environment: {
@@ -198,6 +206,12 @@ export class BatonStack extends Stack {
     const reevaluateFn = fn('Reevaluate', 'functions/reevaluate.ts');
     // Posts to webhooks: three attempts of at most 5 s each, 1 s and 4 s apart, per notification, in parallel.
     const notifyFn = fn('Notify', 'functions/notify.ts', { memorySize: 256, timeout: Duration.seconds(60) });
+    // The Blocked notifications' sweep (lib/changes/blocked.ts): one at a time, done well before the next tick.
+    const sweepFn = fn('BlockedSweep', 'functions/blocked-sweep.ts', {
+      memorySize: 512,
+      timeout: Duration.minutes(SWEEP_MINUTES - 1),
+      reservedConcurrentExecutions: 1,
+    });
     const publisherFn = fn('OutboxPublisher', 'functions/outbox.ts', {
       memorySize: 256,
       timeout: Duration.seconds(60),
@@ -218,7 +232,7 @@ export class BatonStack extends Stack {
       ],
       resources: [this.table.tableArn, `${this.table.tableArn}/index/*`],
     });
-    for (const f of [apiFn, liveStatusFn, reevaluateFn, workerFn, notifyFn]) f.addToRolePolicy(readWrite);
+    for (const f of [apiFn, liveStatusFn, reevaluateFn, workerFn, notifyFn, sweepFn]) f.addToRolePolicy(readWrite);
 
     // Jobs (lib/changes/jobs.ts): a promotion, approval or demote too large for one request is split into
     // parts, one message each, run by worker Lambdas. FIFO with a message group per part: a part never runs on
@@ -303,10 +317,18 @@ export class BatonStack extends Stack {
     liveStatusFn.addEnvironment('DROPPED_QUEUE_URL', liveStatusDlq.queueUrl);
     route(STAGE_RULE, reevaluateFn, queue('ReevaluateDlq'));
     route(NOTIFY_RULE, notifyFn, queue('NotifyDlq'));
+    // A schedule (the default bus's: a custom bus takes no schedules) runs the sweep; a failed run is not
+    // retried: the next tick looks again, and its errors raise the alarm below.
+    new Rule(this, 'BlockedSweepSchedule', {
+      ruleName: `${name}-BlockedSweep`,
+      schedule: Schedule.rate(Duration.minutes(SWEEP_MINUTES)),
+      targets: [new LambdaFunction(sweepFn, { retryAttempts: 0, maxEventAge: Duration.minutes(SWEEP_MINUTES) })],
+    });
     for (const [id, f] of [
       ['LiveStatus', liveStatusFn],
       ['Reevaluate', reevaluateFn],
       ['Notify', notifyFn],
+      ['BlockedSweep', sweepFn],
       ['OutboxPublisher', publisherFn],
       ['JobWorker', workerFn],
     ] as const) {
@@ -314,7 +336,9 @@ export class BatonStack extends Stack {
         `${id}Errors`,
         f.metricErrors({ period: Duration.minutes(5) }),
         1,
-        `The ${id} function failed: its event is retried, then lands in a dead-letter queue.`,
+        id === 'BlockedSweep'
+          ? 'The BlockedSweep function failed: Blocked notifications wait for its next run.'
+          : `The ${id} function failed: its event is retried, then lands in a dead-letter queue.`,
       );
     }
 

@@ -10,7 +10,7 @@ function printNotifications(a: Args, n: NotificationView | NotificationView[]): 
   print(n, 'table', [
     ['Slug', (x) => x.Slug],
     ['URL', (x) => x.URL],
-    ['On', (x) => x.On.join(',')],
+    ['On', (x) => x.On.map((o) => (o === 'Blocked' ? `Blocked(${x.BlockedFor ?? ''})` : o)).join(',')],
     ['Signed', (x) => (x.SecretSet ? 'yes' : 'no')],
   ]);
 }
@@ -18,14 +18,21 @@ function printNotifications(a: Args, n: NotificationView | NotificationView[]): 
 export const notificationsCommands: Record<string, Record<string, Command>> = {
   notification: {
     create: async (a: Args, c: Client) => {
-      const usage = 'cub notification create <slug> --url URL [--secret S] --on StageAdvanced,Recalled,Completed';
+      const usage =
+        'cub notification create <slug> --url URL [--secret S] --on StageAdvanced,Blocked,Recalled,Completed [--blocked-for 2h]';
       const slug = a.positional[0];
       if (!slug) throw new UsageError(`name the notification: ${usage}`);
       const on = flags(a, 'on')
         .flatMap((x) => x.split(','))
         .filter(Boolean);
       if (!on.length) throw new UsageError(`say which events it is told of (--on): ${usage}`);
-      const body = { Slug: slug, URL: need(a, 'url', usage), Secret: flag(a, 'secret'), On: on };
+      const body = {
+        Slug: slug,
+        URL: need(a, 'url', usage),
+        Secret: flag(a, 'secret'),
+        On: on,
+        BlockedFor: flag(a, 'blocked-for'),
+      };
       printNotifications(a, (await c.post<NotificationView>('/notification', body)).body);
     },
     list: async (a, c) => printNotifications(a, (await c.get<NotificationView[]>('/notification')).body),
@@ -65,11 +72,11 @@ export const notificationsHelp: HelpTable = {
   notification: {
     create: {
       summary:
-        'A webhook told when a change order advances a Stage, is recalled or completes: a JSON POST with Slack’s text field, signed X-Baton-Signature: sha256=<hmac> with --secret, retried with backoff (an Admin)',
+        'A webhook told when a change order advances a Stage, has been blocked from its next Stage longer than --blocked-for, is recalled or completes: a JSON POST with Slack’s text field, signed X-Baton-Signature: sha256=<hmac> with --secret, retried with backoff (an Admin)',
       args: [['<slug>', 'the name of the notification, unique in the organization']],
-      flags: ['url', 'secret', 'on'],
+      flags: ['url', 'secret', 'on', 'blocked-for'],
       example:
-        'cub notification create releases-channel --url http://127.0.0.1:9/hooks/releases --secret rotate-me-0123456789 --on StageAdvanced,Recalled,Completed',
+        'cub notification create releases-channel --url http://127.0.0.1:9/hooks/releases --secret rotate-me-0123456789 --on StageAdvanced,Blocked,Recalled,Completed --blocked-for 2h',
     },
     list: { summary: 'The organization’s notifications (an Admin)', flags: [], example: 'cub notification list' },
     get: {

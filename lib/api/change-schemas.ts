@@ -178,12 +178,14 @@ export const DeliveryQuery = z.strictObject({
   since: z.string().min(1).max(16).optional(),
 });
 
-/** `POST /notification` (cub notification create): where to POST, the HMAC key, and which events. */
+/** `POST /notification` (cub notification create): where to POST, the HMAC key, which events, and for Blocked how long. */
 export const CreateNotification = z.strictObject({
   Slug,
   URL: z.string().min(1).max(4096),
   Secret: z.string().min(16).max(256).optional(),
   On: z.array(z.enum(NOTIFY_ON)).min(1).max(NOTIFY_ON.length),
+  /** With Blocked: how long a change order's next Stage stays shut before it is told (default 1h). */
+  BlockedFor: z.string().min(1).max(16).optional(),
 });
 export const DeliveriesQuery = z.strictObject({ limit: z.coerce.number().int().min(1).max(500).optional() });
 

@@ -11,8 +11,11 @@ import { createHmac } from 'node:crypto';
 import type { ChangeDeps } from './ports.ts';
 import type { Deps } from '../ports/deps.ts';
 import {
+  BLOCKED_FOR_BOUNDS,
+  DEFAULT_BLOCKED_FOR,
   NOTIFY_ON,
   notificationView,
+  parseDuration,
   type Caller,
   type Notification,
   type NotificationDelivery,
@@ -53,13 +56,34 @@ export function checkUrl(raw: string): string {
   return u.toString();
 }
 
+/** A Blocked notification's wait (DEFAULT_BLOCKED_FOR when not given), checked: a duration within the bounds, and only with Blocked. */
+export function checkBlockedFor(on: NotifyOn[], blockedFor: string | undefined): string | undefined {
+  if (!on.includes('Blocked')) {
+    if (blockedFor !== undefined)
+      throw new Invalid(
+        `BlockedFor '${blockedFor}' is for a notification on Blocked: add Blocked to On, or leave it out`,
+      );
+    return undefined;
+  }
+  const text = blockedFor ?? DEFAULT_BLOCKED_FOR;
+  const ms = parseDuration(text);
+  const [least, most] = [parseDuration(BLOCKED_FOR_BOUNDS.least)!, parseDuration(BLOCKED_FOR_BOUNDS.most)!];
+  if (ms === undefined) throw new Invalid(`BlockedFor '${text}' is not a duration: give one such as 30m, 2h or 1d`);
+  if (ms < least || ms > most)
+    throw new Invalid(
+      `BlockedFor '${text}' must be from ${BLOCKED_FOR_BOUNDS.least} (the sweep looks every few minutes) to ${BLOCKED_FOR_BOUNDS.most}`,
+    );
+  return text;
+}
+
 export async function createNotification(
   deps: ChangeDeps,
   caller: Caller,
-  o: { Slug: string; URL: string; Secret?: string; On: NotifyOn[] },
+  o: { Slug: string; URL: string; Secret?: string; On: NotifyOn[]; BlockedFor?: string },
 ): Promise<NotificationView> {
   if (caller.Role && caller.Role !== 'Admin')
     throw new Forbidden('only an Admin may make a notification: it is told of every change order of the organization');
+  const blockedFor = checkBlockedFor(o.On, o.BlockedFor);
   const now = deps.now().toISOString();
   const n: Notification = {
     NotificationID: deps.newId(),
@@ -68,6 +92,7 @@ export async function createNotification(
     URL: checkUrl(o.URL),
     ...(o.Secret ? { Secret: o.Secret } : {}),
     On: [...new Set(o.On)].sort((a, b) => NOTIFY_ON.indexOf(a) - NOTIFY_ON.indexOf(b)),
+    ...(blockedFor ? { BlockedFor: blockedFor } : {}),
     OwnerID: caller.UserID,
     CreatedAt: now,
     UpdatedAt: now,
@@ -156,6 +181,58 @@ async function askedFor(deps: ChangeDeps, event: BatonEvent): Promise<Notificati
   return (await deps.store.listNotifications(org)).filter((n) => n.On.includes(on));
 }
 
+/** What one delivery says: Slack's text, the body's change order and detail, and what its record keeps. */
+export interface Message {
+  on: NotifyOn;
+  /** The event's detail type (`ChangeOrder Blocked` for the sweep's own notices). */
+  event: string;
+  eventId: string;
+  text: string;
+  changeOrder: { Slug?: unknown; ChangeOrderID?: unknown; Space: string; Stage?: unknown };
+  detail: Record<string, unknown>;
+  record?: Pick<NotificationDelivery, 'Stage' | 'BlockedSince'>;
+}
+
+/** Posts one message to one notification (signed when it has a secret, retried as the module says) and records the delivery. */
+export async function send(deps: ChangeDeps, n: Notification, m: Message): Promise<NotificationDelivery> {
+  const deliveryId = deps.newId();
+  const body = JSON.stringify({
+    text: m.text,
+    on: m.on,
+    event: m.event,
+    eventId: m.eventId,
+    deliveryId,
+    changeOrder: m.changeOrder,
+    detail: m.detail,
+  });
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    'user-agent': 'baton-notifications',
+    'x-baton-event': m.on,
+    'x-baton-delivery': deliveryId,
+    ...(n.Secret ? { 'x-baton-signature': `sha256=${createHmac('sha256', n.Secret).update(body).digest('hex')}` } : {}),
+  };
+  const r = await post(deps, n, body, headers);
+  const record: NotificationDelivery = {
+    NotificationID: n.NotificationID,
+    DeliveryID: deliveryId,
+    OrganizationID: n.OrganizationID,
+    EventID: m.eventId,
+    On: m.on,
+    ...(m.changeOrder.Slug ? { ChangeOrderSlug: String(m.changeOrder.Slug) } : {}),
+    ...m.record,
+    Text: m.text,
+    At: deps.now().toISOString(),
+    Status: r.ok ? 'Delivered' : 'Failed',
+    Attempts: r.attempts,
+    ...(r.status !== undefined ? { HTTPStatus: r.status } : {}),
+    ...(r.error ? { Error: r.error } : {}),
+  };
+  await deps.store.transact([{ op: 'create', kind: 'NotificationDelivery', item: record }]);
+  if (!r.ok) deps.telemetry?.count('NotificationFailures');
+  return record;
+}
+
 /** Delivers one event to the notifications that ask for it, recording each delivery. */
 export async function deliverEvent(deps: ChangeDeps, event: BatonEvent, targets: Notification[]): Promise<number> {
   const on = ON_EVENT[event.detailType]!;
@@ -163,47 +240,15 @@ export async function deliverEvent(deps: ChangeDeps, event: BatonEvent, targets:
   const org = String(d.OrganizationID);
   if (!targets.length) return 0;
   const base = (await deps.store.getSpace(org, String(d.SpaceID)))?.Slug ?? String(d.SpaceID);
-  const text = textOf(on, d, base);
-  await Promise.all(
-    targets.map(async (n) => {
-      const deliveryId = deps.newId();
-      const body = JSON.stringify({
-        text,
-        on,
-        event: event.detailType,
-        eventId: d.EventID,
-        deliveryId,
-        changeOrder: { Slug: d.Slug, ChangeOrderID: d.ChangeOrderID, Space: base, Stage: d.Stage },
-        detail: d,
-      });
-      const headers: Record<string, string> = {
-        'content-type': 'application/json',
-        'user-agent': 'baton-notifications',
-        'x-baton-event': on,
-        'x-baton-delivery': deliveryId,
-        ...(n.Secret
-          ? { 'x-baton-signature': `sha256=${createHmac('sha256', n.Secret).update(body).digest('hex')}` }
-          : {}),
-      };
-      const r = await post(deps, n, body, headers);
-      const record: NotificationDelivery = {
-        NotificationID: n.NotificationID,
-        DeliveryID: deliveryId,
-        OrganizationID: org,
-        EventID: String(d.EventID ?? ''),
-        On: on,
-        ...(d.Slug ? { ChangeOrderSlug: String(d.Slug) } : {}),
-        Text: text,
-        At: deps.now().toISOString(),
-        Status: r.ok ? 'Delivered' : 'Failed',
-        Attempts: r.attempts,
-        ...(r.status !== undefined ? { HTTPStatus: r.status } : {}),
-        ...(r.error ? { Error: r.error } : {}),
-      };
-      await deps.store.transact([{ op: 'create', kind: 'NotificationDelivery', item: record }]);
-      if (!r.ok) deps.telemetry?.count('NotificationFailures');
-    }),
-  );
+  const message: Message = {
+    on,
+    event: event.detailType,
+    eventId: String(d.EventID ?? ''),
+    text: textOf(on, d, base),
+    changeOrder: { Slug: d.Slug, ChangeOrderID: d.ChangeOrderID, Space: base, Stage: d.Stage },
+    detail: d,
+  };
+  await Promise.all(targets.map((n) => send(deps, n, message)));
   return targets.length;
 }
 

@@ -103,9 +103,9 @@ export const DEDUPE_SECONDS = 7 * 24 * 3600;
 
 /** Runs a consumer once per EventID: a second delivery of the same event is dropped. The record is written after the work, so a failed run is retried. */
 export async function onceFor(
-  deps: Pick<Deps, 'store' | 'now'>,
+  deps: { store: Pick<Store, 'eventProcessed' | 'markEventProcessed'>; now: () => Date },
   consumer: string,
-  e: BatonEvent,
+  e: Pick<BatonEvent, 'detail'>,
   work: () => Promise<void>,
 ): Promise<'done' | 'duplicate'> {
   const id = typeof e.detail.EventID === 'string' ? e.detail.EventID : undefined;

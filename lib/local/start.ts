@@ -9,6 +9,7 @@ import { startServer } from './server.ts';
 import { localDeps } from './wiring.ts';
 import { drainPending } from '../events/outbox.ts';
 import { resume } from '../changes/job-kinds.ts';
+import { startSweeps } from './sweeps.ts';
 
 /** Where `npm start` leaves the server URL and first token for `cub`. */
 /**
@@ -81,6 +82,8 @@ async function main(): Promise<void> {
   for (const id of unfinished)
     await resume(deps, id).catch((e: unknown) => console.error(`resuming job ${id} failed:`, e));
   if (unfinished.length) console.log(`Resumed ${unfinished.length} job(s) a previous run left unfinished`);
+  // What AWS runs on a schedule: the Blocked notifications' sweep.
+  const stopSweeps = startSweeps(deps, Number(process.env.BATON_SWEEP_SECONDS ?? 60) * 1000);
   const ctxFile = contextPath();
   const server = await startServer(deps, {
     port,
@@ -102,6 +105,7 @@ async function main(): Promise<void> {
   console.log(`Rollout page: ${server.url}/ui/ (npm run seed fills it with the acme fleet)`);
   const stop = async () => {
     pool.stop();
+    stopSweeps();
     await server.close();
     await dynamo?.stop();
     process.exit(0);

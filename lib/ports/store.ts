@@ -313,6 +313,8 @@ export interface ReleaseStore {
 export interface ChangeStore {
   /** The ChangeOrders of an organization; the database leaves out the Completed ones (`notCompleted`) and the aborted ones (`notAborted`) when asked. */
   changeOrdersOf(orgId: string, o?: { notCompleted?: boolean; notAborted?: boolean }): Promise<ChangeOrder[]>;
+  /** An organization's ChangeOrders in flight (neither Completed nor aborted), from their sparse index, at most `limit`. */
+  changeOrdersInFlight(orgId: string, limit: number): Promise<ChangeOrder[]>;
   /**
    * The ChangeOrders that reached a Space, each with its progress there (a ChangeOrder's own Space is
    * reached when it is made): read by the Space's progress, then those ChangeOrders by key, not the
@@ -355,6 +357,8 @@ export interface ChangeStore {
   getWindow(orgId: string, windowId: string): Promise<DeployWindow | undefined>;
   /** An organization's notifications (a handful: every ChangeOrder event reads them). */
   listNotifications(orgId: string): Promise<Notification[]>;
+  /** Every organization's notifications told of ChangeOrders blocked too long (a sparse index of them, not a scan). */
+  notificationsWatchingBlocked(): Promise<Notification[]>;
   getNotification(orgId: string, notificationId: string): Promise<Notification | undefined>;
   /** A notification's deliveries, newest first, at most `limit`. */
   deliveriesOf(notificationId: string, limit: number): Promise<NotificationDelivery[]>;

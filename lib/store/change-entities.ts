@@ -59,7 +59,11 @@ export const DeployWindow = new Entity({
   indexes: { primary: primary(['OrganizationID'], ['WindowID']) },
 });
 
-/** A webhook told of ChangeOrders' Stages, recalls and completions; slug unique in the organization. */
+/**
+ * A webhook told of ChangeOrders' Stages, waits, recalls and completions; slug unique in the organization. Those
+ * told of a ChangeOrder blocked too long are in a sparse index across organizations: what the sweep reads
+ * (lib/changes/blocked.ts), never a scan.
+ */
 export const Notification = new Entity({
   model: { entity: 'notification', version: '1', service },
   attributes: {
@@ -69,12 +73,21 @@ export const Notification = new Entity({
     URL: reqStr,
     Secret: str,
     On: reqAny,
+    BlockedFor: str,
     OwnerID: reqStr,
     CreatedAt: reqStr,
     UpdatedAt: reqStr,
     Version: reqNum,
   },
-  indexes: { primary: primary(['OrganizationID'], ['NotificationID']) },
+  indexes: {
+    primary: primary(['OrganizationID'], ['NotificationID']),
+    watchingBlocked: {
+      index: 'gsi1',
+      condition: (n: Record<string, unknown>) => Array.isArray(n.On) && n.On.includes('Blocked'),
+      pk: key([], 'gsi1pk'),
+      sk: key(['OrganizationID', 'NotificationID'], 'gsi1sk'),
+    },
+  },
 });
 
 /** One delivery of one event to a notification, newest first by its time. */
@@ -87,6 +100,8 @@ export const NotificationDelivery = new Entity({
     EventID: reqStr,
     On: reqStr,
     ChangeOrderSlug: str,
+    Stage: str,
+    BlockedSince: str,
     Text: reqStr,
     At: reqStr,
     Status: { type: ['Delivered', 'Failed'] as const, required: true },

@@ -29,6 +29,10 @@ export function changes(t: Table): ChangeStore {
       const where = changeOrderFilter(o);
       return (await (where ? q.where(where) : q).go({ pages: 'all' })).data as ChangeOrder[];
     },
+    async changeOrdersInFlight(orgId, limit) {
+      return (await db.ChangeOrder.query.inFlight({ OrganizationID: orgId }).go({ count: limit }))
+        .data as ChangeOrder[];
+    },
     async changeOrderPage(orgId, limit, after, o = {}) {
       checkCursor(changeOrderCursors, after, { OrganizationID: orgId });
       const page = await db.ChangeOrder.query.byOrg({ OrganizationID: orgId }).go({ limit, cursor: after ?? null });
@@ -116,6 +120,9 @@ export function changes(t: Table): ChangeStore {
     async listNotifications(orgId) {
       return (await db.Notification.query.primary({ OrganizationID: orgId }).go({ pages: 'all' }))
         .data as Notification[];
+    },
+    async notificationsWatchingBlocked() {
+      return (await db.Notification.query.watchingBlocked({}).go({ pages: 'all' })).data as Notification[];
     },
     async getNotification(orgId, notificationId) {
       return ((await db.Notification.get({ OrganizationID: orgId, NotificationID: notificationId }).go()).data ??

@@ -34,7 +34,7 @@ async function bundle(name: string) {
 
 describe('the Lambda bundles', () => {
   it('are each under 1 MB zipped', async () => {
-    for (const name of ['api', 'authorizer', 'live-status', 'reevaluate', 'outbox', 'notify']) {
+    for (const name of ['api', 'authorizer', 'live-status', 'reevaluate', 'outbox', 'notify', 'blocked-sweep']) {
       const { zipped, files } = await bundle(name);
       expect(files, name).toBe(2);
       expect(zipped, name).toBeLessThan(1024 * 1024);

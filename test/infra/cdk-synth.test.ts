@@ -32,6 +32,7 @@ describe('npx cdk synth, as a user runs it', () => {
       expect(functions.map((f) => f.Properties.FunctionName).sort()).toEqual([
         'baton-ci-Api',
         'baton-ci-Authorizer',
+        'baton-ci-BlockedSweep',
         'baton-ci-JobWorker',
         'baton-ci-LiveStatus',
         'baton-ci-Notify',

@@ -157,13 +157,14 @@ describe('the synthesized stack', () => {
     });
   });
 
-  it('runs seven functions on Node.js 22, traced, minified, with log retention', () => {
+  it('runs eight functions on Node.js 22, traced, minified, with log retention', () => {
     const ours = resources('AWS::Lambda::Function').filter(
       ([, f]) => f.Properties.Environment?.Variables?.TABLE_NAME && f.Properties.Environment?.Variables?.BUS_NAME,
     );
     expect(ours.map(([, f]) => f.Properties.FunctionName).sort()).toEqual([
       'baton-test-Api',
       'baton-test-Authorizer',
+      'baton-test-BlockedSweep',
       'baton-test-JobWorker',
       'baton-test-LiveStatus',
       'baton-test-Notify',
@@ -176,7 +177,7 @@ describe('the synthesized stack', () => {
       expect(f.Properties.Environment.Variables.POWERTOOLS_METRICS_NAMESPACE).toBe('Baton');
     }
     const retention = resources('AWS::Logs::LogGroup').map(([, g]) => g.Properties.RetentionInDays);
-    expect(retention.length).toBeGreaterThanOrEqual(7);
+    expect(retention.length).toBeGreaterThanOrEqual(8);
     expect(new Set(retention)).toEqual(new Set([30]));
   });
 
@@ -245,6 +246,7 @@ describe('the synthesized stack', () => {
     expect(names).toEqual(
       [
         'Api5xxRate',
+        'BlockedSweepErrors',
         'JobDlqDepth',
         'JobWorkerErrors',
         'LiveStatusDlqDepth',
@@ -260,6 +262,20 @@ describe('the synthesized stack', () => {
         .sort(),
     );
     for (const [, a] of resources('AWS::CloudWatch::Alarm')) expect(a.Properties.AlarmActions).toHaveLength(1);
+  });
+
+  it('runs the Blocked notifications’ sweep every five minutes, one run at a time, a failed run left to the next tick', () => {
+    const [, rule] = resources('AWS::Events::Rule').find(([, x]) => x.Properties.Name === 'baton-test-BlockedSweep')!;
+    expect(rule.Properties.ScheduleExpression).toBe('rate(5 minutes)');
+    expect(rule.Properties.EventBusName).toBeUndefined();
+    expect(rule.Properties.Targets).toEqual([
+      expect.objectContaining({ RetryPolicy: { MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: 300 } }),
+    ]);
+    const [id, fn] = resources('AWS::Lambda::Function').find(
+      ([, f]) => f.Properties.FunctionName === 'baton-test-BlockedSweep',
+    )!;
+    expect(JSON.stringify(rule.Properties.Targets[0].Arn)).toContain(id);
+    expect(fn.Properties).toMatchObject({ ReservedConcurrentExecutions: 1, Timeout: 240 });
   });
 
   it('runs jobs on worker Lambdas from a FIFO queue, a part per message group, with a dead-letter queue after the last attempt', () => {

@@ -494,6 +494,14 @@ export class MemoryStore implements Store {
     this.all<DeployWindow>('Window', (w) => w.OrganizationID === orgId && w.WindowID === id)[0];
   listNotifications = async (orgId: string) =>
     this.all<Notification>('Notification', (n) => n.OrganizationID === orgId);
+  notificationsWatchingBlocked = async () => this.all<Notification>('Notification', (n) => n.On.includes('Blocked'));
+  changeOrdersInFlight = async (orgId: string, limit: number) =>
+    this.all<ChangeOrder>(
+      'ChangeOrder',
+      (co) => co.OrganizationID === orgId && co.Stage !== 'Completed' && !co.AbortedReason,
+    )
+      .sort((a, b) => (a.ChangeOrderID < b.ChangeOrderID ? -1 : 1))
+      .slice(0, limit);
   getNotification = async (orgId: string, id: string) =>
     this.all<Notification>('Notification', (n) => n.OrganizationID === orgId && n.NotificationID === id)[0];
   deliveriesOf = async (id: string, limit: number) =>
