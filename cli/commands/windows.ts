@@ -1,6 +1,11 @@
 import { bool, flag, flags, need, UsageError, type Args } from '../args.ts';
 import { seg } from '../client.ts';
-import type { ChangeOrderView, DemotionRecord, WindowView } from '../../lib/model/entities.ts';
+import {
+  unspentApprovals,
+  type ChangeOrderView,
+  type DemotionRecord,
+  type WindowView,
+} from '../../lib/model/entities.ts';
 import { print, say } from '../output.ts';
 import { type Command, type HelpTable, locate, out } from '../common.ts';
 
@@ -118,10 +123,12 @@ export const windowsCommands: Record<string, Record<string, Command>> = {
           Reason: need(a, 'reason', usage),
         })
       ).body;
-      const mine = (co.OverrideApprovals ?? []).filter((x) => x.WindowSlug === window || x.WindowID === window);
+      // The one just made names the window's ID; those a forced promotion spent already do not count.
+      const made = (co.OverrideApprovals ?? []).filter((x) => x.WindowSlug === window || x.WindowID === window).at(-1);
+      const mine = made ? unspentApprovals(co, made.WindowID) : [];
       say(
         out(a),
-        `Approved overriding window ${window} for change order ${co.Slug}: ${mine.length} approval(s) now (${mine.map((x) => x.UserSlug ?? x.UserID).join(', ')})`,
+        `Approved overriding window ${window} for change order ${co.Slug}: ${mine.length} unspent approval(s) now (${mine.map((x) => x.UserSlug ?? x.UserID).join(', ')})`,
         co,
         co.Slug,
       );

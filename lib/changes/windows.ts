@@ -20,6 +20,7 @@ import {
   type Space,
   type WindowBlock,
   type WindowView,
+  unspentApprovals,
 } from '../model/entities.ts';
 import { Conflict, Forbidden, Invalid, NotFound } from '../model/errors.ts';
 import { isId } from '../model/ids.ts';
@@ -281,11 +282,11 @@ export async function windowGatesFor(
   return windowGates(covered, deps.now(), action, { owner: (w) => users.get(w.OwnerID) ?? w.OwnerID, forceable });
 }
 
-/** The approvals a forced action through a window counts: by people other than the one forcing, one each. */
+/** The approvals a forced action through a window counts: unspent, by people other than the one forcing, one each. */
 export function countedApprovals(co: ChangeOrder, windowId: string, forcer: string): OverrideApproval[] {
   const seen = new Set<string>();
-  return (co.OverrideApprovals ?? []).filter(
-    (a) => a.WindowID === windowId && a.UserID !== forcer && !seen.has(a.UserID) && !!seen.add(a.UserID),
+  return unspentApprovals(co, windowId).filter(
+    (a) => a.UserID !== forcer && !seen.has(a.UserID) && !!seen.add(a.UserID),
   );
 }
 
@@ -321,7 +322,7 @@ export async function approveOverride(
   const w = await findWindow(deps, caller, o.Window);
   if (!w.OverrideApprovals)
     throw new Invalid(`window '${w.Slug}' asks for no override approvals: --force --force-reason alone passes it`);
-  if ((co.OverrideApprovals ?? []).some((a) => a.WindowID === w.WindowID && a.UserID === caller.UserID))
+  if (unspentApprovals(co, w.WindowID).some((a) => a.UserID === caller.UserID))
     throw new Conflict(`you have approved overriding window '${w.Slug}' for change order '${co.Slug}' already`);
   const slug = (await deps.store.listUsers(caller.OrganizationID)).find((u) => u.UserID === caller.UserID)?.Slug;
   const approval: OverrideApproval = {

@@ -7,6 +7,7 @@
  * names it. Breaking glass is `--force --force-reason`, and where the window asks for it, that many
  * override approvals by other people first (`cub changeorder approve-override`).
  */
+import type { ChangeOrder } from './change-orders.ts';
 export const WINDOW_KINDS = ['Allow', 'Deny'] as const;
 export type WindowKind = (typeof WINDOW_KINDS)[number];
 
@@ -66,4 +67,21 @@ export interface OverrideApproval {
   UserSlug?: string;
   Reason: string;
   ApprovedAt: string;
+}
+
+const approvalKey = (a: OverrideApproval) => `${a.WindowID}#${a.UserID}#${a.ApprovedAt}`;
+
+/** A ChangeOrder's override approvals of a window not yet spent: each lets one forced promotion through, the one that counted it (two alike are two). */
+export function unspentApprovals(
+  co: Pick<ChangeOrder, 'OverrideApprovals' | 'PromotionOverrides'>,
+  windowId: string,
+): OverrideApproval[] {
+  const spent = new Map<string, number>();
+  for (const a of (co.PromotionOverrides ?? []).flatMap((o) => o.Approvals ?? []))
+    spent.set(approvalKey(a), (spent.get(approvalKey(a)) ?? 0) + 1);
+  return (co.OverrideApprovals ?? []).filter((a) => {
+    const left = spent.get(approvalKey(a)) ?? 0;
+    if (left) spent.set(approvalKey(a), left - 1);
+    return a.WindowID === windowId && !left;
+  });
 }

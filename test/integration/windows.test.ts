@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WindowEventDetail, WindowOverrideApprovedDetail } from '../../lib/events/contracts.ts';
+import { unspentApprovals } from '../../lib/model/entities.ts';
 import { Api, deploymentYaml, startEnv, type Env } from '../support/harness.ts';
 import { cubAt } from '../support/cli.ts';
 
@@ -164,7 +165,9 @@ describe('deploy windows', () => {
       'I am sure',
     ]);
     expect(own.code, own.stderr).toBe(0);
-    expect(own.stdout).toBe('Approved overriding window year-end for change order scale: 1 approval(s) now (admin)\n');
+    expect(own.stdout).toBe(
+      'Approved overriding window year-end for change order scale: 1 unspent approval(s) now (admin)\n',
+    );
     expect((await env.api.post('/promote', force)).status).toBe(409);
     // Approving twice is refused; a window that asks for none has nothing to approve.
     const twice = await env.api.post('/space/fz-base/change_order/scale/override_approval', {
@@ -204,6 +207,26 @@ describe('deploy windows', () => {
     expect(got.stdout).toMatch(
       /Override Approvals +window year-end: admin at 2026-12-20T10:00:00.000Z \(I am sure\); window year-end: mia at 2026-12-20T10:00:00.000Z \(checked the fix with the on-call lead\)/,
     );
+    // An approval lets one forced promotion through: mia's is spent, so she may approve the next one; admin's was not counted.
+    expect(unspentApprovals(co, made.body.WindowID).map((a) => a.UserSlug)).toEqual(['admin']);
+    const next = await cubAt(
+      env.url,
+      mia.token!,
+    )([
+      'changeorder',
+      'approve-override',
+      '--space',
+      'fz-base',
+      'scale',
+      '--window',
+      'year-end',
+      '--reason',
+      'next one',
+    ]);
+    expect([next.code, next.stdout]).toEqual([
+      0,
+      'Approved overriding window year-end for change order scale: 2 unspent approval(s) now (admin, mia)\n',
+    ]);
   });
 
   it('taking a change back out is not blocked by a window unless the window says so', async () => {
