@@ -36,12 +36,18 @@ import {
   warmCeiling,
 } from './fleet.ts';
 import { readSpace } from '../lib/changes/promote/context.ts';
+import { meterCapacity } from './capacity.ts';
+import { FUNCTION_MEMORY_MB } from '../infra/sizes.ts';
+import prices from './prices.json' with { type: 'json' };
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 const argv = process.argv.slice(2);
 const SIZES = (option('sizes') ?? process.env.BENCH_SIZES ?? '10,100,1000').split(',').map(Number);
 const M = Number(option('units') ?? process.env.BENCH_UNITS ?? 5);
 const JSON_OUT = argv.includes('--json');
+/** What a read a person waits on (get, explain, the page's poll) may cost at any size (issue 41): printed against each. */
+const READ_REQUESTS = 20;
+const READ_MS = 300;
 /** Every stage as a job (`Async`), as a stage past the threshold runs; otherwise each as a user's promotion would run. */
 const ALL_JOBS = argv.includes('--jobs');
 /** Every DynamoDB request of the promotions, one line each (command, and the entity or key it touches), to see where requests go. */
@@ -107,6 +113,15 @@ interface Run {
   readsPerSecond: number;
   /** This process's CPU over the promotions, in cores (user + system over wall time). */
   nodeCores: number;
+  /** What DynamoDB bills the promotions (bench/capacity.ts): read and write request units. */
+  readUnits: number;
+  writeUnits: number;
+  /** Lambda time the promotions would bill: the API's requests (each stage's call) and the job worker's parts, in GB-seconds at their configured memory, and the invocations. */
+  lambdaGBSeconds: number;
+  lambdaInvocations: number;
+  /** `changeorder get` after the promotions and `changeorder explain` of prod before it: DynamoDB requests and wall time. */
+  getSeconds: number;
+  explain: { requests: number; seconds: number };
 }
 
 async function fleet(
@@ -152,7 +167,23 @@ async function fleet(
   const table = `bench-${randomUUID().slice(0, 8)}`;
   await ensureTable(client, table);
   // Every stage runs as a job (as a 1,000-Space stage does): the in-process pool runs its parts.
+  const meter = meterCapacity(client);
   const { deps, pool } = localDeps(dynamoStore(client, table));
+  // Each part's run time: what a job worker Lambda would be billed for it.
+  let partSeconds = 0;
+  let parts = 0;
+  const runPart = pool.run;
+  pool.run = async (...a) => {
+    const p0 = performance.now();
+    try {
+      return await runPart(...a);
+    } finally {
+      if (tracing) {
+        partSeconds += (performance.now() - p0) / 1000;
+        parts++;
+      }
+    }
+  };
   const server = await startServer(deps);
   const { token, caller } = await createOrganization(deps, `bench-${table}`);
   const call = apiCaller(server.url, token);
@@ -161,6 +192,10 @@ async function fleet(
   requests = 0;
   byCommand = {};
   tracing = true;
+  meter.reset();
+  meter.on = true;
+  let callSeconds = 0;
+  let explain = { requests: 0, seconds: 0 };
   const stopProfile = PROFILE
     ? await profile(`${PROFILE.replace(/\.cpuprofile$/, '')}-${spaces}.cpuprofile`)
     : undefined;
@@ -178,6 +213,7 @@ async function fleet(
       if (TRACE) console.log(`dry run of ${stage} (not counted):`);
       commandStart = performance.now();
       const [before, commandsBefore, waitedBefore, d0] = [requests, { ...byCommand }, { ...waited }, performance.now()];
+      const [readBefore, writeBefore] = [meter.readUnits, meter.writeUnits];
       const preview = await call('POST', '/promote', {
         ChangeOrderID: 'fleet-base/bench',
         TargetStage: stage,
@@ -186,18 +222,27 @@ async function fleet(
       if (preview.Spaces.length !== spaces - stageCounts(spaces).devAndStaging)
         throw new Error(`the dry run previewed ${preview.Spaces.length} spaces`);
       dryRun = { requests: requests - before, seconds: (performance.now() - d0) / 1000 };
+      // What `cub changeorder explain` costs with the largest Stage next.
+      const e0 = [requests, performance.now()] as const;
+      const explained = await call('GET', '/space/fleet-base/change_order/bench/explain');
+      if (explained.Stage !== stage) throw new Error(`explain named stage ${explained.Stage}`);
+      explain = { requests: requests - e0[0], seconds: (performance.now() - e0[1]) / 1000 };
       requests = before;
+      meter.readUnits = readBefore;
+      meter.writeUnits = writeBefore;
       byCommand = commandsBefore;
       for (const k of Object.keys(waited)) waited[k] = waitedBefore[k] ?? 0;
     }
     const s0 = performance.now();
     if (TRACE) console.log(`promote ${stage}:`);
     commandStart = performance.now();
+    const c0 = performance.now();
     const answer = await call('POST', '/promote', {
       ChangeOrderID: 'fleet-base/bench',
       TargetStage: stage,
       ...(ALL_JOBS || (warmup && stage === 'prod') ? { Async: true } : {}),
     });
+    callSeconds += (performance.now() - c0) / 1000;
     if (answer.JobID) {
       // Waiting on the pool itself, not by polling, so the requests counted are the promotion's own.
       await pool.idle();
@@ -212,6 +257,7 @@ async function fleet(
   const seconds = (performance.now() - t0) / 1000;
   const cpu = process.cpuUsage(cpu0);
   tracing = false;
+  meter.on = false;
   await stopProfile?.();
   const counted = requests;
   // A copy: the reads measured after the promotions (get, rollout, reads alone) are not theirs.
@@ -229,7 +275,9 @@ async function fleet(
     promoted += upgradedUnits(r);
   }
   requests = 0;
+  const g0 = performance.now();
   await call('GET', '/space/fleet-base/change_order/bench');
+  const getSeconds = (performance.now() - g0) / 1000;
   const getRequests = requests;
   // What the rollout page reads at each poll: every Space's cell (progress, Release, gates) and the next promotion.
   // The first read gives each Space's Releases their entries (once); the next is what every later poll costs.
@@ -259,7 +307,7 @@ async function fleet(
   return {
     spaces,
     units: promoted,
-    seconds: seconds - dryRun.seconds,
+    seconds: seconds - dryRun.seconds - explain.seconds,
     requests: counted,
     byCommand: commands,
     getRequests,
@@ -270,6 +318,12 @@ async function fleet(
     latency,
     readsPerSecond,
     nodeCores,
+    readUnits: meter.readUnits,
+    writeUnits: meter.writeUnits,
+    lambdaGBSeconds: (callSeconds * FUNCTION_MEMORY_MB.Api + partSeconds * FUNCTION_MEMORY_MB.JobWorker) / 1024,
+    lambdaInvocations: 3 + parts,
+    getSeconds,
+    explain,
   };
 }
 
@@ -316,6 +370,14 @@ try {
       ].join('  '),
     );
   }
+  const measured: {
+    spaces: number;
+    readUnitsPerUnit: number;
+    writeUnitsPerUnit: number;
+    lambdaGBSecondsPer1000Units: number;
+    lambdaInvocations: number;
+    units: number;
+  }[] = [];
   for (const size of SIZES) {
     // The ceiling measured just before the promotions and just after, against their mean: a machine whose speed drifts (other
     // work, a shared host's CPU taken) moves both sides of the ratio alike. Both are printed.
@@ -349,8 +411,16 @@ try {
       rolloutFirstSeconds: +r.rollout[0]!.seconds.toFixed(2),
       requestsByCommand: r.byCommand,
       latencyMs: r.latency,
+      getSeconds: +r.getSeconds.toFixed(3),
+      explainRequests: r.explain.requests,
+      explainSeconds: +r.explain.seconds.toFixed(3),
+      readUnitsPerUnit: +(r.readUnits / r.units).toFixed(2),
+      writeUnitsPerUnit: +(r.writeUnits / r.units).toFixed(2),
+      lambdaGBSecondsPer1000Units: +((r.lambdaGBSeconds / r.units) * 1000).toFixed(2),
+      lambdaInvocations: r.lambdaInvocations,
       warmUp,
     };
+    measured.push(out);
     if (JSON_OUT) console.log(JSON.stringify(out));
     else {
       console.log(
@@ -384,6 +454,14 @@ try {
       console.log(
         `        rollout page read: first ${out.rolloutFirstRequests} requests (${(out.rolloutFirstRequests / out.spaces).toFixed(1)} per space), ${out.rolloutFirstSeconds.toFixed(2)} s; each poll after: ${out.rolloutRequests} requests (${(out.rolloutRequests / out.spaces).toFixed(1)} per space), ${out.rolloutSeconds.toFixed(2)} s`,
       );
+      const reads = (n: number, sec: number) =>
+        `${n} requests${n <= READ_REQUESTS ? '' : ` (over ${READ_REQUESTS})`}, ${(sec * 1000).toFixed(0)} ms${sec * 1000 <= READ_MS ? '' : ` (over ${READ_MS})`}`;
+      console.log(
+        `        changeorder get: ${reads(out.getRequests, out.getSeconds)}; changeorder explain (prod next): ${reads(out.explainRequests, out.explainSeconds)}; the rollout page's poll: ${reads(out.rolloutRequests, out.rolloutSeconds)}`,
+      );
+      console.log(
+        `        billed (DynamoDB on-demand; Lambda at ${FUNCTION_MEMORY_MB.Api} MB API, ${FUNCTION_MEMORY_MB.JobWorker} MB worker, from this machine's time): ${out.readUnitsPerUnit.toFixed(2)} read and ${out.writeUnitsPerUnit.toFixed(2)} write request units per Unit; ${out.lambdaGBSecondsPer1000Units.toFixed(2)} Lambda GB-s per 1,000 Units (${out.lambdaInvocations} invocations)`,
+      );
       console.log(
         `        time per request (ms, sent to answered): ${Object.entries(r.latency)
           .sort((a, b) => b[1] - a[1])
@@ -397,6 +475,33 @@ try {
           .join(', ')}`,
       );
     }
+  }
+  // One 10,000-Space rollout priced from the largest fleet measured, per Unit (prices: bench/prices.json).
+  const big = measured.at(-1);
+  if (big) {
+    const units = 10_000 * M;
+    const d = prices.dynamodb;
+    const dynamoCost =
+      (units * big.readUnitsPerUnit * d.perMillionReadRequestUnits +
+        units * big.writeUnitsPerUnit * d.perMillionWriteRequestUnits) /
+      1e6;
+    const lambdaCost =
+      (units / 1000) * big.lambdaGBSecondsPer1000Units * prices.lambda.perGBSecondArm +
+      ((big.lambdaInvocations * units) / big.units / 1e6) * prices.lambda.perMillionRequests;
+    const price = {
+      spaces: 10_000,
+      units,
+      fromSpaces: big.spaces,
+      dynamodb: +dynamoCost.toFixed(4),
+      lambda: +lambdaCost.toFixed(4),
+      total: +(dynamoCost + lambdaCost).toFixed(4),
+      prices: `${prices.region}, read ${prices.read}`,
+    };
+    if (JSON_OUT) console.log(JSON.stringify({ price }));
+    else
+      console.log(
+        `\nOne 10,000-Space rollout (${units} Units) on AWS, at the ${big.spaces}-Space fleet's figures per Unit (${prices.region} prices read ${prices.read}, bench/prices.json): DynamoDB $${price.dynamodb.toFixed(4)}, Lambda $${price.lambda.toFixed(4)}, $${price.total.toFixed(4)} in all (API Gateway, EventBridge and the outbox's consumers not counted)`,
+      );
   }
 } finally {
   await dynamo?.stop();

@@ -45,6 +45,7 @@ import {
 } from '../lib/events/contracts.ts';
 import { TABLE_KEYS } from '../lib/store/table.ts';
 import { RolloutPage } from './web.ts';
+import { FUNCTION_MEMORY_MB as MB } from './sizes.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -132,9 +133,9 @@ export class BatonStack extends Stack {
     };
 
     const fn = (
-      id: string,
+      id: keyof typeof MB,
       entry: string,
-      extra: { memorySize?: number; timeout?: Duration; reservedConcurrentExecutions?: number } = {},
+      extra: { timeout?: Duration; reservedConcurrentExecutions?: number } = {},
     ) => {
       const logGroup = new LogGroup(this, `${id}Logs`, {
         logGroupName: `/aws/lambda/${name}-${id}`,
@@ -146,7 +147,7 @@ export class BatonStack extends Stack {
         entry: join(root, entry),
         runtime: Runtime.NODEJS_22_X,
         architecture: Architecture.ARM_64,
-        memorySize: extra.memorySize ?? 512,
+        memorySize: MB[id],
         timeout: extra.timeout ?? Duration.seconds(29),
         ...(extra.reservedConcurrentExecutions !== undefined
           ? { reservedConcurrentExecutions: extra.reservedConcurrentExecutions }
@@ -197,26 +198,19 @@ export class BatonStack extends Stack {
       return f;
     };
 
-    const apiFn = fn('Api', 'functions/api.ts', { memorySize: 1024 });
-    const authorizerFn = fn('Authorizer', 'functions/authorizer.ts', {
-      memorySize: 256,
-      timeout: Duration.seconds(10),
-    });
+    const apiFn = fn('Api', 'functions/api.ts');
+    const authorizerFn = fn('Authorizer', 'functions/authorizer.ts', { timeout: Duration.seconds(10) });
     const liveStatusFn = fn('LiveStatus', 'functions/live-status.ts');
     const reevaluateFn = fn('Reevaluate', 'functions/reevaluate.ts');
     // Posts to webhooks: three attempts of at most 5 s each, 1 s and 4 s apart, per notification, in parallel.
-    const notifyFn = fn('Notify', 'functions/notify.ts', { memorySize: 256, timeout: Duration.seconds(60) });
+    const notifyFn = fn('Notify', 'functions/notify.ts', { timeout: Duration.seconds(60) });
     // The Blocked notifications' sweep (lib/changes/blocked.ts): one at a time, done well before the next tick.
     const sweepFn = fn('BlockedSweep', 'functions/blocked-sweep.ts', {
-      memorySize: 512,
       timeout: Duration.minutes(SWEEP_MINUTES - 1),
       reservedConcurrentExecutions: 1,
     });
-    const publisherFn = fn('OutboxPublisher', 'functions/outbox.ts', {
-      memorySize: 256,
-      timeout: Duration.seconds(60),
-    });
-    const workerFn = fn('JobWorker', 'functions/job-worker.ts', { memorySize: 1024, timeout: Duration.minutes(5) });
+    const publisherFn = fn('OutboxPublisher', 'functions/outbox.ts', { timeout: Duration.seconds(60) });
+    const workerFn = fn('JobWorker', 'functions/job-worker.ts', { timeout: Duration.minutes(5) });
 
     // Least privilege: the API and the consumers read and write items and run transactions; they never scan.
     const readWrite = new PolicyStatement({
