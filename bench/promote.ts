@@ -37,6 +37,7 @@ import {
 } from './fleet.ts';
 import { readSpace } from '../lib/changes/promote/context.ts';
 import { meterCapacity } from './capacity.ts';
+import { promoteAndReplay } from './replay.ts';
 import { FUNCTION_MEMORY_MB } from '../infra/sizes.ts';
 import prices from './prices.json' with { type: 'json' };
 
@@ -48,6 +49,17 @@ const JSON_OUT = argv.includes('--json');
 /** What a read a person waits on (get, explain, the page's poll) may cost at any size (issue 41): printed against each. */
 const READ_REQUESTS = 20;
 const READ_MS = 300;
+/** Small fleets: runs of the 10-Space promotion and its replay, and the most the promotion's median may be of the replay's. */
+const LATENCY_RUNS = Number(option('latency-runs') ?? 8);
+const LATENCY_TARGET = 1.3;
+
+/** The q-quantile of xs, between the two nearest ranks (the median of 8 is the mean of the 4th and 5th). */
+function quantile(xs: number[], q: number): number {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const at = (sorted.length - 1) * q;
+  const lo = Math.floor(at);
+  return sorted[lo]! + (sorted[Math.min(lo + 1, sorted.length - 1)]! - sorted[lo]!) * (at - lo);
+}
 /** Every stage as a job (`Async`), as a stage past the threshold runs; otherwise each as a user's promotion would run. */
 const ALL_JOBS = argv.includes('--jobs');
 /** Every DynamoDB request of the promotions, one line each (command, and the entity or key it touches), to see where requests go. */
@@ -473,6 +485,42 @@ try {
           .sort((a, b) => b[1] - a[1])
           .map(([k, v]) => `${k.replace('Command', '')} ${(v / r.units).toFixed(2)}/unit`)
           .join(', ')}`,
+      );
+    }
+  }
+  // Small fleets, latency: what a user feels at 10 Spaces is how long the command takes, against the same requests replayed bare.
+  if (SIZES.includes(10)) {
+    const runs = [];
+    for (let i = 0; i < LATENCY_RUNS; i++) runs.push(await promoteAndReplay(endpoint, 10, M, 5));
+    const median = (xs: number[]) => quantile(xs, 0.5);
+    const promote = median(runs.map((r) => r.promoteSeconds));
+    const replay = median(runs.map((r) => r.replaySeconds));
+    const ms = (xs: number[]) => ({ p50: +quantile(xs, 0.5).toFixed(1), p95: +quantile(xs, 0.95).toFixed(1) });
+    const small = {
+      spaces: 10,
+      units: 10 * M,
+      runs: LATENCY_RUNS,
+      promoteSecondsMedian: +promote.toFixed(3),
+      replaySecondsMedian: +replay.toFixed(3),
+      promoteOverReplay: +(promote / replay).toFixed(2),
+      target: LATENCY_TARGET,
+      promoteSeconds: runs.map((r) => r.promoteSeconds),
+      replaySeconds: runs.map((r) => r.replaySeconds),
+      // dev is one Space of the ten: a single-Space promotion, as a user runs it.
+      singleSpacePromoteMs: ms(runs.map((r) => r.stageSeconds[0]! * 1000)),
+      getMs: ms(runs.flatMap((r) => r.getMs)),
+      explainMs: ms(runs.flatMap((r) => r.explainMs)),
+    };
+    if (JSON_OUT) console.log(JSON.stringify({ smallFleet: small }));
+    else {
+      console.log(
+        `\nSmall fleet, latency (10 Spaces x ${M} Units through dev, staging and prod, ${LATENCY_RUNS} runs): the promotion's median ${small.promoteSecondsMedian.toFixed(3)} s against the replay of its own requests' ${small.replaySecondsMedian.toFixed(3)} s: ${small.promoteOverReplay.toFixed(2)}x (target at most ${LATENCY_TARGET}x)`,
+      );
+      console.log(
+        `        each run, promotion / replay (s): ${runs.map((r) => `${r.promoteSeconds.toFixed(2)}/${r.replaySeconds.toFixed(2)}`).join(', ')}`,
+      );
+      console.log(
+        `        a single-Space promotion (dev): p50 ${small.singleSpacePromoteMs.p50} ms, p95 ${small.singleSpacePromoteMs.p95} ms; changeorder get: p50 ${small.getMs.p50} ms, p95 ${small.getMs.p95} ms; changeorder explain: p50 ${small.explainMs.p50} ms, p95 ${small.explainMs.p95} ms`,
       );
     }
   }
