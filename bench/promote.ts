@@ -134,6 +134,8 @@ interface Run {
   /** `changeorder get` after the promotions and `changeorder explain` of prod before it: DynamoDB requests and wall time. */
   getSeconds: number;
   explain: { requests: number; seconds: number };
+  /** This process's peak resident memory while the fleet was built and promoted (MB). */
+  peakRssMB: number;
 }
 
 async function fleet(
@@ -197,6 +199,9 @@ async function fleet(
     }
   };
   const server = await startServer(deps);
+  // This process's resident memory, sampled while the fleet is built and promoted: the server and the job worker both run in it.
+  let peakRss = process.memoryUsage().rss;
+  const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 200);
   const { token, caller } = await createOrganization(deps, `bench-${table}`);
   const call = apiCaller(server.url, token);
   await buildFleet(call, spaces, unitsPer);
@@ -267,6 +272,8 @@ async function fleet(
     jobSeconds.push((performance.now() - s0) / 1000);
   }
   const seconds = (performance.now() - t0) / 1000;
+  clearInterval(sampler);
+  peakRss = Math.max(peakRss, process.memoryUsage().rss);
   const cpu = process.cpuUsage(cpu0);
   tracing = false;
   meter.on = false;
@@ -336,6 +343,7 @@ async function fleet(
     lambdaInvocations: 3 + parts,
     getSeconds,
     explain,
+    peakRssMB: peakRss / 2 ** 20,
   };
 }
 
@@ -430,6 +438,7 @@ try {
       writeUnitsPerUnit: +(r.writeUnits / r.units).toFixed(2),
       lambdaGBSecondsPer1000Units: +((r.lambdaGBSeconds / r.units) * 1000).toFixed(2),
       lambdaInvocations: r.lambdaInvocations,
+      peakRssMB: Math.round(r.peakRssMB),
       warmUp,
     };
     measured.push(out);
@@ -456,6 +465,9 @@ try {
       );
       console.log(
         `        its reads alone (each Space's Units and Links, 16 Spaces at a time): ${out.readsUnitsPerSecond.toFixed(1)} units/s; the write and the reads back to back: ${out.engineBoundUnitsPerSecond.toFixed(1)} units/s, ${(out.engineBoundUnitsPerSecond / out.ceilingUnitsPerSecond).toFixed(2)}x the ceiling; promote is ${(out.unitsPerSecond / out.engineBoundUnitsPerSecond).toFixed(2)}x of it`,
+      );
+      console.log(
+        `        peak resident memory while building and promoting (the server and the job worker, one process): ${out.peakRssMB} MB${out.peakRssMB <= 512 ? '' : ' (over 512)'}`,
       );
       console.log(
         `        this process's CPU over the promotions (API, promotions, SDK; one core is all it can use): ${out.nodeCores.toFixed(2)} cores`,
