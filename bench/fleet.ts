@@ -73,7 +73,7 @@ export async function buildFleet(call: ApiCall, spaces: number, unitsPer: number
   let made = 0;
   const t0 = performance.now();
   // A large fleet says how far it has got, on one line (on standard error: --json output stays clean).
-  const progress = spaces >= 1000 && process.stderr.isTTY !== undefined;
+  const progress = spaces >= 1000;
   await Promise.all(
     Array.from({ length: spaces >= 1000 ? 8 : 4 }, async () => {
       while (next < spaces) {

@@ -1,6 +1,7 @@
 import { Entity } from 'electrodb';
 import { ChangeOrderUpdateTypes, PriorRevisionsModes, releaseToRecord } from '../model/entities.ts';
 import { inFlight } from '../model/change-orders.ts';
+import { packScope, unpackScope } from './scope.ts';
 import { any, inSpace, key, num, primary, reqAny, reqNum, reqStr, service, spaceEntity, str } from './entity-kit.ts';
 
 /** Holds, ChangeWorkflows, ChangeOrders and their progress, jobs and their parts, and the outbox and handled events. */
@@ -135,7 +136,13 @@ export const ChangeOrder = new Entity({
     ChangeWorkflowSpaceID: str,
     ChangeWorkflowSlug: str,
     ChangeWorkflow: any,
-    InScopeSpaceIDs: reqAny,
+    // Stored packed, 16 bytes a Space (lib/store/scope.ts); read back as the list of IDs.
+    InScopeSpaceIDs: {
+      type: 'any',
+      required: true,
+      set: (v: unknown) => packScope(v),
+      get: (v: unknown) => unpackScope(v),
+    },
     RemovedSpaces: any,
     ComponentID: str,
     WhereSpace: str,

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, inject, it } from 'vitest';
-import type { Link, Mutation, StoredRevision, Tag } from '../../lib/model/entities.ts';
+import type { ChangeOrder, Link, Mutation, StoredRevision, Tag } from '../../lib/model/entities.ts';
 import { WriteRefused } from '../../lib/model/errors.ts';
 import type { Store, StoreOp } from '../../lib/ports/store.ts';
 import { dynamoStore } from '../../lib/store/store.ts';
@@ -151,6 +151,54 @@ describe('groups of writes on DynamoDB', () => {
         },
       ]),
     ).rejects.toThrow(/changed by someone else/);
+  });
+
+  it('a ChangeOrder’s scope is stored as 16 bytes a Space: 10,000 Spaces fit one item, written and updated, read back as the IDs', async () => {
+    const scopes: unknown[] = [];
+    const store = await storeSeeing('scope', (items) => {
+      for (const i of items as {
+        Put?: { Item: Record<string, unknown> };
+        Update?: { ExpressionAttributeValues?: Record<string, unknown> };
+      }[]) {
+        if (i.Put?.Item.InScopeSpaceIDs !== undefined) scopes.push(i.Put.Item.InScopeSpaceIDs);
+        for (const v of Object.values(i.Update?.ExpressionAttributeValues ?? {}))
+          if (v instanceof Uint8Array) scopes.push(v);
+      }
+    });
+    const ids = Array.from({ length: 10_000 }, () => randomUUID());
+    const co = {
+      OrganizationID: 'org-1',
+      SpaceID: 'base',
+      ChangeOrderID: randomUUID(),
+      Slug: 'wide',
+      Labels: {},
+      Annotations: {},
+      UpdateType: 'MergeUnits',
+      InScopeSpaceIDs: ids,
+      StartTagID: 't1',
+      EndTagID: 't2',
+      PublishTagID: 't3',
+      SkippedUnits: [],
+      PriorRevisions: 'Include',
+      Promotions: [],
+      PromotionFailures: [],
+      PromotionOverrides: [],
+      CreatedAt: '2026-12-07T00:00:00.000Z',
+      UpdatedAt: '2026-12-07T00:00:00.000Z',
+      Version: 1,
+    } as unknown as ChangeOrder;
+    await store.transact([{ op: 'create', kind: 'ChangeOrder', item: co }]);
+    expect(scopes).toHaveLength(1);
+    expect(scopes[0]).toBeInstanceOf(Uint8Array);
+    expect((scopes[0] as Uint8Array).length).toBe(160_000);
+    const read = await store.getInSpace<ChangeOrder>('ChangeOrder', 'base', co.ChangeOrderID);
+    expect(read?.InScopeSpaceIDs).toEqual(ids);
+    const narrower = { ...read!, InScopeSpaceIDs: ids.slice(1), Version: 2 };
+    await store.transact([{ op: 'update', kind: 'ChangeOrder', item: narrower, expectedVersion: 1 }]);
+    expect((await store.getInSpace<ChangeOrder>('ChangeOrder', 'base', co.ChangeOrderID))?.InScopeSpaceIDs).toEqual(
+      ids.slice(1),
+    );
+    expect((scopes.at(-1) as Uint8Array).length).toBe(159_984);
   });
 
   it('a revision and its mutation are two items, written in one transaction and read back apart', async () => {
