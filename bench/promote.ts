@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --sizes 10,100,1000] [--units 5] [--json] [--jobs] [--trace] [--profile file] [--cold]`: for each size, builds a fleet (a base of
+ * `npm run bench [-- --sizes 10,100,1000] [--runs 3] [--latency-runs 8] [--units 5] [--json] [--jobs] [--trace] [--profile file] [--cold]`: for each size, builds a fleet (a base of
  * M Units and N variant Spaces across dev, staging and prod), promotes one ChangeOrder through the three
  * stages, and prints Units promoted per second, DynamoDB requests per Unit (and by command), the
  * ceiling of the same DynamoDB engine for the minimal write per Unit (one transaction: revision, head,
@@ -52,6 +52,8 @@ const READ_MS = 300;
 /** Small fleets: runs of the 10-Space promotion and its replay, and the most the promotion's median may be of the replay's. */
 const LATENCY_RUNS = Number(option('latency-runs') ?? 8);
 const LATENCY_TARGET = 1.3;
+/** Runs of each size (the issue's medians are of 3 at 100 and 1,000 Spaces). */
+const RUNS = Number(option('runs') ?? 1);
 
 /** The q-quantile of xs, between the two nearest ranks (the median of 8 is the mean of the 4th and 5th). */
 function quantile(xs: number[], q: number): number {
@@ -391,6 +393,9 @@ try {
     );
   }
   const measured: {
+    unitsPerSecond: number;
+    ratio: number;
+    requestsPerUnit: number;
     spaces: number;
     readUnitsPerUnit: number;
     writeUnitsPerUnit: number;
@@ -398,7 +403,7 @@ try {
     lambdaInvocations: number;
     units: number;
   }[] = [];
-  for (const size of SIZES) {
+  for (const size of SIZES.flatMap((x) => Array<number>(RUNS).fill(x))) {
     // The ceiling measured just before the promotions and just after, against their mean: a machine whose speed drifts (other
     // work, a shared host's CPU taken) moves both sides of the ratio alike. Both are printed.
     let before = 0;
@@ -497,6 +502,50 @@ try {
           .sort((a, b) => b[1] - a[1])
           .map(([k, v]) => `${k.replace('Command', '')} ${(v / r.units).toFixed(2)}/unit`)
           .join(', ')}`,
+      );
+    }
+  }
+  // Each size's runs, summed up against the targets: from 100 Spaces up, at least 0.8 of the ceiling (the median of the
+  // runs) and at most 1.0 request per Unit; past 1,000, within 15% of the 1,000-Space throughput.
+  const bySize = SIZES.map((size) => {
+    const rs = measured.filter((m) => m.spaces === size);
+    return {
+      spaces: size,
+      runs: rs.length,
+      unitsPerSecondMedian: +quantile(
+        rs.map((r) => r.unitsPerSecond),
+        0.5,
+      ).toFixed(1),
+      ratioMedian: +quantile(
+        rs.map((r) => r.ratio),
+        0.5,
+      ).toFixed(2),
+      requestsPerUnit: +quantile(
+        rs.map((r) => r.requestsPerUnit),
+        0.5,
+      ).toFixed(2),
+    };
+  });
+  const thousand = bySize.find((b) => b.spaces === 1000);
+  if (JSON_OUT) console.log(JSON.stringify({ bySize }));
+  else if (RUNS > 1 || SIZES.some((x) => x > 1000)) {
+    console.log(`\nMedians of ${RUNS} run(s) a size:`);
+    for (const b of bySize) {
+      const checks = [
+        ...(b.spaces >= 100
+          ? [
+              `ratio ${b.ratioMedian.toFixed(2)} (target at least 0.8)`,
+              `${b.requestsPerUnit.toFixed(2)} requests per Unit (target at most 1.0)`,
+            ]
+          : [`ratio ${b.ratioMedian.toFixed(2)}`]),
+        ...(b.spaces > 1000 && thousand
+          ? [
+              `${((b.unitsPerSecondMedian / thousand.unitsPerSecondMedian - 1) * 100).toFixed(0)}% against the 1,000-Space ${thousand.unitsPerSecondMedian} units/s (target within 15%)`,
+            ]
+          : []),
+      ];
+      console.log(
+        `  ${String(b.spaces).padStart(6)} Spaces: ${b.unitsPerSecondMedian.toFixed(1)} units/s; ${checks.join('; ')}`,
       );
     }
   }

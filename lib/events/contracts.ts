@@ -203,13 +203,16 @@ export const ChangeOrderRecalledDetail = z.object({
   Demote: z.boolean(),
 });
 
-/** A ChangeOrder created: its kind, base and scope. */
+/**
+ * A ChangeOrder created: its kind, base and how many Spaces it may reach (not their IDs: a fleet's 10,000 would
+ * pass EventBridge's 256 KB per event; `GET …/change_order/{id}` has them).
+ */
 export const ChangeOrderCreatedDetail = z.object({
   ...OfChangeOrder,
   SpaceID: z.uuid(),
   UpdateType: z.string(),
   ChangeWorkflowID: z.uuid().optional(),
-  InScopeSpaceIDs: z.array(z.uuid()),
+  InScopeSpaceCount: z.number().int().nonnegative(),
   UserID: z.string(),
 });
 

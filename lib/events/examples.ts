@@ -30,7 +30,7 @@ export const EVENT_EXAMPLES: { meaning: string; event: BatonEvent; produces?: Ho
         Slug: 'release-v452',
         UpdateType: 'UpgradeUnit',
         ChangeWorkflowID: id(9),
-        InScopeSpaceIDs: [PROD],
+        InScopeSpaceCount: 1,
         UserID: USER,
       },
     },

@@ -1,7 +1,7 @@
 import { Entity } from 'electrodb';
 import { ChangeOrderUpdateTypes, PriorRevisionsModes, releaseToRecord } from '../model/entities.ts';
 import { inFlight } from '../model/change-orders.ts';
-import { packScope, unpackScope } from './scope.ts';
+import { packPromotions, packScope, unpackPromotions, unpackScope } from './scope.ts';
 import { any, inSpace, key, num, primary, reqAny, reqNum, reqStr, service, spaceEntity, str } from './entity-kit.ts';
 
 /** Holds, ChangeWorkflows, ChangeOrders and their progress, jobs and their parts, and the outbox and handled events. */
@@ -162,7 +162,12 @@ export const ChangeOrder = new Entity({
     SkippedUnits: reqAny,
     PriorRevisions: { type: PriorRevisionsModes, required: true },
     Stage: str,
-    Promotions: reqAny,
+    Promotions: {
+      type: 'any',
+      required: true,
+      set: (v: unknown) => packPromotions(v),
+      get: (v: unknown) => unpackPromotions(v),
+    },
     PromotionFailures: reqAny,
     PromotionHalts: any,
     PromotionOverrides: reqAny,

@@ -2,7 +2,8 @@
  * How a ChangeOrder's scope (InScopeSpaceIDs: every Space it may reach) is stored: as 16 bytes a Space, not as a
  * list of 36-character strings. A 10,000-Space fleet's scope is 160 KB so, where as a list it took 390 KB, past
  * what one DynamoDB item holds; and each read and write of the ChangeOrder is billed for its size. IDs that are
- * not all canonical UUIDs (tests pass in their own) are kept as the list.
+ * not all canonical UUIDs (tests pass in their own) are kept as the list. Each promotion's record of the Spaces it
+ * reached (Promotions[].SpaceIDs) is packed alike: the Stages of a 10,000-Space fleet name them all once more.
  */
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -29,4 +30,30 @@ export function unpackScope(stored: unknown): unknown {
 export function storedScopeBytes(ids: unknown): number {
   const s = packScope(ids);
   return s instanceof Uint8Array ? s.length : Buffer.byteLength(JSON.stringify(s ?? null));
+}
+
+/** A ChangeOrder's Promotions as stored: each one's SpaceIDs packed as the scope is. Pure. */
+export function packPromotions(v: unknown): unknown {
+  return Array.isArray(v)
+    ? v.map((p: { SpaceIDs?: unknown }) => (p && p.SpaceIDs ? { ...p, SpaceIDs: packScope(p.SpaceIDs) } : p))
+    : v;
+}
+
+/** The Promotions as read. Pure. */
+export function unpackPromotions(v: unknown): unknown {
+  return Array.isArray(v)
+    ? v.map((p: { SpaceIDs?: unknown }) => (p && p.SpaceIDs ? { ...p, SpaceIDs: unpackScope(p.SpaceIDs) } : p))
+    : v;
+}
+
+/** A ChangeOrder's size as stored, near enough: its JSON with the scope and the promotions' Spaces as packed. Pure. */
+export function storedChangeOrderBytes(co: {
+  InScopeSpaceIDs?: unknown;
+  Promotions?: { SpaceIDs?: unknown }[];
+}): number {
+  return (
+    Buffer.byteLength(JSON.stringify({ ...co, InScopeSpaceIDs: null, Promotions: null })) +
+    storedScopeBytes(co.InScopeSpaceIDs) +
+    (co.Promotions ?? []).reduce((n, p) => n + 64 + storedScopeBytes(p.SpaceIDs), 0)
+  );
 }

@@ -1,4 +1,4 @@
-import { storedScopeBytes } from './scope.ts';
+import { storedChangeOrderBytes } from './scope.ts';
 import { Conflict, TooLarge, WriteRefused } from '../model/errors.ts';
 import type { GroupOutcome, MarkWrite, ReleaseCounter, SpaceKind, StoreOp, WriteKind } from '../ports/store.ts';
 import { TRANSACTION_MAX_ITEMS } from '../util/chunk.ts';
@@ -56,12 +56,8 @@ export const MAX_ITEM_BYTES = 380 * 1024;
 
 /** Refuses an item that would pass DynamoDB's 400 KB (413 naming what is too large), by its JSON size, which is close to DynamoDB's own count. */
 function checkItemSize(kind: string, item: object): void {
-  const scope = kind === 'ChangeOrder' ? (item as { InScopeSpaceIDs?: unknown }).InScopeSpaceIDs : undefined;
-  // A ChangeOrder's scope is stored packed (lib/store/scope.ts): counted as it is stored.
-  const size =
-    scope === undefined
-      ? Buffer.byteLength(JSON.stringify(item))
-      : Buffer.byteLength(JSON.stringify({ ...item, InScopeSpaceIDs: null })) + storedScopeBytes(scope);
+  // A ChangeOrder's scope and its promotions' Spaces are stored packed (lib/store/scope.ts): counted as stored.
+  const size = kind === 'ChangeOrder' ? storedChangeOrderBytes(item) : Buffer.byteLength(JSON.stringify(item));
   if (size > MAX_ITEM_BYTES) {
     const what = kind === 'Revision' ? 'the data, compressed,' : `the ${kind}`;
     throw new TooLarge(

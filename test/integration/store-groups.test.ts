@@ -193,11 +193,15 @@ describe('groups of writes on DynamoDB', () => {
     expect((scopes[0] as Uint8Array).length).toBe(160_000);
     const read = await store.getInSpace<ChangeOrder>('ChangeOrder', 'base', co.ChangeOrderID);
     expect(read?.InScopeSpaceIDs).toEqual(ids);
-    const narrower = { ...read!, InScopeSpaceIDs: ids.slice(1), Version: 2 };
+    // Its promotions' records of the Spaces they reached are packed alike: 6,000 of them beside the scope still fit.
+    const promotions = [
+      { PromotedAt: '2026-12-07T01:00:00.000Z', SpaceIDs: ids.slice(4000), Stage: 'prod', UserID: 'u' },
+    ];
+    const narrower = { ...read!, InScopeSpaceIDs: ids.slice(1), Promotions: promotions, Version: 2 };
     await store.transact([{ op: 'update', kind: 'ChangeOrder', item: narrower, expectedVersion: 1 }]);
-    expect((await store.getInSpace<ChangeOrder>('ChangeOrder', 'base', co.ChangeOrderID))?.InScopeSpaceIDs).toEqual(
-      ids.slice(1),
-    );
+    const updated = await store.getInSpace<ChangeOrder>('ChangeOrder', 'base', co.ChangeOrderID);
+    expect(updated?.InScopeSpaceIDs).toEqual(ids.slice(1));
+    expect(updated?.Promotions).toEqual(promotions);
     expect((scopes.at(-1) as Uint8Array).length).toBe(159_984);
   });
 
