@@ -30,6 +30,7 @@ export interface SweepResult {
   Organizations: number;
   ChangeOrders: number;
   Blocked: number;
+  /** Notices sent (each recorded with how it went, delivered or failed after its retries: a wait is told once either way). */
   Delivered: number;
   /** ChangeOrders the sweep could not explain, and why: the rest are still looked at. */
   Errors: { ChangeOrderID: string; Error: string }[];
