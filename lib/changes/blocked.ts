@@ -77,7 +77,8 @@ export async function sweepBlocked(deps: ChangeDeps): Promise<SweepResult> {
         if (!base) return;
         // The system's own look (no Role: it may read every Space), as `cub changeorder explain` would.
         const e = await explainPromotion(deps, { OrganizationID: org, UserID: 'baton' }, co, base, {});
-        if (e.Open || !e.Stage || !e.Gates.some((g) => !g.Satisfied)) return;
+        const shut = e.Gates.filter((g) => !g.Satisfied);
+        if (e.Open || !e.Stage || !shut.length) return;
         const since = blockedSince(co, e, await deps.store.progressOf(co.ChangeOrderID));
         const waited = Math.floor((now - Date.parse(since)) / 1000);
         result.Blocked++;
@@ -100,7 +101,7 @@ export async function sweepBlocked(deps: ChangeDeps): Promise<SweepResult> {
                 BlockedSince: since,
                 BlockedSeconds: waited,
                 BlockedFor: n.BlockedFor ?? DEFAULT_BLOCKED_FOR,
-                Gates: e.Gates.filter((g) => !g.Satisfied).map((g) => ({
+                Gates: shut.map((g) => ({
                   Prerequisite: g.Prerequisite,
                   SpaceSlug: g.SpaceSlug,
                   Message: g.Message,

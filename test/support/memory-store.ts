@@ -43,7 +43,7 @@ import type {
 import type { JobPartRecord, JobRecord } from '../../lib/ports/jobs.ts';
 import { TRANSACTION_MAX_ITEMS } from '../../lib/util/chunk.ts';
 import { inForce } from '../../lib/model/holds.ts';
-import { releaseToRecord } from '../../lib/model/change-orders.ts';
+import { inFlight, releaseToRecord } from '../../lib/model/change-orders.ts';
 
 type Item = Record<string, any>;
 
@@ -406,10 +406,7 @@ export class MemoryStore implements Store {
           (c) => c.ChangeOrderID === progress.ChangeOrderID && c.SpaceID === progress.BaseSpaceID,
         ).map((co) => ({ co, progress })),
       )
-      .filter(
-        ({ co }) =>
-          co.OrganizationID === orgId && (!('inFlight' in o) || (co.Stage !== 'Completed' && !co.AbortedReason)),
-      )
+      .filter(({ co }) => co.OrganizationID === orgId && (!('inFlight' in o) || inFlight(co)))
       .sort((a, b) => (a.co.ChangeOrderID < b.co.ChangeOrderID ? -1 : 1));
   progressAt = async (coId: string, spaceId: string) =>
     this.all<Progress>('Progress', (p) => p.ChangeOrderID === coId && p.SpaceID === spaceId)[0];
@@ -496,10 +493,7 @@ export class MemoryStore implements Store {
     this.all<Notification>('Notification', (n) => n.OrganizationID === orgId);
   notificationsWatchingBlocked = async () => this.all<Notification>('Notification', (n) => n.On.includes('Blocked'));
   changeOrdersInFlight = async (orgId: string, limit: number) =>
-    this.all<ChangeOrder>(
-      'ChangeOrder',
-      (co) => co.OrganizationID === orgId && co.Stage !== 'Completed' && !co.AbortedReason,
-    )
+    this.all<ChangeOrder>('ChangeOrder', (co) => co.OrganizationID === orgId && inFlight(co))
       .sort((a, b) => (a.ChangeOrderID < b.ChangeOrderID ? -1 : 1))
       .slice(0, limit);
   getNotification = async (orgId: string, id: string) =>
