@@ -141,7 +141,8 @@ export class Client {
     }
     const every = Number(io().env.CUB_POLL_MS ?? 500);
     const job = await followJob(
-      async (j) => (await this.get<JobAnswer>(`/job/${encodeURIComponent(j)}`)).body,
+      async (j, brief) =>
+        (await this.get<JobAnswer>(`/job/${encodeURIComponent(j)}`, brief ? { brief: 'true' } : undefined)).body,
       id,
       label,
       { every },

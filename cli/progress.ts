@@ -40,7 +40,9 @@ export interface JobAnswer {
   State: 'Running' | 'Done';
   Total: number;
   Done: number;
-  Spaces: { SpaceSlug: string; State: string; Action?: string; Error?: string }[];
+  Failed?: number;
+  /** Left out of a brief answer (`?brief=true`). */
+  Spaces?: { SpaceSlug: string; State: string; Action?: string; Error?: string }[];
   Status?: number;
   Result?: unknown;
 }
@@ -52,25 +54,28 @@ export function bar(done: number, total: number, width = 20): string {
 }
 
 /**
- * Follows a job until it ends: polls it every `every` ms, drawing `label`, the Spaces done of all and a
- * bar on standard error (on a terminal only), and resolves with the last answer — whose `Status` and
+ * Follows a job until it ends: polls its brief answer (`brief` true: counts only, one read on the server
+ * however many Spaces) every `every` ms, drawing `label`, the Spaces done of all and a bar on standard
+ * error (on a terminal only); then reads its whole answer once and resolves with it — whose `Status` and
  * `Result` are the answer the request would have given.
  */
 export async function followJob(
-  get: (id: string) => Promise<JobAnswer>,
+  get: (id: string, brief: boolean) => Promise<JobAnswer>,
   id: string,
   label: string,
   opts: { stream?: Terminal; every?: number; sleep?: (ms: number) => Promise<void> } = {},
 ): Promise<JobAnswer> {
   const stream = opts.stream ?? process.stderr;
   const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
-  let last = await get(id);
+  let last = await get(id, true);
   while (last.State !== 'Done') {
     if (stream.isTTY)
-      stream.write(`\r\x1b[K${label}: ${last.Done}/${last.Total} space(s) ${bar(last.Done, last.Total)} (job ${id})`);
+      stream.write(
+        `\r\x1b[K${label}: ${last.Done}/${last.Total} space(s) ${bar(last.Done, last.Total)}${last.Failed ? ` ${last.Failed} failed` : ''} (job ${id})`,
+      );
     await sleep(opts.every ?? 500);
-    last = await get(id);
+    last = await get(id, true);
   }
   if (stream.isTTY) stream.write('\r\x1b[K');
-  return last;
+  return get(id, false);
 }

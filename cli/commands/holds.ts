@@ -77,7 +77,7 @@ export const holdsCommands: Record<string, Record<string, Command>> = {
       process.stdout.write(
         `Job ${job.JobID} (${job.Kind}): ${job.State}, ${job.Done}/${job.Total} space(s) ${bar(job.Done, job.Total)}${job.Status ? `; answered ${job.Status}` : ''}\n`,
       );
-      print(job.Spaces, 'table', [
+      print(job.Spaces ?? [], 'table', [
         ['Space', (s) => s.SpaceSlug],
         ['State', (s) => s.State],
         ['Action', (s) => s.Action ?? ''],

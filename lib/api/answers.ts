@@ -240,7 +240,10 @@ export const JobAccepted = z
   .meta({ id: 'JobAccepted' });
 export type JobAccepted = z.infer<typeof JobAccepted>;
 
-/** `GET /job/{job_id}`: a job's progress, and once done the status and answer its request would have had. */
+/**
+ * `GET /job/{job_id}`: a job's progress, and once done the status and answer its request would have had
+ * (`?brief=true`: its counts and status only, one read however large the job).
+ */
 export const JobAnswer = z
   .strictObject({
     JobID: z.string(),
@@ -253,16 +256,20 @@ export const JobAnswer = z
     FinishedAt: z.string().optional(),
     Total: z.number(),
     Done: z.number(),
-    Spaces: z.array(
-      z.strictObject({
-        SpaceID: z.string(),
-        SpaceSlug: z.string(),
-        Wave: z.number(),
-        State: z.enum(['Pending', 'Done']),
-        Action: z.string().optional(),
-        Error: z.string().optional(),
-      }),
-    ),
+    Failed: z.number(),
+    /** Each Space, where it stands (left out of a brief answer). */
+    Spaces: z
+      .array(
+        z.strictObject({
+          SpaceID: z.string(),
+          SpaceSlug: z.string(),
+          Wave: z.number(),
+          State: z.enum(['Pending', 'Done']),
+          Action: z.string().optional(),
+          Error: z.string().optional(),
+        }),
+      )
+      .optional(),
     Status: z.number().optional(),
     Result: z.unknown().optional(),
   })

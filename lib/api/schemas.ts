@@ -223,6 +223,8 @@ export const DiffQuery = z.strictObject({
   to: z.coerce.number().int().positive().optional(),
 });
 export const NoQuery = z.strictObject({});
+/** `GET /job/{id}?brief=true`: where the job stands only (no per-Space list, no answer): what a follower polls. */
+export const JobQuery = z.strictObject({ brief: z.enum(['true', 'false']).optional() });
 export const NoBody = z.undefined();
 
 export const CreateVariant = z.strictObject({

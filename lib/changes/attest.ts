@@ -368,15 +368,14 @@ export const approveJob: JobHandler<ApprovePlan, ApprovedSpace> = {
     ...(r.entry.Action === 'Skipped' && r.entry.Reason ? { Error: r.entry.Reason } : {}),
   }),
   async finish(deps, _job, plan, results, end) {
-    const out: ApproveResult = {
-      DryRun: false,
-      Type: plan.Type,
-      Result: plan.Result,
-      Spaces: results.map((r) => r.entry),
-      Attestations: results.flatMap((r) => (r.attestation ? [r.attestation] : [])),
-    };
-    await deps.store.transact(end(out.Attestations.length ? 201 : 200, out));
+    const attested = results.some((r) => r.attestation);
+    await deps.store.transact(end(attested ? 201 : 200, { DryRun: false, Type: plan.Type, Result: plan.Result }));
   },
+  answer: (head, results): ApproveResult => ({
+    ...(head as Pick<ApproveResult, 'DryRun' | 'Type' | 'Result'>),
+    Spaces: results.map((r) => r.entry),
+    Attestations: results.flatMap((r) => (r.attestation ? [r.attestation] : [])),
+  }),
 };
 
 /** `cub attestation create`: an attestation of any type in one Space, over a ChangeOrder's revisions there or named ones. */

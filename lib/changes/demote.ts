@@ -240,8 +240,9 @@ export const demoteJob: JobHandler<DemotePlan, DemoteResult> = {
   }),
   async finish(deps, _job, _plan, results, end) {
     const r = results[0]!;
-    await deps.store.transact(end(r.Error || r.Units.some((u) => u.Action === 'Failed') ? 207 : 200, r));
+    await deps.store.transact(end(r.Error || r.Units.some((u) => u.Action === 'Failed') ? 207 : 200, {}));
   },
+  answer: (_head, results) => results[0],
 };
 
 async function demoteUnits(

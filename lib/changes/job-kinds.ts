@@ -19,5 +19,5 @@ export const runPart = (
 /** Takes up a job from what the table says (after a restart). */
 export const resume = (deps: ChangeDeps, jobId: string): Promise<void> => resumeJob(deps, JOB_HANDLERS, jobId);
 /** `GET /job/{id}`. */
-export const getJob = (deps: ChangeDeps, caller: Caller, jobId: string): Promise<JobView> =>
-  jobView(deps, JOB_HANDLERS, caller, jobId);
+export const getJob = (deps: ChangeDeps, caller: Caller, jobId: string, o?: { brief?: boolean }): Promise<JobView> =>
+  jobView(deps, JOB_HANDLERS, caller, jobId, o);

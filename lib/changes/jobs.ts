@@ -46,17 +46,19 @@ export interface JobHandler<P = unknown, R = unknown> {
   /** What a Space's result says, for the job's progress (its action, and the error if any). */
   summary(result: R): { SpaceID: string; Action: string; Error?: string };
   /**
-   * Turns every Space's result (in order) into the answer the request would have given, and writes what
-   * the operation records with `end(status, body)` — the job's own end (its record, and its running
-   * marker removed) — in the same transaction.
+   * Records what the operation came to from every Space's result (in order), with `end(status, head)` —
+   * the job's own end — in the same transaction. `head` is the request's answer without what each Space
+   * came to (kept once, in the parts): the Job item keeps only it, so a job of any size can end.
    */
   finish(
     deps: ChangeDeps,
     job: JobRecord,
     plan: P,
     results: R[],
-    end: (status: number, body: unknown) => StoreOp[],
+    end: (status: number, head: unknown) => StoreOp[],
   ): Promise<void>;
+  /** The answer the request would have given: the head `finish` ended with, and every Space's result in order. */
+  answer(head: unknown, results: R[]): unknown;
   /** After the job has ended (effects that may run again: e.g. a Stage re-evaluated). */
   after?(deps: ChangeDeps, job: JobRecord, plan: P): Promise<void>;
 }
@@ -229,7 +231,7 @@ async function finishJob(deps: ChangeDeps, handlers: JobHandlers, job: JobRecord
   const results = parts.flatMap((p) => JSON.parse(decompress(p.Result)) as unknown[]);
   const now = deps.now();
   try {
-    await handler.finish(deps, job, plan.data, results, (status, body) => [
+    await handler.finish(deps, job, plan.data, results, (status, head) => [
       {
         op: 'update',
         kind: 'Job',
@@ -237,7 +239,7 @@ async function finishJob(deps: ChangeDeps, handlers: JobHandlers, job: JobRecord
           ...job,
           State: 'Done',
           Status: status,
-          Result: compress(JSON.stringify(body)),
+          Result: compress(JSON.stringify(head)),
           FinishedAt: now.toISOString(),
           UpdatedAt: now.toISOString(),
           ExpiresAtEpoch: Math.floor(now.getTime() / 1000) + JOB_KEPT_S,
@@ -267,7 +269,10 @@ export interface JobView {
   FinishedAt?: string;
   Total: number;
   Done: number;
-  Spaces: {
+  /** Spaces whose part is written and failed. */
+  Failed: number;
+  /** Each Space, where it stands (not in a brief view). */
+  Spaces?: {
     SpaceID: string;
     SpaceSlug: string;
     Wave: number;
@@ -281,25 +286,20 @@ export interface JobView {
   Result?: unknown;
 }
 
-/** A job as its organization's members see it (another organization's is not found). */
+/**
+ * A job as its organization's members see it (another organization's is not found). `brief`: where it
+ * stands only — no per-Space list and no answer, one read however many Spaces it has (what a follower polls).
+ */
 export async function jobView(
   deps: ChangeDeps,
   handlers: JobHandlers,
   caller: Caller,
   jobId: string,
+  o: { brief?: boolean } = {},
 ): Promise<JobView> {
   const job = await deps.store.getJob(jobId);
   if (!job || job.OrganizationID !== caller.OrganizationID) throw new NotFound(`job '${jobId}' not found`);
-  const handler = handlers[job.Kind];
-  const plan = planOf(job);
-  const parts = await deps.store.jobParts(jobId);
-  const done = new Map<string, { Action: string; Error?: string }>();
-  for (const p of parts)
-    for (const r of JSON.parse(decompress(p.Result)) as unknown[]) {
-      const s = handler.summary(r);
-      done.set(s.SpaceID, { Action: s.Action, ...(s.Error ? { Error: s.Error } : {}) });
-    }
-  return {
+  const view: JobView = {
     JobID: job.JobID,
     Kind: job.Kind,
     State: job.State,
@@ -310,6 +310,20 @@ export async function jobView(
     ...(job.FinishedAt ? { FinishedAt: job.FinishedAt } : {}),
     Total: job.Total,
     Done: job.State === 'Done' ? job.Total : job.SpacesDone,
+    Failed: job.SpacesFailed ?? 0,
+    ...(job.State === 'Done' ? { Status: job.Status } : {}),
+  };
+  if (o.brief) return view;
+  const handler = handlers[job.Kind];
+  const plan = planOf(job);
+  const results = (await deps.store.jobParts(jobId)).flatMap((p) => JSON.parse(decompress(p.Result)) as unknown[]);
+  const done = new Map<string, { Action: string; Error?: string }>();
+  for (const r of results) {
+    const s = handler.summary(r);
+    done.set(s.SpaceID, { Action: s.Action, ...(s.Error ? { Error: s.Error } : {}) });
+  }
+  return {
+    ...view,
     Spaces: plan.waves.flatMap((w, wave) =>
       w.map((s) => ({
         SpaceID: s.SpaceID,
@@ -318,8 +332,8 @@ export async function jobView(
         ...(done.has(s.SpaceID) ? { State: 'Done' as const, ...done.get(s.SpaceID)! } : { State: 'Pending' as const }),
       })),
     ),
-    ...(job.State === 'Done'
-      ? { Status: job.Status, Result: job.Result ? JSON.parse(decompress(job.Result)) : undefined }
+    ...(job.State === 'Done' && job.Result
+      ? { Result: handler.answer(JSON.parse(decompress(job.Result)), results) }
       : {}),
   };
 }

@@ -6,8 +6,9 @@ export type JobKind = 'Promote' | 'Approve' | 'Demote';
 /**
  * A long operation running as a job. Its Spaces are split into waves (run one after another) of parts
  * (run by workers at once); `Parts[w]` is how many parts wave `w` has. `Plan` and `Result` are
- * compressed JSON: what the request planned, and once `Done` the body it would have answered with
- * `Status`.
+ * compressed JSON: what the request planned, and once `Done` the head of the body it would have answered
+ * with `Status` — the body without what each Space came to, which its parts keep (a job's answer is put
+ * together when it is read, so no job is too large to end).
  */
 export interface JobRecord {
   JobID: string;

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { resume } from '../../lib/changes/job-kinds.ts';
 import { runPart } from '../../lib/changes/job-kinds.ts';
+import { decompress } from '../../lib/config/hash.ts';
 import { createOrganization } from '../../lib/local/bootstrap.ts';
 import type { LocalJobPool } from '../../lib/local/jobs.ts';
 import { startServer, type LocalServer } from '../../lib/local/server.ts';
@@ -108,7 +109,15 @@ describe('long promotions run as jobs', () => {
     for (let i = 0; i < 500 && (await api.get(`/job/${accepted.body.JobID}`)).body.Done < 5; i++)
       await new Promise((r) => setTimeout(r, 20));
     const midway = (await api.get(`/job/${accepted.body.JobID}`)).body;
-    expect(midway).toMatchObject({ State: 'Running', Done: 5, Total: 7 });
+    expect(midway).toMatchObject({ State: 'Running', Done: 5, Total: 7, Failed: 0 });
+    // The brief answer a follower polls: the counts, without the Spaces (or a Result, still running).
+    const brief = await api.get(`/job/${accepted.body.JobID}?brief=true`);
+    expect(brief.status).toBe(200);
+    expect(Object.keys(brief.body).sort()).toEqual(
+      ['CreatedAt', 'Done', 'Failed', 'JobID', 'Kind', 'State', 'Subject', 'Total', 'UpdatedAt', 'UserID'].sort(),
+    );
+    expect(brief.body).toMatchObject({ State: 'Running', Done: 5, Total: 7, Failed: 0 });
+    expect((await api.get(`/job/${accepted.body.JobID}?brief=yes`)).body.Message).toMatch(/brief/);
     expect(midway.Spaces.map((s: { SpaceSlug: string }) => s.SpaceSlug)).toEqual(targets);
     expect(
       midway.Spaces.filter((s: { State: string }) => s.State === 'Pending').map(
@@ -134,6 +143,11 @@ describe('long promotions run as jobs', () => {
     expect(co.Promotions[0].SpaceIDs).toHaveLength(7);
     for (const t of targets) expect((await api.get(`/space/${t}/unit/b/data`)).text).toContain('replicas: 4');
     expect(await deps.store.runningJobs()).not.toContain(accepted.body.JobID);
+    // The Job item keeps the answer's head only; the per-Space results live in its parts (so a job of
+    // 10,000 Spaces fits DynamoDB's 400 KB item).
+    const stored = JSON.parse(decompress((await deps.store.getJob(accepted.body.JobID))!.Result!));
+    expect(stored).toMatchObject({ Landed: 7, Total: 7 });
+    expect(stored.Spaces).toBeUndefined();
   });
 
   it('retries a part that fails, and when it fails every time reports its Spaces failed; a rerun finishes the wave', async () => {

@@ -3,6 +3,7 @@ import { jobView, resumeJob, runJobPart, startJob, type JobHandler, type JobHand
 import type { Caller, Space } from '../../lib/model/entities.ts';
 import type { Deps, JobMessage } from '../../lib/ports/deps.ts';
 import { MemoryStore } from '../support/memory-store.ts';
+import { decompress } from '../../lib/config/hash.ts';
 
 const caller: Caller = { OrganizationID: 'org', UserID: 'alice', Role: 'Admin' };
 const space = (slug: string) => ({ SpaceID: `id-${slug}`, Slug: slug }) as Space;
@@ -25,14 +26,14 @@ function recorder(
       Action: r.Failed ? 'Failed' : 'Done',
       ...(r.Failed ? { Error: r.Failed } : {}),
     }),
-    async finish(deps, _job, _plan, results, end) {
-      await deps.store.transact(
-        end(results.some((r) => r.Failed) ? 207 : 200, {
-          Slugs: results.map((r) => r.Slug),
-          Failed: results.filter((r) => r.Failed).map((r) => r.Slug),
-        }),
-      );
+    async finish(deps, _job, plan, results, end) {
+      await deps.store.transact(end(results.some((r) => r.Failed) ? 207 : 200, { Note: plan.note }));
     },
+    answer: (head, results) => ({
+      ...(head as object),
+      Slugs: results.map((r) => r.Slug),
+      Failed: results.filter((r) => r.Failed).map((r) => r.Slug),
+    }),
   };
 }
 
@@ -96,7 +97,7 @@ describe('jobs', () => {
     await run(handlers, sent[1]!);
     const midway = await jobView(deps, handlers, caller, 'j1');
     expect(midway).toMatchObject({ State: 'Running', Done: 1, Total: 6 });
-    expect(midway.Spaces.map((s) => `${s.SpaceSlug}:${s.State}`)).toEqual([
+    expect(midway.Spaces!.map((s) => `${s.SpaceSlug}:${s.State}`)).toEqual([
       'a:Pending',
       'b:Pending',
       'c:Done',
@@ -117,7 +118,23 @@ describe('jobs', () => {
       State: 'Done',
       Done: 6,
       Status: 200,
-      Result: { Slugs: ['a', 'b', 'c', 'd', 'e', 'f'], Failed: [] },
+      Result: { Note: 'n', Slugs: ['a', 'b', 'c', 'd', 'e', 'f'], Failed: [] },
+    });
+    // The Job item keeps the answer's head only; what each Space came to is read from its parts.
+    expect(JSON.parse(decompress((await store.getJob('j1'))!.Result!))).toEqual({ Note: 'n' });
+    // A brief view is where the job stands and how it was answered, without the Spaces or the answer.
+    expect(await jobView(deps, handlers, caller, 'j1', { brief: true })).toEqual({
+      JobID: 'j1',
+      Kind: 'Promote',
+      State: 'Done',
+      UserID: 'alice',
+      CreatedAt: '2026-12-03T00:00:00.000Z',
+      UpdatedAt: '2026-12-03T00:00:00.000Z',
+      FinishedAt: '2026-12-03T00:00:00.000Z',
+      Total: 6,
+      Done: 6,
+      Failed: 0,
+      Status: 200,
     });
     expect(await store.runningJobs()).toEqual([]);
     // Another organization does not see it.
@@ -136,8 +153,8 @@ describe('jobs', () => {
     await run(handlers, sent[2]!, 'd broke');
     await run(handlers, sent[3]!);
     const v = await jobView(deps, handlers, caller, 'j2');
-    expect(v).toMatchObject({ State: 'Done', Status: 207, Result: { Failed: ['d'] } });
-    expect(v.Spaces.find((s) => s.SpaceSlug === 'd')).toMatchObject({
+    expect(v).toMatchObject({ State: 'Done', Status: 207, Failed: 1, Result: { Failed: ['d'] } });
+    expect(v.Spaces!.find((s) => s.SpaceSlug === 'd')).toMatchObject({
       State: 'Done',
       Action: 'Failed',
       Error: 'd broke',

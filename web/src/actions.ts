@@ -114,11 +114,14 @@ export async function promoteDialog(r: Rollout, refresh: () => void): Promise<vo
 async function followJob(id: string, status: HTMLElement): Promise<Promotion> {
   const bar = h('progress', { max: '1', value: '0', 'aria-label': 'promotion progress' });
   status.replaceChildren(h('p', {}, `Running as job ${id}…`), bar);
+  const path = `/job/${encodeURIComponent(id)}`;
   for (;;) {
-    const j = (await call<JobAnswer>('GET', `/job/${encodeURIComponent(id)}`)).body;
-    bar.max = j.Total || 1;
-    bar.value = j.Done;
-    if (j.State === 'Done') {
+    // The brief answer while it runs (counts only: one read however many Spaces), the whole one at the end.
+    const b = (await call<JobAnswer>('GET', `${path}?brief=true`)).body;
+    bar.max = b.Total || 1;
+    bar.value = b.Done;
+    if (b.State === 'Done') {
+      const j = (await call<JobAnswer>('GET', path)).body;
       if ((j.Status ?? 200) >= 400)
         throw new ApiError(
           j.Status ?? 500,

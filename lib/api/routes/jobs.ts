@@ -2,7 +2,7 @@ import { answered, JobAccepted, JobAnswer } from '../answers.ts';
 import { getJob } from '../../changes/job-kinds.ts';
 import type { JobRecord } from '../../ports/jobs.ts';
 import { route, type Reply } from '../route.ts';
-import { NoBody, NoQuery } from '../schemas.ts';
+import { JobQuery, NoBody } from '../schemas.ts';
 
 /** The answer to a request that runs on as a job: 202, its ID, and where to follow it. */
 export function accepted(job: JobRecord): Reply {
@@ -26,11 +26,13 @@ export const jobRoutes = [
     method: 'GET',
     path: '/job/{job_id}',
     name: 'GetJob',
-    query: NoQuery,
+    query: JobQuery,
     body: NoBody,
     answer: JobAnswer,
-    async handle({ deps, caller, params }) {
-      return { body: answered(JobAnswer, await getJob(deps, caller, params.job_id!)) };
+    async handle({ deps, caller, params, query }) {
+      return {
+        body: answered(JobAnswer, await getJob(deps, caller, params.job_id!, { brief: query.brief === 'true' })),
+      };
     },
   }),
 ];

@@ -7,7 +7,14 @@ import { promoteContext, type PromoteContext } from './context.ts';
 
 import { conclude, promotionRecord, withStageReached } from './record.ts';
 import { budgeted, promoter } from './space.ts';
-import { SpaceAction, type SpaceResult, PROMOTE_CONCURRENCY, type Gated, type PromoteOptions } from './types.ts';
+import {
+  SpaceAction,
+  type SpaceResult,
+  PROMOTE_CONCURRENCY,
+  type Gated,
+  type PromoteOptions,
+  type PromoteResult,
+} from './types.ts';
 import { afterPromotion } from '../reevaluate.ts';
 import type { GateContext } from '../stages.ts';
 import type { Caller, ChangeOrder, GateResult, Space } from '../../model/entities.ts';
@@ -184,8 +191,10 @@ export const promoteJob: JobHandler<PromoteJobPlan, SpaceResult> = {
     );
     if (record.reached) stageRecorded.add(job.JobID);
     if (stageRecorded.size > 16) stageRecorded.delete(stageRecorded.values().next().value!);
-    await recordOn(deps, co, record.change, record.events, end(outcome === 'Partial' ? 207 : 200, result));
+    const { Spaces: _each, ...head } = result;
+    await recordOn(deps, co, record.change, record.events, end(outcome === 'Partial' ? 207 : 200, head));
   },
+  answer: (head, results) => ({ ...(head as Omit<PromoteResult, 'Spaces'>), Spaces: results }),
   async after(deps, job, plan) {
     if (stageRecorded.delete(job.JobID)) return;
     await afterPromotion(
