@@ -224,18 +224,28 @@ export const ChangeOrderStageDetail = z.object({
   PreviousStage: z.string().optional(),
 });
 
-/** A promotion that did not land everywhere: the Spaces it failed or blocked in. */
+/**
+ * How many Spaces (and failed gates) a promotion's event names; past that it names the first ones and counts
+ * them all, as EventBridge takes 256 KB an event (10,000 IDs are 390 KB). The ChangeOrder and the job keep the rest.
+ */
+export const EVENT_SPACE_IDS = 1000;
+export const EVENT_FAILED_GATES = 100;
+
+/** A promotion that did not land everywhere: the Spaces it failed or blocked in (the first 1,000; SpaceCount: all). */
 export const PromotionFailedDetail = z.object({
   ...OfChangeOrder,
   Stage: z.string().optional(),
-  SpaceIDs: z.array(z.uuid()),
+  SpaceIDs: z.array(z.uuid()).max(EVENT_SPACE_IDS),
+  SpaceCount: z.number().int().positive(),
 });
 
-/** A promotion forced past failing gates: which gates, into which Spaces, who and why. */
+/** A promotion forced past failing gates: which gates, into which Spaces (the first 1,000 of SpaceCount; the first 100 gates of FailedGateCount), who and why. */
 export const PromotionOverriddenDetail = z.object({
   ...OfChangeOrder,
   Stage: z.string().optional(),
-  SpaceIDs: z.array(z.uuid()),
+  SpaceIDs: z.array(z.uuid()).max(EVENT_SPACE_IDS),
+  SpaceCount: z.number().int().positive(),
+  FailedGateCount: z.number().int().positive(),
   FailedGates: z.array(
     z.object({
       Prerequisite: z.string(),

@@ -384,7 +384,9 @@ describe.shuffle('a change order through dev, staging and prod', () => {
     const failed = env.bus.log.filter(
       (e) => e.detailType === 'Promotion Failed' && e.detail.ChangeOrderID === r.body.ChangeOrderID,
     );
-    expect(failed.map((e) => [e.detail.Stage, e.detail.SpaceIDs])).toEqual([['prod', [ids['prod-use1']]]]);
+    expect(failed.map((e) => [e.detail.Stage, e.detail.SpaceIDs, e.detail.SpaceCount])).toEqual([
+      ['prod', [ids['prod-use1']], 1],
+    ]);
     expect(await image('acme-prod-euw1')).toBe('ghcr.io/acme/acme:v452');
     expect((await co()).Stage).toBe('staging');
     const cs = (await env.api.get('/space/acme-prod-use1/change_set/hotfix')).body;

@@ -8,11 +8,14 @@ import type { ChangeDeps } from '../ports.ts';
 import { stageAdvance, stageReachedBy } from '../reevaluate.ts';
 import type { GateContext } from '../stages.ts';
 import { SpaceAction, type Gated, type PromoteResult, type SpaceResult } from './types.ts';
-import { DetailType, SOURCE, type BatonEvent } from '../../events/contracts.ts';
+import { DetailType, EVENT_FAILED_GATES, EVENT_SPACE_IDS, SOURCE, type BatonEvent } from '../../events/contracts.ts';
 import type { Caller, ChangeOrder, GateResult } from '../../model/entities.ts';
 import { countedApprovals } from '../windows.ts';
 
 export const recorded = (gates: GateResult[]): GateResult[] => gates.map(({ Evidence: _e, Opens: _o, ...g }) => g);
+
+/** How many failed Spaces the answer's Message names; the rest it counts. */
+export const MESSAGE_FAILURES = 10;
 
 /** What every Space came to, as the answer says it: landed, failures, and the outcome. */
 export function conclude(
@@ -35,8 +38,12 @@ export function conclude(
   const failures = spaces.filter(
     (s) => s.Action === SpaceAction.Failed || s.Action === SpaceAction.Blocked || s.Action === SpaceAction.NotStarted,
   );
-  if (failures.length)
-    result.Message = `${result.Landed} of ${result.Total} space(s) ${dryRun ? 'would take' : 'took'} change order '${co.Slug}'; ${failures.map((f) => `'${f.SpaceSlug}': ${f.Error}`).join('; ')}`;
+  if (failures.length) {
+    // The first few by name; the rest counted (each is in Spaces, and a 10,000-Space stage's would be megabytes).
+    const named = failures.slice(0, MESSAGE_FAILURES).map((f) => `'${f.SpaceSlug}': ${f.Error}`);
+    if (failures.length > MESSAGE_FAILURES) named.push(`and ${failures.length - MESSAGE_FAILURES} more`);
+    result.Message = `${result.Landed} of ${result.Total} space(s) ${dryRun ? 'would take' : 'took'} change order '${co.Slug}'; ${named.join('; ')}`;
+  }
   return { outcome: failures.length ? 'Partial' : 'Done', result, failures };
 }
 
@@ -78,7 +85,8 @@ export function promotionRecord(
         ChangeOrderID: co.ChangeOrderID,
         Slug: co.Slug,
         Stage: stageName,
-        SpaceIDs: failures.map((f) => f.SpaceID),
+        SpaceIDs: failures.slice(0, EVENT_SPACE_IDS).map((f) => f.SpaceID),
+        SpaceCount: failures.length,
       },
     });
   if (result.Forced) {
@@ -90,8 +98,10 @@ export function promotionRecord(
         ChangeOrderID: co.ChangeOrderID,
         Slug: co.Slug,
         Stage: stageName,
-        SpaceIDs: targets,
-        FailedGates: recorded(failedGates),
+        SpaceIDs: targets.slice(0, EVENT_SPACE_IDS),
+        SpaceCount: targets.length,
+        FailedGates: recorded(failedGates.slice(0, EVENT_FAILED_GATES)),
+        FailedGateCount: failedGates.length,
         Reason: forceReason!,
         UserID: caller.UserID,
       },
