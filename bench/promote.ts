@@ -10,13 +10,15 @@
  * the promotions (in cores: Node runs the API and the promotions on one);
  * the dry run of the prod Stage (time, requests); the requests one `changeorder get` and the rollout page's
  * first read and its next (what each poll costs) cost, and each stage's wall time. A stage runs as a user's promotion would: in
- * the request up to BATON_JOB_THRESHOLD (100) Spaces, as a job past it (marked `j`; the bench waits on the
- * worker pool, not by polling); `--jobs` runs every stage as a job. With --json, one JSON object per size;
+ * the request up to BATON_JOB_THRESHOLD (100) Spaces, as a job past it (marked `j`; timed to the worker pool's end, and followed
+ * as cub follows it, with its progress bar on a terminal, through a second server whose requests are not counted); `--jobs`
+ * runs every stage as a job. With --json, one JSON object per size;
  * with --trace, each DynamoDB request of the promotions as it is sent; with --profile, a CPU profile of them. The engine and
  * this process are both warmed first, unmeasured, until they settle (the ceiling again until two runs agree within 5%, then 100-Space
  * fleets promoted, their prod Stage as a job, until two agree within 10%); `--cold` skips the fleets. Each table is dropped once measured.
  */
 import { randomUUID } from 'node:crypto';
+import { gzipSync } from 'node:zlib';
 import { performance } from 'node:perf_hooks';
 import { createOrganization } from '../lib/local/bootstrap.ts';
 import { startDynamoLocal } from '../lib/local/dynamo.ts';
@@ -38,6 +40,7 @@ import {
 import { readSpace } from '../lib/changes/promote/context.ts';
 import { meterCapacity } from './capacity.ts';
 import { promoteAndReplay } from './replay.ts';
+import { followJob, type JobAnswer } from '../cli/progress.ts';
 import { FUNCTION_MEMORY_MB } from '../infra/sizes.ts';
 import prices from './prices.json' with { type: 'json' };
 
@@ -52,6 +55,8 @@ const READ_MS = 300;
 /** Small fleets: runs of the 10-Space promotion and its replay, and the most the promotion's median may be of the replay's. */
 const LATENCY_RUNS = Number(option('latency-runs') ?? 8);
 const LATENCY_TARGET = 1.3;
+/** The most a Lambda behind API Gateway may answer (its response payload limit). */
+const LAMBDA_RESPONSE_BYTES = 6 * 2 ** 20;
 /** Runs of each size (the issue's medians are of 3 at 100 and 1,000 Spaces). */
 const RUNS = Number(option('runs') ?? 1);
 
@@ -138,6 +143,8 @@ interface Run {
   explain: { requests: number; seconds: number };
   /** This process's peak resident memory while the fleet was built and promoted (MB). */
   peakRssMB: number;
+  /** The largest job's whole answer (GET /job at its end, what cub reads once): bytes and seconds; 0 when none ran as a job. */
+  wholeAnswer: { bytes: number; gzipBytes: number; seconds: number };
 }
 
 async function fleet(
@@ -201,11 +208,33 @@ async function fleet(
     }
   };
   const server = await startServer(deps);
+  // What cub's follower reads (GET /job, brief while it runs, whole at the end) goes to a second server over the same
+  // table through a client not counted: a user's polls are not the promotion's requests, nor its billed units.
+  const followClient = dynamoClient(endpoint);
+  const followServer = await startServer(localDeps(dynamoStore(followClient, table)).deps);
   // This process's resident memory, sampled while the fleet is built and promoted: the server and the job worker both run in it.
   let peakRss = process.memoryUsage().rss;
   const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 200);
   const { token, caller } = await createOrganization(deps, `bench-${table}`);
   const call = apiCaller(server.url, token);
+  /** Each job's whole answer as cub reads it at the end: its size and how long the read took. */
+  const wholeAnswers: { bytes: number; gzipBytes: number; seconds: number }[] = [];
+  const followGet = async (id: string, brief: boolean): Promise<JobAnswer> => {
+    const w0 = performance.now();
+    const r = await fetch(`${followServer.url}/job/${encodeURIComponent(id)}${brief ? '?brief=true' : ''}`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    const text = await r.text();
+    if (r.status !== 200) throw new Error(`GET /job/${id}: ${r.status} ${text.slice(0, 400)}`);
+    // Sent gzipped (fetch asks for it); its size as sent is the gzip of the JSON.
+    if (!brief)
+      wholeAnswers.push({
+        bytes: Buffer.byteLength(text),
+        gzipBytes: gzipSync(text).length,
+        seconds: (performance.now() - w0) / 1000,
+      });
+    return JSON.parse(text) as JobAnswer;
+  };
   await buildFleet(call, spaces, unitsPer);
   await justBefore?.();
   requests = 0;
@@ -222,7 +251,7 @@ async function fleet(
   const cpu0 = process.cpuUsage();
   let promoted = 0;
   const jobSeconds: number[] = [];
-  const jobIds: string[] = [];
+  const follows: Promise<JobAnswer>[] = [];
   const answers: any[] = [];
   const ranAs: ('request' | 'job')[] = [];
   let dryRun = { requests: 0, seconds: 0 };
@@ -263,9 +292,10 @@ async function fleet(
     });
     callSeconds += (performance.now() - c0) / 1000;
     if (answer.JobID) {
-      // Waiting on the pool itself, not by polling, so the requests counted are the promotion's own.
+      // Followed as cub follows it (cli/progress.ts: its bar on standard error, on a terminal), through the uncounted
+      // server; the stage's time is to the pool's end, not to the follower's next poll.
+      follows.push(followJob(followGet, answer.JobID, `promoting ${stage} (${spaces} spaces)`, { every: 1000 }));
       await pool.idle();
-      jobIds.push(answer.JobID);
       ranAs.push('job');
     } else {
       answers.push(answer);
@@ -286,9 +316,8 @@ async function fleet(
   const latency = Object.fromEntries(
     Object.entries(waited).map(([k, v]) => [k, +(v / (byCommand[k] ?? 1)).toFixed(1)]),
   );
-  for (const id of jobIds) {
-    const job = await call('GET', `/job/${id}`);
-    if (job.State !== 'Done') throw new Error(`job ${id} did not finish`);
+  for (const job of await Promise.all(follows)) {
+    if (job.State !== 'Done' || job.Status !== 200) throw new Error(`job ${job.JobID} ended ${job.Status}`);
     answers.push(job.Result);
   }
   for (const r of answers) {
@@ -320,6 +349,8 @@ async function fleet(
   );
   const readsPerSecond = (variants.length * unitsPer) / ((performance.now() - q0) / 1000);
   await server.close();
+  await followServer.close();
+  followClient.destroy();
   await dropTable(client, table);
   client.destroy();
   if (promoted !== spaces * unitsPer) throw new Error(`expected ${spaces * unitsPer} units upgraded, got ${promoted}`);
@@ -346,6 +377,7 @@ async function fleet(
     getSeconds,
     explain,
     peakRssMB: peakRss / 2 ** 20,
+    wholeAnswer: wholeAnswers.reduce((a, b) => (b.bytes > a.bytes ? b : a), { bytes: 0, gzipBytes: 0, seconds: 0 }),
   };
 }
 
@@ -444,6 +476,9 @@ try {
       lambdaGBSecondsPer1000Units: +((r.lambdaGBSeconds / r.units) * 1000).toFixed(2),
       lambdaInvocations: r.lambdaInvocations,
       peakRssMB: Math.round(r.peakRssMB),
+      jobAnswerMB: +(r.wholeAnswer.bytes / 2 ** 20).toFixed(2),
+      jobAnswerGzipMB: +(r.wholeAnswer.gzipBytes / 2 ** 20).toFixed(2),
+      jobAnswerSeconds: +r.wholeAnswer.seconds.toFixed(2),
       warmUp,
     };
     measured.push(out);
@@ -474,6 +509,10 @@ try {
       console.log(
         `        peak resident memory while building and promoting (the server and the job worker, one process): ${out.peakRssMB} MB${out.peakRssMB <= 512 ? '' : ' (over 512)'}`,
       );
+      if (out.jobAnswerMB)
+        console.log(
+          `        the largest job's whole answer (GET /job once it is done, as cub reads it): ${out.jobAnswerMB} MB of JSON, sent gzipped as ${out.jobAnswerGzipMB} MB (${((out.jobAnswerGzipMB * 4) / 3).toFixed(2)} MB base64 from a Lambda, which may answer ${LAMBDA_RESPONSE_BYTES / 2 ** 20} MB${(out.jobAnswerGzipMB * 4) / 3 > LAMBDA_RESPONSE_BYTES / 2 ** 20 ? ': over' : ''}), in ${out.jobAnswerSeconds} s`,
+        );
       console.log(
         `        this process's CPU over the promotions (API, promotions, SDK; one core is all it can use): ${out.nodeCores.toFixed(2)} cores`,
       );

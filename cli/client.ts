@@ -52,14 +52,24 @@ async function exchange(
       url,
       {
         method,
-        headers: body === undefined ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+        headers: {
+          ...headers,
+          'accept-encoding': 'gzip',
+          ...(body === undefined ? {} : { 'content-length': String(Buffer.byteLength(body)) }),
+        },
       },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () =>
-          resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8'), headers: res.headers }),
-        );
+        res.on('end', () => {
+          const raw = Buffer.concat(chunks);
+          // A large answer comes gzipped (asked for below); zlib is loaded only then.
+          const text =
+            res.headers['content-encoding'] === 'gzip'
+              ? import('node:zlib').then((z) => z.gunzipSync(raw).toString('utf8'))
+              : Promise.resolve(raw.toString('utf8'));
+          text.then((t) => resolve({ status: res.statusCode ?? 0, text: t, headers: res.headers }), reject);
+        });
         res.on('error', reject);
       },
     );

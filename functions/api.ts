@@ -1,4 +1,5 @@
 import { handleApiEvent, type ApiEvent } from '../lib/api/handler.ts';
+import { encodeAnswer } from '../lib/api/encoding.ts';
 import { logger, metrics, observed } from './observability.ts';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { lambdaDeps } from './wiring.ts';
@@ -26,5 +27,6 @@ export const handler = observed(async (event: ApiEvent) => {
   const status = result.statusCode ?? 200;
   if (status >= 400) metrics.addMetric(status >= 500 ? 'Http5xx' : 'Http4xx', MetricUnit.Count, 1);
   logger.info('answered', { status });
-  return result;
+  // Large answers gzipped for a client that accepts it: a Lambda may answer 6 MB at most.
+  return encodeAnswer(result, event.headers?.['accept-encoding']);
 });

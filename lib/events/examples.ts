@@ -105,7 +105,8 @@ export const EVENT_EXAMPLES: { meaning: string; event: BatonEvent; produces?: Ho
     },
   },
   {
-    meaning: 'A promotion did not land in every Space it targeted: the ones it failed or blocked in.',
+    meaning:
+      "A promotion did not land in every Space it targeted: the ones it failed or blocked in (the first 1,000 by ID, `SpaceCount` of them in all; the ChangeOrder's PromotionFailures and the job have the rest), so an event fits EventBridge's 256 KB at any fleet size.",
     event: {
       source: SOURCE,
       detailType: DetailType.PromotionFailed,
@@ -122,7 +123,7 @@ export const EVENT_EXAMPLES: { meaning: string; event: BatonEvent; produces?: Ho
   },
   {
     meaning:
-      'A promotion was forced past failing gates with `--force --force-reason`: the gates, the Spaces, who and why.',
+      'A promotion was forced past failing gates with `--force --force-reason`: the gates (the first 100 of `FailedGateCount`), the Spaces (the first 1,000 of `SpaceCount`), who and why.',
     event: {
       source: SOURCE,
       detailType: DetailType.PromotionOverridden,

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { authorizeRequest } from '../api/auth.ts';
+import { encodeAnswer } from '../api/encoding.ts';
 import type { Deps } from '../ports/deps.ts';
 import {
   answerIssues,
@@ -118,8 +119,10 @@ export async function startServer(
     }
     // A request refused before its body was read whole: close the connection rather than read the rest.
     if (result.statusCode === 413 && !req.complete) res.setHeader('connection', 'close');
+    // Large answers gzipped for a client that accepts it, as the Lambda sends them.
+    result = encodeAnswer(result, [req.headers['accept-encoding']].flat().join(','));
     res.writeHead(result.statusCode ?? 200, result.headers as Record<string, string>);
-    res.end(result.body ?? '');
+    res.end(result.isBase64Encoded ? Buffer.from(result.body ?? '', 'base64') : (result.body ?? ''));
     if (result.statusCode === 413 && !req.complete) req.destroy();
   });
   await new Promise<void>((resolve, reject) => {
