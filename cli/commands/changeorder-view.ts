@@ -102,7 +102,7 @@ export async function printChangeOrder(
   if (failure) {
     rows.push([
       'Promotion Failure',
-      `${failure.FailedAt} by ${user(failure.UserID)}${failure.Stage ? ` into ${failure.Stage}` : ''}: ${failure.Spaces.map((s) => `${s.SpaceSlug} ${s.Action}${s.Error ? ` (${s.Error})` : ''}`).join('; ')}`,
+      `${failure.FailedAt} by ${user(failure.UserID)}${failure.Stage ? ` into ${failure.Stage}` : ''}: ${failure.Spaces.map((s) => `${s.SpaceSlug} ${s.Action}${s.Error ? ` (${s.Error})` : ''}`).join('; ')}${(failure.SpaceCount ?? 0) > failure.Spaces.length ? `; and ${failure.SpaceCount! - failure.Spaces.length} more` : ''}`,
     ]);
   }
   const width = Math.max(...rows.map(([k]) => k.length));

@@ -172,6 +172,8 @@ export interface PromotionFailure {
   FailedAt: string;
   UserID: string;
   Stage?: string;
+  /** How many Spaces it failed, was blocked or did not start in, when more than Spaces lists (200: lib/changes/promote/record.ts). */
+  SpaceCount?: number;
   Spaces: {
     SpaceID: string;
     SpaceSlug: string;

@@ -1,8 +1,12 @@
 import { Entity } from 'electrodb';
 import { ChangeOrderUpdateTypes, PriorRevisionsModes, releaseToRecord } from '../model/entities.ts';
 import { inFlight } from '../model/change-orders.ts';
-import { packPromotions, packScope, unpackPromotions, unpackScope } from './scope.ts';
+import { packRecords, packScope, RECORD_ID_LISTS, unpackScope } from './scope.ts';
 import { any, inSpace, key, num, primary, reqAny, reqNum, reqStr, service, spaceEntity, str } from './entity-kit.ts';
+
+const promotions = packRecords(RECORD_ID_LISTS.Promotions);
+const overrides = packRecords(RECORD_ID_LISTS.PromotionOverrides);
+const halts = packRecords(RECORD_ID_LISTS.PromotionHalts);
 
 /** Holds, ChangeWorkflows, ChangeOrders and their progress, jobs and their parts, and the outbox and handled events. */
 
@@ -162,15 +166,11 @@ export const ChangeOrder = new Entity({
     SkippedUnits: reqAny,
     PriorRevisions: { type: PriorRevisionsModes, required: true },
     Stage: str,
-    Promotions: {
-      type: 'any',
-      required: true,
-      set: (v: unknown) => packPromotions(v),
-      get: (v: unknown) => unpackPromotions(v),
-    },
+    // Their lists of Space IDs stored packed, as the scope is (lib/store/scope.ts).
+    Promotions: { type: 'any', required: true, set: promotions.pack, get: promotions.unpack },
     PromotionFailures: reqAny,
-    PromotionHalts: any,
-    PromotionOverrides: reqAny,
+    PromotionHalts: { type: 'any', set: halts.pack, get: halts.unpack },
+    PromotionOverrides: { type: 'any', required: true, set: overrides.pack, get: overrides.unpack },
     OverrideApprovals: any,
     Recall: any,
     Demotions: any,

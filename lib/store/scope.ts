@@ -2,8 +2,9 @@
  * How a ChangeOrder's scope (InScopeSpaceIDs: every Space it may reach) is stored: as 16 bytes a Space, not as a
  * list of 36-character strings. A 10,000-Space fleet's scope is 160 KB so, where as a list it took 390 KB, past
  * what one DynamoDB item holds; and each read and write of the ChangeOrder is billed for its size. IDs that are
- * not all canonical UUIDs (tests pass in their own) are kept as the list. Each promotion's record of the Spaces it
- * reached (Promotions[].SpaceIDs) is packed alike: the Stages of a 10,000-Space fleet name them all once more.
+ * not all canonical UUIDs (tests pass in their own) are kept as the list. The ChangeOrder's records of Spaces
+ * (RECORD_ID_LISTS: the Spaces each promotion reached, forced or halted) are packed alike: the Stages of a
+ * 10,000-Space fleet name them all once more.
  */
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -32,28 +33,41 @@ export function storedScopeBytes(ids: unknown): number {
   return s instanceof Uint8Array ? s.length : Buffer.byteLength(JSON.stringify(s ?? null));
 }
 
-/** A ChangeOrder's Promotions as stored: each one's SpaceIDs packed as the scope is. Pure. */
-export function packPromotions(v: unknown): unknown {
-  return Array.isArray(v)
-    ? v.map((p: { SpaceIDs?: unknown }) => (p && p.SpaceIDs ? { ...p, SpaceIDs: packScope(p.SpaceIDs) } : p))
-    : v;
+/**
+ * A ChangeOrder's records of Spaces as stored: each record's lists of Space IDs (`fields`) packed as the scope is.
+ * Promotions name the Spaces reached, PromotionOverrides the Spaces forced into, PromotionHalts the failed and the
+ * not started: at 10,000 Spaces each such list is 6,000 IDs, 220 KB as strings and 94 KB packed. Pure.
+ */
+export function packRecords(fields: readonly string[]): { pack(v: unknown): unknown; unpack(v: unknown): unknown } {
+  const each = (v: unknown, f: (ids: unknown) => unknown) =>
+    Array.isArray(v)
+      ? v.map((r: Record<string, unknown> | null) =>
+          r ? { ...r, ...Object.fromEntries(fields.filter((k) => r[k]).map((k) => [k, f(r[k])])) } : r,
+        )
+      : v;
+  return { pack: (v) => each(v, packScope), unpack: (v) => each(v, unpackScope) };
 }
 
-/** The Promotions as read. Pure. */
-export function unpackPromotions(v: unknown): unknown {
-  return Array.isArray(v)
-    ? v.map((p: { SpaceIDs?: unknown }) => (p && p.SpaceIDs ? { ...p, SpaceIDs: unpackScope(p.SpaceIDs) } : p))
-    : v;
-}
+/** The ID lists of each kind of record a ChangeOrder keeps, stored packed. */
+export const RECORD_ID_LISTS = {
+  Promotions: ['SpaceIDs'],
+  PromotionOverrides: ['SpaceIDs'],
+  PromotionHalts: ['FailedSpaceIDs', 'NotStartedSpaceIDs'],
+} as const;
 
-/** A ChangeOrder's size as stored, near enough: its JSON with the scope and the promotions' Spaces as packed. Pure. */
-export function storedChangeOrderBytes(co: {
-  InScopeSpaceIDs?: unknown;
-  Promotions?: { SpaceIDs?: unknown }[];
-}): number {
-  return (
-    Buffer.byteLength(JSON.stringify({ ...co, InScopeSpaceIDs: null, Promotions: null })) +
-    storedScopeBytes(co.InScopeSpaceIDs) +
-    (co.Promotions ?? []).reduce((n, p) => n + 64 + storedScopeBytes(p.SpaceIDs), 0)
-  );
+/** A ChangeOrder's size as stored, near enough: its JSON with the scope and its records' ID lists as packed. Pure. */
+export function storedChangeOrderBytes(co: Record<string, unknown> & { InScopeSpaceIDs?: unknown }): number {
+  const lists = Object.entries(RECORD_ID_LISTS) as [string, readonly string[]][];
+  let bytes = storedScopeBytes(co.InScopeSpaceIDs);
+  const rest: Record<string, unknown> = { ...co, InScopeSpaceIDs: null };
+  for (const [name, fields] of lists) {
+    const records = co[name];
+    if (!Array.isArray(records)) continue;
+    for (const r of records as Record<string, unknown>[]) {
+      bytes += Buffer.byteLength(JSON.stringify({ ...r, ...Object.fromEntries(fields.map((k) => [k, null])) }));
+      for (const k of fields) bytes += storedScopeBytes(r?.[k]);
+    }
+    rest[name] = null;
+  }
+  return bytes + Buffer.byteLength(JSON.stringify(rest));
 }

@@ -57,7 +57,10 @@ export const MAX_ITEM_BYTES = 380 * 1024;
 /** Refuses an item that would pass DynamoDB's 400 KB (413 naming what is too large), by its JSON size, which is close to DynamoDB's own count. */
 function checkItemSize(kind: string, item: object): void {
   // A ChangeOrder's scope and its promotions' Spaces are stored packed (lib/store/scope.ts): counted as stored.
-  const size = kind === 'ChangeOrder' ? storedChangeOrderBytes(item) : Buffer.byteLength(JSON.stringify(item));
+  const size =
+    kind === 'ChangeOrder'
+      ? storedChangeOrderBytes(item as Record<string, unknown>)
+      : Buffer.byteLength(JSON.stringify(item));
   if (size > MAX_ITEM_BYTES) {
     const what = kind === 'Revision' ? 'the data, compressed,' : `the ${kind}`;
     throw new TooLarge(

@@ -203,6 +203,38 @@ describe('groups of writes on DynamoDB', () => {
     expect(updated?.InScopeSpaceIDs).toEqual(ids.slice(1));
     expect(updated?.Promotions).toEqual(promotions);
     expect((scopes.at(-1) as Uint8Array).length).toBe(159_984);
+    // And so are its overrides' and halts' Spaces: 3,000 promoted, forced and halted beside the scope fit (as strings
+    // they would take 330 KB more, past the item).
+    const prod = ids.slice(7000);
+    const records = {
+      Promotions: [{ PromotedAt: '2026-12-07T02:00:00.000Z', SpaceIDs: prod, Stage: 'prod', UserID: 'u' }],
+      PromotionOverrides: [
+        {
+          FailedGates: [],
+          OverriddenAt: '2026-12-07T02:00:00.000Z',
+          Reason: 'r',
+          SpaceIDs: prod,
+          Stage: 'prod',
+          UserID: 'u',
+        },
+      ],
+      PromotionHalts: [
+        {
+          HaltedAt: '2026-12-07T02:00:00.000Z',
+          Stage: 'prod',
+          UserID: 'u',
+          Allowance: 0,
+          FailedSpaceIDs: prod.slice(0, 1),
+          NotStartedSpaceIDs: prod.slice(1),
+        },
+      ],
+    };
+    await store.transact([
+      { op: 'update', kind: 'ChangeOrder', item: { ...updated!, ...records, Version: 3 }, expectedVersion: 2 },
+    ]);
+    const forced = await store.getInSpace<ChangeOrder>('ChangeOrder', 'base', co.ChangeOrderID);
+    expect(forced).toMatchObject(records);
+    expect(forced?.InScopeSpaceIDs).toEqual(ids.slice(1));
   });
 
   it('a revision and its mutation are two items, written in one transaction and read back apart', async () => {

@@ -17,6 +17,21 @@ export const recorded = (gates: GateResult[]): GateResult[] => gates.map(({ Evid
 /** How many failed Spaces the answer's Message names; the rest it counts. */
 export const MESSAGE_FAILURES = 10;
 
+/**
+ * How many Spaces the ChangeOrder's record of a failed promotion lists (PromotionFailures[].Spaces, with their
+ * errors); past that it lists the first ones and counts them all (SpaceCount), the failed and blocked before the
+ * not started (a halt names those). A 10,000-Space fleet's ChangeOrder holds its scope and its promotions in one
+ * item: 6,000 failures at some 240 bytes each would not fit it. The promotion's answer (and its job) has each.
+ */
+export const RECORD_FAILED_SPACES = 200;
+
+/** The failures a record lists: all of them, or past RECORD_FAILED_SPACES the first, failed and blocked first. Pure. */
+function recordedFailures(failures: SpaceResult[]): SpaceResult[] {
+  if (failures.length <= RECORD_FAILED_SPACES) return failures;
+  const notStarted = (f: SpaceResult) => f.Action === SpaceAction.NotStarted;
+  return [...failures.filter((f) => !notStarted(f)), ...failures.filter(notStarted)].slice(0, RECORD_FAILED_SPACES);
+}
+
 /** What every Space came to, as the answer says it: landed, failures, and the outcome. */
 export function conclude(
   co: ChangeOrder,
@@ -149,7 +164,8 @@ export function promotionRecord(
             FailedAt: now,
             UserID: caller.UserID,
             Stage: stageName,
-            Spaces: failures.map((f) => ({
+            ...(failures.length > RECORD_FAILED_SPACES ? { SpaceCount: failures.length } : {}),
+            Spaces: recordedFailures(failures).map((f) => ({
               SpaceID: f.SpaceID,
               SpaceSlug: f.SpaceSlug,
               Action: f.Action,
