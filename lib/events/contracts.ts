@@ -226,7 +226,7 @@ export const ChangeOrderStageDetail = z.object({
 
 /**
  * How many Spaces (and failed gates) a promotion's event names; past that it names the first ones and counts
- * them all, as EventBridge takes 256 KB an event (10,000 IDs are 390 KB). The ChangeOrder and the job keep the rest.
+ * them all, as EventBridge takes 256 KB an event (10,000 IDs are 390 KB). The promotion's answer (and its job) names every one.
  */
 export const EVENT_SPACE_IDS = 1000;
 export const EVENT_FAILED_GATES = 100;

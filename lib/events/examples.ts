@@ -106,7 +106,7 @@ export const EVENT_EXAMPLES: { meaning: string; event: BatonEvent; produces?: Ho
   },
   {
     meaning:
-      "A promotion did not land in every Space it targeted: the ones it failed or blocked in (the first 1,000 by ID, `SpaceCount` of them in all; the ChangeOrder's PromotionFailures and the job have the rest), so an event fits EventBridge's 256 KB at any fleet size.",
+      "A promotion did not land in every Space it targeted: the ones it failed or blocked in (the first 1,000 by ID, `SpaceCount` of them in all; the promotion's answer (its job's, past 100 Spaces) has every one; the ChangeOrder's PromotionFailures lists 200), so an event fits EventBridge's 256 KB at any fleet size.",
     event: {
       source: SOURCE,
       detailType: DetailType.PromotionFailed,

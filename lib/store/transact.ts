@@ -56,7 +56,7 @@ export const MAX_ITEM_BYTES = 380 * 1024;
 
 /** Refuses an item that would pass DynamoDB's 400 KB (413 naming what is too large), by its JSON size, which is close to DynamoDB's own count. */
 function checkItemSize(kind: string, item: object): void {
-  // A ChangeOrder's scope and its promotions' Spaces are stored packed (lib/store/scope.ts): counted as stored.
+  // A ChangeOrder's scope and its records' lists of Space IDs are stored packed (lib/store/scope.ts): counted as stored.
   const size =
     kind === 'ChangeOrder'
       ? storedChangeOrderBytes(item as Record<string, unknown>)
