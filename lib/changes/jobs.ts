@@ -15,7 +15,7 @@ import type { Caller, Space } from '../model/entities.ts';
 import { Conflict, NotFound } from '../model/errors.ts';
 import type { JobMessage } from '../ports/deps.ts';
 import type { StoreOp } from '../ports/store.ts';
-import type { JobKind, JobPartRecord, JobRecord } from '../ports/jobs.ts';
+import type { JobKind, JobPartRecord, JobPlanRecord, JobRecord } from '../ports/jobs.ts';
 import { compress, decompress } from '../config/hash.ts';
 
 /**
@@ -30,6 +30,13 @@ export const JOB_PART_SPACES = 20;
 export const JOB_ATTEMPTS = 3;
 /** How long a finished job is kept (seconds). */
 const JOB_KEPT_S = 7 * 24 * 3600;
+/**
+ * The largest piece a job's plan is kept in (characters of its compressed JSON): under DynamoDB's 400 KB
+ * an item. A 10,000-Space promotion's plan is ~750 KB, three pieces; a 100-Space one, one.
+ */
+export const JOB_PLAN_CHUNK = 300 * 1024;
+/** Pieces written in one transaction (well under its 4 MB). */
+const PLAN_CHUNKS_A_WRITE = 8;
 
 /** What a kind of job does with its parts. `P` is its plan, `R` what one Space came to. */
 export interface JobHandler<P = unknown, R = unknown> {
@@ -87,6 +94,20 @@ export async function startJob<P>(
   const waves = o.waves.filter((w) => w.length);
   const partSize = deps.jobs?.partSpaces ?? JOB_PART_SPACES;
   const now = deps.now().toISOString();
+  const stored = compress(JSON.stringify({ waves, data: o.plan } satisfies StoredPlan<P>));
+  const expires = Math.floor(deps.now().getTime() / 1000) + JOB_KEPT_S;
+  const pieces: StoreOp[] = [];
+  for (let i = 0; i * JOB_PLAN_CHUNK < stored.length; i++)
+    pieces.push({
+      op: 'create',
+      kind: 'JobPlan',
+      item: {
+        JobID: o.jobId,
+        Chunk: i,
+        Data: stored.slice(i * JOB_PLAN_CHUNK, (i + 1) * JOB_PLAN_CHUNK),
+        ExpiresAtEpoch: expires,
+      } satisfies JobPlanRecord,
+    });
   const job: JobRecord = {
     JobID: o.jobId,
     OrganizationID: caller.OrganizationID,
@@ -95,7 +116,7 @@ export async function startJob<P>(
     State: 'Running',
     Caller: caller,
     Subject: o.subject,
-    Plan: compress(JSON.stringify({ waves, data: o.plan } satisfies StoredPlan<P>)),
+    PlanChunks: pieces.length,
     Total: waves.reduce((n, w) => n + w.length, 0),
     Parts: waves.map((w) => Math.ceil(w.length / partSize)),
     PartSpaces: partSize,
@@ -106,7 +127,12 @@ export async function startJob<P>(
     UpdatedAt: now,
     Version: 1,
   };
-  await deps.store.transact([{ op: 'create', kind: 'Job', item: job }]);
+  // The plan's pieces first, the Job with the last of them: a Job is never read without its whole plan.
+  // (A start refused after some pieces were written leaves them to their TTL: no Job names them.)
+  const last = pieces.splice(Math.max(0, pieces.length - PLAN_CHUNKS_A_WRITE + 1));
+  for (let i = 0; i < pieces.length; i += PLAN_CHUNKS_A_WRITE)
+    await deps.store.transact(pieces.slice(i, i + PLAN_CHUNKS_A_WRITE));
+  await deps.store.transact([...last, { op: 'create', kind: 'Job', item: job }]);
   await sendWave(deps, job, 0);
   return job;
 }
@@ -119,11 +145,14 @@ async function sendWave(deps: ChangeDeps, job: JobRecord, wave: number, skip: Se
 }
 
 const plans = new Map<string, StoredPlan<unknown>>();
-/** A job's plan, decompressed once per worker process (the last few jobs kept). */
-function planOf<P>(job: JobRecord): StoredPlan<P> {
+/** A job's plan, read and decompressed once per worker process (the last few jobs kept). */
+async function planOf<P>(deps: ChangeDeps, job: JobRecord): Promise<StoredPlan<P>> {
   let p = plans.get(job.JobID);
   if (!p) {
-    p = JSON.parse(decompress(job.Plan)) as StoredPlan<unknown>;
+    const pieces = await deps.store.jobPlan(job.JobID);
+    if (pieces.length !== job.PlanChunks)
+      throw new Error(`job ${job.JobID}'s plan has ${pieces.length} of its ${job.PlanChunks} pieces`);
+    p = JSON.parse(decompress(pieces.map((c) => c.Data).join(''))) as StoredPlan<unknown>;
     plans.set(job.JobID, p);
     if (plans.size > 8) plans.delete(plans.keys().next().value!);
   }
@@ -154,7 +183,7 @@ export async function runJobPart(
   // asked (the queue sends a part once; were it run twice, its write would find the part there and stop).
   if (!o.firstDelivery && (await deps.store.jobPartDone(job.JobID, key))) return resumeJob(deps, handlers, job.JobID);
   const handler = handlers[job.Kind];
-  const plan = planOf(job);
+  const plan = await planOf(deps, job);
   const spaces = partSpaces(job, plan, msg.Wave, msg.Part);
   const { results, ops } =
     giveUp !== undefined
@@ -226,7 +255,7 @@ export async function resumeJob(deps: ChangeDeps, handlers: JobHandlers, jobId: 
 
 async function finishJob(deps: ChangeDeps, handlers: JobHandlers, job: JobRecord): Promise<void> {
   const handler = handlers[job.Kind];
-  const plan = planOf(job);
+  const plan = await planOf(deps, job);
   const parts = await deps.store.jobParts(job.JobID);
   const results = parts.flatMap((p) => JSON.parse(decompress(p.Result)) as unknown[]);
   const now = deps.now();
@@ -315,7 +344,7 @@ export async function jobView(
   };
   if (o.brief) return view;
   const handler = handlers[job.Kind];
-  const plan = planOf(job);
+  const plan = await planOf(deps, job);
   const results = (await deps.store.jobParts(jobId)).flatMap((p) => JSON.parse(decompress(p.Result)) as unknown[]);
   const done = new Map<string, { Action: string; Error?: string }>();
   for (const r of results) {

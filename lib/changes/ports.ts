@@ -46,6 +46,7 @@ export type ChangeOrderStore = PublishStore &
     | 'getMany'
     | 'jobPartDone'
     | 'jobParts'
+    | 'jobPlan'
     | 'updateInSpace'
     | 'createInSpace'
   >;

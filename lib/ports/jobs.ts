@@ -5,10 +5,11 @@ export type JobKind = 'Promote' | 'Approve' | 'Demote';
 
 /**
  * A long operation running as a job. Its Spaces are split into waves (run one after another) of parts
- * (run by workers at once); `Parts[w]` is how many parts wave `w` has. `Plan` and `Result` are
- * compressed JSON: what the request planned, and once `Done` the head of the body it would have answered
- * with `Status` — the body without what each Space came to, which its parts keep (a job's answer is put
- * together when it is read, so no job is too large to end).
+ * (run by workers at once); `Parts[w]` is how many parts wave `w` has. What the request planned is kept
+ * beside the Job, compressed and cut into `PlanChunks` pieces (JobPlanRecord), so a plan of any size is
+ * stored and the Job item stays small; once `Done`, `Result` is the head of the body the request would
+ * have answered with `Status` (compressed JSON) — the body without what each Space came to, which its
+ * parts keep (a job's answer is put together when it is read, so no job is too large to end).
  */
 export interface JobRecord {
   JobID: string;
@@ -20,7 +21,8 @@ export interface JobRecord {
   Caller: object;
   /** What it works on (e.g. the ChangeOrder), shown while it runs. */
   Subject?: Record<string, unknown>;
-  Plan: string;
+  /** How many pieces (JobPlanRecord) its plan is kept in. */
+  PlanChunks: number;
   Total: number;
   Parts: number[];
   /** Spaces per part. */
@@ -37,6 +39,14 @@ export interface JobRecord {
   FinishedAt?: string;
   ExpiresAtEpoch?: number;
   Version: number;
+}
+
+/** A piece of a job's plan: the plans' compressed JSON is cut into pieces (`Chunk` 0, 1, …), each under DynamoDB's item size. */
+export interface JobPlanRecord {
+  JobID: string;
+  Chunk: number;
+  Data: string;
+  ExpiresAtEpoch?: number;
 }
 
 /** One finished part of a job; `Result` is its compressed JSON (what happened in each of its Spaces). */

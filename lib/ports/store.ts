@@ -1,4 +1,4 @@
-import type { JobPartRecord, JobRecord } from './jobs.ts';
+import type { JobPartRecord, JobPlanRecord, JobRecord } from './jobs.ts';
 import type {
   ApiToken,
   AttestationView,
@@ -77,6 +77,7 @@ export type WriteKind =
   | 'Outbox'
   | 'Job'
   | 'JobPart'
+  | 'JobPlan'
   | 'NotificationDelivery'
   | OrgKind
   | SpaceKind;
@@ -363,6 +364,8 @@ export interface ChangeStore {
   /** A notification's deliveries, newest first, at most `limit`. */
   deliveriesOf(notificationId: string, limit: number): Promise<NotificationDelivery[]>;
   getJob(jobId: string): Promise<JobRecord | undefined>;
+  /** A job's plan, as the pieces it was written in, in order. */
+  jobPlan(jobId: string): Promise<JobPlanRecord[]>;
   /** A job's finished parts, in order. */
   jobParts(jobId: string): Promise<JobPartRecord[]>;
   /** Whether a part of a job has finished. */

@@ -248,7 +248,7 @@ export const ProcessedEvent = new Entity({
 });
 
 /**
- * A long operation run as a job (a promotion, an approval, a demote): its plan (compressed), where its
+ * A long operation run as a job (a promotion, an approval, a demote): how many pieces its plan is kept in, where its
  * parts stand, and once done the answer the request would have given (compressed). Kept a week after it
  * ends (TTL). Its index holds the jobs still running (for a restarted server to resume), which a job
  * leaves in the write that ends it.
@@ -263,7 +263,7 @@ export const Job = new Entity({
     State: { type: ['Running', 'Done'] as const, required: true },
     Caller: reqAny,
     Subject: any,
-    Plan: reqStr,
+    PlanChunks: reqNum,
     Total: reqNum,
     Parts: reqAny,
     PartSpaces: reqNum,
@@ -288,6 +288,22 @@ export const Job = new Entity({
       sk: key(['JobID'], 'gsi1sk'),
     },
   },
+});
+
+/**
+ * A piece of a job's plan (what the request planned, compressed; pieces of at most JOB_PLAN_CHUNK bytes,
+ * read in order): kept beside the Job, not in it, so a plan of any size is stored and the Job item a worker
+ * reads for every part stays small. Written before the Job; kept as long as its parts (TTL).
+ */
+export const JobPlan = new Entity({
+  model: { entity: 'jobplan', version: '1', service },
+  attributes: {
+    JobID: reqStr,
+    Chunk: reqNum,
+    Data: reqStr,
+    ExpiresAtEpoch: num,
+  },
+  indexes: { primary: primary(['JobID'], ['Chunk']) },
 });
 
 /** One finished part of a job: what its Spaces came to (compressed). Written with the job's count, once. */

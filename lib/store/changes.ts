@@ -2,7 +2,7 @@ import { createConversions } from 'electrodb';
 import type { ChangeOrder, DeployWindow, Hold, Notification, NotificationDelivery } from '../model/entities.ts';
 import { COMPLETED, inFlight, type Progress } from '../model/change-orders.ts';
 import type { ChangeStore, OutboxItem } from '../ports/store.ts';
-import type { JobPartRecord, JobRecord } from '../ports/jobs.ts';
+import type { JobPartRecord, JobPlanRecord, JobRecord } from '../ports/jobs.ts';
 import * as E from './entities.ts';
 import { checkCursor, type Table, type Where } from './table.ts';
 
@@ -136,6 +136,11 @@ export function changes(t: Table): ChangeStore {
 
     async getJob(jobId) {
       return ((await db.Job.get({ JobID: jobId }).go({ consistent: true })).data ?? undefined) as JobRecord | undefined;
+    },
+    async jobPlan(jobId) {
+      const pieces = (await db.JobPlan.query.primary({ JobID: jobId }).go({ pages: 'all', consistent: true }))
+        .data as JobPlanRecord[];
+      return pieces.sort((a, b) => a.Chunk - b.Chunk);
     },
     async jobParts(jobId) {
       return (await db.JobPart.query.primary({ JobID: jobId }).go({ pages: 'all', consistent: true }))

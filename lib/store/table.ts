@@ -129,6 +129,7 @@ export const UNSLUGGED = new Set<WriteKind>([
   'Outbox',
   'Job',
   'JobPart',
+  'JobPlan',
   'NotificationDelivery',
 ]);
 

@@ -259,6 +259,8 @@ export class Writes {
         return { JobID: item.JobID };
       case 'JobPart':
         return { JobID: item.JobID, Part: item.Part };
+      case 'JobPlan':
+        return { JobID: item.JobID, Chunk: item.Chunk };
       case 'NotificationDelivery':
         return { NotificationID: item.NotificationID, At: item.At, DeliveryID: item.DeliveryID };
       default:

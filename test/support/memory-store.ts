@@ -40,7 +40,7 @@ import type {
   StoreOp,
   WriteKind,
 } from '../../lib/ports/store.ts';
-import type { JobPartRecord, JobRecord } from '../../lib/ports/jobs.ts';
+import type { JobPartRecord, JobPlanRecord, JobRecord } from '../../lib/ports/jobs.ts';
 import { TRANSACTION_MAX_ITEMS } from '../../lib/util/chunk.ts';
 import { inForce } from '../../lib/model/holds.ts';
 import { inFlight, releaseToRecord } from '../../lib/model/change-orders.ts';
@@ -87,6 +87,8 @@ function keyOf(kind: WriteKind, i: Item): string {
       return `${i.NotificationID}#${i.At}#${i.DeliveryID}`;
     case 'JobPart':
       return `${i.JobID}#${i.Part}`;
+    case 'JobPlan':
+      return `${i.JobID}#${i.Chunk}`;
     default:
       return i[ID[kind]!];
   }
@@ -503,6 +505,8 @@ export class MemoryStore implements Store {
       .sort((a, b) => (a.At < b.At ? 1 : -1))
       .slice(0, limit);
   getJob = async (jobId: string) => this.one<JobRecord>('Job', jobId);
+  jobPlan = async (jobId: string) =>
+    this.all<JobPlanRecord>('JobPlan', (p) => p.JobID === jobId).sort((a, b) => a.Chunk - b.Chunk);
   jobParts = async (jobId: string) =>
     this.all<JobPartRecord>('JobPart', (p) => p.JobID === jobId).sort((a, b) => (a.Part < b.Part ? -1 : 1));
   jobPartDone = async (jobId: string, part: string) => this.table('JobPart').has(`${jobId}#${part}`);
