@@ -1,3 +1,5 @@
+import type { JobAnswer } from './api.ts';
+
 /** Where progress goes: standard error, drawn only when it is a terminal. */
 export interface Terminal {
   isTTY?: boolean;
@@ -33,19 +35,8 @@ export async function withProgress<T>(
   }
 }
 
-/** A job as `GET /job/{id}` answers. */
-export interface JobAnswer {
-  JobID: string;
-  Kind: string;
-  State: 'Running' | 'Done';
-  Total: number;
-  Done: number;
-  Failed?: number;
-  /** Left out of a brief answer (`?brief=true`). */
-  Spaces?: { SpaceSlug: string; State: string; Action?: string; Error?: string }[];
-  Status?: number;
-  Result?: unknown;
-}
+/** A job as `GET /job/{id}` answers (the API's own schema's type). */
+export type { JobAnswer };
 
 /** A bar of `width` cells, `done` of `total` filled. */
 export function bar(done: number, total: number, width = 20): string {
