@@ -95,7 +95,8 @@ export async function startJob<P>(
   const partSize = deps.jobs?.partSpaces ?? JOB_PART_SPACES;
   const now = deps.now().toISOString();
   const stored = compress(JSON.stringify({ waves, data: o.plan } satisfies StoredPlan<P>));
-  const expires = Math.floor(deps.now().getTime() / 1000) + JOB_KEPT_S;
+  // Kept a day past the week a Job is kept once it ends, so a job that ran for less than a day is read whole until it goes.
+  const expires = Math.floor(deps.now().getTime() / 1000) + JOB_KEPT_S + 24 * 3600;
   const pieces: StoreOp[] = [];
   for (let i = 0; i * JOB_PLAN_CHUNK < stored.length; i++)
     pieces.push({

@@ -291,9 +291,10 @@ export const Job = new Entity({
 });
 
 /**
- * A piece of a job's plan (what the request planned, compressed; pieces of at most JOB_PLAN_CHUNK bytes,
+ * A piece of a job's plan (what the request planned, compressed; pieces of at most JOB_PLAN_CHUNK characters,
  * read in order): kept beside the Job, not in it, so a plan of any size is stored and the Job item a worker
- * reads for every part stays small. Written before the Job; kept as long as its parts (TTL).
+ * reads for every part stays small. Written before the Job; kept (TTL) eight days from the job's start,
+ * so a job that ends within a day keeps its plan as long as the Job is kept (a week after it ends).
  */
 export const JobPlan = new Entity({
   model: { entity: 'jobplan', version: '1', service },

@@ -64,6 +64,8 @@ describe('a job plan on DynamoDB', () => {
     const pieces = await store.jobPlan('big');
     expect(pieces.map((p) => p.Chunk)).toEqual([...Array(job.PlanChunks).keys()]);
     for (const p of pieces) expect(p.Data.length).toBeLessThanOrEqual(JOB_PLAN_CHUNK);
+    // Kept eight days from the start: past the week the Job is kept after a job that ends within a day.
+    for (const p of pieces) expect(p.ExpiresAtEpoch).toBe(Date.parse('2026-12-15T00:00:00Z') / 1000);
 
     // The worker reads the Job (small: no plan in it) and the plan's pieces once, then runs both parts.
     sizes.length = 0;
