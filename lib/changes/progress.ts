@@ -4,7 +4,7 @@ import type { ChangeDeps } from './ports.ts';
 
 import { afterRelease, computeStage } from './reevaluate.ts';
 import { effectiveProgress } from './selection.ts';
-import { gateContext, gateState, readsChanged } from './stages.ts';
+import { gateContext, gateState, readsChanged, type GateContext } from './stages.ts';
 import type { BatonEvent } from '../events/contracts.ts';
 import { evaluatePrerequisite } from '../gates/prerequisites.ts';
 import { eventOps } from '../events/outbox.ts';
@@ -27,15 +27,21 @@ export async function derive(
   deps: ChangeDeps,
   caller: Caller,
   co: ChangeOrder,
-  opts: { completed?: boolean; spaces?: Map<string, Space> } = {},
+  opts: { completed?: boolean; spaces?: Map<string, Space>; context?: GateContext } = {},
 ): Promise<ChangeOrderView> {
+  // Completed is asked of the gates' context: read once (or given), State and the Space sets derive from the same
+  // Spaces and progress, not from a second reading of them.
+  const asks = !!opts.completed && !!co.ChangeWorkflow && co.Stage !== COMPLETED;
+  const ctx = opts.context ?? (asks && !opts.spaces ? await gateContext(deps, caller, co) : undefined);
   // A list derives many ChangeOrders from one reading of the organization's Spaces.
-  const spaces =
-    opts.spaces ?? new Map((await deps.store.listSpaces(caller.OrganizationID)).map((s) => [s.SpaceID, s]));
-  const progress = await effectiveProgress(deps, co, await deps.store.progressOf(co.ChangeOrderID), spaces);
+  const spaces = ctx
+    ? new Map(ctx.spaces.map((s) => [s.SpaceID, s]))
+    : (opts.spaces ?? new Map((await deps.store.listSpaces(caller.OrganizationID)).map((s) => [s.SpaceID, s])));
+  const progress = ctx
+    ? [...ctx.progress.values()]
+    : await effectiveProgress(deps, co, await deps.store.progressOf(co.ChangeOrderID), spaces);
   const out: ChangeOrderView = { ...co, ...deriveProgress(co, progress, spaces) };
-  if (opts.completed && co.ChangeWorkflow && co.Stage !== COMPLETED)
-    out.Completed = (await computeStage(deps, caller, co)).stage === COMPLETED;
+  if (asks) out.Completed = (await computeStage(deps, caller, co, ctx)).stage === COMPLETED;
   return out;
 }
 

@@ -141,13 +141,14 @@ async function spaceCell(
  */
 export async function rolloutOf(deps: ChangeDeps, caller: Caller, co: ChangeOrder, base: Space): Promise<Rollout> {
   const now = deps.now();
-  const [view, ctx, marks, holds, windows] = await Promise.all([
-    derive(deps, caller, co),
+  // The organization's Spaces and the progress are read once: the cells, Completed and the view share them.
+  const [ctx, marks, holds, windows] = await Promise.all([
     gateContext(deps, caller, co),
     marksOf(deps, co),
     deps.store.listHolds(caller.OrganizationID, { inForceAt: now }),
     deps.store.listWindows(caller.OrganizationID),
   ]);
+  const view = await derive(deps, caller, co, { context: ctx });
   const wf = co.ChangeWorkflow;
   const known: Known = { marks, context: ctx, states: new Map() };
   // Who may attest is read once for every Space whose gates count approvals.

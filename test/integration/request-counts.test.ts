@@ -1422,3 +1422,95 @@ describe('progress in the index of those with a Release to record', () => {
     await store.transact([{ op: 'delete', kind: 'Progress', item: released }]);
   });
 });
+
+describe('the reads a person waits on for a change order in flight', () => {
+  const count = (part: string, command = 'Query') =>
+    requests.filter((q) => q.command === command && q.keys.some((k) => k.includes(part))).length;
+  const counted = async (path: string) => {
+    requests.length = 0;
+    counting = true;
+    const r = await api.get(path);
+    counting = false;
+    expect(r.status, r.text).toBe(200);
+    return { body: r.body, spaces: count('$space_1#SpaceID_'), progress: count('$progress_1#SpaceID_') };
+  };
+  beforeAll(async () => {
+    const units = [{ Slug: 'w', Data: deploymentYaml('w') }];
+    expect((await api.post('/variant/upload', { Component: 'rd', Variant: 'base', Units: units })).status).toBe(201);
+    // dev deploys to a target: 'Released' asks for a Release of the change there.
+    expect((await api.post('/space', { Slug: 'rd-infra' })).status).toBe(201);
+    expect((await api.post('/space/rd-infra/target', { Slug: 'dev' })).status).toBe(201);
+    for (const [name, stage, target] of [
+      ['dev', 'Development', 'rd-infra/dev'],
+      ['prd', 'Production', undefined],
+    ])
+      expect(
+        (
+          await api.post('/variant', {
+            Name: name,
+            UpstreamSpaceID: 'rd-base',
+            Stage: stage,
+            ...(target ? { ReleaseTargetID: target } : {}),
+          })
+        ).status,
+      ).toBe(201);
+    for (const [slug, prereqs] of [
+      ['plain', []],
+      ['gated', ['Released']],
+    ] as const)
+      expect(
+        (
+          await api.post('/space/rd-base/change_workflow', {
+            Slug: slug,
+            Stages: [
+              { Name: 'dev', WhereSpace: "Labels.Stage = 'Development' AND Slug LIKE 'rd-%'" },
+              { Name: 'prod', WhereSpace: "Labels.Stage = 'Production' AND Slug LIKE 'rd-%'", Prerequisites: prereqs },
+            ],
+          })
+        ).status,
+      ).toBe(201);
+    for (const slug of ['plain', 'gated']) {
+      expect(
+        (await api.post('/space/rd-base/function/invoke', { FunctionName: 'set-replicas', Arguments: ['3'] })).status,
+      ).toBe(200);
+      const made = await api.post('/space/rd-base/change_order', { Slug: slug, ChangeWorkflowID: `rd-base/${slug}` });
+      expect(made.status, made.text).toBe(201);
+    }
+    for (const slug of ['plain', 'gated'])
+      expect((await api.post('/promote', { ChangeOrderID: `rd-base/${slug}` })).status).toBe(200);
+  });
+
+  it('explain reads the marks only when a gate of the next Stage needs them', async () => {
+    const plain = await counted('/space/rd-base/change_order/plain/explain');
+    expect([
+      plain.body.Stage,
+      plain.body.Open,
+      plain.body.Targets.map((t: { SpaceSlug: string }) => t.SpaceSlug),
+    ]).toEqual(['prod', true, ['rd-prd']]);
+    expect(count('$mark_1#UnitID_')).toBe(0);
+    expect([plain.spaces, plain.progress]).toEqual([1, 1]);
+    // 'Released' weighs what a Release of the change bundles: the start, end and publish marks, read once each.
+    const gated = await counted('/space/rd-base/change_order/gated/explain');
+    expect([gated.body.Stage, gated.body.Open]).toEqual(['prod', false]);
+    expect(gated.body.Gates.find((g: { Prerequisite: string }) => g.Prerequisite === 'Released')?.Satisfied).toBe(
+      false,
+    );
+    expect(count('$mark_1#UnitID_')).toBe(3);
+  });
+
+  it('changeorder get and the rollout page read the Spaces and the progress once, Completed included', async () => {
+    const got = await counted('/space/rd-base/change_order/plain');
+    expect([got.body.Stage, got.body.Completed, got.spaces, got.progress]).toEqual(['dev', false, 1, 1]);
+    const page = await counted('/space/rd-base/change_order/plain/rollout');
+    expect(page.body.Stages.map((s: { Name: string; Status: string }) => `${s.Name}:${s.Status}`)).toEqual([
+      'dev:Reached',
+      'prod:Next',
+    ]);
+    expect([page.body.ChangeOrder.Completed, page.spaces, page.progress]).toEqual([false, 1, 1]);
+    // cub answers the same.
+    const cub = cubAt(server.url, api.token!);
+    const shown = await cub(['changeorder', 'get', '--space', 'rd-base', 'plain', '-o', 'json']);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(JSON.parse(shown.stdout)).toMatchObject({ Stage: 'dev', Completed: false });
+  });
+});
