@@ -20,6 +20,7 @@
 import { randomUUID } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { performance } from 'node:perf_hooks';
+import v8 from 'node:v8';
 import { createOrganization } from '../lib/local/bootstrap.ts';
 import { startDynamoLocal } from '../lib/local/dynamo.ts';
 import { startServer } from '../lib/local/server.ts';
@@ -118,8 +119,8 @@ interface Run {
   requests: number;
   byCommand: Record<string, number>;
   getRequests: number;
-  /** The rollout page's data (GET …/rollout), read twice: DynamoDB requests and wall time of each. */
-  rollout: { requests: number; seconds: number }[];
+  /** The rollout page's data (GET …/rollout), read twice: DynamoDB requests, wall time, and the queries of one Space's Releases among them. */
+  rollout: { requests: number; seconds: number; releaseQueries: number }[];
   /** Each stage, from its request to its end (the job's end when it ran as one). */
   jobSeconds: number[];
   /** How each stage ran: in the request, or as a job. */
@@ -143,6 +144,10 @@ interface Run {
   explain: { requests: number; seconds: number };
   /** This process's peak resident memory while the fleet was built and promoted (MB). */
   peakRssMB: number;
+  /** Its JavaScript heap in use at that peak's sampling points, at most (MB): garbage not yet collected included. */
+  peakHeapMB: number;
+  /** The old space's cap (--max-old-space-size, MB), as V8 was started. */
+  heapLimitMB: number;
   /** The largest job's whole answer (GET /job at its end, what cub reads once): bytes and seconds; 0 when none ran as a job. */
   wholeAnswer: { bytes: number; gzipBytes: number; seconds: number };
 }
@@ -158,6 +163,7 @@ async function fleet(
   const [TRACE, PROFILE] = warmup ? [false, undefined] : [TRACING, PROFILING];
   const client = dynamoClient(endpoint);
   let requests = 0;
+  let releaseQueries = 0;
   let byCommand: Record<string, number> = {};
   let tracing = false;
   /** When the command being traced began (performance.now()). */
@@ -167,6 +173,13 @@ async function fleet(
   client.middlewareStack.add(
     (next, context) => async (args) => {
       requests++;
+      const input = args.input as { IndexName?: string; ExpressionAttributeValues?: Record<string, unknown> };
+      // A Space's Releases, newest first (its index), as the page reads for each Space's cell.
+      if (
+        input.IndexName === 'gsi1' &&
+        Object.values(input.ExpressionAttributeValues ?? {}).some((v) => String(v).startsWith('$release_1#'))
+      )
+        releaseQueries++;
       const command = String(context.commandName);
       byCommand[command] = (byCommand[command] ?? 0) + 1;
       const t = performance.now();
@@ -214,7 +227,13 @@ async function fleet(
   const followServer = await startServer(localDeps(dynamoStore(followClient, table)).deps);
   // This process's resident memory, sampled while the fleet is built and promoted: the server and the job worker both run in it.
   let peakRss = process.memoryUsage().rss;
-  const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 200);
+  let peakHeap = process.memoryUsage().heapUsed;
+  const sample = () => {
+    const m = process.memoryUsage();
+    peakRss = Math.max(peakRss, m.rss);
+    peakHeap = Math.max(peakHeap, m.heapUsed);
+  };
+  const sampler = setInterval(sample, 200);
   const { token, caller } = await createOrganization(deps, `bench-${table}`);
   const call = apiCaller(server.url, token);
   /** Each job's whole answer as cub reads it at the end: its size and how long the read took. */
@@ -305,7 +324,7 @@ async function fleet(
   }
   const seconds = (performance.now() - t0) / 1000;
   clearInterval(sampler);
-  peakRss = Math.max(peakRss, process.memoryUsage().rss);
+  sample();
   const cpu = process.cpuUsage(cpu0);
   tracing = false;
   meter.on = false;
@@ -334,9 +353,10 @@ async function fleet(
   const rollout: Run['rollout'] = [];
   for (let i = 0; i < 2; i++) {
     requests = 0;
+    releaseQueries = 0;
     const r0 = performance.now();
     await call('GET', '/space/fleet-base/change_order/bench/rollout');
-    rollout.push({ requests, seconds: (performance.now() - r0) / 1000 });
+    rollout.push({ requests, seconds: (performance.now() - r0) / 1000, releaseQueries });
   }
   // The engine's rate for what a promotion reads per Space (its Units and its Links), alone, 16 Spaces at a time.
   const variants = (await deps.store.listSpaces(caller.OrganizationID)).filter((s) => s.Labels.Stage);
@@ -377,6 +397,8 @@ async function fleet(
     getSeconds,
     explain,
     peakRssMB: peakRss / 2 ** 20,
+    peakHeapMB: peakHeap / 2 ** 20,
+    heapLimitMB: v8.getHeapStatistics().heap_size_limit / 2 ** 20,
     wholeAnswer: wholeAnswers.reduce((a, b) => (b.bytes > a.bytes ? b : a), { bytes: 0, gzipBytes: 0, seconds: 0 }),
   };
 }
@@ -463,6 +485,7 @@ try {
       dryRunSeconds: +r.dryRun.seconds.toFixed(2),
       dryRunRequests: r.dryRun.requests,
       rolloutRequests: r.rollout[1]!.requests,
+      rolloutReleaseQueries: r.rollout[1]!.releaseQueries,
       rolloutSeconds: +r.rollout[1]!.seconds.toFixed(2),
       rolloutFirstRequests: r.rollout[0]!.requests,
       rolloutFirstSeconds: +r.rollout[0]!.seconds.toFixed(2),
@@ -476,6 +499,8 @@ try {
       lambdaGBSecondsPer1000Units: +((r.lambdaGBSeconds / r.units) * 1000).toFixed(2),
       lambdaInvocations: r.lambdaInvocations,
       peakRssMB: Math.round(r.peakRssMB),
+      peakHeapMB: Math.round(r.peakHeapMB),
+      heapLimitMB: Math.round(r.heapLimitMB),
       jobAnswerMB: +(r.wholeAnswer.bytes / 2 ** 20).toFixed(2),
       jobAnswerGzipMB: +(r.wholeAnswer.gzipBytes / 2 ** 20).toFixed(2),
       jobAnswerSeconds: +r.wholeAnswer.seconds.toFixed(2),
@@ -507,7 +532,7 @@ try {
         `        its reads alone (each Space's Units and Links, 16 Spaces at a time): ${out.readsUnitsPerSecond.toFixed(1)} units/s; the write and the reads back to back: ${out.engineBoundUnitsPerSecond.toFixed(1)} units/s, ${(out.engineBoundUnitsPerSecond / out.ceilingUnitsPerSecond).toFixed(2)}x the ceiling; promote is ${(out.unitsPerSecond / out.engineBoundUnitsPerSecond).toFixed(2)}x of it`,
       );
       console.log(
-        `        peak resident memory while building and promoting (the server and the job worker, one process): ${out.peakRssMB} MB${out.peakRssMB <= 512 ? '' : ' (over 512)'}`,
+        `        peak resident memory while building and promoting (the server and the job worker, one process): ${out.peakRssMB} MB${out.peakRssMB <= 512 ? '' : ' (over 512)'}; its heap in use at most ${out.peakHeapMB} MB, of a ${out.heapLimitMB} MB limit`,
       );
       if (out.jobAnswerMB)
         console.log(
@@ -520,7 +545,7 @@ try {
         `        dry run of prod (in the request): ${out.dryRunSeconds.toFixed(2)} s, ${out.dryRunRequests} requests`,
       );
       console.log(
-        `        rollout page read: first ${out.rolloutFirstRequests} requests (${(out.rolloutFirstRequests / out.spaces).toFixed(1)} per space), ${out.rolloutFirstSeconds.toFixed(2)} s; each poll after: ${out.rolloutRequests} requests (${(out.rolloutRequests / out.spaces).toFixed(1)} per space), ${out.rolloutSeconds.toFixed(2)} s`,
+        `        rollout page read: first ${out.rolloutFirstRequests} requests (${(out.rolloutFirstRequests / out.spaces).toFixed(1)} per space), ${out.rolloutFirstSeconds.toFixed(2)} s; each poll after: ${out.rolloutRequests} requests (${(out.rolloutRequests / out.spaces).toFixed(1)} per space), ${out.rolloutSeconds.toFixed(2)} s; ${out.rolloutReleaseQueries} of them read one Space's Releases (the page shows each Space's newest: a query a Space is its bound, short of a summary kept beside the Spaces)`,
       );
       const reads = (n: number, sec: number) =>
         `${n} requests${n <= READ_REQUESTS ? '' : ` (over ${READ_REQUESTS})`}, ${(sec * 1000).toFixed(0)} ms${sec * 1000 <= READ_MS ? '' : ` (over ${READ_MS})`}`;
