@@ -16,7 +16,8 @@ const CHECKS = [
   ['format', 'npx', ['prettier', '--check', '--log-level', 'warn', '.']],
   ['type check the page', 'npx', ['tsc', '-p', 'web']],
 ];
-// vitest itself, not through npx: a failed check stops it (and it its DynamoDB Local) with a signal npx would not pass on.
+// vitest itself, not through npx, started in a process group of its own: a failed check stops the group (vitest, its
+// workers and the DynamoDB Local it started).
 const TESTS = ['tests', process.execPath, ['node_modules/vitest/vitest.mjs', 'run', ...process.argv.slice(2)]];
 
 const times = [];
