@@ -12,7 +12,7 @@
  */
 import type { ChangeDeps } from './ports.ts';
 import type { Caller, Space } from '../model/entities.ts';
-import { Conflict, NotFound } from '../model/errors.ts';
+import { Conflict, NotFound, TooLarge } from '../model/errors.ts';
 import type { JobMessage } from '../ports/deps.ts';
 import type { StoreOp } from '../ports/store.ts';
 import type { JobKind, JobPartRecord, JobPlanRecord, JobRecord } from '../ports/jobs.ts';
@@ -260,28 +260,33 @@ async function finishJob(deps: ChangeDeps, handlers: JobHandlers, job: JobRecord
   const parts = await deps.store.jobParts(job.JobID);
   const results = parts.flatMap((p) => JSON.parse(decompress(p.Result)) as unknown[]);
   const now = deps.now();
+  /** The write that ends the job with the answer's status and head. */
+  const ended = (status: number, head: unknown): StoreOp => ({
+    op: 'update',
+    kind: 'Job',
+    item: {
+      ...job,
+      State: 'Done',
+      Status: status,
+      Result: compress(JSON.stringify(head)),
+      FinishedAt: now.toISOString(),
+      UpdatedAt: now.toISOString(),
+      ExpiresAtEpoch: Math.floor(now.getTime() / 1000) + JOB_KEPT_S,
+      Version: job.Version + 1,
+    },
+    expectedVersion: job.Version,
+  });
   try {
-    await handler.finish(deps, job, plan.data, results, (status, head) => [
-      {
-        op: 'update',
-        kind: 'Job',
-        item: {
-          ...job,
-          State: 'Done',
-          Status: status,
-          Result: compress(JSON.stringify(head)),
-          FinishedAt: now.toISOString(),
-          UpdatedAt: now.toISOString(),
-          ExpiresAtEpoch: Math.floor(now.getTime() / 1000) + JOB_KEPT_S,
-          Version: job.Version + 1,
-        },
-        expectedVersion: job.Version,
-      },
-    ]);
+    await handler.finish(deps, job, plan.data, results, (status, head) => [ended(status, head)]);
   } catch (e) {
     // Finished by another worker meanwhile (a message delivered twice): nothing to do.
     if (e instanceof Conflict && (await deps.store.getJob(job.JobID))?.State === 'Done') return;
-    throw e;
+    // The operation's record is too large to store (a ChangeOrder's record of a Stage of ~10,000 Spaces): no retry
+    // changes that. The job ends with the 413 the request would have given, its Spaces' results kept, rather than
+    // running on with every attempt failing the same way.
+    if (!(e instanceof TooLarge)) throw e;
+    const message = `every part of the job ran, but its record could not be written: ${e.message}`;
+    await deps.store.transact([ended(413, { Code: e.code, Message: message })]);
   }
   plans.delete(job.JobID);
   await handler.after?.(deps, job, plan.data);

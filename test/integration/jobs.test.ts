@@ -9,21 +9,26 @@ import { startServer, type LocalServer } from '../../lib/local/server.ts';
 import { localDeps } from '../../lib/local/wiring.ts';
 import type { Deps, JobMessage } from '../../lib/ports/deps.ts';
 import { dynamoStore } from '../../lib/store/store.ts';
+import type { Store } from '../../lib/ports/store.ts';
+import { TooLarge } from '../../lib/model/errors.ts';
 import { dynamoClient, ensureTable } from '../../lib/store/table.ts';
 import { Api, deploymentYaml } from '../support/harness.ts';
+import { cubAt } from '../support/cli.ts';
 
 /** A server whose promotions of more than 3 Spaces are jobs of 2-Space parts, retried quickly. */
 let server: LocalServer;
 let api: Api;
 let deps: Deps;
 let pool: LocalJobPool;
+let store: Store;
 const client = dynamoClient(inject('dynamoEndpoint'));
 
 beforeAll(async () => {
   const table = `jobs-${randomUUID().slice(0, 8)}`;
   await ensureTable(client, table);
+  store = dynamoStore(client, table);
   ({ deps, pool } = localDeps(
-    dynamoStore(client, table),
+    store,
     {},
     { jobs: { thresholdSpaces: 3, partSpaces: 2, concurrency: 2, backoff: () => 10 } },
   ));
@@ -148,6 +153,41 @@ describe('long promotions run as jobs', () => {
     const stored = JSON.parse(decompress((await deps.store.getJob(accepted.body.JobID))!.Result!));
     expect(stored).toMatchObject({ Landed: 7, Total: 7 });
     expect(stored.Spaces).toBeUndefined();
+  });
+
+  it('ends with 413 when its record is too large to store, its Spaces written, rather than running on', async () => {
+    const targets = await fleet('huge', 4);
+    // The ChangeOrder's record of a Stage of ~10,000 Spaces is past the item limit (measured: 523 KB); here any record
+    // written with the job's end is.
+    const transact = store.transact;
+    store.transact = async (ops, ...rest) => {
+      const ends = ops.some((o) => o.kind === 'Job' && (o.item as { State?: string }).State === 'Done');
+      if (ends && ops.some((o) => o.kind === 'ChangeOrder'))
+        throw new TooLarge('the ChangeOrder would take 523 KB, more than one stored item holds (380 KB)');
+      return transact(ops, ...rest);
+    };
+    let jobId: string;
+    try {
+      const accepted = await api.post('/promote', { ChangeOrderID: 'huge-base/scale' });
+      expect(accepted.status).toBe(202);
+      jobId = accepted.body.JobID;
+      const done = (await follow(jobId)).at(-1);
+      expect(done).toMatchObject({ State: 'Done', Status: 413, Done: 4, Total: 4, Failed: 0 });
+      expect(done.Result.Message).toBe(
+        'every part of the job ran, but its record could not be written: the ChangeOrder would take 523 KB, more than one stored item holds (380 KB)',
+      );
+      expect(
+        done.Result.Spaces.map((s: { SpaceSlug: string; Action: string }) => `${s.SpaceSlug}:${s.Action}`),
+      ).toEqual(targets.map((t) => `${t}:Promote`));
+    } finally {
+      store.transact = transact;
+    }
+    expect(await deps.store.runningJobs()).not.toContain(jobId);
+    // cub shows the job as ended, with the status and why.
+    const shown = await cubAt(server.url, api.token!)(['job', 'get', jobId, '-o', 'json']);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(JSON.parse(shown.stdout)).toMatchObject({ State: 'Done', Status: 413, Result: { Code: 'PayloadTooLarge' } });
+    for (const t of targets) expect((await api.get(`/space/${t}/unit/b/data`)).text).toContain('replicas: 4');
   });
 
   it('retries a part that fails, and when it fails every time reports its Spaces failed; a rerun finishes the wave', async () => {
