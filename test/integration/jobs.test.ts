@@ -188,6 +188,10 @@ describe('long promotions run as jobs', () => {
     expect(shown.code, shown.stderr).toBe(0);
     expect(JSON.parse(shown.stdout)).toMatchObject({ State: 'Done', Status: 413, Result: { Code: 'PayloadTooLarge' } });
     for (const t of targets) expect((await api.get(`/space/${t}/unit/b/data`)).text).toContain('replicas: 4');
+    // The lease the record would have given back is given back: the change order is not held for its 10 minutes.
+    expect((await api.get('/space/huge-base/change_order/scale')).body.PromotionLease).toBeUndefined();
+    const again = await api.post('/promote', { ChangeOrderID: 'huge-base/scale', Async: false });
+    expect(again.status, again.text).not.toBe(409);
   });
 
   it('retries a part that fails, and when it fails every time reports its Spaces failed; a rerun finishes the wave', async () => {

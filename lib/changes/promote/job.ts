@@ -5,7 +5,7 @@ import type { ChangeDeps } from '../ports.ts';
 import { recordOn } from '../progress.ts';
 import { promoteContext, type PromoteContext } from './context.ts';
 
-import { conclude, promotionRecord, withStageReached } from './record.ts';
+import { conclude, promotionRecord, releaseLease, withStageReached } from './record.ts';
 import { budgeted, promoter } from './space.ts';
 import {
   SpaceAction,
@@ -19,6 +19,7 @@ import { afterPromotion } from '../reevaluate.ts';
 import type { GateContext } from '../stages.ts';
 import type { Caller, ChangeOrder, GateResult, Space } from '../../model/entities.ts';
 import type { JobRecord } from '../../ports/jobs.ts';
+import { TooLarge } from '../../model/errors.ts';
 import { bounded } from '../../util/concurrency.ts';
 
 /** What a promotion job carries from the request to its workers. */
@@ -192,7 +193,13 @@ export const promoteJob: JobHandler<PromoteJobPlan, SpaceResult> = {
     if (record.reached) stageRecorded.add(job.JobID);
     if (stageRecorded.size > 16) stageRecorded.delete(stageRecorded.values().next().value!);
     const { Spaces: _each, ...head } = result;
-    await recordOn(deps, co, record.change, record.events, end(outcome === 'Partial' ? 207 : 200, head));
+    try {
+      await recordOn(deps, co, record.change, record.events, end(outcome === 'Partial' ? 207 : 200, head));
+    } catch (e) {
+      // Too large to record (the job ends with that 413): the lease the record would have given back is given back.
+      if (e instanceof TooLarge) await releaseLease(deps, co, job.JobID);
+      throw e;
+    }
   },
   answer: (head, results) => ({ ...(head as Omit<PromoteResult, 'Spaces'>), Spaces: results }),
   async after(deps, job, plan) {

@@ -8,6 +8,7 @@ import type { ChangeDeps } from '../ports.ts';
 import { stageAdvance, stageReachedBy } from '../reevaluate.ts';
 import type { GateContext } from '../stages.ts';
 import { SpaceAction, type Gated, type PromoteResult, type SpaceResult } from './types.ts';
+import { Conflict } from '../../model/errors.ts';
 import { DetailType, EVENT_FAILED_GATES, EVENT_SPACE_IDS, SOURCE, type BatonEvent } from '../../events/contracts.ts';
 import type { Caller, ChangeOrder, GateResult } from '../../model/entities.ts';
 import { countedApprovals } from '../windows.ts';
@@ -208,4 +209,25 @@ export async function withStageReached(
     change: (c) => ({ ...record.change(c), ...(reached ? stageAdvance(c, reached).change : {}) }),
     events: (c) => [...record.events, ...(reached ? stageAdvance(c, reached).events : [])],
   };
+}
+
+/** Gives the lease back, if this promotion still holds it. */
+export async function releaseLease(deps: ChangeDeps, coRef: ChangeOrder, id: string): Promise<void> {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const co = (await deps.store.getInSpace<ChangeOrder>('ChangeOrder', coRef.SpaceID, coRef.ChangeOrderID))!;
+    if (co.PromotionLease?.LeaseID !== id) return;
+    try {
+      await deps.store.transact([
+        {
+          op: 'update',
+          kind: 'ChangeOrder',
+          item: { ...co, PromotionLease: undefined, Version: co.Version + 1 },
+          expectedVersion: co.Version,
+        },
+      ]);
+      return;
+    } catch (e) {
+      if (!(e instanceof Conflict)) throw e;
+    }
+  }
 }

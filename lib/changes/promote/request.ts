@@ -14,7 +14,7 @@ import { promoteContext } from './context.ts';
 
 import { GateReads, gateReads, gate } from './gates.ts';
 import { startPromoteJob } from './job.ts';
-import { conclude, promotionRecord, withStageReached } from './record.ts';
+import { conclude, promotionRecord, releaseLease, withStageReached } from './record.ts';
 import { budgeted, promoter } from './space.ts';
 import { type SpaceResult, PROMOTE_CONCURRENCY, type PromoteOptions, type PromoteOutcome } from './types.ts';
 import { afterPromotion } from '../reevaluate.ts';
@@ -89,27 +89,6 @@ async function acquireLease(
       return { LeaseID: id, co: written };
     } catch (e) {
       if (!(e instanceof Conflict) || attempt >= 5) throw e;
-    }
-  }
-}
-
-/** Gives the lease back, if this promotion still holds it. */
-async function releaseLease(deps: ChangeDeps, coRef: ChangeOrder, id: string): Promise<void> {
-  for (let attempt = 0; attempt < 5; attempt++) {
-    const co = (await deps.store.getInSpace<ChangeOrder>('ChangeOrder', coRef.SpaceID, coRef.ChangeOrderID))!;
-    if (co.PromotionLease?.LeaseID !== id) return;
-    try {
-      await deps.store.transact([
-        {
-          op: 'update',
-          kind: 'ChangeOrder',
-          item: { ...co, PromotionLease: undefined, Version: co.Version + 1 },
-          expectedVersion: co.Version,
-        },
-      ]);
-      return;
-    } catch (e) {
-      if (!(e instanceof Conflict)) throw e;
     }
   }
 }
