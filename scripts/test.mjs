@@ -82,10 +82,11 @@ const checks = (async () => {
   times.push(`checks ${seconds(start)}`);
 })();
 const r = await stage(TESTS, { group: true, started: (child) => (tests = child) });
-await (r.code !== 0 && !checkFailed ? undefined : checks);
-if (checkFailed) fail(checkFailed.name, checkFailed.code);
-if (r.code !== 0) {
+// Tests that failed on their own end the run at once; tests a failed check stopped report that check.
+if (r.code !== 0 && !checkFailed) {
   if (check?.exitCode === null) check.kill('SIGTERM');
   fail(r.name, r.code);
 }
+await checks;
+if (checkFailed) fail(checkFailed.name, checkFailed.code);
 console.log(`\nnpm test: ${times.join(', ')}; ${seconds(total)} in all`);
